@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+
+export interface RedisServerOptions {
+  /** AOF persistence; off by default (tests want none). */
+  appendonly?: boolean;
+  appendfsync?: "always" | "everysec" | "no";
+  /** Directory for the AOF and any dump; a fresh temp dir when omitted. */
+  dir?: string;
+  port?: number;
+}
+
+export interface RedisServerHandle {
+  url: string;
+  port: number;
+  dir: string;
+  process: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** A port the kernel says is free right now (the caller retries if it loses the race). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a private `redis-server` on loopback: used by the test suite, the benchmarks and
+ * `npm start` when no REDIS_URL is given. `maxmemory-policy noeviction` as BullMQ requires.
+ */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "connector-redis-")));
+  const ownsDir = options.dir === undefined;
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = options.port ?? (await freePort());
+    const args = [
+      "--port", String(port),
+      "--bind", "127.0.0.1",
+      "--dir", dir,
+      "--save", "",
+      "--appendonly", options.appendonly ? "yes" : "no",
+      "--appendfsync", options.appendfsync ?? "everysec",
+      "--maxmemory-policy", "noeviction",
+      "--protected-mode", "yes",
+      "--loglevel", "warning",
+    ];
+    const child = spawn("redis-server", args, { stdio: ["ignore", "ignore", "pipe"] });
+    try {
+      await waitUntilReady(child, port);
+    } catch (error) {
+      lastError = error;
+      child.kill("SIGKILL");
+      if (options.port !== undefined) break;
+      continue;
+    }
+    const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill(signal);
+        await exited;
+      }
+      if (ownsDir) await rm(dir, { recursive: true, force: true });
+    };
+    return { url: `redis://127.0.0.1:${port}`, port, dir, process: child, stop };
+  }
+  throw new Error(
+    `could not start redis-server (is it installed and on PATH?): ${String(lastError)}`,
+  );
+}
+
+async function waitUntilReady(child: ChildProcess, port: number): Promise<void> {
+  let spawnError: Error | undefined;
+  child.once("error", (error) => {
+    spawnError = error;
+  });
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (spawnError) throw spawnError;
+    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+    const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on("error", () => {});
+    try {
+      await probe.connect();
+      if ((await probe.ping()) === "PONG") return;
+    } catch {
+      // not listening yet
+    } finally {
+      probe.disconnect();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("redis-server did not answer PING within 10 s");
+}
