@@ -1,0 +1,52 @@
+import { z } from "zod";
+
+/**
+ * The environment, parsed once at start-up (STYLE.md item 3). Nothing else reads process.env.
+ * A bad value stops the process with a message naming the variable.
+ */
+const base64Key32 = z
+  .string()
+  .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded");
+
+const optionalUrl = z.url().optional();
+
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  APP_URL: z.url().optional(),
+  REDIS_URL: optionalUrl,
+  DATABASE_PATH: z.string().min(1).default("./data/connector.sqlite"),
+  SHOPIFY_API_KEY: z.string().min(1).optional(),
+  SHOPIFY_API_SECRET: z.string().min(1).optional(),
+  SHOPIFY_API_VERSION: z.string().regex(/^\d{4}-\d{2}$/).default("2026-10"),
+  ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  ENCRYPTION_KEY: base64Key32.optional(),
+  PROVIDER_BASE_URL: z
+    .url()
+    .refine((v) => /\/v1\/?$/.test(v), "must end in /v1")
+    .optional(),
+  PROVIDER_AUTH_URL: optionalUrl,
+  PROVIDER_AUDIENCE: z.string().min(1).optional(),
+  PROVIDER_RATE_LIMIT: z.coerce.number().int().positive().default(100),
+  PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
+  WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  WEBHOOK_MAX_BYTES: z.coerce.number().int().positive().default(1_048_576),
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(15 * 60_000),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+export type Env = z.infer<typeof EnvSchema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses the environment; throws a ConfigError listing every bad variable by name. */
+export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
+  const cleaned = Object.fromEntries(
+    Object.entries(source).filter(([, value]) => value !== undefined && value !== ""),
+  );
+  const result = EnvSchema.safeParse(cleaned);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+  throw new ConfigError(`invalid environment:\n${lines.join("\n")}`);
+}
