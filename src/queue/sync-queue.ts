@@ -1,0 +1,68 @@
+import { type JobsOptions, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { DeadLetterData, SyncJobData, SyncPriority } from "./jobs.ts";
+import { QUEUE } from "./names.ts";
+
+/** BullMQ priorities: lower runs first. Live events overtake backfill and resync. */
+const PRIORITY: Record<SyncPriority, number> = { live: 1, bulk: 50 };
+
+/**
+ * Retries for transient failures (5xx, timeouts, connection drops). Exponential with jitter so a
+ * provider outage does not come back as a thundering herd; 12 attempts span roughly 3 hours,
+ * about as long as Shopify keeps retrying a webhook. Rate limiting is not a failure: it moves
+ * the job to the delayed set without spending an attempt (see the worker).
+ */
+export const SYNC_JOB_OPTIONS: JobsOptions = {
+  attempts: 12,
+  backoff: { type: "exponential", delay: 2_000, jitter: 0.5 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+export const syncDedupId = (shop: string, orderId: string) => `${shop}:${orderId}`;
+
+export class SyncQueues {
+  readonly sync: Queue<SyncJobData>;
+  readonly deadLetter: Queue<DeadLetterData>;
+
+  constructor(connection: Redis, prefix: string) {
+    this.sync = new Queue<SyncJobData>(QUEUE.sync, { connection, prefix });
+    this.deadLetter = new Queue<DeadLetterData>(QUEUE.deadLetter, { connection, prefix });
+  }
+
+  /**
+   * Asks for one reconcile of this order. One job per order at a time: while a job for the order
+   * waits, further events are absorbed into it (it reads the latest snapshot when it runs); while
+   * one is active, the latest request is kept and runs after it (`keepLastIfActive`).
+   */
+  async enqueueSync(data: SyncJobData, options: { delayMs?: number } = {}) {
+    return this.sync.add("sync", data, {
+      ...SYNC_JOB_OPTIONS,
+      priority: PRIORITY[data.priority],
+      deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
+      ...(options.delayMs ? { delay: options.delayMs } : {}),
+    });
+  }
+
+  /**
+   * Records a failure that retrying will not fix. One entry per order (the newest failure
+   * replaces the older one, keeping the first failure time); payload failures get their own.
+   */
+  async addDeadLetter(id: string, data: DeadLetterData) {
+    const existing = await this.deadLetter.getJob(id);
+    if (existing) {
+      const merged: DeadLetterData = { ...data, firstFailedAt: existing.data.firstFailedAt };
+      await existing.updateData(merged);
+      return existing;
+    }
+    return this.deadLetter.add("dead-letter", data, { jobId: id, removeOnComplete: true });
+  }
+
+  async close() {
+    await Promise.all([this.sync.close(), this.deadLetter.close()]);
+  }
+}
+
+/** BullMQ refuses ':' in custom job ids, so the parts are joined with '|'. */
+export const deadLetterId = (shop: string, orderId: string | null, discriminator?: string) =>
+  orderId ? `${shop}|${orderId}` : `${shop}|payload|${discriminator ?? Date.now()}`;
