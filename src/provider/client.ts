@@ -1,0 +1,412 @@
+import type { Redis } from "ioredis";
+import type { z } from "zod";
+import {
+  ProviderAuthError,
+  ProviderConflictError,
+  ProviderConnectionError,
+  ProviderError,
+  ProviderValidationError,
+  errorFromResponse,
+  requestIdOf,
+} from "./errors.ts";
+import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-limit-headers.ts";
+import {
+  DEFAULT_PAGE_SIZE,
+  Fulfillment,
+  FulfillmentList,
+  type FulfillmentWrite,
+  FulfillmentWrite as FulfillmentWriteSchema,
+  LineItem,
+  type LineItemCancel,
+  LineItemCancel as LineItemCancelSchema,
+  type LineItemWrite,
+  LineItemWrite as LineItemWriteSchema,
+  MAX_PAGE_SIZE,
+  Order,
+  type OrderCancel,
+  OrderCancel as OrderCancelSchema,
+  type OrderCreate,
+  OrderCreate as OrderCreateSchema,
+  OrderList,
+  type OrderUpdate,
+  OrderUpdate as OrderUpdateSchema,
+  type PageQuery,
+  Product,
+  type ProductCreate,
+  ProductCreate as ProductCreateSchema,
+  type ProductReplace,
+  ProductReplace as ProductReplaceSchema,
+  RegistrationList,
+  type RegistrationQuery,
+  Store,
+} from "./schemas.ts";
+import { type TokenInfo, TokenSource } from "./token-cache.ts";
+
+export interface ResponseInfo {
+  storeId: number | undefined;
+  method: string;
+  path: string;
+  status: number;
+  rateLimit: RateLimitInfo;
+  durationMs: number;
+}
+
+export interface ProviderClientOptions {
+  /** API base, ending in /v1. */
+  baseUrl: string;
+  /** Token requests go to `{authUrl}/oauth/token`. */
+  authUrl: string;
+  audience: string;
+  clientId: string;
+  clientSecret: string;
+  redis: Redis;
+  redisPrefix?: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  /** Called after every response, 429s and errors included (the limiter learns from it). */
+  onResponse?: (info: ResponseInfo) => void;
+}
+
+interface Call {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  storeId: number | undefined;
+  body?: unknown;
+  query?: Record<string, string | number | undefined>;
+}
+
+/** Money leaves as a number with at most 2 decimals: no float noise reaches the wire. */
+const MONEY_KEYS = new Set(["shippingMoney", "subtotalMoney", "taxMoney", "totalMoney", "tax", "price"]);
+function roundMoney(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(roundMoney);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      MONEY_KEYS.has(k) && typeof v === "number" ? Math.round(v * 100) / 100 : roundMoney(v),
+    ]),
+  );
+}
+
+/** Responses may come bare or wrapped (`{ order: … }`); both are accepted. */
+function unwrap(body: unknown, key: string): unknown {
+  if (body && typeof body === "object" && key in body && !Array.isArray(body)) {
+    const inner = (body as Record<string, unknown>)[key];
+    if (inner && typeof inner === "object" && !Array.isArray(inner)) return inner;
+  }
+  return body;
+}
+
+/**
+ * The provider's API, typed (provider-api.md, decisions in docs/provider-contract.md).
+ *
+ * Write bodies are validated before sending (a ProviderValidationError with fields, and no
+ * request); responses are parsed tolerantly. The client renews a refused token once and
+ * otherwise does not retry: retries belong to the queue, which knows the rate limiter.
+ */
+export class ProviderClient {
+  readonly #o: ProviderClientOptions;
+  readonly #tokens: TokenSource;
+  readonly #fetch: typeof fetch;
+  readonly #lastRateLimit = new Map<number, RateLimitInfo>();
+
+  constructor(options: ProviderClientOptions) {
+    this.#o = options;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#tokens = new TokenSource({
+      authUrl: options.authUrl,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      audience: options.audience,
+      redis: options.redis,
+      fetch: this.#fetch,
+      ...(options.redisPrefix ? { prefix: options.redisPrefix } : {}),
+      ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    });
+  }
+
+  getTokenInfo(): Promise<TokenInfo> {
+    return this.#tokens.get();
+  }
+
+  lastRateLimit(storeId: number): RateLimitInfo | undefined {
+    return this.#lastRateLimit.get(storeId);
+  }
+
+  // -- orders -----------------------------------------------------------------------------
+
+  async createOrder(body: OrderCreate): Promise<Order> {
+    const valid = validate(OrderCreateSchema, body, "POST", "/orders");
+    const res = await this.#call({ method: "POST", path: "/orders", storeId: valid.storeId, body: valid });
+    return Order.parse(unwrap(res, "order"));
+  }
+
+  async getOrder(storeId: number, orderId: number): Promise<Order> {
+    const res = await this.#call({ method: "GET", path: `/orders/${orderId}`, storeId });
+    return Order.parse(unwrap(res, "order"));
+  }
+
+  async listOrders(
+    storeId: number,
+    query: PageQuery & { sourceOrderId?: string; customerEmail?: string; orderNameOrNumber?: string },
+  ): Promise<OrderList> {
+    const res = await this.#call({ method: "GET", path: "/orders", storeId, query: { ...clampPage(query) } });
+    return OrderList.parse(res);
+  }
+
+  /**
+   * Finds the order with this sourceOrderId, or null. The documented call also wants
+   * customerEmail and orderNameOrNumber, so they are sent when known; the page is filtered here
+   * too, in case the service ignores a filter.
+   */
+  async findOrderBySourceId(
+    storeId: number,
+    sourceOrderId: string,
+    hints: { customerEmail?: string; orderNameOrNumber?: string } = {},
+  ): Promise<Order | null> {
+    let after: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const list = await this.listOrders(storeId, {
+        sourceOrderId,
+        ...hints,
+        first: MAX_PAGE_SIZE,
+        ...(after ? { after } : {}),
+      });
+      const found = list.orders.find((o) => o.sourceOrderId === sourceOrderId && o.storeId === storeId);
+      if (found) return found;
+      if (!list.pageInfo.hasNextPage || !list.pageInfo.endCursor) return null;
+      after = list.pageInfo.endCursor;
+    }
+    return null;
+  }
+
+  async updateOrder(storeId: number, orderId: number, body: OrderUpdate): Promise<Order | null> {
+    const path = `/orders/${orderId}`;
+    const valid = validate(OrderUpdateSchema, body, "POST", path);
+    const res = await this.#call({ method: "POST", path, storeId, body: valid });
+    return res === undefined ? null : Order.parse(unwrap(res, "order"));
+  }
+
+  /** Cancels the order; cancelling an order that is already canceled counts as success. */
+  async cancelOrder(storeId: number, orderId: number, body: OrderCancel = {}): Promise<Order | null> {
+    const path = `/orders/${orderId}`;
+    const valid = validate(OrderCancelSchema, body, "DELETE", path);
+    try {
+      const res = await this.#call({ method: "DELETE", path, storeId, body: valid });
+      return res === undefined ? null : Order.parse(unwrap(res, "order"));
+    } catch (error) {
+      if (error instanceof ProviderConflictError && /cancel/.test(`${error.code} ${error.message}`)) return null;
+      throw error;
+    }
+  }
+
+  // -- line items -------------------------------------------------------------------------
+
+  async addLineItem(storeId: number, orderId: number, body: LineItemWrite): Promise<LineItem> {
+    const path = `/orders/${orderId}/line-items`;
+    const valid = validate(LineItemWriteSchema, body, "POST", path);
+    const res = await this.#call({ method: "POST", path, storeId, body: valid });
+    return LineItem.parse(unwrap(res, "lineItem"));
+  }
+
+  async cancelLineItem(
+    storeId: number,
+    orderId: number,
+    lineItemId: number,
+    body: LineItemCancel = {},
+  ): Promise<LineItem | null> {
+    const path = `/orders/${orderId}/line-items/${lineItemId}`;
+    const valid = validate(LineItemCancelSchema, body, "DELETE", path);
+    const res = await this.#call({ method: "DELETE", path, storeId, body: valid });
+    return res === undefined ? null : LineItem.parse(unwrap(res, "lineItem"));
+  }
+
+  // -- fulfillments -----------------------------------------------------------------------
+
+  /** Creates or (same sourceFulfillmentId) replaces a fulfillment. */
+  async createFulfillment(
+    storeId: number,
+    orderId: number,
+    body: FulfillmentWrite,
+  ): Promise<{ fulfillment: Fulfillment; created: boolean }> {
+    const path = `/orders/${orderId}/fulfillments`;
+    const valid = validate(FulfillmentWriteSchema, body, "POST", path);
+    try {
+      const { body: res, status } = await this.#callWithStatus({ method: "POST", path, storeId, body: valid });
+      return { fulfillment: Fulfillment.parse(unwrap(res, "fulfillment")), created: status === 201 };
+    } catch (error) {
+      // A service that refuses a second post of the same fulfillment: it is the same one.
+      if (!(error instanceof ProviderConflictError) || /cancel/.test(error.code)) throw error;
+      const existing = (await this.listFulfillments(storeId, orderId)).find(
+        (f) => f.sourceFulfillmentId === valid.sourceFulfillmentId,
+      );
+      if (!existing) throw error;
+      return { fulfillment: existing, created: false };
+    }
+  }
+
+  async listFulfillments(storeId: number, orderId: number): Promise<Fulfillment[]> {
+    const res = await this.#call({ method: "GET", path: `/orders/${orderId}/fulfillments`, storeId });
+    return Array.isArray(res) ? res.map((f) => Fulfillment.parse(f)) : FulfillmentList.parse(res).fulfillments;
+  }
+
+  // -- stores, products, registrations ----------------------------------------------------
+
+  async getStore(storeId: number): Promise<Store> {
+    const res = await this.#call({ method: "GET", path: `/stores/${storeId}`, storeId });
+    return Store.parse(unwrap(res, "store"));
+  }
+
+  async createProduct(body: ProductCreate): Promise<{ product: Product; created: boolean }> {
+    const valid = validate(ProductCreateSchema, body, "POST", "/products");
+    const { body: res, status } = await this.#callWithStatus({
+      method: "POST",
+      path: "/products",
+      storeId: valid.storeId,
+      body: valid,
+    });
+    return { product: Product.parse(unwrap(res, "product")), created: status === 201 };
+  }
+
+  async getProduct(productId: number, storeId?: number): Promise<Product> {
+    const res = await this.#call({ method: "GET", path: `/products/${productId}`, storeId });
+    return Product.parse(unwrap(res, "product"));
+  }
+
+  async replaceProduct(productId: number, body: ProductReplace): Promise<Product> {
+    const path = `/products/${productId}`;
+    const valid = validate(ProductReplaceSchema, body, "PUT", path);
+    const res = await this.#call({ method: "PUT", path, storeId: valid.storeId, body: valid });
+    return Product.parse(unwrap(res, "product"));
+  }
+
+  /** Deleting twice is fine: the service answers 204 both times. */
+  async deleteProduct(productId: number, storeId?: number): Promise<void> {
+    await this.#call({ method: "DELETE", path: `/products/${productId}`, storeId });
+  }
+
+  async listRegistrations(query: RegistrationQuery & { storeId?: number } = {}): Promise<RegistrationList> {
+    const { storeId, ...rest } = query;
+    const res = await this.#call({
+      method: "GET",
+      path: "/registrations",
+      storeId,
+      query: { ...clampPage(rest), ...(storeId ? { storeId } : {}) },
+    });
+    return RegistrationList.parse(res);
+  }
+
+  // -- transport --------------------------------------------------------------------------
+
+  async #call(call: Call): Promise<unknown> {
+    return (await this.#callWithStatus(call)).body;
+  }
+
+  async #callWithStatus(call: Call): Promise<{ body: unknown; status: number }> {
+    const token = await this.#tokens.get();
+    try {
+      return await this.#send(call, token.token);
+    } catch (error) {
+      // A refused token is renewed once; a second refusal is a configuration problem.
+      if (error instanceof ProviderAuthError && error.kind === "invalid_token") {
+        await this.#tokens.invalidate(token.token);
+        return this.#send(call, (await this.#tokens.get()).token);
+      }
+      throw error;
+    }
+  }
+
+  async #send(call: Call, token: string): Promise<{ body: unknown; status: number }> {
+    const url = new URL(`${this.#o.baseUrl.replace(/\/$/, "")}${call.path}`);
+    for (const [k, v] of Object.entries(call.query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    const started = performance.now();
+    const hasBody = call.body !== undefined && !(call.method === "DELETE" && isEmpty(call.body));
+    let response: Response;
+    try {
+      response = await this.#fetch(url, {
+        method: call.method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: "application/json",
+          ...(hasBody ? { "content-type": "application/json" } : {}),
+        },
+        ...(hasBody ? { body: JSON.stringify(roundMoney(call.body)) } : {}),
+        signal: AbortSignal.timeout(this.#o.timeoutMs ?? 10_000),
+      });
+    } catch (cause) {
+      throw new ProviderConnectionError(`${call.method} ${call.path} got no answer: ${(cause as Error).message}`, {
+        method: call.method,
+        path: call.path,
+        // A write whose answer was lost may have been applied.
+        maybeCommitted: call.method !== "GET",
+        cause,
+      });
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (cause) {
+      throw new ProviderConnectionError(`${call.method} ${call.path}: the answer was cut off`, {
+        status: response.status,
+        method: call.method,
+        path: call.path,
+        maybeCommitted: call.method !== "GET",
+        cause,
+      });
+    }
+    const rateLimit = parseRateLimitHeaders(response.headers);
+    if (call.storeId !== undefined) this.#lastRateLimit.set(call.storeId, rateLimit);
+    this.#o.onResponse?.({
+      storeId: call.storeId,
+      method: call.method,
+      path: call.path,
+      status: response.status,
+      rateLimit,
+      durationMs: performance.now() - started,
+    });
+    let body: unknown;
+    if (text.length > 0) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    if (!response.ok) throw errorFromResponse(response, body, { method: call.method, path: call.path });
+    if (response.status !== 204 && typeof body === "string") {
+      throw new ProviderError(`${call.method} ${call.path} answered ${response.status} without JSON`, {
+        status: response.status,
+        method: call.method,
+        path: call.path,
+        body,
+        ...(requestIdOf(response.headers) ? { requestId: requestIdOf(response.headers) } : {}),
+      });
+    }
+    return { body, status: response.status };
+  }
+}
+
+function isEmpty(body: unknown): boolean {
+  return body === null || (typeof body === "object" && Object.keys(body as object).length === 0);
+}
+
+function clampPage<T extends PageQuery>(query: T): T {
+  const out = { ...query };
+  if (out.first !== undefined) out.first = Math.min(MAX_PAGE_SIZE, Math.max(1, out.first));
+  if (out.last !== undefined) out.last = Math.min(MAX_PAGE_SIZE, Math.max(1, out.last));
+  if (out.first === undefined && out.last === undefined && out.before === undefined) out.first = DEFAULT_PAGE_SIZE;
+  return out;
+}
+
+/** Checks a write body against the contract before anything is sent. */
+function validate<S extends z.ZodType>(schema: S, body: unknown, method: string, path: string): z.infer<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const fields = result.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+  throw new ProviderValidationError(
+    `${method} ${path} not sent: ${fields.map((f) => `${f.path || "body"}: ${f.message}`).join("; ")}`,
+    { method, path, fields },
+  );
+}

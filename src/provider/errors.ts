@@ -1,0 +1,235 @@
+import { parseRateLimitHeaders } from "./rate-limit-headers.ts";
+
+/**
+ * One error class per failure a caller must tell apart (STYLE.md item 4, after stripe-node's
+ * generateV1Error). Each keeps the request ID, status, raw body and whether retrying can help.
+ */
+export interface ProviderErrorDetails {
+  status?: number;
+  requestId?: string;
+  body?: unknown;
+  method: string;
+  path: string;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+export class ProviderError extends Error {
+  override name = "ProviderError";
+  readonly status: number | undefined;
+  readonly requestId: string | undefined;
+  readonly body: unknown;
+  readonly method: string;
+  readonly path: string;
+  readonly retryAfterMs: number | undefined;
+  /** Whether sending the same request again later can succeed. */
+  readonly retryable: boolean = false;
+
+  constructor(message: string, details: ProviderErrorDetails) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.status = details.status;
+    this.requestId = details.requestId;
+    this.body = details.body;
+    this.method = details.method;
+    this.path = details.path;
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** 400/422: the provider refused the body. The same body will be refused again. */
+export class ProviderValidationError extends ProviderError {
+  override name = "ProviderValidationError";
+  readonly fields: FieldError[];
+  constructor(message: string, details: ProviderErrorDetails & { fields: FieldError[] }) {
+    super(message, details);
+    this.fields = details.fields;
+  }
+}
+
+/** 409: the resource exists already, or the order is canceled and immutable. */
+export class ProviderConflictError extends ProviderError {
+  override name = "ProviderConflictError";
+  readonly code: string;
+  readonly existingOrderId: number | undefined;
+  readonly existingLineItemId: number | undefined;
+  constructor(
+    message: string,
+    details: ProviderErrorDetails & { code: string; existingOrderId?: number; existingLineItemId?: number },
+  ) {
+    super(message, details);
+    this.code = details.code;
+    this.existingOrderId = details.existingOrderId;
+    this.existingLineItemId = details.existingLineItemId;
+  }
+}
+
+export type ProviderAuthKind = "invalid_token" | "insufficient_scope" | "invalid_client";
+
+/** 401/403: credentials or scopes are wrong. A configuration error: an operator must act. */
+export class ProviderAuthError extends ProviderError {
+  override name = "ProviderAuthError";
+  readonly kind: ProviderAuthKind;
+  constructor(message: string, details: ProviderErrorDetails & { kind: ProviderAuthKind }) {
+    super(message, details);
+    this.kind = details.kind;
+  }
+}
+
+/** 404: the order, line item, product or store is unknown (or not covered by the token). */
+export class ProviderNotFoundError extends ProviderError {
+  override name = "ProviderNotFoundError";
+}
+
+/** 429: over the budget. Retry after `retryAfterMs`; not a failure of the request itself. */
+export class ProviderRateLimitError extends ProviderError {
+  override name = "ProviderRateLimitError";
+  override readonly retryable = true;
+}
+
+/** 5xx: the provider failed; the same request may succeed later. */
+export class ProviderServerError extends ProviderError {
+  override name = "ProviderServerError";
+  override readonly retryable = true;
+}
+
+/**
+ * No usable answer: connection refused or reset, timeout, a dropped response. For a write,
+ * `maybeCommitted` says the request may have been applied even though no answer came back;
+ * the caller must look the effect up before repeating a create.
+ */
+export class ProviderConnectionError extends ProviderError {
+  override name = "ProviderConnectionError";
+  override readonly retryable = true;
+  readonly maybeCommitted: boolean;
+  constructor(message: string, details: ProviderErrorDetails & { maybeCommitted: boolean }) {
+    super(message, details);
+    this.maybeCommitted = details.maybeCommitted;
+  }
+}
+
+/** The request ID under any of the spellings services use. */
+export function requestIdOf(headers: Headers): string | undefined {
+  return (
+    headers.get("x-request-id") ?? headers.get("request-id") ?? headers.get("x-correlation-id") ?? undefined
+  );
+}
+
+interface ExtractedBody {
+  code: string | undefined;
+  message: string | undefined;
+  fields: FieldError[];
+  existingOrderId: number | undefined;
+  existingLineItemId: number | undefined;
+}
+
+const asRecord = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+const str = (v: unknown) => (typeof v === "string" && v.length > 0 ? v : undefined);
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+
+function toFields(list: unknown): FieldError[] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((item): FieldError[] => {
+    if (typeof item === "string") return [{ path: "", message: item }];
+    const r = asRecord(item);
+    if (!r) return [];
+    const rawPath = r.path ?? r.field ?? r.pointer ?? r.name ?? r.instancePath;
+    const path = Array.isArray(rawPath) ? rawPath.join(".") : (str(rawPath) ?? "");
+    return [{ path: path.replace(/^\//, "").replaceAll("/", "."), message: str(r.message) ?? str(r.detail) ?? "invalid" }];
+  });
+}
+
+/**
+ * Reads any of the error body shapes docs/provider-contract.md tolerates: ours
+ * (`{ error: { code, message, fields } }`), RFC 7807 problem details, `{ message }`,
+ * `{ errors: [...] }`, an OAuth `{ error, error_description }`, plain text.
+ */
+export function extractErrorBody(body: unknown): ExtractedBody {
+  const root = asRecord(body);
+  if (!root) {
+    return {
+      code: undefined,
+      message: typeof body === "string" && body.length > 0 ? body.slice(0, 500) : undefined,
+      fields: [],
+      existingOrderId: undefined,
+      existingLineItemId: undefined,
+    };
+  }
+  const nested = asRecord(root.error);
+  const source = nested ?? root;
+  return {
+    code: str(source.code) ?? str(root.error) ?? str(root.type),
+    message:
+      str(source.message) ?? str(root.error_description) ?? str(root.detail) ?? str(root.title) ?? str(root.message),
+    fields: [...toFields(source.fields), ...toFields(root.errors), ...toFields(source.errors)],
+    existingOrderId: num(source.existingOrderId) ?? num(root.existingOrderId) ?? num(root.orderId),
+    existingLineItemId: num(source.existingLineItemId) ?? num(root.existingLineItemId),
+  };
+}
+
+/** The one status → class mapping. Why each is retried or not is written next to its class. */
+export function errorFromResponse(
+  response: { status: number; headers: Headers },
+  body: unknown,
+  request: { method: string; path: string },
+): ProviderError {
+  const extracted = extractErrorBody(body);
+  const limits = parseRateLimitHeaders(response.headers);
+  const details: ProviderErrorDetails = {
+    status: response.status,
+    body,
+    method: request.method,
+    path: request.path,
+    ...(requestIdOf(response.headers) ? { requestId: requestIdOf(response.headers) } : {}),
+    ...(limits.retryAfterMs !== undefined ? { retryAfterMs: limits.retryAfterMs } : {}),
+  };
+  const what = `${request.method} ${request.path} answered ${response.status}`;
+  const message = extracted.message ? `${what}: ${extracted.message}` : what;
+  const status = response.status;
+  const text = `${extracted.code ?? ""} ${extracted.message ?? ""}`.toLowerCase();
+
+  if (status === 400 || status === 422) {
+    // A 400 naming sourceOrderId as a duplicate is a conflict in disguise (provider-facts.md).
+    if (/sourceorderid/.test(text) && /(exist|duplicate|unique|already)/.test(text)) {
+      return new ProviderConflictError(message, {
+        ...details,
+        code: "duplicate_order",
+        ...(extracted.existingOrderId !== undefined ? { existingOrderId: extracted.existingOrderId } : {}),
+      });
+    }
+    if (/cancel/.test(text) && /(immutable|already|canceled|cancelled)/.test(text)) {
+      return new ProviderConflictError(message, { ...details, code: "order_canceled" });
+    }
+    return new ProviderValidationError(message, { ...details, fields: extracted.fields });
+  }
+  if (status === 401) {
+    return new ProviderAuthError(message, {
+      ...details,
+      kind: extracted.code === "invalid_client" ? "invalid_client" : "invalid_token",
+    });
+  }
+  if (status === 403) {
+    const kind = /expired|invalid.?token/.test(text) ? "invalid_token" : "insufficient_scope";
+    return new ProviderAuthError(message, { ...details, kind });
+  }
+  if (status === 404) return new ProviderNotFoundError(message, details);
+  if (status === 409) {
+    return new ProviderConflictError(message, {
+      ...details,
+      code: extracted.code ?? "conflict",
+      ...(extracted.existingOrderId !== undefined ? { existingOrderId: extracted.existingOrderId } : {}),
+      ...(extracted.existingLineItemId !== undefined ? { existingLineItemId: extracted.existingLineItemId } : {}),
+    });
+  }
+  if (status === 429) {
+    // Without a Retry-After, a full second is the smallest safe wait.
+    return new ProviderRateLimitError(message, { ...details, retryAfterMs: details.retryAfterMs ?? 1_000 });
+  }
+  if (status >= 500) return new ProviderServerError(message, details);
+  return new ProviderError(message, details);
+}

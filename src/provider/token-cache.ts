@@ -1,0 +1,224 @@
+import { createHash, randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { decodeJwt } from "jose";
+import { ProviderAuthError, ProviderConnectionError, ProviderRateLimitError, errorFromResponse } from "./errors.ts";
+import { TokenResponse } from "./schemas.ts";
+
+export interface TokenInfo {
+  token: string;
+  /** Epoch ms. */
+  expiresAt: number;
+  storeIds: number[];
+  scopes: string[];
+}
+
+export interface TokenSourceOptions {
+  authUrl: string;
+  clientId: string;
+  clientSecret: string;
+  audience: string;
+  redis: Redis;
+  /** Key prefix in Redis (per deployment). */
+  prefix?: string;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  /** Renew when less than this remains (provider-api.md 5.8 suggests "several minutes"). */
+  renewBeforeMs?: number;
+  /** Our own cap on token requests per client (the endpoint is rate-limited too). */
+  maxRequestsPerMinute?: number;
+}
+
+const RENEW_BEFORE_MS = 5 * 60_000;
+const LOCK_MS = 15_000;
+
+/**
+ * Client-credentials tokens cached per (auth URL, client, audience) in Redis, shared by every
+ * process: one token request in flight at a time across processes (a Redis lock), renewed when
+ * less than five minutes remain, and an in-process copy so most calls cost no round trip.
+ */
+export class TokenSource {
+  readonly #o: Required<Omit<TokenSourceOptions, "fetch">> & { fetch: typeof fetch };
+  readonly #key: string;
+  #memory: TokenInfo | undefined;
+  #inflight: Promise<TokenInfo> | undefined;
+
+  constructor(options: TokenSourceOptions) {
+    this.#o = {
+      prefix: "connector",
+      timeoutMs: 10_000,
+      renewBeforeMs: RENEW_BEFORE_MS,
+      maxRequestsPerMinute: 6,
+      fetch: globalThis.fetch,
+      ...options,
+    } as Required<Omit<TokenSourceOptions, "fetch">> & { fetch: typeof fetch };
+    // The secret never enters a key; the identity is hashed so keys stay short and opaque.
+    const id = createHash("sha256")
+      .update(`${options.authUrl}\n${options.clientId}\n${options.audience}`)
+      .digest("hex")
+      .slice(0, 24);
+    this.#key = `${this.#o.prefix}:token:${id}`;
+  }
+
+  /** A token valid for at least the renewal margin. */
+  async get(): Promise<TokenInfo> {
+    if (this.#fresh(this.#memory)) return this.#memory as TokenInfo;
+    this.#inflight ??= this.#obtain().finally(() => {
+      this.#inflight = undefined;
+    });
+    return this.#inflight;
+  }
+
+  /**
+   * Drops the token after the provider refused it (401). Only the token that failed is dropped,
+   * so many concurrent 401s for one token cause a single renewal.
+   */
+  async invalidate(token: string): Promise<void> {
+    if (this.#memory?.token === token) this.#memory = undefined;
+    const script = `if redis.call('GET', KEYS[1]) and cjson.decode(redis.call('GET', KEYS[1])).token == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+    await this.#o.redis.eval(script, 1, this.#key, token);
+  }
+
+  #fresh(info: TokenInfo | undefined): boolean {
+    return info !== undefined && info.expiresAt - Date.now() > this.#o.renewBeforeMs;
+  }
+
+  async #readShared(): Promise<TokenInfo | undefined> {
+    const raw = await this.#o.redis.get(this.#key);
+    if (!raw) return undefined;
+    const info = JSON.parse(raw) as TokenInfo;
+    return this.#fresh(info) ? info : undefined;
+  }
+
+  async #obtain(): Promise<TokenInfo> {
+    const deadline = Date.now() + LOCK_MS + this.#o.timeoutMs;
+    const lockKey = `${this.#key}:lock`;
+    const owner = randomUUID();
+    while (Date.now() < deadline) {
+      const shared = await this.#readShared();
+      if (shared) return (this.#memory = shared);
+      if ((await this.#o.redis.set(lockKey, owner, "PX", LOCK_MS, "NX")) === "OK") {
+        try {
+          // Another process may have finished between our read and our lock.
+          const again = await this.#readShared();
+          if (again) return (this.#memory = again);
+          const info = await this.#request();
+          const ttl = Math.max(1, info.expiresAt - Date.now());
+          await this.#o.redis.set(this.#key, JSON.stringify(info), "PX", ttl);
+          return (this.#memory = info);
+        } finally {
+          await this.#o.redis.eval(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+            1,
+            lockKey,
+            owner,
+          );
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new ProviderConnectionError("timed out waiting for another process to obtain a provider token", {
+      method: "POST",
+      path: "/oauth/token",
+      maybeCommitted: false,
+    });
+  }
+
+  async #request(): Promise<TokenInfo> {
+    await this.#checkOwnLimit();
+    const path = "/oauth/token";
+    const url = `${this.#o.authUrl.replace(/\/$/, "")}${path}`;
+    let response: Response;
+    try {
+      response = await this.#o.fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({
+          grant_type: "client_credentials",
+          client_id: this.#o.clientId,
+          client_secret: this.#o.clientSecret,
+          audience: this.#o.audience,
+        }),
+        signal: AbortSignal.timeout(this.#o.timeoutMs),
+      });
+    } catch (cause) {
+      throw new ProviderConnectionError(`token request failed: ${(cause as Error).message}`, {
+        method: "POST",
+        path,
+        maybeCommitted: false,
+        cause,
+      });
+    }
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      // keep the text
+    }
+    if (!response.ok) {
+      const error = errorFromResponse(response, body, { method: "POST", path });
+      // Any refusal at the token endpoint (400/401/403) means our credentials or audience are wrong.
+      if ([400, 401, 403].includes(response.status)) {
+        throw new ProviderAuthError(`the provider refused the client credentials: ${error.message}`, {
+          status: response.status,
+          method: "POST",
+          path,
+          body,
+          kind: "invalid_client",
+        });
+      }
+      throw error;
+    }
+    const parsed = TokenResponse.safeParse(body);
+    if (!parsed.success) {
+      throw new ProviderConnectionError("token endpoint answered without a usable access_token", {
+        status: response.status,
+        method: "POST",
+        path,
+        maybeCommitted: false,
+      });
+    }
+    return {
+      token: parsed.data.access_token,
+      expiresAt: Date.now() + parsed.data.expires_in * 1000,
+      ...readClaims(parsed.data.access_token, parsed.data.scope),
+    };
+  }
+
+  /** At most maxRequestsPerMinute token requests per client id, across processes. */
+  async #checkOwnLimit(): Promise<void> {
+    const key = `${this.#key}:requests`;
+    const now = Date.now();
+    const [, [, count]] = (await this.#o.redis
+      .multi()
+      .zremrangebyscore(key, 0, now - 60_000)
+      .zcard(key)
+      .exec()) as [[null, number], [null, number]];
+    if (count >= this.#o.maxRequestsPerMinute) {
+      const oldest = Number((await this.#o.redis.zrange(key, "0", "0", "WITHSCORES"))[1] ?? now);
+      throw new ProviderRateLimitError("too many token requests for this client; waiting before asking again", {
+        method: "POST",
+        path: "/oauth/token",
+        retryAfterMs: Math.max(1_000, oldest + 60_000 - now),
+      });
+    }
+    await this.#o.redis.multi().zadd(key, now, `${now}:${randomUUID()}`).pexpire(key, 60_000).exec();
+  }
+}
+
+/** Reads `store_id` and scopes tolerantly (docs/provider-contract.md, Tokens). */
+export function readClaims(token: string, scopeField?: string): { storeIds: number[]; scopes: string[] } {
+  let claims: Record<string, unknown> = {};
+  try {
+    claims = decodeJwt(token) as Record<string, unknown>;
+  } catch {
+    // An opaque token: no claims to read.
+  }
+  const rawStores = claims.store_id ?? claims.storeId ?? claims.store_ids;
+  const storeIds = (Array.isArray(rawStores) ? rawStores : String(rawStores ?? "").split(","))
+    .map((v) => Number(String(v).trim()))
+    .filter((n) => Number.isInteger(n) && n > 0);
+  const rawScopes = claims.scope ?? claims.scp ?? claims.permissions ?? scopeField ?? "";
+  const scopes = (Array.isArray(rawScopes) ? rawScopes.map(String) : String(rawScopes).split(/\s+/)).filter(Boolean);
+  return { storeIds, scopes };
+}
