@@ -37,7 +37,10 @@ export function signWebhook(options: {
   };
 }
 
-export function registerWebhookCommand(program: Command, defaults: { url: string; secret: string }) {
+export function registerWebhookCommand(
+  program: Command,
+  defaults: { url: string; secret: string },
+) {
   program
     .command("webhook")
     .description("work with Shopify webhooks")
@@ -48,13 +51,20 @@ export function registerWebhookCommand(program: Command, defaults: { url: string
     .requiredOption("--file <path>", "JSON payload file")
     .option("--url <url>", "receiver URL", defaults.url)
     .option("--times <n>", "deliver the same webhook n times (same webhook id)", "1")
-    .action(async (opts: { topic: string; shop: string; file: string; url: string; times: string }) => {
-      const body = await readFile(opts.file, "utf8");
-      const signed = signWebhook({ topic: opts.topic, shop: opts.shop, body, secret: defaults.secret });
-      for (let i = 0; i < Number(opts.times); i++) {
-        const response = await fetch(opts.url, { method: "POST", headers: signed.headers, body });
-        console.log(`${response.status} ${await response.text()}`);
-        if (!response.ok) process.exitCode = 1;
-      }
-    });
+    .action(
+      async (opts: { topic: string; shop: string; file: string; url: string; times: string }) => {
+        const body = await readFile(opts.file, "utf8");
+        const signed = signWebhook({
+          topic: opts.topic,
+          shop: opts.shop,
+          body,
+          secret: defaults.secret,
+        });
+        for (let i = 0; i < Number(opts.times); i++) {
+          const response = await fetch(opts.url, { method: "POST", headers: signed.headers, body });
+          console.log(`${response.status} ${await response.text()}`);
+          if (!response.ok) process.exitCode = 1;
+        }
+      },
+    );
 }

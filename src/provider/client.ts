@@ -1,12 +1,12 @@
 import type { Redis } from "ioredis";
 import type { z } from "zod";
 import {
+  errorFromResponse,
   ProviderAuthError,
   ProviderConflictError,
   ProviderConnectionError,
   ProviderError,
   ProviderValidationError,
-  errorFromResponse,
   requestIdOf,
 } from "./errors.ts";
 import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-limit-headers.ts";
@@ -76,7 +76,14 @@ interface Call {
 }
 
 /** Money leaves as a number with at most 2 decimals: no float noise reaches the wire. */
-const MONEY_KEYS = new Set(["shippingMoney", "subtotalMoney", "taxMoney", "totalMoney", "tax", "price"]);
+const MONEY_KEYS = new Set([
+  "shippingMoney",
+  "subtotalMoney",
+  "taxMoney",
+  "totalMoney",
+  "tax",
+  "price",
+]);
 function roundMoney(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(roundMoney);
   if (value === null || typeof value !== "object") return value;
@@ -137,7 +144,12 @@ export class ProviderClient {
 
   async createOrder(body: OrderCreate): Promise<Order> {
     const valid = validate(OrderCreateSchema, body, "POST", "/orders");
-    const res = await this.#call({ method: "POST", path: "/orders", storeId: valid.storeId, body: valid });
+    const res = await this.#call({
+      method: "POST",
+      path: "/orders",
+      storeId: valid.storeId,
+      body: valid,
+    });
     return Order.parse(unwrap(res, "order"));
   }
 
@@ -148,9 +160,18 @@ export class ProviderClient {
 
   async listOrders(
     storeId: number,
-    query: PageQuery & { sourceOrderId?: string; customerEmail?: string; orderNameOrNumber?: string },
+    query: PageQuery & {
+      sourceOrderId?: string;
+      customerEmail?: string;
+      orderNameOrNumber?: string;
+    },
   ): Promise<OrderList> {
-    const res = await this.#call({ method: "GET", path: "/orders", storeId, query: { ...clampPage(query) } });
+    const res = await this.#call({
+      method: "GET",
+      path: "/orders",
+      storeId,
+      query: { ...clampPage(query) },
+    });
     return OrderList.parse(res);
   }
 
@@ -172,7 +193,9 @@ export class ProviderClient {
         first: MAX_PAGE_SIZE,
         ...(after ? { after } : {}),
       });
-      const found = list.orders.find((o) => o.sourceOrderId === sourceOrderId && o.storeId === storeId);
+      const found = list.orders.find(
+        (o) => o.sourceOrderId === sourceOrderId && o.storeId === storeId,
+      );
       if (found) return found;
       if (!list.pageInfo.hasNextPage || !list.pageInfo.endCursor) return null;
       after = list.pageInfo.endCursor;
@@ -188,14 +211,19 @@ export class ProviderClient {
   }
 
   /** Cancels the order; cancelling an order that is already canceled counts as success. */
-  async cancelOrder(storeId: number, orderId: number, body: OrderCancel = {}): Promise<Order | null> {
+  async cancelOrder(
+    storeId: number,
+    orderId: number,
+    body: OrderCancel = {},
+  ): Promise<Order | null> {
     const path = `/orders/${orderId}`;
     const valid = validate(OrderCancelSchema, body, "DELETE", path);
     try {
       const res = await this.#call({ method: "DELETE", path, storeId, body: valid });
       return res === undefined ? null : Order.parse(unwrap(res, "order"));
     } catch (error) {
-      if (error instanceof ProviderConflictError && /cancel/.test(`${error.code} ${error.message}`)) return null;
+      if (error instanceof ProviderConflictError && /cancel/.test(`${error.code} ${error.message}`))
+        return null;
       throw error;
     }
   }
@@ -232,8 +260,16 @@ export class ProviderClient {
     const path = `/orders/${orderId}/fulfillments`;
     const valid = validate(FulfillmentWriteSchema, body, "POST", path);
     try {
-      const { body: res, status } = await this.#callWithStatus({ method: "POST", path, storeId, body: valid });
-      return { fulfillment: Fulfillment.parse(unwrap(res, "fulfillment")), created: status === 201 };
+      const { body: res, status } = await this.#callWithStatus({
+        method: "POST",
+        path,
+        storeId,
+        body: valid,
+      });
+      return {
+        fulfillment: Fulfillment.parse(unwrap(res, "fulfillment")),
+        created: status === 201,
+      };
     } catch (error) {
       // A service that refuses a second post of the same fulfillment: it is the same one.
       if (!(error instanceof ProviderConflictError) || /cancel/.test(error.code)) throw error;
@@ -246,8 +282,14 @@ export class ProviderClient {
   }
 
   async listFulfillments(storeId: number, orderId: number): Promise<Fulfillment[]> {
-    const res = await this.#call({ method: "GET", path: `/orders/${orderId}/fulfillments`, storeId });
-    return Array.isArray(res) ? res.map((f) => Fulfillment.parse(f)) : FulfillmentList.parse(res).fulfillments;
+    const res = await this.#call({
+      method: "GET",
+      path: `/orders/${orderId}/fulfillments`,
+      storeId,
+    });
+    return Array.isArray(res)
+      ? res.map((f) => Fulfillment.parse(f))
+      : FulfillmentList.parse(res).fulfillments;
   }
 
   // -- stores, products, registrations ----------------------------------------------------
@@ -285,7 +327,9 @@ export class ProviderClient {
     await this.#call({ method: "DELETE", path: `/products/${productId}`, storeId });
   }
 
-  async listRegistrations(query: RegistrationQuery & { storeId?: number } = {}): Promise<RegistrationList> {
+  async listRegistrations(
+    query: RegistrationQuery & { storeId?: number } = {},
+  ): Promise<RegistrationList> {
     const { storeId, ...rest } = query;
     const res = await this.#call({
       method: "GET",
@@ -336,13 +380,16 @@ export class ProviderClient {
         signal: AbortSignal.timeout(this.#o.timeoutMs ?? 10_000),
       });
     } catch (cause) {
-      throw new ProviderConnectionError(`${call.method} ${call.path} got no answer: ${(cause as Error).message}`, {
-        method: call.method,
-        path: call.path,
-        // A write whose answer was lost may have been applied.
-        maybeCommitted: call.method !== "GET",
-        cause,
-      });
+      throw new ProviderConnectionError(
+        `${call.method} ${call.path} got no answer: ${(cause as Error).message}`,
+        {
+          method: call.method,
+          path: call.path,
+          // A write whose answer was lost may have been applied.
+          maybeCommitted: call.method !== "GET",
+          cause,
+        },
+      );
     }
     let text: string;
     try {
@@ -374,15 +421,19 @@ export class ProviderClient {
         body = text;
       }
     }
-    if (!response.ok) throw errorFromResponse(response, body, { method: call.method, path: call.path });
+    if (!response.ok)
+      throw errorFromResponse(response, body, { method: call.method, path: call.path });
     if (response.status !== 204 && typeof body === "string") {
-      throw new ProviderError(`${call.method} ${call.path} answered ${response.status} without JSON`, {
-        status: response.status,
-        method: call.method,
-        path: call.path,
-        body,
-        ...(requestIdOf(response.headers) ? { requestId: requestIdOf(response.headers) } : {}),
-      });
+      throw new ProviderError(
+        `${call.method} ${call.path} answered ${response.status} without JSON`,
+        {
+          status: response.status,
+          method: call.method,
+          path: call.path,
+          body,
+          ...(requestIdOf(response.headers) ? { requestId: requestIdOf(response.headers) } : {}),
+        },
+      );
     }
     return { body, status: response.status };
   }
@@ -396,12 +447,18 @@ function clampPage<T extends PageQuery>(query: T): T {
   const out = { ...query };
   if (out.first !== undefined) out.first = Math.min(MAX_PAGE_SIZE, Math.max(1, out.first));
   if (out.last !== undefined) out.last = Math.min(MAX_PAGE_SIZE, Math.max(1, out.last));
-  if (out.first === undefined && out.last === undefined && out.before === undefined) out.first = DEFAULT_PAGE_SIZE;
+  if (out.first === undefined && out.last === undefined && out.before === undefined)
+    out.first = DEFAULT_PAGE_SIZE;
   return out;
 }
 
 /** Checks a write body against the contract before anything is sent. */
-function validate<S extends z.ZodType>(schema: S, body: unknown, method: string, path: string): z.infer<S> {
+function validate<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+  method: string,
+  path: string,
+): z.infer<S> {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const fields = result.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));

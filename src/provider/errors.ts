@@ -59,7 +59,11 @@ export class ProviderConflictError extends ProviderError {
   readonly existingLineItemId: number | undefined;
   constructor(
     message: string,
-    details: ProviderErrorDetails & { code: string; existingOrderId?: number; existingLineItemId?: number },
+    details: ProviderErrorDetails & {
+      code: string;
+      existingOrderId?: number;
+      existingLineItemId?: number;
+    },
   ) {
     super(message, details);
     this.code = details.code;
@@ -115,7 +119,10 @@ export class ProviderConnectionError extends ProviderError {
 /** The request ID under any of the spellings services use. */
 export function requestIdOf(headers: Headers): string | undefined {
   return (
-    headers.get("x-request-id") ?? headers.get("request-id") ?? headers.get("x-correlation-id") ?? undefined
+    headers.get("x-request-id") ??
+    headers.get("request-id") ??
+    headers.get("x-correlation-id") ??
+    undefined
   );
 }
 
@@ -128,7 +135,9 @@ interface ExtractedBody {
 }
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  v !== null && typeof v === "object" && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
 const str = (v: unknown) => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
@@ -140,7 +149,12 @@ function toFields(list: unknown): FieldError[] {
     if (!r) return [];
     const rawPath = r.path ?? r.field ?? r.pointer ?? r.name ?? r.instancePath;
     const path = Array.isArray(rawPath) ? rawPath.join(".") : (str(rawPath) ?? "");
-    return [{ path: path.replace(/^\//, "").replaceAll("/", "."), message: str(r.message) ?? str(r.detail) ?? "invalid" }];
+    return [
+      {
+        path: path.replace(/^\//, "").replaceAll("/", "."),
+        message: str(r.message) ?? str(r.detail) ?? "invalid",
+      },
+    ];
   });
 }
 
@@ -165,7 +179,11 @@ export function extractErrorBody(body: unknown): ExtractedBody {
   return {
     code: str(source.code) ?? str(root.error) ?? str(root.type),
     message:
-      str(source.message) ?? str(root.error_description) ?? str(root.detail) ?? str(root.title) ?? str(root.message),
+      str(source.message) ??
+      str(root.error_description) ??
+      str(root.detail) ??
+      str(root.title) ??
+      str(root.message),
     fields: [...toFields(source.fields), ...toFields(root.errors), ...toFields(source.errors)],
     existingOrderId: num(source.existingOrderId) ?? num(root.existingOrderId) ?? num(root.orderId),
     existingLineItemId: num(source.existingLineItemId) ?? num(root.existingLineItemId),
@@ -199,7 +217,9 @@ export function errorFromResponse(
       return new ProviderConflictError(message, {
         ...details,
         code: "duplicate_order",
-        ...(extracted.existingOrderId !== undefined ? { existingOrderId: extracted.existingOrderId } : {}),
+        ...(extracted.existingOrderId !== undefined
+          ? { existingOrderId: extracted.existingOrderId }
+          : {}),
       });
     }
     if (/cancel/.test(text) && /(immutable|already|canceled|cancelled)/.test(text)) {
@@ -222,13 +242,20 @@ export function errorFromResponse(
     return new ProviderConflictError(message, {
       ...details,
       code: extracted.code ?? "conflict",
-      ...(extracted.existingOrderId !== undefined ? { existingOrderId: extracted.existingOrderId } : {}),
-      ...(extracted.existingLineItemId !== undefined ? { existingLineItemId: extracted.existingLineItemId } : {}),
+      ...(extracted.existingOrderId !== undefined
+        ? { existingOrderId: extracted.existingOrderId }
+        : {}),
+      ...(extracted.existingLineItemId !== undefined
+        ? { existingLineItemId: extracted.existingLineItemId }
+        : {}),
     });
   }
   if (status === 429) {
     // Without a Retry-After, a full second is the smallest safe wait.
-    return new ProviderRateLimitError(message, { ...details, retryAfterMs: details.retryAfterMs ?? 1_000 });
+    return new ProviderRateLimitError(message, {
+      ...details,
+      retryAfterMs: details.retryAfterMs ?? 1_000,
+    });
   }
   if (status >= 500) return new ProviderServerError(message, details);
   return new ProviderError(message, details);

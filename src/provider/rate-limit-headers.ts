@@ -25,7 +25,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 
 /** Parses RateLimit-* (and the older X-RateLimit-* spelling); garbage and absence are undefined. */
 export function parseRateLimitHeaders(headers: Headers, now = Date.now()): RateLimitInfo {
-  const get = (name: string) => headers.get(`ratelimit-${name}`) ?? headers.get(`x-ratelimit-${name}`);
+  const get = (name: string) =>
+    headers.get(`ratelimit-${name}`) ?? headers.get(`x-ratelimit-${name}`);
   const info: RateLimitInfo = {};
   const limit = whole(get("limit"));
   const remaining = whole(get("remaining"));

@@ -15,7 +15,9 @@ export const DateTime = z.iso.datetime({ offset: true });
 
 /** E.164: a plus, a non-zero first digit, at most 15 digits (provider-api.md section 8). */
 export const E164_PATTERN = /^\+[1-9]\d{1,14}$/;
-export const PhoneE164 = z.string().regex(E164_PATTERN, "must be an E.164 phone number such as +14155550123");
+export const PhoneE164 = z
+  .string()
+  .regex(E164_PATTERN, "must be an E.164 phone number such as +14155550123");
 
 /** Money: a JSON number in the store's base currency, stored with 2 decimals. */
 export const Money = z.number().finite().nonnegative();
@@ -24,7 +26,10 @@ export const Money = z.number().finite().nonnegative();
 export const PRICE_PATTERN = /^\d{1,8}(\.\d{1,2})?$/;
 export const PriceString = z
   .string()
-  .regex(PRICE_PATTERN, "must be a plain decimal such as 19.99 (no currency symbol, no separators)");
+  .regex(
+    PRICE_PATTERN,
+    "must be a plain decimal such as 19.99 (no currency symbol, no separators)",
+  );
 
 export const ProviderOrderId = z.number().int().positive().brand<"ProviderOrderId">();
 export type ProviderOrderId = z.infer<typeof ProviderOrderId>;
@@ -118,7 +123,10 @@ const orderFields = {
   orderName: z.string().optional(),
   isShippingProtected: z.boolean().optional(),
   currencyConversionRate: z.number().positive().optional(),
-  customerCurrencyCode: z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217 code").optional(),
+  customerCurrencyCode: z
+    .string()
+    .regex(/^[A-Z]{3}$/, "must be an ISO 4217 code")
+    .optional(),
   customer: Customer,
   lineItems: z.array(LineItemWrite).min(1, "an order needs at least 1 line item"),
   shippingMoney: Money,
@@ -148,7 +156,8 @@ const totalMatches = (o: {
   o.shippingMoney === undefined ||
   o.subtotalMoney === undefined ||
   o.taxMoney === undefined ||
-  toCents(o.totalMoney) === toCents(o.shippingMoney) + toCents(o.subtotalMoney) + toCents(o.taxMoney);
+  toCents(o.totalMoney) ===
+    toCents(o.shippingMoney) + toCents(o.subtotalMoney) + toCents(o.taxMoney);
 
 const totalRule = {
   message: "totalMoney must equal shippingMoney + subtotalMoney + taxMoney (to the cent)",
@@ -164,8 +173,12 @@ export type OrderCreate = z.infer<typeof OrderCreate>;
  * writable fields except lineItems, which change only through the line-item operations. The
  * money fields, when any is sent, are sent together so the total rule can be checked.
  */
-const { lineItems: _lineItems, storeId: _storeId, sourceOrderId: _sourceOrderId, ...updatable } =
-  orderFields;
+const {
+  lineItems: _lineItems,
+  storeId: _storeId,
+  sourceOrderId: _sourceOrderId,
+  ...updatable
+} = orderFields;
 export const OrderUpdate = z
   .strictObject({
     ...Object.fromEntries(Object.entries(updatable).map(([k, v]) => [k, v.optional()])),
@@ -316,7 +329,9 @@ export type ProductVariantWrite = z.infer<typeof ProductVariantWrite>;
 
 /** Identity of a variant: its option values, independent of option order (rule 3). */
 export const variantKey = (options: { name: string; value: string }[]): string =>
-  JSON.stringify(options.map((o) => [o.name, o.value]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+  JSON.stringify(
+    options.map((o) => [o.name, o.value]).sort(([a], [b]) => String(a).localeCompare(String(b))),
+  );
 
 const productWriteFields = {
   handle: z.string().min(1),
@@ -331,10 +346,7 @@ const productWriteFields = {
 };
 
 /** Rules 1–3 of section 4.1, checked on the whole variant list. */
-function checkVariants(
-  product: { variants: ProductVariantWrite[] },
-  ctx: z.RefinementCtx,
-): void {
+function checkVariants(product: { variants: ProductVariantWrite[] }, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
   let optionNames: string | undefined;
   product.variants.forEach((variant, i) => {
@@ -355,7 +367,7 @@ function checkVariants(
       });
     }
     const key = variantKey(variant.options);
-    if (variant.options.length > 0 && seen.has(key)) {
+    if (seen.has(key)) {
       ctx.addIssue({
         code: "custom",
         message: "two variants repeat the same combination of option values",

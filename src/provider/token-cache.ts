@@ -1,7 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { decodeJwt } from "jose";
-import { ProviderAuthError, ProviderConnectionError, ProviderRateLimitError, errorFromResponse } from "./errors.ts";
+import {
+  errorFromResponse,
+  ProviderAuthError,
+  ProviderConnectionError,
+  ProviderRateLimitError,
+} from "./errors.ts";
 import { TokenResponse } from "./schemas.ts";
 
 export interface TokenInfo {
@@ -78,6 +83,11 @@ export class TokenSource {
     await this.#o.redis.eval(script, 1, this.#key, token);
   }
 
+  #remember(info: TokenInfo): TokenInfo {
+    this.#memory = info;
+    return info;
+  }
+
   #fresh(info: TokenInfo | undefined): boolean {
     return info !== undefined && info.expiresAt - Date.now() > this.#o.renewBeforeMs;
   }
@@ -95,16 +105,16 @@ export class TokenSource {
     const owner = randomUUID();
     while (Date.now() < deadline) {
       const shared = await this.#readShared();
-      if (shared) return (this.#memory = shared);
+      if (shared) return this.#remember(shared);
       if ((await this.#o.redis.set(lockKey, owner, "PX", LOCK_MS, "NX")) === "OK") {
         try {
           // Another process may have finished between our read and our lock.
           const again = await this.#readShared();
-          if (again) return (this.#memory = again);
+          if (again) return this.#remember(again);
           const info = await this.#request();
           const ttl = Math.max(1, info.expiresAt - Date.now());
           await this.#o.redis.set(this.#key, JSON.stringify(info), "PX", ttl);
-          return (this.#memory = info);
+          return this.#remember(info);
         } finally {
           await this.#o.redis.eval(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
@@ -116,11 +126,14 @@ export class TokenSource {
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new ProviderConnectionError("timed out waiting for another process to obtain a provider token", {
-      method: "POST",
-      path: "/oauth/token",
-      maybeCommitted: false,
-    });
+    throw new ProviderConnectionError(
+      "timed out waiting for another process to obtain a provider token",
+      {
+        method: "POST",
+        path: "/oauth/token",
+        maybeCommitted: false,
+      },
+    );
   }
 
   async #request(): Promise<TokenInfo> {
@@ -159,13 +172,16 @@ export class TokenSource {
       const error = errorFromResponse(response, body, { method: "POST", path });
       // Any refusal at the token endpoint (400/401/403) means our credentials or audience are wrong.
       if ([400, 401, 403].includes(response.status)) {
-        throw new ProviderAuthError(`the provider refused the client credentials: ${error.message}`, {
-          status: response.status,
-          method: "POST",
-          path,
-          body,
-          kind: "invalid_client",
-        });
+        throw new ProviderAuthError(
+          `the provider refused the client credentials: ${error.message}`,
+          {
+            status: response.status,
+            method: "POST",
+            path,
+            body,
+            kind: "invalid_client",
+          },
+        );
       }
       throw error;
     }
@@ -196,18 +212,28 @@ export class TokenSource {
       .exec()) as [[null, number], [null, number]];
     if (count >= this.#o.maxRequestsPerMinute) {
       const oldest = Number((await this.#o.redis.zrange(key, "0", "0", "WITHSCORES"))[1] ?? now);
-      throw new ProviderRateLimitError("too many token requests for this client; waiting before asking again", {
-        method: "POST",
-        path: "/oauth/token",
-        retryAfterMs: Math.max(1_000, oldest + 60_000 - now),
-      });
+      throw new ProviderRateLimitError(
+        "too many token requests for this client; waiting before asking again",
+        {
+          method: "POST",
+          path: "/oauth/token",
+          retryAfterMs: Math.max(1_000, oldest + 60_000 - now),
+        },
+      );
     }
-    await this.#o.redis.multi().zadd(key, now, `${now}:${randomUUID()}`).pexpire(key, 60_000).exec();
+    await this.#o.redis
+      .multi()
+      .zadd(key, now, `${now}:${randomUUID()}`)
+      .pexpire(key, 60_000)
+      .exec();
   }
 }
 
 /** Reads `store_id` and scopes tolerantly (docs/provider-contract.md, Tokens). */
-export function readClaims(token: string, scopeField?: string): { storeIds: number[]; scopes: string[] } {
+export function readClaims(
+  token: string,
+  scopeField?: string,
+): { storeIds: number[]; scopes: string[] } {
   let claims: Record<string, unknown> = {};
   try {
     claims = decodeJwt(token) as Record<string, unknown>;
@@ -219,6 +245,8 @@ export function readClaims(token: string, scopeField?: string): { storeIds: numb
     .map((v) => Number(String(v).trim()))
     .filter((n) => Number.isInteger(n) && n > 0);
   const rawScopes = claims.scope ?? claims.scp ?? claims.permissions ?? scopeField ?? "";
-  const scopes = (Array.isArray(rawScopes) ? rawScopes.map(String) : String(rawScopes).split(/\s+/)).filter(Boolean);
+  const scopes = (
+    Array.isArray(rawScopes) ? rawScopes.map(String) : String(rawScopes).split(/\s+/)
+  ).filter(Boolean);
   return { storeIds, scopes };
 }

@@ -1,0 +1,17 @@
+import { Command } from "commander";
+import { parseEnv } from "../config/env.ts";
+import { resolveRuntimeConfig } from "../config/runtime-config.ts";
+import { registerSandboxCommand } from "./sandbox-command.ts";
+import { registerWebhookCommand } from "./webhook-command.ts";
+
+const program = new Command("connector").description(
+  "Shopify → shipping-protection order sync connector",
+);
+const config = resolveRuntimeConfig(parseEnv());
+registerSandboxCommand(program);
+registerWebhookCommand(program, {
+  url: `${config.appUrl}/webhooks/shopify`,
+  secret: config.shopifyApiSecret,
+});
+
+await program.parseAsync(process.argv);

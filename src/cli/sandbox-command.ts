@@ -1,0 +1,67 @@
+import { type Command, InvalidArgumentError } from "commander";
+import { startSandbox } from "../sandbox/index.ts";
+
+const int = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a whole number");
+  return n;
+};
+const storeList = (value: string) => {
+  const ids = value.split(",").map((v) => Number(v.trim()));
+  if (ids.some((n) => !Number.isInteger(n) || n <= 0))
+    throw new InvalidArgumentError("must be store IDs such as 1001,1002");
+  return ids;
+};
+
+export function registerSandboxCommand(program: Command) {
+  program
+    .command("sandbox")
+    .description("run the provider sandbox: the provider API simulated locally, over HTTP")
+    .option("--port <port>", "port (0 = a free one)", int, 0)
+    .option("--client-id <id>", "client ID it accepts (generated when omitted)")
+    .option("--client-secret <secret>", "client secret it accepts (generated when omitted)")
+    .option("--stores <ids>", "store IDs the client covers", storeList, [1001])
+    .option("--rate-limit <n>", "requests per window per store", int, 100)
+    .option("--window-ms <ms>", "rate-limit window in milliseconds", int, 60_000)
+    .option("--registrations <n>", "registrations seeded per store", int, 25)
+    .action(
+      async (opts: {
+        port: number;
+        clientId?: string;
+        clientSecret?: string;
+        stores: number[];
+        rateLimit: number;
+        windowMs: number;
+        registrations: number;
+      }) => {
+        const sandbox = await startSandbox({
+          port: opts.port,
+          stores: opts.stores,
+          rateLimit: opts.rateLimit,
+          windowMs: opts.windowMs,
+          seedRegistrations: opts.registrations,
+          ...(opts.clientId ? { clientId: opts.clientId } : {}),
+          ...(opts.clientSecret ? { clientSecret: opts.clientSecret } : {}),
+        });
+        // The sandbox's own credentials are printed on purpose: it is a local development service.
+        console.log(
+          [
+            "provider sandbox running",
+            `  PROVIDER_BASE_URL=${sandbox.url}`,
+            `  PROVIDER_AUTH_URL=${sandbox.authUrl}`,
+            `  PROVIDER_AUDIENCE=${sandbox.audience}`,
+            `  client id:     ${sandbox.clientId}`,
+            `  client secret: ${sandbox.clientSecret}`,
+            `  stores:        ${sandbox.stores.join(", ")}`,
+            `  rate limit:    ${opts.rateLimit} per ${opts.windowMs} ms per store`,
+          ].join("\n"),
+        );
+        const stop = async () => {
+          await sandbox.close();
+          process.exit(0);
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      },
+    );
+}

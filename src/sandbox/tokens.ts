@@ -1,0 +1,56 @@
+import { randomBytes } from "node:crypto";
+import { errors, jwtVerify, SignJWT } from "jose";
+import type { Scope } from "../provider/schemas.ts";
+
+export interface TokenClaims {
+  clientId: string;
+  scopes: string[];
+  storeIds: number[];
+}
+
+/** HS256 JWT access tokens with the claims the real service puts in them (scope, store_id). */
+export class TokenIssuer {
+  readonly #key = randomBytes(32);
+
+  constructor(readonly audience: string) {}
+
+  async issue(claims: {
+    clientId: string;
+    scopes: readonly Scope[] | string[];
+    storeIds: number[];
+    expiresInSeconds: number;
+  }) {
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    return new SignJWT({ scope: claims.scopes.join(" "), store_id: claims.storeIds })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setSubject(claims.clientId)
+      .setAudience(this.audience)
+      .setIssuedAt(nowSeconds)
+      .setExpirationTime(nowSeconds + claims.expiresInSeconds)
+      .sign(this.#key);
+  }
+
+  /** The claims of a valid token, or the reason it is not one. */
+  async verify(token: string): Promise<TokenClaims | { invalid: string }> {
+    try {
+      const { payload } = await jwtVerify(token, this.#key, {
+        audience: this.audience,
+        algorithms: ["HS256"],
+      });
+      return {
+        clientId: String(payload.sub),
+        scopes: String(payload.scope ?? "")
+          .split(" ")
+          .filter(Boolean),
+        storeIds: Array.isArray(payload.store_id) ? payload.store_id.map(Number) : [],
+      };
+    } catch (error) {
+      return {
+        invalid:
+          error instanceof errors.JWTExpired
+            ? "the access token has expired"
+            : "the access token is invalid",
+      };
+    }
+  }
+}

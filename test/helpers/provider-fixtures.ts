@@ -1,0 +1,65 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { inject } from "vitest";
+import { type OrderCreate, ProviderClient } from "../../src/provider/index.ts";
+import type { SandboxHandle } from "../../src/sandbox/index.ts";
+
+/** A client for the sandbox with its own Redis key prefix (token cache isolation per test). */
+export function clientFor(
+  sandbox: SandboxHandle,
+  options: {
+    prefix?: string;
+    redis?: Redis;
+    fetch?: typeof fetch;
+    clientId?: string;
+    clientSecret?: string;
+  } = {},
+) {
+  const redis = options.redis ?? new Redis(inject("redisUrl"));
+  const client = new ProviderClient({
+    baseUrl: sandbox.url,
+    authUrl: sandbox.authUrl,
+    audience: sandbox.audience,
+    clientId: options.clientId ?? sandbox.clientId,
+    clientSecret: options.clientSecret ?? sandbox.clientSecret,
+    redis,
+    redisPrefix: options.prefix ?? `t-${randomUUID()}`,
+    timeoutMs: 2_000,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  return { client, redis };
+}
+
+/** A valid provider order body. */
+export function orderBody(overrides: Partial<OrderCreate> = {}): OrderCreate {
+  const address = {
+    line1: "1 Main St",
+    city: "Springfield",
+    stateOrProvinceCode: "IL",
+    postalCode: "62701",
+    countryCode: "US",
+  };
+  return {
+    storeId: 1001,
+    sourceOrderId: `src-${randomUUID()}`,
+    orderNumber: "1001",
+    orderName: "#1001",
+    customer: {
+      sourceCustomerId: "c-1",
+      firstName: "Ada",
+      lastName: "Lovelace",
+      email: "ada@example.com",
+    },
+    lineItems: [
+      { sourceLineItemId: "l-1", name: "T-shirt", quantity: 2, sku: "TS-1", tax: 1.6, price: 10 },
+    ],
+    shippingMoney: 5,
+    subtotalMoney: 20,
+    taxMoney: 1.6,
+    totalMoney: 26.6,
+    billingAddress: address,
+    shippingAddress: address,
+    sourceCreatedOn: "2026-11-01T10:00:00Z",
+    ...overrides,
+  };
+}
