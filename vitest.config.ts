@@ -7,6 +7,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    reporters: ["default"],
+    reporters: ["default", "./test/helpers/summary-reporter.ts"],
   },
 });

@@ -4,7 +4,13 @@ import "@shopify/shopify-api/adapters/web-api";
 import { ApiVersion, LogSeverity, type Shopify, shopifyApi } from "@shopify/shopify-api";
 
 /** The scopes the connector asks for at install (read_all_orders lifts the 60-day window). */
-export const APP_SCOPES = ["read_orders", "read_all_orders", "read_fulfillments", "read_products", "read_locations"];
+export const APP_SCOPES = [
+  "read_orders",
+  "read_all_orders",
+  "read_fulfillments",
+  "read_products",
+  "read_locations",
+];
 
 export interface ShopifyApiOptions {
   apiKey: string;

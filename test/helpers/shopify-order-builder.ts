@@ -47,14 +47,23 @@ const set = (cents: number, currency = "USD") => ({
   presentment_money: { amount: money(cents), currency_code: currency },
 });
 
-export function lineTaxCents(line: ModelLine, taxBps: number, quantity = line.currentQuantity): number {
+export function lineTaxCents(
+  line: ModelLine,
+  taxBps: number,
+  quantity = line.currentQuantity,
+): number {
   return Math.round((line.price * quantity * taxBps) / 10_000);
 }
 
 export function orderTotals(order: ModelOrder) {
   const subtotal = order.lines.reduce((sum, l) => sum + l.price * l.currentQuantity, 0);
   const tax = order.lines.reduce((sum, l) => sum + lineTaxCents(l, order.taxBps), 0);
-  return { subtotal, tax, shipping: order.shippingCents, total: subtotal + tax + order.shippingCents };
+  return {
+    subtotal,
+    tax,
+    shipping: order.shippingCents,
+    total: subtotal + tax + order.shippingCents,
+  };
 }
 
 const address = {
@@ -86,8 +95,12 @@ export function fulfillmentPayload(order: ModelOrder, f: ModelFulfillment) {
     tracking_company: f.trackingNumber ? "UPS" : null,
     tracking_number: f.trackingNumber,
     tracking_numbers: f.trackingNumber ? [f.trackingNumber] : [],
-    tracking_url: f.trackingNumber ? `https://www.ups.com/track?tracknum=${f.trackingNumber}` : null,
-    tracking_urls: f.trackingNumber ? [`https://www.ups.com/track?tracknum=${f.trackingNumber}`] : [],
+    tracking_url: f.trackingNumber
+      ? `https://www.ups.com/track?tracknum=${f.trackingNumber}`
+      : null,
+    tracking_urls: f.trackingNumber
+      ? [`https://www.ups.com/track?tracknum=${f.trackingNumber}`]
+      : [],
     name: `#${order.number}.${order.fulfillments.indexOf(f) + 1}`,
     service: "manual",
     created_at: f.createdAt,
@@ -145,11 +158,24 @@ export function orderPayload(order: ModelOrder) {
     total_tip_received: "0.00",
     current_total_duties_set: null,
     customer: order.email
-      ? { id: 900_000 + order.id, email: order.email, first_name: "Grace", last_name: "Hopper", phone: null }
+      ? {
+          id: 900_000 + order.id,
+          email: order.email,
+          first_name: "Grace",
+          last_name: "Hopper",
+          phone: null,
+        }
       : null,
     billing_address: address,
     shipping_address: address,
-    shipping_lines: [{ id: 1, title: "Standard", price: money(order.shippingCents), price_set: set(order.shippingCents) }],
+    shipping_lines: [
+      {
+        id: 1,
+        title: "Standard",
+        price: money(order.shippingCents),
+        price_set: set(order.shippingCents),
+      },
+    ],
     line_items: order.lines.map((l) => ({
       id: l.id,
       admin_graphql_api_id: `gid://shopify/LineItem/${l.id}`,
@@ -170,7 +196,14 @@ export function orderPayload(order: ModelOrder) {
       discount_allocations: [],
       tax_lines:
         l.currentQuantity > 0
-          ? [{ title: "State tax", rate: order.taxBps / 10_000, price: money(lineTaxCents(l, order.taxBps)), price_set: set(lineTaxCents(l, order.taxBps)) }]
+          ? [
+              {
+                title: "State tax",
+                rate: order.taxBps / 10_000,
+                price: money(lineTaxCents(l, order.taxBps)),
+                price_set: set(lineTaxCents(l, order.taxBps)),
+              },
+            ]
           : [],
       requires_shipping: true,
       gift_card: false,

@@ -1,0 +1,331 @@
+import type {
+  ShopDomain,
+  ShopifyFulfillmentId,
+  ShopifyLineItemId,
+  ShopifyLocationId,
+  ShopifyOrderId,
+  SourceAddress,
+  SourceCustomer,
+  SourceFulfillment,
+  SourceLineItem,
+  SourceOrder,
+} from "../sync/source-order.ts";
+import { toCents } from "./money.ts";
+import { normalizeTopic, TOPICS } from "./topics.ts";
+
+/** A validly signed body we cannot use; `field` names what is wrong. */
+export class PayloadError extends Error {
+  override name = "PayloadError";
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+export type NormalizedEvent =
+  | { kind: "order"; order: SourceOrder }
+  | { kind: "fulfillment"; orderId: ShopifyOrderId; fulfillment: SourceFulfillment }
+  | {
+      kind: "order-hint";
+      orderId: ShopifyOrderId;
+      reason: "edited" | "refund";
+      updatedAt: string | null;
+    }
+  | { kind: "app-uninstalled" }
+  | {
+      kind: "privacy";
+      topic: string;
+      customerId: string | null;
+      email: string | null;
+      orderIds: string[];
+    }
+  | { kind: "ignored"; topic: string };
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v : null);
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** IDs arrive as numbers, bigints or (losslessly parsed) strings; they leave as decimal strings. */
+export function idOf(value: unknown): string | null {
+  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return String(value);
+  if (typeof value === "bigint" && value > 0n) return value.toString();
+  if (typeof value === "string") {
+    const gid = /^gid:\/\/shopify\/\w+\/(\d+)/.exec(value);
+    if (gid?.[1]) return gid[1];
+    if (/^\d+$/.test(value)) return value;
+  }
+  return null;
+}
+
+function requireId(value: unknown, field: string): string {
+  const id = idOf(value);
+  if (!id) throw new PayloadError(field, "a numeric Shopify ID is required");
+  return id;
+}
+
+function requireDate(value: unknown, field: string): string {
+  const text = str(value);
+  if (!text || Number.isNaN(Date.parse(text)))
+    throw new PayloadError(field, "an ISO 8601 date-time is required");
+  return text;
+}
+
+function optionalDate(value: unknown): string | null {
+  const text = str(value);
+  return text && !Number.isNaN(Date.parse(text)) ? text : null;
+}
+
+/** Shop money of a `*_set` object, falling back to the plain decimal field. */
+function shopMoney(set: unknown, plain?: unknown): number | null {
+  if (isObject(set) && isObject(set.shop_money)) {
+    const cents = toCents(set.shop_money.amount);
+    if (cents !== null) return cents;
+  }
+  return plain === undefined ? null : toCents(plain);
+}
+
+function presentmentMoney(set: unknown): number | null {
+  return isObject(set) && isObject(set.presentment_money)
+    ? toCents(set.presentment_money.amount)
+    : null;
+}
+
+const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (b ?? 0), 0);
+
+export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown): NormalizedEvent {
+  const name = normalizeTopic(topic);
+  const kind = TOPICS[name];
+  if (!kind) return { kind: "ignored", topic: name };
+  if (kind === "app-uninstalled") return { kind: "app-uninstalled" };
+  if (!isObject(body)) throw new PayloadError("body", "a JSON object is required");
+  switch (kind) {
+    case "privacy":
+      return {
+        kind: "privacy",
+        topic: name,
+        customerId: isObject(body.customer) ? idOf(body.customer.id) : null,
+        email: isObject(body.customer) ? str(body.customer.email) : null,
+        orderIds: [...list(body.orders_to_redact), ...list(body.orders_requested)]
+          .map(idOf)
+          .filter((id): id is string => id !== null),
+      };
+    case "fulfillment": {
+      const fulfillment = normalizeRestFulfillment(body, "");
+      return { kind: "fulfillment", orderId: fulfillment.orderId, fulfillment };
+    }
+    case "order-hint": {
+      if (name === "orders/edited") {
+        const edit = isObject(body.order_edit) ? body.order_edit : null;
+        if (!edit) throw new PayloadError("order_edit", "an order_edit object is required");
+        return {
+          kind: "order-hint",
+          orderId: requireId(edit.order_id, "order_edit.order_id") as ShopifyOrderId,
+          reason: "edited",
+          updatedAt: optionalDate(edit.committed_at) ?? optionalDate(edit.created_at),
+        };
+      }
+      return {
+        kind: "order-hint",
+        orderId: requireId(body.order_id, "order_id") as ShopifyOrderId,
+        reason: "refund",
+        updatedAt: optionalDate(body.processed_at) ?? optionalDate(body.created_at),
+      };
+    }
+    case "full-order":
+      return { kind: "order", order: normalizeRestOrder(shop, body) };
+  }
+}
+
+/** A REST-shaped order (webhook payload) → SourceOrder. */
+export function normalizeRestOrder(shop: ShopDomain, body: Json): SourceOrder {
+  const id = requireId(body.id, "id") as ShopifyOrderId;
+  const createdAt = requireDate(body.created_at, "created_at");
+  const updatedAt = requireDate(body.updated_at ?? body.created_at, "updated_at");
+  const currency = str(body.currency);
+  if (!currency) throw new PayloadError("currency", "the shop currency is required");
+
+  const lineItems = list(body.line_items).map((raw, i) =>
+    normalizeRestLine(raw, `line_items.${i}`, body),
+  );
+  const fulfillments = list(body.fulfillments).map((raw, i) =>
+    normalizeRestFulfillment(raw, `fulfillments.${i}.`, id),
+  );
+  const totalCents =
+    shopMoney(body.current_total_price_set, body.current_total_price) ??
+    shopMoney(body.total_price_set, body.total_price);
+  if (totalCents === null)
+    throw new PayloadError("current_total_price_set", "the order total is required");
+  const shippingLine = isObject(list(body.shipping_lines)[0])
+    ? (list(body.shipping_lines)[0] as Json)
+    : null;
+  const customer = normalizeCustomer(body.customer);
+
+  return {
+    shop,
+    id,
+    name: str(body.name) ?? `#${body.order_number ?? id}`,
+    orderNumber: String(body.order_number ?? body.number ?? id),
+    createdAt,
+    updatedAt,
+    cancelledAt: optionalDate(body.cancelled_at),
+    cancelReason: str(body.cancel_reason),
+    closedAt: optionalDate(body.closed_at),
+    currency,
+    presentmentCurrency: str(body.presentment_currency) ?? currency,
+    email: str(body.email) ?? str(body.contact_email),
+    phone: str(body.phone),
+    customer,
+    billingAddress: normalizeAddress(body.billing_address),
+    shippingAddress: normalizeAddress(body.shipping_address),
+    taxesIncluded: body.taxes_included === true,
+    money: {
+      subtotalCents:
+        shopMoney(body.current_subtotal_price_set, body.current_subtotal_price) ??
+        shopMoney(body.subtotal_price_set, body.subtotal_price) ??
+        0,
+      shippingCents:
+        shopMoney(body.current_shipping_price_set) ?? shopMoney(body.total_shipping_price_set) ?? 0,
+      taxCents:
+        shopMoney(body.current_total_tax_set, body.current_total_tax) ??
+        shopMoney(body.total_tax_set, body.total_tax) ??
+        0,
+      totalCents,
+      discountCents:
+        shopMoney(body.current_total_discounts_set, body.current_total_discounts) ??
+        shopMoney(body.total_discounts_set, body.total_discounts) ??
+        0,
+      tipCents: toCents(body.total_tip_received) ?? 0,
+      dutiesCents: shopMoney(body.current_total_duties_set) ?? 0,
+    },
+    presentmentTotalCents:
+      presentmentMoney(body.current_total_price_set) ?? presentmentMoney(body.total_price_set),
+    lineItems,
+    fulfillments,
+    shippingTitle: shippingLine ? str(shippingLine.title) : null,
+    totalWeightGrams: num(body.total_weight),
+    channel: str(body.source_name),
+    note: str(body.note),
+    test: body.test === true,
+  };
+}
+
+function normalizeRestLine(raw: unknown, field: string, order: Json): SourceLineItem {
+  if (!isObject(raw)) throw new PayloadError(field, "a line item object is required");
+  const quantity = num(raw.quantity) ?? 0;
+  const current = num(raw.current_quantity) ?? currentQuantityFallback(raw, quantity, order);
+  const title = str(raw.title) ?? str(raw.name) ?? "Item";
+  const variantTitle = str(raw.variant_title);
+  return {
+    id: requireId(raw.id, `${field}.id`) as ShopifyLineItemId,
+    productId: idOf(raw.product_id),
+    variantId: idOf(raw.variant_id),
+    name: str(raw.name) ?? (variantTitle ? `${title} - ${variantTitle}` : title),
+    title,
+    variantTitle,
+    sku: str(raw.sku),
+    vendor: str(raw.vendor),
+    quantity,
+    currentQuantity: current,
+    unitPriceCents: shopMoney(raw.price_set, raw.price) ?? 0,
+    discountCents: sum(
+      list(raw.discount_allocations).map((d) =>
+        isObject(d) ? shopMoney(d.amount_set, d.amount) : null,
+      ),
+    ),
+    taxCents: sum(
+      list(raw.tax_lines).map((t) => (isObject(t) ? shopMoney(t.price_set, t.price) : null)),
+    ),
+    options: list(raw.properties)
+      .filter(isObject)
+      .map((p) => ({ name: str(p.name) ?? "", value: str(p.value) ?? "" }))
+      .filter((p) => p.name !== "" && p.value !== "" && !p.name.startsWith("_")),
+    requiresShipping: raw.requires_shipping !== false,
+    giftCard: raw.gift_card === true,
+    grams: num(raw.grams),
+  };
+}
+
+/**
+ * Older payloads lack current_quantity: the ordered quantity less what refunds removed
+ * (refund_line_items of the order's refunds).
+ */
+function currentQuantityFallback(line: Json, quantity: number, order: Json): number {
+  const lineId = idOf(line.id);
+  const removed = list(order.refunds)
+    .filter(isObject)
+    .flatMap((r) => list(r.refund_line_items).filter(isObject))
+    .filter((rl) => idOf(rl.line_item_id) === lineId)
+    .reduce((total, rl) => total + (num(rl.quantity) ?? 0), 0);
+  return Math.max(0, quantity - removed);
+}
+
+export function normalizeRestFulfillment(
+  raw: unknown,
+  field: string,
+  orderId?: string,
+): SourceFulfillment {
+  if (!isObject(raw)) throw new PayloadError(field || "body", "a fulfillment object is required");
+  const createdAt = requireDate(raw.created_at, `${field}created_at`);
+  const numbers = list(raw.tracking_numbers)
+    .map(str)
+    .filter((v): v is string => v !== null);
+  const urls = list(raw.tracking_urls)
+    .map(str)
+    .filter((v): v is string => v !== null);
+  const single = str(raw.tracking_number);
+  const singleUrl = str(raw.tracking_url);
+  return {
+    id: requireId(raw.id, `${field}id`) as ShopifyFulfillmentId,
+    orderId: requireId(raw.order_id ?? orderId, `${field}order_id`) as ShopifyOrderId,
+    locationId: idOf(raw.location_id) as ShopifyLocationId | null,
+    status: str(raw.status) ?? "success",
+    shipmentStatus: str(raw.shipment_status),
+    trackingCompany: str(raw.tracking_company),
+    trackingNumbers: numbers.length > 0 ? numbers : single ? [single] : [],
+    trackingUrls: urls.length > 0 ? urls : singleUrl ? [singleUrl] : [],
+    name: str(raw.name),
+    createdAt,
+    updatedAt: optionalDate(raw.updated_at) ?? createdAt,
+    lineItems: list(raw.line_items)
+      .filter(isObject)
+      .map((l) => ({ id: idOf(l.id) as ShopifyLineItemId, quantity: num(l.quantity) ?? 0 }))
+      .filter((l) => l.id !== null),
+  };
+}
+
+function normalizeCustomer(raw: unknown): SourceCustomer | null {
+  if (!isObject(raw)) return null;
+  return {
+    id: idOf(raw.id),
+    firstName: str(raw.first_name),
+    lastName: str(raw.last_name),
+    email: str(raw.email),
+    phone: str(raw.phone),
+  };
+}
+
+function normalizeAddress(raw: unknown): SourceAddress | null {
+  if (!isObject(raw)) return null;
+  return {
+    firstName: str(raw.first_name),
+    lastName: str(raw.last_name),
+    name: str(raw.name),
+    company: str(raw.company),
+    address1: str(raw.address1),
+    address2: str(raw.address2),
+    city: str(raw.city),
+    provinceCode: str(raw.province_code),
+    province: str(raw.province),
+    zip: str(raw.zip),
+    countryCode: str(raw.country_code)?.toUpperCase() ?? null,
+    phone: str(raw.phone),
+    latitude: num(raw.latitude),
+    longitude: num(raw.longitude),
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * The webhook topics the connector subscribes to, and what each payload carries.
+ *
+ * - full-order: the whole REST order resource; becomes the order snapshot directly.
+ * - fulfillment: one fulfillment with its order_id; merged into the snapshot by fulfillment id.
+ * - order-hint: only a diff (orders/edited: `order_edit` with additions/removals; refunds/create:
+ *   refund lines and transactions). The full state is obtained in two ways: Shopify sends
+ *   orders/updated after an edit or a refund, and the worker refetches the order from the Admin
+ *   GraphQL API when a hint is newer than the stored snapshot (docs/shopify-events.md).
+ * - app-uninstalled, privacy: lifecycle and GDPR topics, handled outside order sync.
+ */
+export type TopicKind = "full-order" | "fulfillment" | "order-hint" | "app-uninstalled" | "privacy";
+
+export const TOPICS: Record<string, TopicKind> = {
+  "orders/create": "full-order",
+  "orders/updated": "full-order",
+  "orders/cancelled": "full-order",
+  "orders/fulfilled": "full-order",
+  "orders/partially_fulfilled": "full-order",
+  "orders/paid": "full-order",
+  "orders/edited": "order-hint",
+  "refunds/create": "order-hint",
+  "fulfillments/create": "fulfillment",
+  "fulfillments/update": "fulfillment",
+  "app/uninstalled": "app-uninstalled",
+  "customers/data_request": "privacy",
+  "customers/redact": "privacy",
+  "shop/redact": "privacy",
+};
+
+/** The topics registered at install (privacy topics are configured in the app's TOML). */
+export const SUBSCRIBED_TOPICS = Object.entries(TOPICS)
+  .filter(([, kind]) => kind !== "privacy")
+  .map(([topic]) => topic);
+
+/**
+ * `orders/create`, `ORDERS_CREATE` and `orders_create` are one topic: the library may hand back
+ * the GraphQL enum form.
+ */
+export function normalizeTopic(topic: string): string {
+  const lower = topic.trim().toLowerCase();
+  if (lower.includes("/")) return lower;
+  const known = Object.keys(TOPICS).find((t) => t.replace("/", "_") === lower);
+  return known ?? lower.replace("_", "/");
+}
