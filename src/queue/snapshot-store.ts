@@ -69,7 +69,12 @@ declare module "ioredis" {
       ttlMs: number,
       liveAt: string,
     ): Result<number, Context>;
-    snapshotPutHint(key: string, version: number, ttlMs: number, liveAt: string): Result<number, Context>;
+    snapshotPutHint(
+      key: string,
+      version: number,
+      ttlMs: number,
+      liveAt: string,
+    ): Result<number, Context>;
   }
 }
 

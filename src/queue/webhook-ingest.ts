@@ -72,7 +72,12 @@ export class WebhookIngest {
   async ingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
     const { redis, prefix, snapshots, queues, shops } = this.#deps;
     // The event id is shared across topics, so it is only a safe key together with the topic.
-    const seenKey = dedupeKey(prefix, webhook.shop, webhook.topic, webhook.eventId ?? webhook.webhookId);
+    const seenKey = dedupeKey(
+      prefix,
+      webhook.shop,
+      webhook.topic,
+      webhook.eventId ?? webhook.webhookId,
+    );
     if ((await redis.exists(seenKey)) === 1) return "duplicate";
 
     const outcome = await this.#handle(webhook, shops.shopStatus(webhook.shop), snapshots, queues);

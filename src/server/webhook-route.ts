@@ -28,7 +28,12 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     bodyLimit({
       maxSize: deps.maxBytes,
       onError: (c) =>
-        errorResponse(c, 413, "payload_too_large", `webhook bodies are limited to ${deps.maxBytes} bytes`),
+        errorResponse(
+          c,
+          413,
+          "payload_too_large",
+          `webhook bodies are limited to ${deps.maxBytes} bytes`,
+        ),
     }),
     async (c) => {
       const rawBody = await c.req.text();
@@ -36,8 +41,16 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       if (!check.valid) {
         deps.onOutcome?.("unknown", `rejected:${check.reason}`);
         if (check.reason === "missing_headers") {
-          return errorResponse(c, 400, "missing_headers", "required Shopify webhook headers are missing",
-            (check.missingHeaders ?? []).map((h) => ({ path: `headers.${h}`, message: "required" })));
+          return errorResponse(
+            c,
+            400,
+            "missing_headers",
+            "required Shopify webhook headers are missing",
+            ("missingHeaders" in check ? (check.missingHeaders as string[]) : []).map((h) => ({
+              path: `headers.${h}`,
+              message: "required",
+            })),
+          );
         }
         return errorResponse(c, 401, check.reason, "webhook signature is missing or invalid");
       }
@@ -45,8 +58,18 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       const shop = ShopDomain.safeParse(check.domain.toLowerCase());
       if (!shop.success) {
         deps.onOutcome?.(topic, "rejected:bad_shop");
-        return errorResponse(c, 400, "invalid_shop", "X-Shopify-Shop-Domain is not a myshopify.com domain",
-          [{ path: "headers.x-shopify-shop-domain", message: shop.error.issues[0]?.message ?? "invalid" }]);
+        return errorResponse(
+          c,
+          400,
+          "invalid_shop",
+          "X-Shopify-Shop-Domain is not a myshopify.com domain",
+          [
+            {
+              path: "headers.x-shopify-shop-domain",
+              message: shop.error.issues[0]?.message ?? "invalid",
+            },
+          ],
+        );
       }
       const log = logger.child({ shop: shop.data, topic, webhookId: check.webhookId });
       try {
@@ -55,17 +78,24 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
           topic,
           webhookId: check.webhookId,
           eventId: "eventId" in check && typeof check.eventId === "string" ? check.eventId : null,
-          triggeredAt: "triggeredAt" in check && typeof check.triggeredAt === "string" ? check.triggeredAt : null,
+          triggeredAt:
+            "triggeredAt" in check && typeof check.triggeredAt === "string"
+              ? check.triggeredAt
+              : null,
           rawBody,
         });
         deps.onOutcome?.(topic, outcome);
-        if (outcome === "unknown-shop") log.warn("webhook for a shop that is not installed or active");
+        if (outcome === "unknown-shop")
+          log.warn("webhook for a shop that is not installed or active");
         else if (outcome === "dead-lettered") log.warn("webhook body unusable; dead-lettered");
         else log.debug({ outcome }, "webhook ingested");
         return c.json({ ok: true, outcome });
       } catch (error) {
         deps.onOutcome?.(topic, "unavailable");
-        log.error({ err: { message: (error as Error).message } }, "could not make the webhook durable; answering 503");
+        log.error(
+          { err: { message: (error as Error).message } },
+          "could not make the webhook durable; answering 503",
+        );
         c.header("Retry-After", "5");
         return errorResponse(c, 503, "unavailable", "the event could not be stored; retry later");
       }

@@ -1,0 +1,83 @@
+/**
+ * Lua scripts of the per-store limiter. Time is Redis's own (`TIME`), so every worker process
+ * decides against one clock. A slot is the score (grant time, ms) of a sorted-set member; it
+ * occupies the window until `score + window + margin`.
+ */
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+/**
+ * KEYS: slots, blocked. ARGV: limit, windowMs, marginMs, ceiling (limit for live work, the
+ * bulk ceiling for backfill), member.
+ * Returns {granted(1|0), time (grant time or retry-at), reason, remaining}.
+ */
+export const ACQUIRE = `${NOW}
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local margin = tonumber(ARGV[3])
+local ceiling = tonumber(ARGV[4])
+local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
+if blocked > now then return {0, blocked, 'blocked', 0} end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window - margin)
+local used = redis.call('ZCARD', KEYS[1])
+if used < ceiling then
+  redis.call('ZADD', KEYS[1], now, ARGV[5])
+  redis.call('PEXPIRE', KEYS[1], window * 2 + margin)
+  return {1, now, 'ok', limit - used - 1}
+end
+local index = used - ceiling
+local entry = redis.call('ZRANGE', KEYS[1], index, index, 'WITHSCORES')
+local retry = tonumber(entry[2]) + window + margin
+local reason = 'window'
+if used < limit then reason = 'reserved' end
+return {0, retry, reason, 0}
+`;
+
+/** KEYS: slots. ARGV: member. Gives back a slot whose request never left the process. */
+export const RELEASE = `return redis.call('ZREM', KEYS[1], ARGV[1])`;
+
+/**
+ * KEYS: slots. ARGV: limit, windowMs, marginMs, serverRemaining, serverResetMs.
+ * When the server reports fewer requests left than we count (another client shares the
+ * store), phantom slots are added that leave when the server's window resets.
+ */
+export const OBSERVE = `${NOW}
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local margin = tonumber(ARGV[3])
+local serverRemaining = tonumber(ARGV[4])
+local resetMs = math.min(math.max(tonumber(ARGV[5]), 0), window)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window - margin)
+local ours = limit - redis.call('ZCARD', KEYS[1])
+local missing = ours - serverRemaining
+if missing <= 0 then return 0 end
+local score = now + resetMs - window
+for i = 1, missing do
+  redis.call('ZADD', KEYS[1], score, 'phantom:' .. now .. ':' .. i .. ':' .. math.random(1000000))
+end
+redis.call('PEXPIRE', KEYS[1], window * 2 + margin)
+return missing
+`;
+
+/** KEYS: blocked. ARGV: retryAfterMs, jitterMs. Keeps the later of two blocks. */
+export const BLOCK = `${NOW}
+local untilMs = now + tonumber(ARGV[1]) + math.random(0, tonumber(ARGV[2]))
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current > untilMs then return current end
+redis.call("SET", KEYS[1], untilMs, "PX", untilMs - now + 1000)
+return untilMs
+`;
+
+/** KEYS: slots, blocked. ARGV: windowMs, marginMs. Returns {used, blockedUntil, oldest, now}. */
+export const STATE = `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]) - tonumber(ARGV[2]))
+local used = redis.call('ZCARD', KEYS[1])
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
+return {used, blocked, oldest[2] or -1, now}
+`;
+
+export const NOW_SCRIPT = `${NOW} return now`;

@@ -1,0 +1,159 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { ACQUIRE, BLOCK, NOW_SCRIPT, OBSERVE, RELEASE, STATE } from "./scripts.ts";
+
+export interface LimiterOptions {
+  /** Requests per window per store (PROVIDER_RATE_LIMIT). */
+  limit: number;
+  /** The window in ms (PROVIDER_RATE_WINDOW_MS). */
+  windowMs: number;
+  /** Added to each slot's life to cover the time from our grant to the server's arrival. */
+  marginMs?: number;
+  /** Share of the limit kept for live traffic; backfill and resync use only the rest. */
+  bulkReserve?: number;
+  /** Random extra wait after a 429, so blocked workers do not return in one burst. */
+  jitterMs?: number;
+  prefix?: string;
+}
+
+export type Priority = "live" | "bulk";
+
+export type Decision =
+  | { granted: true; remaining: number; slotId: string; grantedAtMs: number }
+  | {
+      granted: false;
+      retryAtMs: number;
+      waitMs: number;
+      reason: "window" | "blocked" | "reserved";
+    };
+
+export interface LimiterState {
+  used: number;
+  remaining: number;
+  blockedUntil: number | null;
+  oldestMs: number | null;
+}
+
+/**
+ * The per-store provider budget, shared by every worker process through Redis (ADR 0001).
+ * Exact rolling window: no more than `limit` grants in any `windowMs` span as the server sees
+ * them; one atomic script call per decision; a refusal says exactly when a slot frees, so the
+ * caller can delay its job until then instead of polling.
+ */
+export class StoreRateLimiter {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly marginMs: number;
+  readonly bulkCeiling: number;
+  readonly #jitterMs: number;
+  readonly #prefix: string;
+  readonly #redis: Redis;
+
+  constructor(redis: Redis, options: LimiterOptions) {
+    this.#redis = redis;
+    // Registered once per connection; ioredis then sends EVALSHA and falls back to EVAL.
+    if (typeof (redis as unknown as Record<string, unknown>).limiterAcquire !== "function") {
+      redis.defineCommand("limiterAcquire", { numberOfKeys: 2, lua: ACQUIRE });
+      redis.defineCommand("limiterRelease", { numberOfKeys: 1, lua: RELEASE });
+      redis.defineCommand("limiterObserve", { numberOfKeys: 1, lua: OBSERVE });
+      redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
+      redis.defineCommand("limiterState", { numberOfKeys: 2, lua: STATE });
+      redis.defineCommand("limiterNow", { numberOfKeys: 0, lua: NOW_SCRIPT });
+    }
+    this.limit = options.limit;
+    this.windowMs = options.windowMs;
+    this.marginMs = options.marginMs ?? Math.min(250, Math.ceil(options.windowMs / 100));
+    this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.2))));
+    this.#jitterMs = options.jitterMs ?? Math.min(1_000, Math.ceil(options.windowMs / 20));
+    this.#prefix = options.prefix ?? "connector";
+  }
+
+  #keys(storeId: number): [string, string] {
+    const base = `${this.#prefix}:limiter:{${storeId}}`;
+    return [`${base}:slots`, `${base}:blocked`];
+  }
+
+  async acquire(storeId: number, priority: Priority = "live"): Promise<Decision> {
+    const slotId = randomUUID();
+    const ceiling = priority === "live" ? this.limit : this.bulkCeiling;
+    const [granted, time, reason, remaining] = (await this.#call(
+      "limiterAcquire",
+      ...this.#keys(storeId),
+      this.limit,
+      this.windowMs,
+      this.marginMs,
+      ceiling,
+      slotId,
+    )) as [number, number, string, number];
+    if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
+    const now = await this.nowMs();
+    return {
+      granted: false,
+      retryAtMs: time,
+      waitMs: Math.max(0, time - now),
+      reason: reason as "window" | "blocked" | "reserved",
+    };
+  }
+
+  /** Gives a slot back when its request was never sent. */
+  async release(storeId: number, slotId: string): Promise<void> {
+    await this.#call("limiterRelease", this.#keys(storeId)[0], slotId);
+  }
+
+  /** Learns from RateLimit-* headers; only ever lowers our estimate of what is left. */
+  async observe(
+    storeId: number,
+    info: { remaining?: number | undefined; resetMs?: number | undefined },
+  ): Promise<number> {
+    if (info.remaining === undefined || info.resetMs === undefined) return 0;
+    if (!Number.isFinite(info.remaining) || info.remaining < 0 || info.remaining > this.limit)
+      return 0;
+    return (await this.#call(
+      "limiterObserve",
+      this.#keys(storeId)[0],
+      this.limit,
+      this.windowMs,
+      this.marginMs,
+      Math.floor(info.remaining),
+      Math.floor(info.resetMs),
+    )) as number;
+  }
+
+  /** After a 429: the store is blocked for every process until Retry-After (+ jitter). */
+  async block(storeId: number, retryAfterMs: number): Promise<number> {
+    return (await this.#call(
+      "limiterBlock",
+      this.#keys(storeId)[1],
+      Math.max(0, Math.ceil(retryAfterMs)),
+      this.#jitterMs,
+    )) as number;
+  }
+
+  async state(storeId: number): Promise<LimiterState> {
+    const [used, blocked, oldest, now] = (await this.#call(
+      "limiterState",
+      ...this.#keys(storeId),
+      this.windowMs,
+      this.marginMs,
+    )) as [number, number, string | number, number];
+    const oldestMs = Number(oldest);
+    return {
+      used,
+      remaining: Math.max(0, this.limit - used),
+      blockedUntil: blocked > now ? blocked : null,
+      oldestMs: oldestMs >= 0 ? oldestMs : null,
+    };
+  }
+
+  #call(name: string, ...args: (string | number)[]): Promise<unknown> {
+    const command = (
+      this.#redis as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>
+    )[name];
+    if (!command) throw new Error(`limiter script ${name} is not registered`);
+    return command.apply(this.#redis, args);
+  }
+
+  async nowMs(): Promise<number> {
+    return (await this.#call("limiterNow")) as number;
+  }
+}

@@ -1,0 +1,215 @@
+import type { Order, ProviderClient } from "../provider/index.ts";
+import {
+  ProviderConflictError,
+  type ProviderLineItemId,
+  type ProviderOrderId,
+  type ProviderStoreId,
+} from "../provider/index.ts";
+import type { LinkRepository } from "../store/index.ts";
+import { canonicalHash, type SyncOp } from "../sync/index.ts";
+
+export interface OpContext {
+  shop: string;
+  sourceOrderId: string;
+  orderName: string;
+  storeId: ProviderStoreId;
+  /** The provider order, once created (every op but createOrder needs it). */
+  orderId: ProviderOrderId | null;
+  customerEmail: string | undefined;
+  /** The snapshot version being synced, stored with the created order. */
+  version: string;
+}
+
+/**
+ * Runs one planned operation against the provider with the intent protocol of DESIGN.md
+ * principle 4: the intent row is written before the call, the effect (service IDs, hashes) in
+ * one transaction with the intent's completion the moment the answer comes back.
+ *
+ * An intent that was started before and never completed means an earlier attempt may have
+ * reached the provider (crash, timeout, dropped response). Creates are then looked up first
+ * instead of sent again, so a lost answer never becomes a second order or line item. Updates,
+ * cancels and fulfillment upserts are idempotent at the provider and are simply sent again.
+ */
+export async function executeOp(
+  client: ProviderClient,
+  links: LinkRepository,
+  op: SyncOp,
+  ctx: OpContext,
+): Promise<ProviderOrderId> {
+  const intent = links.beginIntent(ctx.shop, ctx.sourceOrderId, op.key, op.kind);
+  const resumed = intent.attempts > 1;
+
+  switch (op.kind) {
+    case "createOrder": {
+      let order: Order | null = resumed ? await findExisting(client, ctx) : null;
+      if (!order) {
+        try {
+          order = await client.createOrder(op.body);
+        } catch (error) {
+          // Already there (our lost answer, or another process): adopt it instead of failing.
+          if (!(error instanceof ProviderConflictError)) throw error;
+          order = error.existingOrderId
+            ? await client.getOrder(ctx.storeId, error.existingOrderId)
+            : await findExisting(client, ctx);
+          if (!order) throw error;
+        }
+      }
+      const orderId = order.orderId as ProviderOrderId;
+      links.recordOrderCreated({
+        shop: ctx.shop,
+        storeId: ctx.storeId,
+        sourceOrderId: ctx.sourceOrderId,
+        orderId,
+        orderHash: adoptedOrderHash(order, op),
+        orderName: ctx.orderName,
+        lineItems: adoptedLineItems(order, op),
+        key: op.key,
+      });
+      return orderId;
+    }
+    case "updateOrder": {
+      const orderId = requireOrder(ctx);
+      await client.updateOrder(ctx.storeId, orderId, op.body);
+      links.recordOrderUpdated({
+        shop: ctx.shop,
+        sourceOrderId: ctx.sourceOrderId,
+        orderHash: op.orderHash,
+        key: op.key,
+      });
+      return orderId;
+    }
+    case "cancelLineItem": {
+      const orderId = requireOrder(ctx);
+      await client.cancelLineItem(ctx.storeId, orderId, op.lineItemId, op.body);
+      links.recordLineItemCanceled({
+        shop: ctx.shop,
+        sourceOrderId: ctx.sourceOrderId,
+        lineItemId: op.lineItemId,
+        canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
+        key: op.key,
+      });
+      return orderId;
+    }
+    case "addLineItem": {
+      const orderId = requireOrder(ctx);
+      let lineItemId: ProviderLineItemId | null = resumed
+        ? await findLiveLineItem(client, ctx, orderId, op.sourceLineItemId, links)
+        : null;
+      if (lineItemId === null) {
+        try {
+          lineItemId = (await client.addLineItem(ctx.storeId, orderId, op.body))
+            .lineItemId as ProviderLineItemId;
+        } catch (error) {
+          if (!(error instanceof ProviderConflictError)) throw error;
+          lineItemId =
+            (error.existingLineItemId as ProviderLineItemId | undefined) ??
+            (await findLiveLineItem(client, ctx, orderId, op.sourceLineItemId, links));
+          if (lineItemId === null) throw error;
+        }
+      }
+      links.recordLineItemAdded({
+        shop: ctx.shop,
+        sourceOrderId: ctx.sourceOrderId,
+        sourceLineItemId: op.sourceLineItemId,
+        lineItemId,
+        hash: op.hash,
+        key: op.key,
+      });
+      return orderId;
+    }
+    case "upsertFulfillment": {
+      const orderId = requireOrder(ctx);
+      const { fulfillment } = await client.createFulfillment(ctx.storeId, orderId, op.body);
+      links.recordFulfillmentUpserted({
+        shop: ctx.shop,
+        sourceOrderId: ctx.sourceOrderId,
+        sourceFulfillmentId: op.sourceFulfillmentId,
+        fulfillmentId: fulfillment.fulfillmentId as never,
+        hash: op.hash,
+        key: op.key,
+      });
+      return orderId;
+    }
+    case "cancelOrder": {
+      const orderId = requireOrder(ctx);
+      await client.cancelOrder(ctx.storeId, orderId, op.body);
+      links.recordOrderCanceled({
+        shop: ctx.shop,
+        sourceOrderId: ctx.sourceOrderId,
+        canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
+        key: op.key,
+      });
+      return orderId;
+    }
+  }
+}
+
+function requireOrder(ctx: OpContext): ProviderOrderId {
+  if (ctx.orderId === null) throw new Error("planned an order operation before the order exists");
+  return ctx.orderId;
+}
+
+async function findExisting(client: ProviderClient, ctx: OpContext): Promise<Order | null> {
+  return client.findOrderBySourceId(ctx.storeId, ctx.sourceOrderId, {
+    ...(ctx.customerEmail ? { customerEmail: ctx.customerEmail } : {}),
+    orderNameOrNumber: ctx.orderName,
+  });
+}
+
+/** A live provider line item for this source line that our links do not know yet. */
+async function findLiveLineItem(
+  client: ProviderClient,
+  ctx: OpContext,
+  orderId: ProviderOrderId,
+  sourceLineItemId: string,
+  links: LinkRepository,
+): Promise<ProviderLineItemId | null> {
+  const known = new Set(
+    (links.loadLinks(ctx.shop, ctx.sourceOrderId)?.lineItems ?? []).map((l) =>
+      Number(l.lineItemId),
+    ),
+  );
+  const order = await client.getOrder(ctx.storeId, orderId);
+  const live = order.lineItems.find(
+    (item) =>
+      item.sourceLineItemId === sourceLineItemId &&
+      !item.sourceCanceledOn &&
+      !known.has(item.lineItemId),
+  );
+  return live ? (live.lineItemId as ProviderLineItemId) : null;
+}
+
+/**
+ * The order we adopt may be exactly what we sent (a lost answer) or an older state. Its hash is
+ * trusted only when the money matches what we meant to send; otherwise an empty hash makes the
+ * next plan send an update.
+ */
+function adoptedOrderHash(order: Order, op: Extract<SyncOp, { kind: "createOrder" }>): string {
+  const same =
+    order.totalMoney === op.body.totalMoney &&
+    order.subtotalMoney === op.body.subtotalMoney &&
+    order.taxMoney === op.body.taxMoney &&
+    order.shippingMoney === op.body.shippingMoney;
+  return same ? op.orderHash : "";
+}
+
+/** Live provider line items matched to our lines; a different item gets no hash (replaced next). */
+function adoptedLineItems(order: Order, op: Extract<SyncOp, { kind: "createOrder" }>) {
+  const wanted = new Map(op.body.lineItems.map((l) => [l.sourceLineItemId, l]));
+  return order.lineItems
+    .filter((item) => !item.sourceCanceledOn)
+    .map((item) => {
+      const mine = wanted.get(item.sourceLineItemId);
+      const same =
+        mine !== undefined &&
+        mine.quantity === item.quantity &&
+        mine.price === item.price &&
+        mine.tax === item.tax &&
+        mine.sku === item.sku;
+      return {
+        sourceLineItemId: item.sourceLineItemId,
+        lineItemId: item.lineItemId as ProviderLineItemId,
+        hash: same ? (op.lineItemHashes[item.sourceLineItemId] ?? canonicalHash(mine)) : "",
+      };
+    });
+}

@@ -1,0 +1,289 @@
+import { DelayedError, type Job } from "bullmq";
+import type { Logger } from "pino";
+import {
+  ProviderAuthError,
+  type ProviderClient,
+  ProviderConflictError,
+  ProviderError,
+  ProviderNotFoundError,
+  type ProviderOrderId,
+  ProviderRateLimitError,
+  type ProviderStoreId,
+  ProviderValidationError,
+} from "../provider/index.ts";
+import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
+import { mapOrder, planSync, type ShopSettings } from "../sync/index.ts";
+import type { SourceOrder } from "../sync/source-order.ts";
+import type { DeadLetterData, SyncJobData } from "./jobs.ts";
+import type { StoreRateLimiter } from "./limiter/index.ts";
+import { executeOp, type OpContext } from "./op-executor.ts";
+import type { SnapshotStore } from "./snapshot-store.ts";
+import { deadLetterId, type SyncQueues } from "./sync-queue.ts";
+
+export interface SyncProcessorDeps {
+  snapshots: SnapshotStore;
+  queues: SyncQueues;
+  shops: ShopRepository;
+  links: LinkRepository;
+  limiter: StoreRateLimiter;
+  /** The provider client for a shop's credentials (cached by the caller). */
+  providerFor(shop: ShopRecord): ProviderClient;
+  /** Fetches the whole order from the Shopify Admin API when a snapshot is known to be stale. */
+  refetchOrder?(shop: ShopRecord, orderId: string): Promise<SourceOrder | null>;
+  logger: Logger;
+  metrics?: SyncMetrics;
+}
+
+export interface SyncMetrics {
+  jobDone(outcome: string): void;
+  providerCall(status: number | "error"): void;
+  limiterWait(reason: string): void;
+  lag(ms: number): void;
+}
+
+export type SyncResult =
+  | { outcome: "synced"; calls: number }
+  | { outcome: "unchanged" }
+  | { outcome: "waiting"; reason: string }
+  | { outcome: "dead-lettered"; reason: string }
+  | { outcome: "skipped"; reason: string };
+
+/** A failure that retrying will not fix: it goes to the dead-letter queue at once. */
+class Terminal extends Error {
+  constructor(
+    readonly category: string,
+    message: string,
+    readonly fields?: { path: string; message: string }[],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The sync job: reconcile one order's latest snapshot with what the provider has, sending only
+ * the difference, each provider call only when the store's rate limiter grants a slot.
+ *
+ * Level-triggered: nothing here depends on which webhook queued the job. When the limiter says
+ * wait, the job moves to the delayed set until the computed moment and gives its worker slot
+ * back; when it runs again it re-plans from the links, so the calls already made are not
+ * repeated.
+ */
+export function createSyncProcessor(deps: SyncProcessorDeps) {
+  return async function processSync(job: Job<SyncJobData>, token?: string): Promise<SyncResult> {
+    const { shop, orderId } = job.data;
+    const log = deps.logger.child({ shop, orderId, jobId: job.id });
+    const shopRecord = deps.shops.getShop(shop);
+    if (!shopRecord || shopRecord.status === "uninstalled") {
+      deps.metrics?.jobDone("skipped");
+      return { outcome: "skipped", reason: shopRecord ? "shop uninstalled" : "shop unknown" };
+    }
+
+    let calls = 0;
+    let lastRequest: DeadLetterData["request"];
+    try {
+      if (shopRecord.status === "paused") {
+        throw new Terminal(
+          "config",
+          `sync is paused for this shop: ${shopRecord.pausedReason ?? "no reason given"}`,
+        );
+      }
+      if (shopRecord.storeId === null) {
+        throw new Terminal("config", "the shop has no provider store configured", [
+          { path: "storeId", message: "set the provider store in the settings" },
+        ]);
+      }
+      const storeId = shopRecord.storeId as ProviderStoreId;
+      const order = await loadOrder(deps, shopRecord, orderId);
+      if (!order) {
+        deps.metrics?.jobDone("waiting");
+        return {
+          outcome: "waiting",
+          reason: "no full order state yet; the order webhook or a refetch will follow",
+        };
+      }
+      const settings = shopSettings(shopRecord, storeId, order.currency);
+      const mapped = mapOrder(order, settings);
+      if (!mapped.ok) {
+        const config = mapped.errors.some((e) => /fulfillmentLocationId|currency/.test(e.field));
+        throw new Terminal(
+          config ? "config" : "mapping",
+          `the order cannot be sent as it is: ${mapped.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}`,
+          mapped.errors.map((e) => ({ path: e.field, message: e.message })),
+        );
+      }
+      const canceled = order.cancelledAt
+        ? { reason: order.cancelReason, at: order.cancelledAt }
+        : null;
+      const client = deps.providerFor(shopRecord);
+      const priority = job.data.priority;
+
+      // Re-plan after every call: the links are the truth, so a resumed job never repeats a call.
+      for (;;) {
+        const links = deps.links.loadLinks(shop, orderId);
+        const ops = planSync(
+          { order: mapped.order, fulfillments: mapped.fulfillments, canceled },
+          links,
+        );
+        const op = ops[0];
+        if (!op) break;
+        const decision = await deps.limiter.acquire(storeId, priority);
+        if (!decision.granted) {
+          deps.metrics?.limiterWait(decision.reason);
+          await job.moveToDelayed(decision.retryAtMs, token);
+          throw new DelayedError();
+        }
+        const ctx: OpContext = {
+          shop,
+          sourceOrderId: orderId,
+          orderName: order.name,
+          storeId,
+          orderId: (links?.orderId ?? null) as ProviderOrderId | null,
+          customerEmail: mapped.order.customer.email,
+          version: order.updatedAt,
+        };
+        lastRequest = { method: op.kind, path: `/orders/${ctx.orderId ?? ""}`, body: op.body };
+        calls++;
+        try {
+          await executeOp(client, deps.links, op, ctx);
+          deps.metrics?.providerCall(200);
+        } catch (error) {
+          if (error instanceof ProviderRateLimitError) {
+            // Not a failed attempt: the budget is shared; wait as long as the server says.
+            deps.metrics?.providerCall(429);
+            const until = await deps.limiter.block(storeId, error.retryAfterMs ?? 1_000);
+            await job.moveToDelayed(until, token);
+            throw new DelayedError();
+          }
+          deps.metrics?.providerCall(
+            error instanceof ProviderError && error.status ? error.status : "error",
+          );
+          throw error;
+        }
+      }
+      deps.links.markSynced(shop, orderId, order.updatedAt);
+      if (job.data.receivedAt) deps.metrics?.lag(Date.now() - job.data.receivedAt);
+      deps.metrics?.jobDone(calls > 0 ? "synced" : "unchanged");
+      log.info({ calls }, calls > 0 ? "order synced" : "order unchanged");
+      return calls > 0 ? { outcome: "synced", calls } : { outcome: "unchanged" };
+    } catch (error) {
+      if (error instanceof DelayedError) throw error;
+      const terminal = classify(error);
+      const attempts = job.attemptsMade + 1;
+      const exhausted = !terminal && attempts >= (job.opts.attempts ?? 1);
+      if (!terminal && !exhausted) {
+        log.warn({ err: describe(error), attempts }, "sync failed; will retry");
+        throw error;
+      }
+      const dead =
+        terminal ??
+        new Terminal("exhausted", `gave up after ${attempts} attempts: ${describe(error).message}`);
+      await deadLetter(deps, job, dead, error, lastRequest, attempts);
+      deps.links.markFailed(shop, orderId, "dead-lettered", dead.message);
+      if (dead.category === "config" && error instanceof ProviderAuthError) {
+        deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
+      }
+      deps.metrics?.jobDone("dead-lettered");
+      log.error({ category: dead.category, reason: dead.message }, "sync dead-lettered");
+      return { outcome: "dead-lettered", reason: dead.message };
+    }
+  };
+}
+
+async function loadOrder(deps: SyncProcessorDeps, shop: ShopRecord, orderId: string) {
+  const snapshot = await deps.snapshots.get(shop.shop, orderId);
+  if (snapshot?.staleSince && deps.refetchOrder) {
+    const fresh = await deps.refetchOrder(shop, orderId);
+    if (fresh) {
+      await deps.snapshots.putOrder(fresh);
+      return (await deps.snapshots.get(shop.shop, orderId))?.order ?? fresh;
+    }
+  }
+  return snapshot?.order ?? null;
+}
+
+function shopSettings(
+  shop: ShopRecord,
+  storeId: ProviderStoreId,
+  orderCurrency: string,
+): ShopSettings {
+  return {
+    storeId,
+    currency: shop.storeCurrency ?? shop.shopCurrency ?? orderCurrency,
+    protectionVariantIds: shop.protectionVariantIds,
+    locationMap: shop.locationMap,
+    defaultLocationId: shop.defaultLocationId,
+  };
+}
+
+/** Which failures retrying cannot fix (STYLE.md item 7: say why next to the rule). */
+function classify(error: unknown): Terminal | null {
+  if (error instanceof Terminal) return error;
+  // 400: the provider refused what we sent; the same body will be refused again.
+  if (error instanceof ProviderValidationError) {
+    return new Terminal(
+      "provider-validation",
+      `the provider refused the request: ${error.message}`,
+      error.fields,
+    );
+  }
+  // 401 after a token renewal, 403: credentials or scopes are wrong; an operator must fix them.
+  if (error instanceof ProviderAuthError) {
+    return new Terminal(
+      "config",
+      `the provider refused our credentials (${error.kind}): ${error.message}`,
+    );
+  }
+  // 404 on an order we created: it was removed at the provider, or the store is not ours.
+  if (error instanceof ProviderNotFoundError) {
+    return new Terminal(
+      "provider-not-found",
+      `the provider does not know this order or store: ${error.message}`,
+    );
+  }
+  // 409 that the executor could not resolve (for example a change to an order canceled there).
+  if (error instanceof ProviderConflictError) {
+    return new Terminal("provider-conflict", `the provider refused the change: ${error.message}`);
+  }
+  return null;
+}
+
+function describe(error: unknown): { name: string; message: string } {
+  return error instanceof Error
+    ? { name: error.name, message: error.message }
+    : { name: "Error", message: String(error) };
+}
+
+async function deadLetter(
+  deps: SyncProcessorDeps,
+  job: Job<SyncJobData>,
+  dead: Terminal,
+  cause: unknown,
+  request: DeadLetterData["request"],
+  attempts: number,
+) {
+  const now = new Date().toISOString();
+  const providerError = cause instanceof ProviderError ? cause : undefined;
+  const data: DeadLetterData = {
+    shop: job.data.shop,
+    orderId: job.data.orderId,
+    topic: job.data.trigger,
+    reason: dead.message,
+    category: dead.category,
+    errorClass: cause instanceof Error ? cause.constructor.name : "Error",
+    ...(dead.fields ? { fields: dead.fields } : {}),
+    ...(providerError && request ? { request } : {}),
+    ...(providerError
+      ? {
+          response: {
+            ...(providerError.status !== undefined ? { status: providerError.status } : {}),
+            ...(providerError.requestId ? { requestId: providerError.requestId } : {}),
+            body: providerError.body,
+          },
+        }
+      : {}),
+    attempts,
+    firstFailedAt: now,
+    lastFailedAt: now,
+  };
+  await deps.queues.addDeadLetter(deadLetterId(job.data.shop, job.data.orderId), data);
+}

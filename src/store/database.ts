@@ -1,0 +1,35 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import BetterSqlite3 from "better-sqlite3";
+import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import * as schema from "./schema.ts";
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: BetterSqlite3.Database };
+
+const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
+
+/**
+ * Opens the SQLite file in WAL mode (readers never block the writer), waits up to 5 s on a
+ * lock held by another process instead of failing with SQLITE_BUSY, and applies the committed
+ * migrations (drizzle's migrator runs them in one transaction, so concurrent starts are safe).
+ */
+export function openDatabase(path: string): Db {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new BetterSqlite3(path);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("busy_timeout = 5000");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("foreign_keys = ON");
+  const db = drizzle(sqlite, { schema }) as Db;
+  try {
+    migrate(db, { migrationsFolder: MIGRATIONS });
+  } catch (error) {
+    // Another process applied the same migration between our check and our write: its
+    // transaction won; ours sees the result on a second look.
+    if (!/already exists/.test((error as Error).message)) throw error;
+    migrate(db, { migrationsFolder: MIGRATIONS });
+  }
+  return db;
+}

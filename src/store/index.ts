@@ -1,0 +1,9 @@
+export { type Db, openDatabase } from "./database.ts";
+export { type IntentRow, LinkRepository } from "./link-repository.ts";
+export * as schema from "./schema.ts";
+export {
+  type ShopRecord,
+  ShopRepository,
+  type ShopSettingsInput,
+  type ShopStatus,
+} from "./shop-repository.ts";

@@ -1,0 +1,327 @@
+import { and, count, eq, sql } from "drizzle-orm";
+import type {
+  ProviderFulfillmentId,
+  ProviderLineItemId,
+  ProviderOrderId,
+  ProviderStoreId,
+} from "../provider/schemas.ts";
+import type { OrderLinks } from "../sync/links.ts";
+import type { Db } from "./database.ts";
+import { fulfillmentLinks, intents, lineItemLinks, orderFailures, orderLinks } from "./schema.ts";
+
+export interface IntentRow {
+  status: "pending" | "done";
+  attempts: number;
+  resultId: number | null;
+}
+
+interface Keyed {
+  shop: string;
+  sourceOrderId: string;
+  key: string;
+}
+
+const now = () => new Date().toISOString();
+
+/**
+ * The links between Shopify and provider records, and the intent rows that make every provider
+ * write recoverable (DESIGN.md principle 4). Each `record…` call writes the effect and completes
+ * its intent in one transaction: either both are there after a crash, or neither.
+ */
+export class LinkRepository {
+  constructor(private readonly db: Db) {}
+
+  loadLinks(shop: string, sourceOrderId: string): OrderLinks | null {
+    const order = this.db
+      .select()
+      .from(orderLinks)
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)))
+      .get();
+    if (!order) return null;
+    const lines = this.db
+      .select()
+      .from(lineItemLinks)
+      .where(and(eq(lineItemLinks.shop, shop), eq(lineItemLinks.sourceOrderId, sourceOrderId)))
+      .all();
+    const fulfillments = this.db
+      .select()
+      .from(fulfillmentLinks)
+      .where(
+        and(eq(fulfillmentLinks.shop, shop), eq(fulfillmentLinks.sourceOrderId, sourceOrderId)),
+      )
+      .all();
+    return {
+      storeId: order.storeId as ProviderStoreId,
+      sourceOrderId,
+      orderId: order.orderId as ProviderOrderId,
+      orderHash: order.orderHash,
+      syncedVersion: order.syncedVersion,
+      canceledAt: order.canceledAt,
+      lineItems: lines.map((l) => ({
+        sourceLineItemId: l.sourceLineItemId,
+        lineItemId: l.lineItemId as ProviderLineItemId,
+        hash: l.hash,
+        canceledAt: l.canceledAt,
+      })),
+      fulfillments: fulfillments.map((f) => ({
+        sourceFulfillmentId: f.sourceFulfillmentId,
+        fulfillmentId: f.fulfillmentId as ProviderFulfillmentId,
+        hash: f.hash,
+      })),
+    };
+  }
+
+  /** The link of an order by its name ("#1001" or "1001"). */
+  findByOrderName(shop: string, name: string): { sourceOrderId: string; orderId: number } | null {
+    const wanted = name.startsWith("#") ? name : `#${name}`;
+    const row = this.db
+      .select({ sourceOrderId: orderLinks.sourceOrderId, orderId: orderLinks.orderId })
+      .from(orderLinks)
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.orderName, wanted)))
+      .get();
+    return row ?? null;
+  }
+
+  getOrderLinkRow(shop: string, sourceOrderId: string) {
+    return (
+      this.db
+        .select()
+        .from(orderLinks)
+        .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)))
+        .get() ?? null
+    );
+  }
+
+  /**
+   * Marks the start of a provider write. A pending intent from an earlier attempt is kept and
+   * its attempt count raised: the caller then knows the write may already have happened. A done
+   * intent with the same key is an earlier, finished incarnation: it starts afresh.
+   */
+  beginIntent(shop: string, sourceOrderId: string, key: string, kind: string): IntentRow {
+    const at = now();
+    const row = this.db
+      .insert(intents)
+      .values({ shop, sourceOrderId, key, kind, status: "pending", attempts: 1, startedAt: at })
+      .onConflictDoUpdate({
+        target: [intents.shop, intents.sourceOrderId, intents.key],
+        set: {
+          attempts: sql`CASE WHEN ${intents.status} = 'done' THEN 1 ELSE ${intents.attempts} + 1 END`,
+          status: "pending",
+          startedAt: sql`CASE WHEN ${intents.status} = 'done' THEN ${at} ELSE ${intents.startedAt} END`,
+          completedAt: null,
+          resultId: null,
+        },
+      })
+      .returning({ status: intents.status, attempts: intents.attempts, resultId: intents.resultId })
+      .get();
+    return row;
+  }
+
+  #complete(
+    tx: Parameters<Parameters<Db["transaction"]>[0]>[0],
+    k: Keyed,
+    resultId: number | null,
+  ) {
+    tx.update(intents)
+      .set({ status: "done", resultId, completedAt: now() })
+      .where(
+        and(
+          eq(intents.shop, k.shop),
+          eq(intents.sourceOrderId, k.sourceOrderId),
+          eq(intents.key, k.key),
+        ),
+      )
+      .run();
+  }
+
+  recordOrderCreated(
+    input: Keyed & {
+      storeId: number;
+      orderId: number;
+      orderHash: string;
+      orderName: string;
+      lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
+    },
+  ): void {
+    const at = now();
+    this.db.transaction((tx) => {
+      tx.insert(orderLinks)
+        .values({
+          shop: input.shop,
+          sourceOrderId: input.sourceOrderId,
+          storeId: input.storeId,
+          orderId: input.orderId,
+          orderName: input.orderName,
+          orderHash: input.orderHash,
+          createdAt: at,
+        })
+        .onConflictDoUpdate({
+          target: [orderLinks.shop, orderLinks.sourceOrderId],
+          set: { orderId: input.orderId, orderHash: input.orderHash, storeId: input.storeId },
+        })
+        .run();
+      for (const line of input.lineItems) {
+        tx.insert(lineItemLinks)
+          .values({ shop: input.shop, sourceOrderId: input.sourceOrderId, ...line, createdAt: at })
+          .onConflictDoUpdate({
+            target: [lineItemLinks.shop, lineItemLinks.sourceOrderId, lineItemLinks.lineItemId],
+            set: { hash: line.hash },
+          })
+          .run();
+      }
+      tx.delete(orderFailures)
+        .where(
+          and(
+            eq(orderFailures.shop, input.shop),
+            eq(orderFailures.sourceOrderId, input.sourceOrderId),
+          ),
+        )
+        .run();
+      this.#complete(tx, input, input.orderId);
+    });
+  }
+
+  recordOrderUpdated(input: Keyed & { orderHash: string }): void {
+    this.db.transaction((tx) => {
+      tx.update(orderLinks)
+        .set({ orderHash: input.orderHash })
+        .where(
+          and(eq(orderLinks.shop, input.shop), eq(orderLinks.sourceOrderId, input.sourceOrderId)),
+        )
+        .run();
+      this.#complete(tx, input, null);
+    });
+  }
+
+  recordLineItemAdded(
+    input: Keyed & { sourceLineItemId: string; lineItemId: number; hash: string },
+  ): void {
+    this.db.transaction((tx) => {
+      tx.insert(lineItemLinks)
+        .values({
+          shop: input.shop,
+          sourceOrderId: input.sourceOrderId,
+          sourceLineItemId: input.sourceLineItemId,
+          lineItemId: input.lineItemId,
+          hash: input.hash,
+          createdAt: now(),
+        })
+        .onConflictDoUpdate({
+          target: [lineItemLinks.shop, lineItemLinks.sourceOrderId, lineItemLinks.lineItemId],
+          set: { hash: input.hash, canceledAt: null },
+        })
+        .run();
+      this.#complete(tx, input, input.lineItemId);
+    });
+  }
+
+  recordLineItemCanceled(input: Keyed & { lineItemId: number; canceledAt: string }): void {
+    this.db.transaction((tx) => {
+      tx.update(lineItemLinks)
+        .set({ canceledAt: input.canceledAt })
+        .where(
+          and(
+            eq(lineItemLinks.shop, input.shop),
+            eq(lineItemLinks.sourceOrderId, input.sourceOrderId),
+            eq(lineItemLinks.lineItemId, input.lineItemId),
+          ),
+        )
+        .run();
+      this.#complete(tx, input, input.lineItemId);
+    });
+  }
+
+  recordFulfillmentUpserted(
+    input: Keyed & { sourceFulfillmentId: string; fulfillmentId: number; hash: string },
+  ): void {
+    this.db.transaction((tx) => {
+      tx.insert(fulfillmentLinks)
+        .values({
+          shop: input.shop,
+          sourceOrderId: input.sourceOrderId,
+          sourceFulfillmentId: input.sourceFulfillmentId,
+          fulfillmentId: input.fulfillmentId,
+          hash: input.hash,
+          updatedAt: now(),
+        })
+        .onConflictDoUpdate({
+          target: [
+            fulfillmentLinks.shop,
+            fulfillmentLinks.sourceOrderId,
+            fulfillmentLinks.sourceFulfillmentId,
+          ],
+          set: { fulfillmentId: input.fulfillmentId, hash: input.hash, updatedAt: now() },
+        })
+        .run();
+      this.#complete(tx, input, input.fulfillmentId);
+    });
+  }
+
+  recordOrderCanceled(input: Keyed & { canceledAt: string }): void {
+    this.db.transaction((tx) => {
+      tx.update(orderLinks)
+        .set({ canceledAt: input.canceledAt })
+        .where(
+          and(eq(orderLinks.shop, input.shop), eq(orderLinks.sourceOrderId, input.sourceOrderId)),
+        )
+        .run();
+      this.#complete(tx, input, null);
+    });
+  }
+
+  markSynced(shop: string, sourceOrderId: string, version: string): void {
+    this.db
+      .update(orderLinks)
+      .set({ syncedVersion: version, lastResult: "synced", lastError: null, lastSyncedAt: now() })
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)))
+      .run();
+    this.db
+      .delete(orderFailures)
+      .where(and(eq(orderFailures.shop, shop), eq(orderFailures.sourceOrderId, sourceOrderId)))
+      .run();
+  }
+
+  /** Records a failure, whether or not the provider has the order yet. No customer data. */
+  markFailed(
+    shop: string,
+    sourceOrderId: string,
+    result: "failed" | "dead-lettered",
+    error: string,
+  ): void {
+    const message = error.slice(0, 2_000);
+    this.db
+      .insert(orderFailures)
+      .values({ shop, sourceOrderId, result, error: message, failedAt: now() })
+      .onConflictDoUpdate({
+        target: [orderFailures.shop, orderFailures.sourceOrderId],
+        set: { result, error: message, failedAt: now() },
+      })
+      .run();
+    this.db
+      .update(orderLinks)
+      .set({ lastResult: result, lastError: message })
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)))
+      .run();
+  }
+
+  /** Counts for status pages: orders synced, and orders whose last attempt failed. */
+  countByResult(shop: string): { synced: number; failed: number; deadLettered: number } {
+    const synced =
+      this.db
+        .select({ n: count() })
+        .from(orderLinks)
+        .where(and(eq(orderLinks.shop, shop), eq(orderLinks.lastResult, "synced")))
+        .get()?.n ?? 0;
+    const failures = this.db
+      .select({ result: orderFailures.result, n: count() })
+      .from(orderFailures)
+      .where(eq(orderFailures.shop, shop))
+      .groupBy(orderFailures.result)
+      .all();
+    return {
+      synced,
+      failed: failures.find((f) => f.result === "failed")?.n ?? 0,
+      deadLettered: failures.find((f) => f.result === "dead-lettered")?.n ?? 0,
+    };
+  }
+}

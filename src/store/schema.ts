@@ -1,0 +1,143 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * The connector's durable state. Timestamps are ISO 8601 text, JSON is text, IDs are integers
+ * or decimal text: nothing here is SQLite-only, so a Postgres schema can follow one to one.
+ */
+
+export const shops = sqliteTable("shops", {
+  shop: text("shop").primaryKey(),
+  status: text("status", { enum: ["active", "paused", "uninstalled"] })
+    .notNull()
+    .default("active"),
+  pausedReason: text("paused_reason"),
+  storeId: integer("store_id"),
+  providerEnvironment: text("provider_environment", { enum: ["production", "staging", "sandbox"] })
+    .notNull()
+    .default("sandbox"),
+  providerBaseUrl: text("provider_base_url"),
+  providerAuthUrl: text("provider_auth_url"),
+  providerAudience: text("provider_audience"),
+  providerClientId: text("provider_client_id"),
+  providerClientSecretSealed: text("provider_client_secret_sealed"),
+  accessTokenSealed: text("access_token_sealed"),
+  scopes: text("scopes"),
+  storeCurrency: text("store_currency"),
+  shopCurrency: text("shop_currency"),
+  protectionVariantIds: text("protection_variant_ids").notNull().default("[]"),
+  locationMap: text("location_map").notNull().default("{}"),
+  defaultLocationId: integer("default_location_id"),
+  installedAt: text("installed_at"),
+  uninstalledAt: text("uninstalled_at"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const orderLinks = sqliteTable(
+  "order_links",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    storeId: integer("store_id").notNull(),
+    orderId: integer("order_id").notNull(),
+    orderName: text("order_name"),
+    orderHash: text("order_hash").notNull(),
+    syncedVersion: text("synced_version"),
+    canceledAt: text("canceled_at"),
+    lastResult: text("last_result", { enum: ["synced", "failed", "dead-lettered"] }),
+    lastError: text("last_error"),
+    lastSyncedAt: text("last_synced_at"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.shop, t.sourceOrderId] }),
+    index("order_links_name").on(t.shop, t.orderName),
+  ],
+);
+
+/** Orders whose sync failed before the provider had them: no order_links row exists yet. */
+export const orderFailures = sqliteTable(
+  "order_failures",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    result: text("result", { enum: ["failed", "dead-lettered"] }).notNull(),
+    error: text("error").notNull(),
+    failedAt: text("failed_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId] })],
+);
+
+export const lineItemLinks = sqliteTable(
+  "line_item_links",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    lineItemId: integer("line_item_id").notNull(),
+    sourceLineItemId: text("source_line_item_id").notNull(),
+    hash: text("hash").notNull(),
+    canceledAt: text("canceled_at"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId, t.lineItemId] })],
+);
+
+export const fulfillmentLinks = sqliteTable(
+  "fulfillment_links",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    sourceFulfillmentId: text("source_fulfillment_id").notNull(),
+    fulfillmentId: integer("fulfillment_id").notNull(),
+    hash: text("hash").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId, t.sourceFulfillmentId] })],
+);
+
+export const intents = sqliteTable(
+  "intents",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    key: text("key").notNull(),
+    kind: text("kind").notNull(),
+    status: text("status", { enum: ["pending", "done"] }).notNull(),
+    resultId: integer("result_id"),
+    attempts: integer("attempts").notNull().default(1),
+    startedAt: text("started_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId, t.key] })],
+);
+
+export const backfills = sqliteTable("backfills", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  shop: text("shop").notNull(),
+  since: text("since"),
+  until: text("until"),
+  cursor: text("cursor"),
+  done: integer("done").notNull().default(0),
+  total: integer("total"),
+  status: text("status", { enum: ["running", "paused", "completed", "failed"] }).notNull(),
+  error: text("error"),
+  startedAt: text("started_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  completedAt: text("completed_at"),
+});
+
+export const syncCheckpoints = sqliteTable("sync_checkpoints", {
+  shop: text("shop").primaryKey(),
+  lastReconciledAt: text("last_reconciled_at").notNull(),
+});
+
+export const privacyRequests = sqliteTable("privacy_requests", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  shop: text("shop").notNull(),
+  topic: text("topic").notNull(),
+  /** Only IDs, never customer data. */
+  summary: text("summary").notNull(),
+  receivedAt: text("received_at").notNull(),
+  dueBy: text("due_by").notNull(),
+  completedAt: text("completed_at"),
+});

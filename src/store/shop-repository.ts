@@ -1,0 +1,121 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "./database.ts";
+import {
+  backfills,
+  fulfillmentLinks,
+  intents,
+  lineItemLinks,
+  orderFailures,
+  orderLinks,
+  shops,
+  syncCheckpoints,
+} from "./schema.ts";
+
+export type ShopStatus = "active" | "paused" | "uninstalled";
+
+export interface ShopRecord {
+  shop: string;
+  status: ShopStatus;
+  pausedReason: string | null;
+  storeId: number | null;
+  providerEnvironment: "production" | "staging" | "sandbox";
+  providerBaseUrl: string | null;
+  providerAuthUrl: string | null;
+  providerAudience: string | null;
+  providerClientId: string | null;
+  /** Sealed with the secret box; open only where the secret is used. */
+  providerClientSecretSealed: string | null;
+  accessTokenSealed: string | null;
+  scopes: string | null;
+  storeCurrency: string | null;
+  shopCurrency: string | null;
+  protectionVariantIds: string[];
+  locationMap: Record<string, number>;
+  defaultLocationId: number | null;
+  installedAt: string | null;
+  uninstalledAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ShopSettingsInput = Partial<Omit<ShopRecord, "shop" | "createdAt" | "updatedAt">>;
+
+type Row = typeof shops.$inferSelect;
+
+function toRecord(row: Row): ShopRecord {
+  return {
+    ...row,
+    protectionVariantIds: JSON.parse(row.protectionVariantIds) as string[],
+    locationMap: JSON.parse(row.locationMap) as Record<string, number>,
+  };
+}
+
+function toColumns(input: ShopSettingsInput) {
+  const { protectionVariantIds, locationMap, ...rest } = input;
+  return {
+    ...rest,
+    ...(protectionVariantIds ? { protectionVariantIds: JSON.stringify(protectionVariantIds) } : {}),
+    ...(locationMap ? { locationMap: JSON.stringify(locationMap) } : {}),
+  };
+}
+
+export class ShopRepository {
+  constructor(private readonly db: Db) {}
+
+  upsertShop(shop: string, input: ShopSettingsInput): ShopRecord {
+    const now = new Date().toISOString();
+    const columns = toColumns(input);
+    this.db
+      .insert(shops)
+      .values({ shop, ...columns, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: shops.shop, set: { ...columns, updatedAt: now } })
+      .run();
+    return this.getShop(shop) as ShopRecord;
+  }
+
+  getShop(shop: string): ShopRecord | null {
+    const row = this.db.select().from(shops).where(eq(shops.shop, shop)).get();
+    return row ? toRecord(row) : null;
+  }
+
+  listShops(filter: { status?: ShopStatus } = {}): ShopRecord[] {
+    const query = this.db.select().from(shops);
+    const rows = filter.status ? query.where(eq(shops.status, filter.status)).all() : query.all();
+    return rows.map(toRecord);
+  }
+
+  setStatus(shop: string, status: ShopStatus, reason: string | null = null): void {
+    const now = new Date().toISOString();
+    this.db
+      .update(shops)
+      .set({
+        status,
+        pausedReason: status === "paused" ? reason : null,
+        ...(status === "uninstalled" ? { uninstalledAt: now, accessTokenSealed: null } : {}),
+        updatedAt: now,
+      })
+      .where(eq(shops.shop, shop))
+      .run();
+  }
+
+  updateSettings(shop: string, input: ShopSettingsInput): ShopRecord | null {
+    this.db
+      .update(shops)
+      .set({ ...toColumns(input), updatedAt: new Date().toISOString() })
+      .where(eq(shops.shop, shop))
+      .run();
+    return this.getShop(shop);
+  }
+
+  /** shop/redact: everything of the shop goes (privacy requests stay, as the record of it). */
+  deleteShopData(shop: string): void {
+    this.db.transaction((tx) => {
+      for (const table of [lineItemLinks, fulfillmentLinks, intents, orderLinks, orderFailures]) {
+        tx.delete(table).where(eq(table.shop, shop)).run();
+      }
+      tx.delete(backfills).where(eq(backfills.shop, shop)).run();
+      tx.delete(syncCheckpoints).where(eq(syncCheckpoints.shop, shop)).run();
+      tx.delete(shops).where(eq(shops.shop, shop)).run();
+    });
+  }
+}

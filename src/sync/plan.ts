@@ -1,0 +1,165 @@
+import type {
+  FulfillmentWrite,
+  LineItemCancel,
+  LineItemWrite,
+  OrderCancel,
+  OrderCreate,
+  OrderUpdate,
+  ProviderLineItemId,
+} from "../provider/schemas.ts";
+import { canonicalHash } from "./hash.ts";
+import type { OrderLinks } from "./links.ts";
+
+export type SyncOp =
+  | {
+      kind: "createOrder";
+      key: string;
+      body: OrderCreate;
+      orderHash: string;
+      lineItemHashes: Record<string, string>;
+    }
+  | { kind: "updateOrder"; key: string; body: OrderUpdate; orderHash: string }
+  | {
+      kind: "cancelLineItem";
+      key: string;
+      sourceLineItemId: string;
+      lineItemId: ProviderLineItemId;
+      body: LineItemCancel;
+    }
+  | {
+      kind: "addLineItem";
+      key: string;
+      sourceLineItemId: string;
+      body: LineItemWrite;
+      hash: string;
+    }
+  | {
+      kind: "upsertFulfillment";
+      key: string;
+      sourceFulfillmentId: string;
+      body: FulfillmentWrite;
+      hash: string;
+    }
+  | { kind: "cancelOrder"; key: string; body: OrderCancel };
+
+export interface PlanInput {
+  order: OrderCreate;
+  fulfillments: FulfillmentWrite[];
+  canceled: { reason: string | null; at: string } | null;
+}
+
+/** The order-level fields: everything an update may carry (not line items, store or source id). */
+export function orderLevel(order: OrderCreate): OrderUpdate {
+  const { lineItems: _l, storeId: _s, sourceOrderId: _o, ...rest } = order;
+  return rest;
+}
+
+export const orderHashOf = (order: OrderCreate) => canonicalHash(orderLevel(order));
+export const lineHashOf = (line: LineItemWrite) => canonicalHash(line);
+export const fulfillmentHashOf = (f: FulfillmentWrite) => canonicalHash(f);
+
+const cancelBody = (canceled: NonNullable<PlanInput["canceled"]>): OrderCancel => ({
+  sourceCanceledOn: canceled.at,
+  ...(canceled.reason ? { canceledReason: canceled.reason } : {}),
+});
+
+/**
+ * Links (what the provider has) + the mapped order (what it should have) → the minimal list of
+ * provider operations, in the order they must run: the order-level update, line-item cancels,
+ * line-item adds, fulfillments, and the order's cancellation last. Pure.
+ *
+ * - No links: create the order with every line, then its fulfillments (and cancel it if it is
+ *   canceled: every order is sent, so the provider knows it existed).
+ * - Links of a canceled order: nothing; a canceled order is immutable at the provider.
+ * - Line items are immutable: a changed line is canceled and a replacement added.
+ * - A fulfillment is sent when new or changed (the provider upserts by sourceFulfillmentId);
+ *   one cancelled in Shopify is sent only if the provider already has it.
+ * - An unchanged order plans nothing.
+ */
+export function planSync(input: PlanInput, links: OrderLinks | null): SyncOp[] {
+  const ops: SyncOp[] = [];
+  if (links === null) {
+    const lineItemHashes = Object.fromEntries(
+      input.order.lineItems.map((l) => [l.sourceLineItemId, lineHashOf(l)]),
+    );
+    ops.push({
+      kind: "createOrder",
+      key: "createOrder",
+      body: input.order,
+      orderHash: orderHashOf(input.order),
+      lineItemHashes,
+    });
+    ops.push(...fulfillmentOps(input.fulfillments, new Map()));
+    if (input.canceled)
+      ops.push({ kind: "cancelOrder", key: "cancelOrder", body: cancelBody(input.canceled) });
+    return ops;
+  }
+  if (links.canceledAt !== null) return [];
+
+  const orderHash = orderHashOf(input.order);
+  if (orderHash !== links.orderHash) {
+    ops.push({
+      kind: "updateOrder",
+      key: `updateOrder:${orderHash}`,
+      body: orderLevel(input.order),
+      orderHash,
+    });
+  }
+
+  const live = links.lineItems.filter((l) => l.canceledAt === null);
+  const wanted = new Map(input.order.lineItems.map((l) => [l.sourceLineItemId, l]));
+  const adds: SyncOp[] = [];
+  const cancelOn = input.canceled?.at ?? input.order.sourceUpdatedOn;
+  for (const link of live) {
+    const line = wanted.get(link.sourceLineItemId);
+    if (!line || lineHashOf(line) !== link.hash) {
+      ops.push({
+        kind: "cancelLineItem",
+        key: `cancelLineItem:${link.lineItemId}`,
+        sourceLineItemId: link.sourceLineItemId,
+        lineItemId: link.lineItemId,
+        body: cancelOn ? { sourceCanceledOn: cancelOn } : {},
+      });
+    }
+  }
+  for (const line of input.order.lineItems) {
+    const hash = lineHashOf(line);
+    if (!live.some((l) => l.sourceLineItemId === line.sourceLineItemId && l.hash === hash)) {
+      adds.push({
+        kind: "addLineItem",
+        key: `addLineItem:${line.sourceLineItemId}:${hash}`,
+        sourceLineItemId: line.sourceLineItemId,
+        body: line,
+        hash,
+      });
+    }
+  }
+  ops.push(...adds);
+  ops.push(
+    ...fulfillmentOps(
+      input.fulfillments,
+      new Map(links.fulfillments.map((f) => [f.sourceFulfillmentId, f.hash])),
+    ),
+  );
+  if (input.canceled)
+    ops.push({ kind: "cancelOrder", key: "cancelOrder", body: cancelBody(input.canceled) });
+  return ops;
+}
+
+function fulfillmentOps(fulfillments: FulfillmentWrite[], sent: Map<string, string>): SyncOp[] {
+  return fulfillments.flatMap((body): SyncOp[] => {
+    const hash = fulfillmentHashOf(body);
+    const known = sent.get(body.sourceFulfillmentId);
+    if (known === hash) return [];
+    if (known === undefined && body.shipmentStatus === "cancelled") return [];
+    return [
+      {
+        kind: "upsertFulfillment",
+        key: `upsertFulfillment:${body.sourceFulfillmentId}:${hash}`,
+        sourceFulfillmentId: body.sourceFulfillmentId,
+        body,
+        hash,
+      },
+    ];
+  });
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { StoreRateLimiter } from "../../src/queue/limiter/index.ts";
+
+const connections: Redis[] = [];
+const connect = () => {
+  const r = new Redis(inject("redisUrl"));
+  connections.push(r);
+  return r;
+};
+afterAll(() => {
+  for (const r of connections) r.disconnect();
+});
+const limiterFor = (
+  options: { limit: number; windowMs: number; marginMs?: number; bulkReserve?: number },
+  redis = connect(),
+  prefix = `t-${randomUUID()}`,
+) => new StoreRateLimiter(redis, { jitterMs: 0, ...options, prefix });
+
+describe("StoreRateLimiter", () => {
+  it("grants exactly the limit in a burst and says when the next slot frees", async () => {
+    const limiter = limiterFor({ limit: 5, windowMs: 10_000, marginMs: 50 });
+    const grants = [];
+    for (let i = 0; i < 5; i++) grants.push(await limiter.acquire(1001));
+    expect(grants.every((g) => g.granted)).toBe(true);
+    const first = await limiter.state(1001);
+    const refused = await limiter.acquire(1001);
+    expect(refused.granted).toBe(false);
+    if (refused.granted) return;
+    expect(refused.reason).toBe("window");
+    expect(refused.retryAtMs).toBe((first.oldestMs ?? 0) + 10_000 + 50);
+    expect(refused.waitMs).toBeGreaterThan(9_000);
+  });
+
+  it("is a rolling window: a slot returns exactly when its grant leaves the window", async () => {
+    const limiter = limiterFor({ limit: 3, windowMs: 300, marginMs: 10 });
+    await limiter.acquire(1);
+    await new Promise((r) => setTimeout(r, 150));
+    await limiter.acquire(1);
+    await limiter.acquire(1);
+    expect((await limiter.acquire(1)).granted).toBe(false);
+    await new Promise((r) => setTimeout(r, 180));
+    // Only the first grant has left the window.
+    expect((await limiter.acquire(1)).granted).toBe(true);
+    expect((await limiter.acquire(1)).granted).toBe(false);
+  });
+
+  it("never grants more than the limit in any window across many connections, and nearly all it may", async () => {
+    const prefix = `t-${randomUUID()}`;
+    const windowMs = 400;
+    const limiters = Array.from({ length: 8 }, () =>
+      limiterFor({ limit: 10, windowMs, marginMs: 5 }, connect(), prefix),
+    );
+    const clock = limiterFor({ limit: 10, windowMs }, connect(), prefix);
+    const grants: number[] = [];
+    const start = await clock.nowMs();
+    const deadline = start + windowMs * 3;
+    await Promise.all(
+      limiters.map(async (limiter) => {
+        while ((await limiter.nowMs()) < deadline) {
+          const decision = await limiter.acquire(7);
+          if (decision.granted) grants.push(decision.grantedAtMs);
+          else await new Promise((r) => setTimeout(r, Math.min(decision.waitMs, 20)));
+        }
+      }),
+    );
+    grants.sort((a, b) => a - b);
+    let maxInWindow = 0;
+    for (let i = 0, j = 0; i < grants.length; i++) {
+      while ((grants[i] as number) - (grants[j] as number) >= windowMs) j++;
+      maxInWindow = Math.max(maxInWindow, i - j + 1);
+    }
+    expect(maxInWindow).toBe(10);
+    expect(grants.length).toBeGreaterThanOrEqual(28);
+    expect(grants.length).toBeLessThanOrEqual(40);
+  });
+
+  it("keeps a reserve for live work that backfill cannot use", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 10_000, bulkReserve: 0.2 });
+    let bulk = 0;
+    for (let i = 0; i < 12; i++) if ((await limiter.acquire(3, "bulk")).granted) bulk++;
+    expect(bulk).toBe(8);
+    const refused = await limiter.acquire(3, "bulk");
+    expect(refused.granted ? "granted" : refused.reason).toBe("reserved");
+    expect((await limiter.acquire(3, "live")).granted).toBe(true);
+    expect((await limiter.acquire(3, "live")).granted).toBe(true);
+    const full = await limiter.acquire(3, "live");
+    expect(full.granted ? "granted" : full.reason).toBe("window");
+  });
+
+  it("lowers its estimate when the server reports less left, and never raises it", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 10_000 });
+    await limiter.acquire(4);
+    expect(await limiter.observe(4, { remaining: 5, resetMs: 4_000 })).toBe(4);
+    expect((await limiter.state(4)).remaining).toBe(5);
+    expect(await limiter.observe(4, { remaining: 9, resetMs: 4_000 })).toBe(0);
+    expect((await limiter.state(4)).remaining).toBe(5);
+    expect(await limiter.observe(4, { remaining: undefined, resetMs: 1 })).toBe(0);
+  });
+
+  it("blocks a store for every process after a 429, and only that store", async () => {
+    const prefix = `t-${randomUUID()}`;
+    const a = limiterFor({ limit: 10, windowMs: 10_000 }, connect(), prefix);
+    const b = limiterFor({ limit: 10, windowMs: 10_000 }, connect(), prefix);
+    const until = await a.block(5, 2_000);
+    const seen = await b.acquire(5);
+    expect(seen.granted ? "granted" : seen.reason).toBe("blocked");
+    if (!seen.granted) expect(seen.retryAtMs).toBe(until);
+    expect((await b.acquire(6)).granted).toBe(true);
+    expect((await b.state(5)).blockedUntil).toBe(until);
+  });
+
+  it("lets idle stores vanish from Redis", async () => {
+    const prefix = `t-${randomUUID()}`;
+    const redis = connect();
+    const limiter = limiterFor({ limit: 10, windowMs: 1_000 }, redis, prefix);
+    await limiter.acquire(9);
+    const ttl = await redis.pttl(`${prefix}:limiter:{9}:slots`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(2_010);
+  });
+});
