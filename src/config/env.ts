@@ -18,7 +18,10 @@ export const EnvSchema = z.object({
   DATABASE_PATH: z.string().min(1).default("./data/connector.sqlite"),
   SHOPIFY_API_KEY: z.string().min(1).optional(),
   SHOPIFY_API_SECRET: z.string().min(1).optional(),
-  SHOPIFY_API_VERSION: z.string().regex(/^\d{4}-\d{2}$/).default("2026-10"),
+  SHOPIFY_API_VERSION: z
+    .string()
+    .regex(/^\d{4}-\d{2}$/)
+    .default("2026-10"),
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   ENCRYPTION_KEY: base64Key32.optional(),
   PROVIDER_BASE_URL: z
@@ -30,8 +33,14 @@ export const EnvSchema = z.object({
   PROVIDER_RATE_LIMIT: z.coerce.number().int().positive().default(100),
   PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  SYNC_ATTEMPTS: z.coerce.number().int().positive().default(12),
+  SYNC_RETRY_DELAY_MS: z.coerce.number().int().positive().default(2_000),
   WEBHOOK_MAX_BYTES: z.coerce.number().int().positive().default(1_048_576),
-  RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(15 * 60_000),
+  RECONCILE_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(15 * 60_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 export type Env = z.infer<typeof EnvSchema>;

@@ -19,7 +19,9 @@ export interface RuntimeConfig {
 const DEV_SHOPIFY_KEY = "dev-shopify-api-key";
 const DEV_SHOPIFY_SECRET = "dev-shopify-api-secret";
 /** A fixed development key: data sealed with it is only as secret as this repository. */
-const DEV_ENCRYPTION_KEY = createHash("sha256").update("order-sync-connector development key").digest("base64");
+const DEV_ENCRYPTION_KEY = createHash("sha256")
+  .update("order-sync-connector development key")
+  .digest("base64");
 
 export function resolveRuntimeConfig(env: Env): RuntimeConfig {
   const devDefaults: string[] = [];

@@ -1,4 +1,4 @@
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 
 /**
  * Structured logs with customer data and secrets redacted (STYLE.md item 8). Every path that

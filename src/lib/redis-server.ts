@@ -40,22 +40,33 @@ export async function freePort(): Promise<number> {
  * Starts a private `redis-server` on loopback: used by the test suite, the benchmarks and
  * `npm start` when no REDIS_URL is given. `maxmemory-policy noeviction` as BullMQ requires.
  */
-export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+export async function startRedisServer(
+  options: RedisServerOptions = {},
+): Promise<RedisServerHandle> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "connector-redis-")));
   const ownsDir = options.dir === undefined;
   let lastError: unknown;
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = options.port ?? (await freePort());
     const args = [
-      "--port", String(port),
-      "--bind", "127.0.0.1",
-      "--dir", dir,
-      "--save", "",
-      "--appendonly", options.appendonly ? "yes" : "no",
-      "--appendfsync", options.appendfsync ?? "everysec",
-      "--maxmemory-policy", "noeviction",
-      "--protected-mode", "yes",
-      "--loglevel", "warning",
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      options.appendonly ? "yes" : "no",
+      "--appendfsync",
+      options.appendfsync ?? "everysec",
+      "--maxmemory-policy",
+      "noeviction",
+      "--protected-mode",
+      "yes",
+      "--loglevel",
+      "warning",
     ];
     const child = spawn("redis-server", args, { stdio: ["ignore", "ignore", "pipe"] });
     try {
@@ -90,7 +101,13 @@ async function waitUntilReady(child: ChildProcess, port: number): Promise<void> 
   while (Date.now() < deadline) {
     if (spawnError) throw spawnError;
     if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = new Redis({
+      port,
+      host: "127.0.0.1",
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     probe.on("error", () => {});
     try {
       await probe.connect();

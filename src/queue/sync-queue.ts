@@ -25,7 +25,18 @@ export class SyncQueues {
   readonly sync: Queue<SyncJobData>;
   readonly deadLetter: Queue<DeadLetterData>;
 
-  constructor(connection: Redis, prefix: string) {
+  readonly #jobOptions: JobsOptions;
+
+  constructor(
+    connection: Redis,
+    prefix: string,
+    retry: { attempts?: number; delayMs?: number } = {},
+  ) {
+    this.#jobOptions = {
+      ...SYNC_JOB_OPTIONS,
+      attempts: retry.attempts ?? SYNC_JOB_OPTIONS.attempts,
+      backoff: { type: "exponential", delay: retry.delayMs ?? 2_000, jitter: 0.5 },
+    };
     this.sync = new Queue<SyncJobData>(QUEUE.sync, { connection, prefix });
     this.deadLetter = new Queue<DeadLetterData>(QUEUE.deadLetter, { connection, prefix });
   }
@@ -37,7 +48,7 @@ export class SyncQueues {
    */
   async enqueueSync(data: SyncJobData, options: { delayMs?: number } = {}) {
     return this.sync.add("sync", data, {
-      ...SYNC_JOB_OPTIONS,
+      ...this.#jobOptions,
       priority: PRIORITY[data.priority],
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
       ...(options.delayMs ? { delay: options.delayMs } : {}),

@@ -28,17 +28,35 @@ describe("SnapshotStore", () => {
 
   it("compares versions as instants, not strings, across offsets", async () => {
     // 10:30-05:00 is 15:30Z: later than 15:00Z although it sorts lower as text.
-    expect(await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T15:00:00Z", note: "utc" }))).toBe(true);
-    expect(await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T10:30:00-05:00", note: "est" }))).toBe(true);
+    expect(
+      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T15:00:00Z", note: "utc" })),
+    ).toBe(true);
+    expect(
+      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T10:30:00-05:00", note: "est" })),
+    ).toBe(true);
     expect((await store.get(shop, "5001"))?.order?.note).toBe("est");
   });
 
   it("merges the newest version of each fulfillment from order and fulfillment webhooks", async () => {
-    const fromOrder = sourceFulfillment({ updatedAt: "2026-11-02T10:00:00Z", shipmentStatus: "in_transit" });
-    await store.putOrder(sourceOrder({ updatedAt: "2026-11-02T10:00:00Z", fulfillments: [fromOrder] }));
-    await store.putFulfillment(shop, sourceFulfillment({ updatedAt: "2026-11-03T10:00:00Z", shipmentStatus: "delivered" }));
-    await store.putFulfillment(shop, sourceFulfillment({ updatedAt: "2026-11-01T10:00:00Z", shipmentStatus: "label_printed" }));
-    await store.putFulfillment(shop, sourceFulfillment({ id: "6002" as ShopifyFulfillmentId, updatedAt: "2026-11-03T11:00:00Z" }));
+    const fromOrder = sourceFulfillment({
+      updatedAt: "2026-11-02T10:00:00Z",
+      shipmentStatus: "in_transit",
+    });
+    await store.putOrder(
+      sourceOrder({ updatedAt: "2026-11-02T10:00:00Z", fulfillments: [fromOrder] }),
+    );
+    await store.putFulfillment(
+      shop,
+      sourceFulfillment({ updatedAt: "2026-11-03T10:00:00Z", shipmentStatus: "delivered" }),
+    );
+    await store.putFulfillment(
+      shop,
+      sourceFulfillment({ updatedAt: "2026-11-01T10:00:00Z", shipmentStatus: "label_printed" }),
+    );
+    await store.putFulfillment(
+      shop,
+      sourceFulfillment({ id: "6002" as ShopifyFulfillmentId, updatedAt: "2026-11-03T11:00:00Z" }),
+    );
     const snap = await store.get(shop, "5001");
     expect(snap?.order?.fulfillments.map((f) => [f.id, f.shipmentStatus])).toEqual([
       ["6001", "delivered"],

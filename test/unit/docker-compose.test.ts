@@ -9,7 +9,9 @@ interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
 }
 
-const compose = parse(readFileSync(new URL("../../docker-compose.yml", import.meta.url), "utf8")) as {
+const compose = parse(
+  readFileSync(new URL("../../docker-compose.yml", import.meta.url), "utf8"),
+) as {
   services: Record<string, ComposeService>;
   volumes: Record<string, unknown>;
 };
@@ -31,6 +33,8 @@ describe("docker-compose.yml", () => {
       expect(service?.volumes).toContain("sqlite-data:/data");
       expect(service?.depends_on?.redis?.condition).toBe("service_healthy");
     }
-    expect(Object.keys(compose.volumes)).toEqual(expect.arrayContaining(["sqlite-data", "redis-data"]));
+    expect(Object.keys(compose.volumes)).toEqual(
+      expect.arrayContaining(["sqlite-data", "redis-data"]),
+    );
   });
 });

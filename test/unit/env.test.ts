@@ -14,7 +14,11 @@ describe("parseEnv", () => {
   it("names every bad variable in one error", () => {
     let caught: unknown;
     try {
-      parseEnv({ PORT: "eighty", PROVIDER_BASE_URL: "https://api.example.com/v2", ENCRYPTION_KEY: "c2hvcnQ=" });
+      parseEnv({
+        PORT: "eighty",
+        PROVIDER_BASE_URL: "https://api.example.com/v2",
+        ENCRYPTION_KEY: "c2hvcnQ=",
+      });
     } catch (error) {
       caught = error;
     }

@@ -7,7 +7,10 @@ describe("startRedisServer", () => {
     const server = await startRedisServer();
     const client = new Redis(server.url);
     try {
-      expect(await client.config("GET", "maxmemory-policy")).toEqual(["maxmemory-policy", "noeviction"]);
+      expect(await client.config("GET", "maxmemory-policy")).toEqual([
+        "maxmemory-policy",
+        "noeviction",
+      ]);
       expect(await client.config("GET", "appendonly")).toEqual(["appendonly", "no"]);
       expect(await client.config("GET", "save")).toEqual(["save", ""]);
     } finally {

@@ -1,0 +1,137 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "./config/runtime-config.ts";
+import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
+import { ProviderClient } from "./provider/index.ts";
+import { createRedis } from "./queue/connection.ts";
+import { StoreRateLimiter } from "./queue/limiter/index.ts";
+import { SnapshotStore } from "./queue/snapshot-store.ts";
+import { SyncQueues } from "./queue/sync-queue.ts";
+import {
+  type Db,
+  LinkRepository,
+  openDatabase,
+  type ShopRecord,
+  ShopRepository,
+} from "./store/index.ts";
+
+/** Where a shop's provider lives when its own settings do not say (env, or the sandbox). */
+export interface ProviderDefaults {
+  baseUrl: string;
+  authUrl: string;
+  audience: string;
+}
+
+export interface ConnectorContext {
+  config: RuntimeConfig;
+  logger: Logger;
+  prefix: string;
+  /** For BullMQ and everything that may wait out a Redis restart. */
+  redis: Redis;
+  /** For the webhook receiver: fails fast so it can answer 503. */
+  ingestRedis: Redis;
+  db: Db;
+  shops: ShopRepository;
+  links: LinkRepository;
+  snapshots: SnapshotStore;
+  queues: SyncQueues;
+  limiter: StoreRateLimiter;
+  secrets: SecretBox;
+  providerDefaults: ProviderDefaults;
+  providerFor(shop: ShopRecord): ProviderClient;
+  /** Resolves once both Redis connections are up (the ingest one never queues offline). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  config: RuntimeConfig;
+  logger: Logger;
+  redisUrl: string;
+  prefix?: string;
+  providerDefaults: ProviderDefaults;
+  /** Lets tests and chaos runs pass a fetch with faults or counters. */
+  providerFetch?: typeof fetch;
+}
+
+/** Builds the shared parts once per process; server/ and workers/ only wire these together. */
+export function createContext(options: ContextOptions): ConnectorContext {
+  const { config, logger } = options;
+  const prefix = options.prefix ?? "connector";
+  const redis = createRedis(options.redisUrl, "worker", "connector");
+  const ingestRedis = createRedis(options.redisUrl, "ingest", "connector-ingest");
+  const db = openDatabase(config.env.DATABASE_PATH);
+  const secrets = createSecretBox(config.encryptionKey);
+  const limiter = new StoreRateLimiter(redis, {
+    limit: config.env.PROVIDER_RATE_LIMIT,
+    windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
+    prefix,
+  });
+  const clients = new Map<string, { version: string; client: ProviderClient }>();
+
+  const providerFor = (shop: ShopRecord): ProviderClient => {
+    const cached = clients.get(shop.shop);
+    if (cached && cached.version === shop.updatedAt) return cached.client;
+    if (!shop.providerClientId || !shop.providerClientSecretSealed) {
+      throw new Error(`shop ${shop.shop} has no provider credentials`);
+    }
+    const client = new ProviderClient({
+      baseUrl: shop.providerBaseUrl ?? options.providerDefaults.baseUrl,
+      authUrl: shop.providerAuthUrl ?? options.providerDefaults.authUrl,
+      audience: shop.providerAudience ?? options.providerDefaults.audience,
+      clientId: shop.providerClientId,
+      clientSecret: secrets.open(shop.providerClientSecretSealed),
+      redis,
+      redisPrefix: prefix,
+      ...(options.providerFetch ? { fetch: options.providerFetch } : {}),
+      // Every response teaches the limiter what the server counts (other clients included).
+      onResponse: (info) => {
+        if (info.storeId === undefined) return;
+        limiter.observe(info.storeId, info.rateLimit).catch((error: unknown) => {
+          logger.warn(
+            { err: { message: (error as Error).message } },
+            "limiter could not learn from a response",
+          );
+        });
+      },
+    });
+    clients.set(shop.shop, { version: shop.updatedAt, client });
+    return client;
+  };
+
+  const queues = new SyncQueues(redis, prefix, {
+    attempts: config.env.SYNC_ATTEMPTS,
+    delayMs: config.env.SYNC_RETRY_DELAY_MS,
+  });
+  return {
+    config,
+    logger,
+    prefix,
+    redis,
+    ingestRedis,
+    db,
+    shops: new ShopRepository(db),
+    links: new LinkRepository(db),
+    snapshots: new SnapshotStore(redis, { prefix }),
+    queues,
+    limiter,
+    secrets,
+    providerDefaults: options.providerDefaults,
+    providerFor,
+    async ready() {
+      await Promise.all(
+        [redis, ingestRedis].map((r) =>
+          r.status === "ready"
+            ? undefined
+            : new Promise<void>((resolve) => r.once("ready", () => resolve())),
+        ),
+      );
+    },
+    async close() {
+      await queues.close();
+      redis.disconnect();
+      ingestRedis.disconnect();
+      db.$client.close();
+    },
+  };
+}

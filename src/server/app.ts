@@ -1,0 +1,78 @@
+import { Hono } from "hono";
+import type { ConnectorContext } from "../context.ts";
+import { SnapshotStore } from "../queue/snapshot-store.ts";
+import { SyncQueues } from "../queue/sync-queue.ts";
+import { WebhookIngest } from "../queue/webhook-ingest.ts";
+import { createShopifyApi } from "../shopify/index.ts";
+import { errorResponse } from "./errors.ts";
+import { createLifecycleHandlers } from "./lifecycle.ts";
+import { webhookRoutes } from "./webhook-route.ts";
+
+export interface WebApp {
+  app: Hono;
+  close(): Promise<void>;
+}
+
+/**
+ * The web process: webhooks in, health out. The receiver has its own fail-fast Redis
+ * connection, so a Redis outage answers 503 at once instead of queueing in memory.
+ */
+export function createWebApp(
+  ctx: ConnectorContext,
+  hooks: { onOutcome?: (topic: string, outcome: string) => void } = {},
+): WebApp {
+  const shopify = createShopifyApi({
+    apiKey: ctx.config.shopifyApiKey,
+    apiSecretKey: ctx.config.shopifyApiSecret,
+    appUrl: ctx.config.appUrl,
+    apiVersion: ctx.config.env.SHOPIFY_API_VERSION,
+  });
+  const ingestQueues = new SyncQueues(ctx.ingestRedis, ctx.prefix, {
+    attempts: ctx.config.env.SYNC_ATTEMPTS,
+    delayMs: ctx.config.env.SYNC_RETRY_DELAY_MS,
+  });
+  const ingest = new WebhookIngest({
+    redis: ctx.ingestRedis,
+    prefix: ctx.prefix,
+    snapshots: new SnapshotStore(ctx.ingestRedis, { prefix: ctx.prefix }),
+    queues: ingestQueues,
+    shops: { shopStatus: (shop) => ctx.shops.getShop(shop)?.status ?? "unknown" },
+    lifecycle: createLifecycleHandlers(ctx),
+  });
+
+  const app = new Hono();
+  app.onError((error, c) => {
+    ctx.logger.error({ err: { message: error.message, name: error.name } }, "unhandled error");
+    return errorResponse(c, 500, "internal_error", "something went wrong; the error was logged");
+  });
+  app.notFound((c) =>
+    errorResponse(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`),
+  );
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/readyz", async (c) => {
+    const checks: Record<string, boolean> = {};
+    try {
+      checks.redis = (await ctx.ingestRedis.ping()) === "PONG";
+    } catch {
+      checks.redis = false;
+    }
+    try {
+      checks.sqlite = ctx.db.$client.prepare("select 1 as ok").get() !== undefined;
+    } catch {
+      checks.sqlite = false;
+    }
+    const ready = Object.values(checks).every(Boolean);
+    return c.json({ ready, checks }, ready ? 200 : 503);
+  });
+  app.route(
+    "/",
+    webhookRoutes({
+      shopify,
+      ingest,
+      logger: ctx.logger.child({ component: "webhooks" }),
+      maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
+      ...(hooks.onOutcome ? { onOutcome: hooks.onOutcome } : {}),
+    }),
+  );
+  return { app, close: () => ingestQueues.close() };
+}

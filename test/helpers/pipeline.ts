@@ -1,0 +1,131 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Worker } from "bullmq";
+import { inject } from "vitest";
+import { signWebhook } from "../../src/cli/webhook-command.ts";
+import { parseEnv } from "../../src/config/env.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { type ConnectorContext, createContext } from "../../src/context.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import type { SyncJobData } from "../../src/queue/jobs.ts";
+import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
+import { createWebApp, type WebApp } from "../../src/server/app.ts";
+import type { LinkRepository } from "../../src/store/index.ts";
+import { startSyncWorker } from "../../workers/sync-worker.ts";
+
+export const TEST_SHOP = "lifecycle-shop.myshopify.com";
+export const SHOPIFY_SECRET = "test-shopify-secret";
+
+export interface Pipeline {
+  ctx: ConnectorContext;
+  web: WebApp;
+  sandbox: SandboxHandle;
+  workers: Worker<SyncJobData>[];
+  send(
+    topic: string,
+    body: unknown,
+    options?: { webhookId?: string; eventId?: string; shop?: string },
+  ): Promise<Response>;
+  drain(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface PipelineOptions {
+  sandbox?: SandboxOptions;
+  env?: Record<string, string>;
+  workers?: number;
+  /** Wraps the link repository, e.g. to inject crashes between a provider call and its link. */
+  wrapLinks?: (links: LinkRepository) => LinkRepository;
+  registerShop?: boolean;
+}
+
+/** The whole pipeline in one process: receiver, real Redis, real SQLite, sandbox over HTTP. */
+export async function startPipeline(options: PipelineOptions = {}): Promise<Pipeline> {
+  const sandbox = await startSandbox({ stores: [1001], rateLimit: 100_000, ...options.sandbox });
+  const dir = mkdtempSync(join(tmpdir(), "connector-test-"));
+  const env = parseEnv({
+    DATABASE_PATH: join(dir, "connector.sqlite"),
+    SHOPIFY_API_SECRET: SHOPIFY_SECRET,
+    SYNC_RETRY_DELAY_MS: "50",
+    LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  const config = resolveRuntimeConfig(env);
+  const ctx = createContext({
+    config,
+    logger: createLogger(env.LOG_LEVEL),
+    redisUrl: inject("redisUrl"),
+    prefix: `t-${randomUUID()}`,
+    providerDefaults: {
+      baseUrl: sandbox.url,
+      authUrl: sandbox.authUrl,
+      audience: sandbox.audience,
+    },
+  });
+  await ctx.ready();
+  if (options.wrapLinks) ctx.links = options.wrapLinks(ctx.links);
+  if (options.registerShop !== false) {
+    ctx.shops.upsertShop(TEST_SHOP, {
+      storeId: 1001,
+      providerClientId: sandbox.clientId,
+      providerClientSecretSealed: ctx.secrets.seal(sandbox.clientSecret),
+      storeCurrency: "USD",
+      locationMap: { "4001": 77 },
+      protectionVariantIds: ["999"],
+    });
+  }
+  const web = createWebApp(ctx);
+  const workers = Array.from({ length: options.workers ?? 1 }, () =>
+    startSyncWorker(ctx, { concurrency: 8 }),
+  );
+
+  return {
+    ctx,
+    web,
+    sandbox,
+    workers,
+    async send(topic, body, o = {}) {
+      const signed = signWebhook({
+        topic,
+        shop: o.shop ?? TEST_SHOP,
+        body: JSON.stringify(body),
+        secret: SHOPIFY_SECRET,
+        ...(o.webhookId ? { webhookId: o.webhookId } : {}),
+        ...(o.eventId ? { eventId: o.eventId } : {}),
+      });
+      return web.app.request("/webhooks/shopify", {
+        method: "POST",
+        headers: signed.headers,
+        body: signed.body,
+      });
+    },
+    async drain(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      let quiet = 0;
+      while (Date.now() < deadline) {
+        const counts = await ctx.queues.sync.getJobCounts(
+          "waiting",
+          "active",
+          "delayed",
+          "prioritized",
+          "waiting-children",
+        );
+        const busy = Object.values(counts).reduce((a, b) => a + b, 0);
+        quiet = busy === 0 ? quiet + 1 : 0;
+        if (quiet >= 3) return;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error("the sync queue did not drain in time");
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await web.close();
+      await ctx.queues.sync.obliterate({ force: true }).catch(() => {});
+      await ctx.close();
+      await sandbox.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

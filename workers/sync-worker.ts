@@ -1,0 +1,42 @@
+import { Worker } from "bullmq";
+import type { ConnectorContext } from "../src/context.ts";
+import type { SyncJobData } from "../src/queue/jobs.ts";
+import { QUEUE } from "../src/queue/names.ts";
+import { createSyncProcessor, type SyncMetrics } from "../src/queue/sync-processor.ts";
+
+export interface SyncWorkerOptions {
+  concurrency?: number;
+  metrics?: SyncMetrics;
+}
+
+/**
+ * The sync worker: one BullMQ worker on the sync queue, running the reconcile processor. Its
+ * own Redis connection (BullMQ blocks on it); shares the context's store, limiter and clients.
+ */
+export function startSyncWorker(
+  ctx: ConnectorContext,
+  options: SyncWorkerOptions = {},
+): Worker<SyncJobData> {
+  const processor = createSyncProcessor({
+    snapshots: ctx.snapshots,
+    queues: ctx.queues,
+    shops: ctx.shops,
+    links: ctx.links,
+    limiter: ctx.limiter,
+    providerFor: ctx.providerFor,
+    logger: ctx.logger.child({ component: "sync-worker" }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
+  const worker = new Worker<SyncJobData>(QUEUE.sync, processor, {
+    connection: ctx.redis.duplicate(),
+    prefix: ctx.prefix,
+    concurrency: options.concurrency ?? ctx.config.env.WORKER_CONCURRENCY,
+    // A crashed worker's active jobs return to the queue after this; they resume from the links.
+    lockDuration: 30_000,
+    maxStalledCount: 10,
+  });
+  worker.on("error", (error) =>
+    ctx.logger.error({ err: { message: error.message } }, "sync worker error"),
+  );
+  return worker;
+}
