@@ -6,7 +6,7 @@ import {
   type ProviderStoreId,
 } from "../provider/index.ts";
 import type { LinkRepository } from "../store/index.ts";
-import { canonicalHash, type SyncOp } from "../sync/index.ts";
+import { canonicalHash, canonicalJson, orderLevel, type SyncOp } from "../sync/index.ts";
 
 export interface OpContext {
   shop: string;
@@ -180,16 +180,16 @@ async function findLiveLineItem(
 }
 
 /**
- * The order we adopt may be exactly what we sent (a lost answer) or an older state. Its hash is
- * trusted only when the money matches what we meant to send; otherwise an empty hash makes the
- * next plan send an update.
+ * The order we adopt may be exactly what we sent (a lost answer) or an older state sent by an
+ * earlier attempt. Its hash is trusted only when every order-level field we mean to send is
+ * already there; otherwise an empty hash makes the next plan send an update.
  */
 function adoptedOrderHash(order: Order, op: Extract<SyncOp, { kind: "createOrder" }>): string {
-  const same =
-    order.totalMoney === op.body.totalMoney &&
-    order.subtotalMoney === op.body.subtotalMoney &&
-    order.taxMoney === op.body.taxMoney &&
-    order.shippingMoney === op.body.shippingMoney;
+  const wanted = orderLevel(op.body) as Record<string, unknown>;
+  const have = order as Record<string, unknown>;
+  const same = Object.entries(wanted).every(
+    ([key, value]) => canonicalJson(value) === canonicalJson(have[key]),
+  );
   return same ? op.orderHash : "";
 }
 
@@ -200,12 +200,12 @@ function adoptedLineItems(order: Order, op: Extract<SyncOp, { kind: "createOrder
     .filter((item) => !item.sourceCanceledOn)
     .map((item) => {
       const mine = wanted.get(item.sourceLineItemId);
+      const have = item as Record<string, unknown>;
       const same =
         mine !== undefined &&
-        mine.quantity === item.quantity &&
-        mine.price === item.price &&
-        mine.tax === item.tax &&
-        mine.sku === item.sku;
+        Object.entries(mine).every(
+          ([key, value]) => canonicalJson(value) === canonicalJson(have[key]),
+        );
       return {
         sourceLineItemId: item.sourceLineItemId,
         lineItemId: item.lineItemId as ProviderLineItemId,

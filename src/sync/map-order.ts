@@ -116,9 +116,11 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
     sourceCreatedOn: order.createdAt,
     sourceUpdatedOn: order.updatedAt,
     ...(order.totalWeightGrams !== null ? { grams: order.totalWeightGrams } : {}),
-    ...(order.shippingTitle ? { shippingTitle: order.shippingTitle } : {}),
-    ...(order.note ? { notes: order.note } : {}),
-    ...(order.channel ? { channel: order.channel } : {}),
+    // Always sent, empty when absent: an order update only changes the fields it carries, so a
+    // note removed in Shopify must be sent as "" to be removed at the provider too.
+    shippingTitle: order.shippingTitle ?? "",
+    notes: order.note ?? "",
+    channel: order.channel ?? "",
   };
 
   // Last line of defence: whatever slipped through the rules above is caught here, by field.

@@ -194,17 +194,16 @@ export function orderPayload(order: ModelOrder) {
       total_discount: "0.00",
       total_discount_set: set(0),
       discount_allocations: [],
-      tax_lines:
-        l.currentQuantity > 0
-          ? [
-              {
-                title: "State tax",
-                rate: order.taxBps / 10_000,
-                price: money(lineTaxCents(l, order.taxBps)),
-                price_set: set(lineTaxCents(l, order.taxBps)),
-              },
-            ]
-          : [],
+      // Like Shopify's, a line's tax lines are for the quantity ordered; edits change only the
+      // current_* totals and current_quantity.
+      tax_lines: [
+        {
+          title: "State tax",
+          rate: order.taxBps / 10_000,
+          price: money(lineTaxCents(l, order.taxBps, l.quantity)),
+          price_set: set(lineTaxCents(l, order.taxBps, l.quantity)),
+        },
+      ],
       requires_shipping: true,
       gift_card: false,
       grams: 100,
