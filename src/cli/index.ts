@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
+import { registerOrdersCommand, registerShopsCommand } from "./shops-command.ts";
 import { registerWebhookCommand } from "./webhook-command.ts";
 
 const program = new Command("connector").description(
@@ -9,6 +10,8 @@ const program = new Command("connector").description(
 );
 const config = resolveRuntimeConfig(parseEnv());
 registerSandboxCommand(program);
+registerShopsCommand(program, config);
+registerOrdersCommand(program, config);
 registerWebhookCommand(program, {
   url: `${config.appUrl}/webhooks/shopify`,
   secret: config.shopifyApiSecret,

@@ -1,0 +1,166 @@
+import { type Command, InvalidArgumentError } from "commander";
+import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { createSecretBox } from "../lib/secret-box.ts";
+import { LinkRepository, openDatabase, ShopRepository } from "../store/index.ts";
+import { ShopDomain } from "../sync/source-order.ts";
+
+const shopDomain = (value: string) => {
+  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
+  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
+  return parsed.data as string;
+};
+const positiveInt = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new InvalidArgumentError("must be a positive whole number");
+  return n;
+};
+const locationPair = (value: string, previous: Record<string, number> = {}) => {
+  const match = /^(\d+)=(\d+)$/.exec(value);
+  if (!match?.[1] || !match[2])
+    throw new InvalidArgumentError("must be SHOPIFY_LOCATION_ID=PROVIDER_LOCATION_ID");
+  return { ...previous, [match[1]]: Number(match[2]) };
+};
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerShopsCommand(program: Command, config: RuntimeConfig) {
+  const shops = program.command("shops").description("shops the connector syncs");
+  shops
+    .command("add")
+    .description("register (or update) a shop and its provider credentials")
+    .requiredOption("--shop <domain>", "the shop, e.g. demo-shop.myshopify.com", shopDomain)
+    .requiredOption("--provider-client-id <id>", "provider client ID")
+    .requiredOption(
+      "--provider-client-secret <secret>",
+      "provider client secret (stored encrypted)",
+    )
+    .requiredOption("--store-id <n>", "provider store ID", positiveInt)
+    .option(
+      "--protection-variant-id <id>",
+      "Shopify variant ID of the protection product (repeatable)",
+      collect,
+    )
+    .option(
+      "--location <pair>",
+      "SHOPIFY_LOCATION_ID=PROVIDER_LOCATION_ID (repeatable)",
+      locationPair,
+    )
+    .option(
+      "--default-location <n>",
+      "provider location for unmapped Shopify locations",
+      positiveInt,
+    )
+    .option("--currency <code>", "the provider store's currency", "USD")
+    .option("--access-token <token>", "Shopify offline access token (stored encrypted)")
+    .action(
+      (opts: {
+        shop: string;
+        providerClientId: string;
+        providerClientSecret: string;
+        storeId: number;
+        protectionVariantId?: string[];
+        location?: Record<string, number>;
+        defaultLocation?: number;
+        currency: string;
+        accessToken?: string;
+      }) => {
+        const db = openDatabase(config.env.DATABASE_PATH);
+        const box = createSecretBox(config.encryptionKey);
+        const record = new ShopRepository(db).upsertShop(opts.shop, {
+          status: "active",
+          storeId: opts.storeId,
+          providerClientId: opts.providerClientId,
+          providerClientSecretSealed: box.seal(opts.providerClientSecret),
+          storeCurrency: opts.currency.toUpperCase(),
+          protectionVariantIds: opts.protectionVariantId ?? [],
+          locationMap: opts.location ?? {},
+          defaultLocationId: opts.defaultLocation ?? null,
+          ...(opts.accessToken ? { accessTokenSealed: box.seal(opts.accessToken) } : {}),
+          installedAt: new Date().toISOString(),
+        });
+        db.$client.close();
+        console.log(
+          `shop ${record.shop} registered: provider store ${record.storeId}, status ${record.status}`,
+        );
+      },
+    );
+  shops
+    .command("list")
+    .description("list shops and how their orders stand")
+    .option("--json", "print JSON")
+    .action((opts: { json?: boolean }) => {
+      const db = openDatabase(config.env.DATABASE_PATH);
+      const links = new LinkRepository(db);
+      const rows = new ShopRepository(db).listShops().map((s) => ({
+        shop: s.shop,
+        status: s.status,
+        storeId: s.storeId,
+        ...links.countByResult(s.shop),
+        ...(s.pausedReason ? { pausedReason: s.pausedReason } : {}),
+      }));
+      db.$client.close();
+      if (opts.json) console.log(JSON.stringify(rows, null, 2));
+      else if (rows.length === 0) console.log("no shops yet: add one with `connector shops add`");
+      else console.table(rows);
+    });
+}
+
+export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
+  program
+    .command("orders")
+    .description("orders and their provider links")
+    .command("show")
+    .description("show an order's provider IDs, line items, fulfillments and last result")
+    .requiredOption("--shop <domain>", "the shop", shopDomain)
+    .requiredOption("--order <id-or-name>", "Shopify order ID, or its name such as #1001")
+    .option("--json", "print JSON")
+    .action((opts: { shop: string; order: string; json?: boolean }) => {
+      const db = openDatabase(config.env.DATABASE_PATH);
+      const links = new LinkRepository(db);
+      const sourceOrderId = /^\d{6,}$/.test(opts.order)
+        ? opts.order
+        : (links.findByOrderName(opts.shop, opts.order)?.sourceOrderId ?? opts.order);
+      const row = links.getOrderLinkRow(opts.shop, sourceOrderId);
+      const detail = links.loadLinks(opts.shop, sourceOrderId);
+      db.$client.close();
+      if (!row || !detail) {
+        console.error(
+          `no provider order is linked to ${opts.order} in ${opts.shop} (not synced yet, or failed: see \`connector dlq list\`)`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      const view = {
+        shop: opts.shop,
+        sourceOrderId,
+        orderName: row.orderName,
+        providerStoreId: row.storeId,
+        providerOrderId: row.orderId,
+        canceledAt: row.canceledAt,
+        lastResult: row.lastResult,
+        lastError: row.lastError,
+        lastSyncedAt: row.lastSyncedAt,
+        syncedVersion: row.syncedVersion,
+        lineItems: detail.lineItems,
+        fulfillments: detail.fulfillments,
+      };
+      if (opts.json) {
+        console.log(JSON.stringify(view, null, 2));
+        return;
+      }
+      console.log(
+        [
+          `${view.orderName ?? sourceOrderId} (Shopify ${sourceOrderId}) → provider order ${view.providerOrderId} in store ${view.providerStoreId}`,
+          `  last result: ${view.lastResult ?? "in progress"}${view.lastError ? ` (${view.lastError})` : ""}, synced version ${view.syncedVersion ?? "-"}`,
+          ...(view.canceledAt ? [`  canceled at ${view.canceledAt}`] : []),
+          ...detail.lineItems.map(
+            (l) =>
+              `  line ${l.sourceLineItemId} → ${l.lineItemId}${l.canceledAt ? ` (canceled ${l.canceledAt})` : ""}`,
+          ),
+          ...detail.fulfillments.map(
+            (f) => `  fulfillment ${f.sourceFulfillmentId} → ${f.fulfillmentId}`,
+          ),
+        ].join("\n"),
+      );
+    });
+}

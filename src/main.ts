@@ -1,0 +1,136 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { serve } from "@hono/node-server";
+import type { Worker } from "bullmq";
+import { startSyncWorker } from "../workers/sync-worker.ts";
+import { ConfigError, parseEnv } from "./config/env.ts";
+import { resolveRuntimeConfig } from "./config/runtime-config.ts";
+import { createContext, type ProviderDefaults } from "./context.ts";
+import { createLogger } from "./lib/logger.ts";
+import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts";
+import { type SandboxHandle, startSandbox } from "./sandbox/index.ts";
+import { createWebApp } from "./server/app.ts";
+
+/** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
+export const DEMO_SHOP = "demo-shop.myshopify.com";
+const SANDBOX_CLIENT = { clientId: "sandbox-client", clientSecret: "sandbox-secret" };
+
+/**
+ * `npm start`: web and workers in one process with embedded defaults (a private redis-server
+ * when REDIS_URL is unset, the provider sandbox when PROVIDER_BASE_URL is unset, SQLite under
+ * ./data). `--role web` or `--role worker` runs one half, as docker-compose does.
+ */
+async function main() {
+  const { values } = parseArgs({ options: { role: { type: "string", default: "all" } } });
+  const role = values.role;
+  if (!["all", "web", "worker"].includes(role))
+    throw new ConfigError(`--role must be all, web or worker (got ${role})`);
+
+  const env = parseEnv();
+  const config = resolveRuntimeConfig(env);
+  const logger = createLogger(env.LOG_LEVEL);
+  if (config.devDefaults.length > 0) {
+    logger.warn(
+      { variables: config.devDefaults },
+      "using development defaults; set these in production",
+    );
+  }
+
+  let redisServer: RedisServerHandle | undefined;
+  let redisUrl = env.REDIS_URL;
+  if (!redisUrl) {
+    // Next to the database, with AOF on, so queued work survives a restart of `npm start`.
+    const dir = resolve(dirname(env.DATABASE_PATH), "redis");
+    mkdirSync(dir, { recursive: true });
+    redisServer = await startRedisServer({ appendonly: true, dir });
+    redisUrl = redisServer.url;
+    logger.info(
+      { url: redisUrl },
+      "started a private redis-server (set REDIS_URL to use your own)",
+    );
+  }
+
+  let sandbox: SandboxHandle | undefined;
+  let providerDefaults: ProviderDefaults;
+  if (env.PROVIDER_BASE_URL) {
+    if (!env.PROVIDER_AUTH_URL || !env.PROVIDER_AUDIENCE) {
+      throw new ConfigError(
+        "invalid environment:\n  PROVIDER_AUTH_URL, PROVIDER_AUDIENCE: required with PROVIDER_BASE_URL",
+      );
+    }
+    providerDefaults = {
+      baseUrl: env.PROVIDER_BASE_URL,
+      authUrl: env.PROVIDER_AUTH_URL,
+      audience: env.PROVIDER_AUDIENCE,
+    };
+  } else {
+    sandbox = await startSandbox({
+      port: env.PORT === 0 ? 0 : env.PORT + 1,
+      stores: [1001, 1002],
+      rateLimit: env.PROVIDER_RATE_LIMIT,
+      windowMs: env.PROVIDER_RATE_WINDOW_MS,
+      seedRegistrations: 25,
+      ...SANDBOX_CLIENT,
+    });
+    providerDefaults = {
+      baseUrl: sandbox.url,
+      authUrl: sandbox.authUrl,
+      audience: sandbox.audience,
+    };
+    logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
+  }
+
+  const ctx = createContext({ config, logger, redisUrl, providerDefaults });
+  await ctx.ready();
+  if (sandbox && !ctx.shops.getShop(DEMO_SHOP)) {
+    ctx.shops.upsertShop(DEMO_SHOP, {
+      storeId: 1001,
+      providerEnvironment: "sandbox",
+      providerClientId: SANDBOX_CLIENT.clientId,
+      providerClientSecretSealed: ctx.secrets.seal(SANDBOX_CLIENT.clientSecret),
+      storeCurrency: "USD",
+      shopCurrency: "USD",
+      locationMap: { "48752903": 1 },
+      defaultLocationId: 1,
+      installedAt: new Date().toISOString(),
+    });
+    logger.info({ shop: DEMO_SHOP }, "registered the demo shop against the sandbox");
+  }
+
+  const closers: (() => Promise<void>)[] = [];
+  if (role !== "worker") {
+    const web = createWebApp(ctx);
+    const server = serve({ fetch: web.app.fetch, port: env.PORT });
+    logger.info({ url: config.appUrl, port: env.PORT }, "web process listening");
+    closers.push(async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await web.close();
+    });
+  }
+  if (role !== "web") {
+    const worker: Worker = startSyncWorker(ctx);
+    logger.info({ concurrency: env.WORKER_CONCURRENCY }, "sync worker running");
+    closers.push(() => worker.close());
+  }
+
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, "shutting down");
+    for (const close of closers) await close();
+    await ctx.close();
+    await sandbox?.close();
+    await redisServer?.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+});
