@@ -191,6 +191,12 @@ export function normalizeRestOrder(shop: ShopDomain, body: Json): SourceOrder {
         0,
       shippingCents:
         shopMoney(body.current_shipping_price_set) ?? shopMoney(body.total_shipping_price_set) ?? 0,
+      shippingTaxCents: sum(
+        list(body.shipping_lines)
+          .filter(isObject)
+          .flatMap((line) => list(line.tax_lines))
+          .map((t) => (isObject(t) ? shopMoney(t.price_set, t.price) : null)),
+      ),
       taxCents:
         shopMoney(body.current_total_tax_set, body.current_total_tax) ??
         shopMoney(body.total_tax_set, body.total_tax) ??

@@ -49,7 +49,12 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
   // subtotal is derived so that total = shipping + subtotal + tax holds to the cent by
   // construction. It then holds product lines after discounts (net of tax for tax-inclusive
   // shops), tips and duties.
-  const { totalCents, shippingCents, taxCents } = order.money;
+  // With tax-inclusive prices the shipping price holds its own tax, which taxMoney already
+  // counts: shipping is sent net of it, so shipping, subtotal and tax are all net amounts.
+  const { totalCents, taxCents } = order.money;
+  const shippingCents = order.taxesIncluded
+    ? order.money.shippingCents - order.money.shippingTaxCents
+    : order.money.shippingCents;
   const subtotalCents = totalCents - shippingCents - taxCents;
   if (subtotalCents < 0) {
     errors.push({

@@ -125,6 +125,8 @@ export interface SourceOrder {
   money: {
     subtotalCents: number;
     shippingCents: number;
+    /** Tax inside the shipping price (from the shipping lines' tax lines). */
+    shippingTaxCents: number;
     taxCents: number;
     totalCents: number;
     discountCents: number;

@@ -39,6 +39,7 @@ export function sourceOrder(overrides: Partial<SourceOrder> = {}): SourceOrder {
     money: {
       subtotalCents: 2000,
       shippingCents: 500,
+      shippingTaxCents: 0,
       taxCents: 160,
       totalCents: 2660,
       discountCents: 0,

@@ -1,0 +1,187 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSecretBox } from "../../src/lib/secret-box.ts";
+import { type Db, LinkRepository, openDatabase, ShopRepository } from "../../src/store/index.ts";
+
+let dir: string;
+let db: Db;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "connector-store-"));
+  db = openDatabase(join(dir, "nested", "connector.sqlite"));
+});
+afterEach(() => {
+  db.$client.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const key = Buffer.alloc(32, 3).toString("base64");
+
+describe("openDatabase", () => {
+  it("creates the folder, runs in WAL mode and applies migrations idempotently", () => {
+    expect(db.$client.pragma("journal_mode", { simple: true })).toBe("wal");
+    const again = openDatabase(join(dir, "nested", "connector.sqlite"));
+    expect(again.$client.prepare("select count(*) as n from __drizzle_migrations").get()).toEqual({
+      n: 1,
+    });
+    again.$client.close();
+  });
+
+  it("waits for another process's write lock instead of failing with SQLITE_BUSY", async () => {
+    const file = join(dir, "nested", "connector.sqlite");
+    // Another process takes the write lock, holds it for 400 ms, then commits.
+    const holder = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const db = require("better-sqlite3")(${JSON.stringify(file)});
+       db.exec("BEGIN IMMEDIATE"); process.stdout.write("locked\\n");
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400);
+       db.exec("COMMIT"); db.close();`,
+      ],
+      { cwd: process.cwd(), stdio: ["ignore", "pipe", "inherit"] },
+    );
+    await new Promise<void>((resolve) => holder.stdout.once("data", () => resolve()));
+    const started = Date.now();
+    new ShopRepository(db).upsertShop("b.myshopify.com", {});
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(new ShopRepository(db).getShop("b.myshopify.com")).not.toBeNull();
+    await new Promise((resolve) => holder.once("exit", resolve));
+  });
+});
+
+describe("secret box", () => {
+  it("round-trips, detects tampering and refuses another key", () => {
+    const box = createSecretBox(key);
+    const sealed = box.seal("shpat_secret");
+    expect(sealed).toMatch(/^v1:/);
+    expect(box.open(sealed)).toBe("shpat_secret");
+    const tampered = `v1:${Buffer.from(Buffer.from(sealed.slice(3), "base64").map((b, i) => (i === 30 ? b ^ 1 : b))).toString("base64")}`;
+    expect(() => box.open(tampered)).toThrow(/tampered/);
+    expect(() => createSecretBox(Buffer.alloc(32, 4).toString("base64")).open(sealed)).toThrow(
+      /another key/,
+    );
+  });
+
+  it("leaves no plaintext secret in the database file", () => {
+    const box = createSecretBox(key);
+    new ShopRepository(db).upsertShop("a.myshopify.com", {
+      providerClientSecretSealed: box.seal("provider-secret-PLAINTEXT-1"),
+      accessTokenSealed: box.seal("shpat_PLAINTEXT-2"),
+    });
+    db.$client.pragma("wal_checkpoint(TRUNCATE)");
+    const bytes = readFileSync(join(dir, "nested", "connector.sqlite")).toString("latin1");
+    expect(bytes).not.toContain("PLAINTEXT");
+    expect(bytes).toContain("a.myshopify.com");
+  });
+});
+
+describe("LinkRepository", () => {
+  it("records every effect with its intent and loads the links back", () => {
+    const links = new LinkRepository(db);
+    const shop = "a.myshopify.com";
+    expect(links.loadLinks(shop, "5001")).toBeNull();
+    expect(links.beginIntent(shop, "5001", "createOrder", "createOrder").attempts).toBe(1);
+    // A second begin before completion means the first attempt may have reached the provider.
+    expect(links.beginIntent(shop, "5001", "createOrder", "createOrder")).toMatchObject({
+      status: "pending",
+      attempts: 2,
+    });
+    links.recordOrderCreated({
+      shop,
+      sourceOrderId: "5001",
+      key: "createOrder",
+      storeId: 1001,
+      orderId: 10,
+      orderHash: "h1",
+      orderName: "#1001",
+      lineItems: [{ sourceLineItemId: "a", lineItemId: 100, hash: "la" }],
+    });
+    links.beginIntent(shop, "5001", "addLineItem:b", "addLineItem");
+    links.recordLineItemAdded({
+      shop,
+      sourceOrderId: "5001",
+      key: "addLineItem:b",
+      sourceLineItemId: "b",
+      lineItemId: 101,
+      hash: "lb",
+    });
+    links.recordLineItemCanceled({
+      shop,
+      sourceOrderId: "5001",
+      key: "cancelLineItem:100",
+      lineItemId: 100,
+      canceledAt: "2026-11-01T00:00:00Z",
+    });
+    links.recordFulfillmentUpserted({
+      shop,
+      sourceOrderId: "5001",
+      key: "f",
+      sourceFulfillmentId: "f1",
+      fulfillmentId: 300,
+      hash: "fh",
+    });
+    links.recordOrderUpdated({ shop, sourceOrderId: "5001", key: "u", orderHash: "h2" });
+    links.markSynced(shop, "5001", "2026-11-01T10:00:00Z");
+    expect(links.loadLinks(shop, "5001")).toEqual({
+      storeId: 1001,
+      sourceOrderId: "5001",
+      orderId: 10,
+      orderHash: "h2",
+      syncedVersion: "2026-11-01T10:00:00Z",
+      canceledAt: null,
+      lineItems: [
+        { sourceLineItemId: "a", lineItemId: 100, hash: "la", canceledAt: "2026-11-01T00:00:00Z" },
+        { sourceLineItemId: "b", lineItemId: 101, hash: "lb", canceledAt: null },
+      ],
+      fulfillments: [{ sourceFulfillmentId: "f1", fulfillmentId: 300, hash: "fh" }],
+    });
+    // A finished intent with the same key is an earlier incarnation: it starts afresh.
+    expect(links.beginIntent(shop, "5001", "createOrder", "createOrder")).toMatchObject({
+      status: "pending",
+      attempts: 1,
+    });
+    expect(links.findByOrderName(shop, "1001")).toEqual({ sourceOrderId: "5001", orderId: 10 });
+    expect(links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
+  });
+
+  it("counts failures of orders the provider does not have yet", () => {
+    const links = new LinkRepository(db);
+    links.markFailed(
+      "a.myshopify.com",
+      "6001",
+      "dead-lettered",
+      "fulfillments.0.fulfillmentLocationId: not mapped",
+    );
+    expect(links.countByResult("a.myshopify.com")).toEqual({
+      synced: 0,
+      failed: 0,
+      deadLettered: 1,
+    });
+  });
+
+  it("deletes one shop's data on shop/redact and nothing of another", () => {
+    const shops = new ShopRepository(db);
+    const links = new LinkRepository(db);
+    for (const shop of ["a.myshopify.com", "b.myshopify.com"]) {
+      shops.upsertShop(shop, {});
+      links.beginIntent(shop, "1", "createOrder", "createOrder");
+      links.recordOrderCreated({
+        shop,
+        sourceOrderId: "1",
+        key: "createOrder",
+        storeId: 1,
+        orderId: 1,
+        orderHash: "h",
+        orderName: "#1",
+        lineItems: [],
+      });
+    }
+    shops.deleteShopData("a.myshopify.com");
+    expect(shops.getShop("a.myshopify.com")).toBeNull();
+    expect(links.loadLinks("a.myshopify.com", "1")).toBeNull();
+    expect(links.loadLinks("b.myshopify.com", "1")).not.toBeNull();
+  });
+});
