@@ -26,8 +26,6 @@ export interface StoredProduct {
   deletedOn: string | null;
 }
 
-const round2 = (v: string | undefined) => v;
-
 /** The product state machine of provider-api.md 3.1 and the rules of 4.1. */
 export class ProductBook {
   readonly #products = new Map<number, StoredProduct>();
@@ -85,8 +83,7 @@ export class ProductBook {
   /** GET/PUT/DELETE resolve only products created here; others are indistinguishable from none. */
   get(productId: number, storeIds: number[]): StoredProduct {
     const product = this.#products.get(productId);
-    if (!product || !product.createdViaApi || !storeIds.includes(product.storeId))
-      throw notFound("product");
+    if (!product?.createdViaApi || !storeIds.includes(product.storeId)) throw notFound("product");
     return product;
   }
 
@@ -114,7 +111,7 @@ export class ProductBook {
       const known = product.variants.find((v) => v.key === key);
       const next = {
         ...variant,
-        price: round2(variant.price),
+        price: variant.price,
         key,
         removed: false,
         displayPosition: i + 1,

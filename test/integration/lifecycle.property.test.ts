@@ -169,7 +169,10 @@ describe("order lifecycles, property-based, against the sandbox over HTTP", () =
       wrapLinks: (links) =>
         crashingLinks(
           links,
-          () => (crashDice = (crashDice * 1103515245 + 12345) % 2 ** 31) % 10 === 0,
+          () => {
+            crashDice = (crashDice * 1103515245 + 12345) % 2 ** 31;
+            return crashDice % 10 === 0;
+          },
           () => crashes++,
         ),
     });
@@ -214,9 +217,9 @@ describe("order lifecycles, property-based, against the sandbox over HTTP", () =
                 webhookId: `create-${orderSeq}`,
               },
             ];
-            actions.forEach((a, step) =>
-              deliveries.push(...apply(model, a, step + 1, () => ++ids)),
-            );
+            actions.forEach((a, step) => {
+              deliveries.push(...apply(model, a, step + 1, () => ++ids));
+            });
 
             // Each webhook delivered one to three times, all in random order.
             const all = deliveries.flatMap((d, i) =>

@@ -10,6 +10,7 @@ import type { ShopDomain } from "../../src/sync/source-order.ts";
  * Shopify sends), each varied the way a real shop produces it, with the provider body the
  * connector must send for it. The expected values are worked out by hand in the comments.
  */
+// biome-ignore lint/suspicious/noExplicitAny: fixtures are edited as free-form Shopify JSON.
 type Json = Record<string, any>;
 const base = (): Json =>
   JSON.parse(readFileSync(new URL("../../examples/orders-create.json", import.meta.url), "utf8"));
