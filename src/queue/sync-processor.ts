@@ -126,7 +126,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         );
         const op = ops[0];
         if (!op) break;
-        const decision = await deps.limiter.acquire(storeId, priority);
+        const decision = await deps.limiter.acquire(storeId, priority, job.id ?? "");
         if (!decision.granted) {
           deps.metrics?.limiterWait(decision.reason);
           await job.moveToDelayed(decision.retryAtMs, token);

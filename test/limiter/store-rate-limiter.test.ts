@@ -121,3 +121,33 @@ describe("StoreRateLimiter", () => {
     expect(ttl).toBeLessThanOrEqual(2_010);
   });
 });
+
+describe("StoreRateLimiter waiters", () => {
+  it("gives each refused job its own future slot, in turn, instead of one moment for all", async () => {
+    const prefix = `t-${randomUUID()}`;
+    const limiter = limiterFor({ limit: 3, windowMs: 10_000, marginMs: 0 }, connect(), prefix);
+    for (let i = 0; i < 3; i++) await limiter.acquire(1, "live", `job-${i}`);
+    const refused = [];
+    for (let i = 3; i < 9; i++) refused.push(await limiter.acquire(1, "live", `job-${i}`));
+    const times = refused.map((d) => (d.granted ? 0 : d.retryAtMs));
+    const redis = connect();
+    const scores = (await redis.zrange(`${prefix}:limiter:{1}:slots`, 0, -1, "WITHSCORES"))
+      .filter((_, i) => i % 2 === 1)
+      .map(Number);
+    // Waiter k gets the slot of grant k mod 3, one window later per full round.
+    expect(times).toEqual(
+      refused.map((_, k) => (scores[k % 3] as number) + 10_000 * (1 + Math.floor(k / 3))),
+    );
+  });
+
+  it("lets a due waiter take its slot before a newcomer", async () => {
+    const limiter = limiterFor({ limit: 1, windowMs: 200, marginMs: 0 });
+    expect((await limiter.acquire(2, "live", "a")).granted).toBe(true);
+    const wait = await limiter.acquire(2, "live", "b");
+    expect(wait.granted).toBe(false);
+    if (wait.granted) return;
+    await new Promise((r) => setTimeout(r, wait.waitMs + 20));
+    expect((await limiter.acquire(2, "live", "newcomer")).granted).toBe(false);
+    expect((await limiter.acquire(2, "live", "b")).granted).toBe(true);
+  });
+});

@@ -10,27 +10,57 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
 /**
- * KEYS: slots, blocked. ARGV: limit, windowMs, marginMs, ceiling (limit for live work, the
- * bulk ceiling for backfill), member.
+ * KEYS: slots, blocked, waiters. ARGV: limit, windowMs, marginMs, ceiling (limit for live work,
+ * the bulk ceiling for backfill), member, waiter (a job id, or '').
  * Returns {granted(1|0), time (grant time or retry-at), reason, remaining}.
+ *
+ * Waiters: a refused job gets its own future moment, the k-th slot to free counting the jobs
+ * already waiting, instead of the first one. Without it every waiting job would wake at the
+ * same instant, one would win and the rest would be delayed again: many queue moves per call.
  */
 export const ACQUIRE = `${NOW}
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local ceiling = tonumber(ARGV[4])
+local life = window + margin
+local waiter = ARGV[6]
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - life)
+if waiter ~= '' then redis.call('ZREM', KEYS[3], waiter) end
 local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
 if blocked > now then return {0, blocked, 'blocked', 0} end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window - margin)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - life)
 local used = redis.call('ZCARD', KEYS[1])
-if used < ceiling then
+local waiting = redis.call('ZCOUNT', KEYS[3], '-inf', now)
+if used < ceiling and waiting == 0 then
   redis.call('ZADD', KEYS[1], now, ARGV[5])
   redis.call('PEXPIRE', KEYS[1], window * 2 + margin)
   return {1, now, 'ok', limit - used - 1}
 end
-local index = used - ceiling
-local entry = redis.call('ZRANGE', KEYS[1], index, index, 'WITHSCORES')
-local retry = tonumber(entry[2]) + window + margin
+if used < ceiling then
+  -- Due waiters go first; this caller gets a slot only if one is left after them.
+  if used + waiting < ceiling then
+    redis.call('ZADD', KEYS[1], now, ARGV[5])
+    redis.call('PEXPIRE', KEYS[1], window * 2 + margin)
+    return {1, now, 'ok', limit - used - 1}
+  end
+end
+local ahead = redis.call('ZCARD', KEYS[3])
+local position = math.max(used - ceiling, 0) + ahead
+local cycles = 0
+if used > 0 then
+  cycles = math.floor(position / used)
+  position = position % used
+end
+local retry = now + life
+if used > 0 then
+  local entry = redis.call('ZRANGE', KEYS[1], position, position, 'WITHSCORES')
+  retry = tonumber(entry[2]) + life * (cycles + 1)
+end
+if waiter ~= '' then
+  redis.call('ZADD', KEYS[3], retry, waiter)
+  redis.call('PEXPIRE', KEYS[3], life * (cycles + 3))
+end
 local reason = 'window'
 if used < limit then reason = 'reserved' end
 return {0, retry, reason, 0}

@@ -53,7 +53,7 @@ export class StoreRateLimiter {
     this.#redis = redis;
     // Registered once per connection; ioredis then sends EVALSHA and falls back to EVAL.
     if (typeof (redis as unknown as Record<string, unknown>).limiterAcquire !== "function") {
-      redis.defineCommand("limiterAcquire", { numberOfKeys: 2, lua: ACQUIRE });
+      redis.defineCommand("limiterAcquire", { numberOfKeys: 3, lua: ACQUIRE });
       redis.defineCommand("limiterRelease", { numberOfKeys: 1, lua: RELEASE });
       redis.defineCommand("limiterObserve", { numberOfKeys: 1, lua: OBSERVE });
       redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
@@ -73,17 +73,27 @@ export class StoreRateLimiter {
     return [`${base}:slots`, `${base}:blocked`];
   }
 
-  async acquire(storeId: number, priority: Priority = "live"): Promise<Decision> {
+  #waitersKey(storeId: number): string {
+    return `${this.#prefix}:limiter:{${storeId}}:waiters`;
+  }
+
+  /**
+   * One decision. `waiter` (a job id) lets a refused caller queue for its own future slot, so
+   * that waiting jobs wake one by one as slots free, not all together.
+   */
+  async acquire(storeId: number, priority: Priority = "live", waiter = ""): Promise<Decision> {
     const slotId = randomUUID();
     const ceiling = priority === "live" ? this.limit : this.bulkCeiling;
     const [granted, time, reason, remaining] = (await this.#call(
       "limiterAcquire",
       ...this.#keys(storeId),
+      this.#waitersKey(storeId),
       this.limit,
       this.windowMs,
       this.marginMs,
       ceiling,
       slotId,
+      waiter,
     )) as [number, number, string, number];
     if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
     const now = await this.nowMs();
