@@ -131,7 +131,7 @@ describe("StoreRateLimiter waiters", () => {
     for (let i = 3; i < 9; i++) refused.push(await limiter.acquire(1, "live", `job-${i}`));
     const times = refused.map((d) => (d.granted ? 0 : d.retryAtMs));
     const redis = connect();
-    const scores = (await redis.zrange(`${prefix}:limiter:{1}:slots`, 0, -1, "WITHSCORES"))
+    const scores = (await redis.zrange(`${prefix}:limiter:{1}:slots`, "0", "-1", "WITHSCORES"))
       .filter((_, i) => i % 2 === 1)
       .map(Number);
     // Waiter k gets the slot of grant k mod 3, one window later per full round.
