@@ -65,6 +65,9 @@ export function createContext(options: ContextOptions): ConnectorContext {
   const limiter = new StoreRateLimiter(redis, {
     limit: config.env.PROVIDER_RATE_LIMIT,
     windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
+    ...(config.env.PROVIDER_RATE_MARGIN_MS !== undefined
+      ? { marginMs: config.env.PROVIDER_RATE_MARGIN_MS }
+      : {}),
     prefix,
   });
   const clients = new Map<string, { version: string; client: ProviderClient }>();

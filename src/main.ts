@@ -81,7 +81,13 @@ async function main() {
     logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
   }
 
-  const ctx = createContext({ config, logger, redisUrl, providerDefaults });
+  const ctx = createContext({
+    config,
+    logger,
+    redisUrl,
+    providerDefaults,
+    prefix: env.REDIS_PREFIX,
+  });
   await ctx.ready();
   if (sandbox && !ctx.shops.getShop(DEMO_SHOP)) {
     ctx.shops.upsertShop(DEMO_SHOP, {

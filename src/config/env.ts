@@ -15,6 +15,11 @@ export const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   APP_URL: z.url().optional(),
   REDIS_URL: optionalUrl,
+  /** Key prefix of every Redis key (queues, snapshots, limiter), so deployments can share a Redis. */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[\w.-]+$/, "letters, digits, '.', '_' or '-' only")
+    .default("connector"),
   DATABASE_PATH: z.string().min(1).default("./data/connector.sqlite"),
   SHOPIFY_API_KEY: z.string().min(1).optional(),
   SHOPIFY_API_SECRET: z.string().min(1).optional(),
@@ -32,6 +37,8 @@ export const EnvSchema = z.object({
   PROVIDER_AUDIENCE: z.string().min(1).optional(),
   PROVIDER_RATE_LIMIT: z.coerce.number().int().positive().default(100),
   PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
+  /** Time allowed from a limiter grant to the provider's arrival; default min(250, window/100). */
+  PROVIDER_RATE_MARGIN_MS: z.coerce.number().int().nonnegative().optional(),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
   SYNC_ATTEMPTS: z.coerce.number().int().positive().default(12),
   SYNC_RETRY_DELAY_MS: z.coerce.number().int().positive().default(2_000),

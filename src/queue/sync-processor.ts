@@ -116,6 +116,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         : null;
       const client = deps.providerFor(shopRecord);
       const priority = job.data.priority;
+      // The token first: a slot is taken only when the request can leave at once, so the time
+      // from grant to the provider's arrival stays within the limiter's margin.
+      await client.getTokenInfo();
 
       // Re-plan after every call: the links are the truth, so a resumed job never repeats a call.
       for (;;) {

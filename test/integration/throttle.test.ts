@@ -1,0 +1,139 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import type { ProviderStoreId } from "../../src/provider/schemas.ts";
+import type { ShopDomain } from "../../src/sync/source-order.ts";
+import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
+import { sourceOrder } from "../helpers/source-order-factory.ts";
+
+const HOT = "hot-shop.myshopify.com";
+const QUIET = "quiet-shop.myshopify.com";
+const LIMIT = 20;
+const WINDOW = 1_000;
+
+let pipeline: Pipeline;
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  await pipeline?.close();
+});
+
+/** Starts `npm start --role worker` as a separate OS process against the test's Redis and DB. */
+function spawnWorker(p: Pipeline): ChildProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", "worker"], {
+    env: {
+      ...process.env,
+      REDIS_URL: inject("redisUrl"),
+      REDIS_PREFIX: p.ctx.prefix,
+      DATABASE_PATH: p.ctx.config.env.DATABASE_PATH,
+      PROVIDER_BASE_URL: p.sandbox.url,
+      PROVIDER_AUTH_URL: p.sandbox.authUrl,
+      PROVIDER_AUDIENCE: p.sandbox.audience,
+      PROVIDER_RATE_LIMIT: String(LIMIT),
+      PROVIDER_RATE_WINDOW_MS: String(WINDOW),
+      // Four busy Node processes share two cores here: allow 100 ms from grant to arrival.
+      PROVIDER_RATE_MARGIN_MS: "100",
+      WORKER_CONCURRENCY: "8",
+      SYNC_RETRY_DELAY_MS: "100",
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  children.push(child);
+  return child;
+}
+
+async function setup(sandboxStores = [1001, 1002]) {
+  pipeline = await startPipeline({
+    workers: 0,
+    registerShop: false,
+    sandbox: { stores: sandboxStores, rateLimit: LIMIT, windowMs: WINDOW },
+    env: {
+      PROVIDER_RATE_LIMIT: String(LIMIT),
+      PROVIDER_RATE_WINDOW_MS: String(WINDOW),
+      PROVIDER_RATE_MARGIN_MS: "100",
+    },
+  });
+  for (const [shop, storeId] of [
+    [HOT, 1001],
+    [QUIET, 1002],
+  ] as const) {
+    pipeline.ctx.shops.upsertShop(shop, {
+      storeId,
+      providerClientId: pipeline.sandbox.clientId,
+      providerClientSecretSealed: pipeline.ctx.secrets.seal(pipeline.sandbox.clientSecret),
+      storeCurrency: "USD",
+    });
+  }
+}
+
+async function enqueue(shop: string, count: number, from = 0) {
+  for (let i = from; i < from + count; i++) {
+    const order = sourceOrder({
+      shop: shop as ShopDomain,
+      id: String(100_000 + i) as never,
+      name: `#${i}`,
+    });
+    await pipeline.ctx.snapshots.putOrder(order);
+    await pipeline.ctx.queues.enqueueSync({
+      shop,
+      orderId: order.id,
+      priority: "live",
+      trigger: "test",
+      receivedAt: Date.now(),
+    });
+  }
+}
+
+describe("per-store throttling across worker processes", () => {
+  it("keeps every store inside its window with no 429, and a busy store never delays a quiet one", async () => {
+    await setup();
+    await enqueue(HOT, 80);
+    spawnWorker(pipeline);
+    spawnWorker(pipeline);
+    spawnWorker(pipeline);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await enqueue(QUIET, 5, 1_000);
+    await pipeline.drain(30_000);
+
+    const state = pipeline.sandbox.state;
+    expect(state.counters.rateLimited).toBe(0);
+    expect(state.admittedFor(1001 as ProviderStoreId)).toHaveLength(80);
+    expect(state.admittedFor(1002 as ProviderStoreId)).toHaveLength(5);
+    expect(state.orders.all).toHaveLength(85);
+    expect(state.maxInAnyWindow(1001, WINDOW)).toBeLessThanOrEqual(LIMIT);
+    // The quiet store's orders went through while the hot store was still draining its backlog.
+    const lastQuiet = Math.max(...state.admittedFor(1002).map((a) => a.at));
+    const lastHot = Math.max(...state.admittedFor(1001).map((a) => a.at));
+    expect(lastQuiet).toBeLessThan(lastHot - WINDOW);
+    // Saturated: 80 calls at 20 per second take a little over three windows, not much more.
+    const hot = state.admittedFor(1001).map((a) => a.at);
+    expect(Math.max(...hot) - Math.min(...hot)).toBeLessThan(WINDOW * 5);
+  }, 60_000);
+
+  it("obeys Retry-After when another client spends the budget, for every process", async () => {
+    await setup();
+    spawnWorker(pipeline);
+    spawnWorker(pipeline);
+    await enqueue(QUIET, 2, 1_000);
+    await pipeline.drain(30_000);
+    pipeline.sandbox.consume(1001, LIMIT);
+    await enqueue(HOT, 10);
+    await pipeline.drain(30_000);
+    const arrivals = pipeline.sandbox.state.arrivals
+      .filter((a) => a.storeId === 1001)
+      .sort((a, b) => a.at - b.at);
+    const first429 = arrivals.find((a) => a.status === 429);
+    expect(first429).toBeDefined();
+    // After a 429 (Retry-After: 1 s) no process sends for that store until the second passed.
+    const tooSoon = arrivals.filter(
+      (a) => first429 && a.at > first429.at && a.at < first429.at + 950,
+    );
+    expect(tooSoon).toEqual([]);
+    expect(pipeline.sandbox.state.counters.rateLimited).toBeLessThanOrEqual(2);
+    expect(pipeline.sandbox.state.orders.all).toHaveLength(12);
+  }, 60_000);
+});
