@@ -151,3 +151,19 @@ describe("StoreRateLimiter waiters", () => {
     expect((await limiter.acquire(2, "live", "b")).granted).toBe(true);
   });
 });
+
+describe("StoreRateLimiter priorities", () => {
+  it("puts a refused live job ahead of every waiting backfill job", async () => {
+    const limiter = limiterFor({ limit: 2, windowMs: 10_000, marginMs: 0, bulkReserve: 0 });
+    await limiter.acquire(8, "bulk", "b0");
+    await new Promise((r) => setTimeout(r, 5));
+    await limiter.acquire(8, "bulk", "b1");
+    const bulk = await limiter.acquire(8, "bulk", "b2");
+    const bulk2 = await limiter.acquire(8, "bulk", "b3");
+    const live = await limiter.acquire(8, "live", "l0");
+    if (bulk.granted || bulk2.granted || live.granted) throw new Error("expected refusals");
+    // The live job gets the first slot to free, the one the first backfill waiter was told of.
+    expect(live.retryAtMs).toBe(bulk.retryAtMs);
+    expect(live.retryAtMs).toBeLessThan(bulk2.retryAtMs);
+  });
+});

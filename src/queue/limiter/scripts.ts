@@ -10,13 +10,15 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
 /**
- * KEYS: slots, blocked, waiters. ARGV: limit, windowMs, marginMs, ceiling (limit for live work,
- * the bulk ceiling for backfill), member, waiter (a job id, or '').
+ * KEYS: slots, blocked, live waiters, bulk waiters. ARGV: limit, windowMs, marginMs, ceiling
+ * (limit for live work, the bulk ceiling for backfill), member, waiter (a job id, or ''),
+ * priority ('live' | 'bulk').
  * Returns {granted(1|0), time (grant time or retry-at), reason, remaining}.
  *
- * Waiters: a refused job gets its own future moment, the k-th slot to free counting the jobs
- * already waiting, instead of the first one. Without it every waiting job would wake at the
- * same instant, one would win and the rest would be delayed again: many queue moves per call.
+ * Waiters: a refused job is given its own future moment, the k-th slot to free counting the
+ * jobs waiting ahead of it, instead of the first one; otherwise every waiting job would wake at
+ * the same instant, one would win and the rest would be delayed again. Live waiters are ahead
+ * of every bulk waiter: backfill only gets the slots live work leaves.
  */
 export const ACQUIRE = `${NOW}
 local limit = tonumber(ARGV[1])
@@ -25,27 +27,27 @@ local margin = tonumber(ARGV[3])
 local ceiling = tonumber(ARGV[4])
 local life = window + margin
 local waiter = ARGV[6]
+local live = ARGV[7] == 'live'
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - life)
-if waiter ~= '' then redis.call('ZREM', KEYS[3], waiter) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - life)
+if waiter ~= '' then
+  redis.call('ZREM', KEYS[3], waiter)
+  redis.call('ZREM', KEYS[4], waiter)
+end
 local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
 if blocked > now then return {0, blocked, 'blocked', 0} end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - life)
 local used = redis.call('ZCARD', KEYS[1])
-local waiting = redis.call('ZCOUNT', KEYS[3], '-inf', now)
-if used < ceiling and waiting == 0 then
+-- Slots already promised to waiters whose moment has come (they are on their way back).
+local due = redis.call('ZCOUNT', KEYS[3], '-inf', now)
+if not live then due = due + redis.call('ZCOUNT', KEYS[4], '-inf', now) end
+if used + due < ceiling then
   redis.call('ZADD', KEYS[1], now, ARGV[5])
   redis.call('PEXPIRE', KEYS[1], window * 2 + margin)
   return {1, now, 'ok', limit - used - 1}
 end
-if used < ceiling then
-  -- Due waiters go first; this caller gets a slot only if one is left after them.
-  if used + waiting < ceiling then
-    redis.call('ZADD', KEYS[1], now, ARGV[5])
-    redis.call('PEXPIRE', KEYS[1], window * 2 + margin)
-    return {1, now, 'ok', limit - used - 1}
-  end
-end
 local ahead = redis.call('ZCARD', KEYS[3])
+if not live then ahead = ahead + redis.call('ZCARD', KEYS[4]) end
 local position = math.max(used - ceiling, 0) + ahead
 local cycles = 0
 if used > 0 then
@@ -58,8 +60,10 @@ if used > 0 then
   retry = tonumber(entry[2]) + life * (cycles + 1)
 end
 if waiter ~= '' then
-  redis.call('ZADD', KEYS[3], retry, waiter)
-  redis.call('PEXPIRE', KEYS[3], life * (cycles + 3))
+  local set = KEYS[4]
+  if live then set = KEYS[3] end
+  redis.call('ZADD', set, retry, waiter)
+  redis.call('PEXPIRE', set, life * (cycles + 3))
 end
 local reason = 'window'
 if used < limit then reason = 'reserved' end

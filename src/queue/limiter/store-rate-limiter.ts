@@ -9,7 +9,12 @@ export interface LimiterOptions {
   windowMs: number;
   /** Added to each slot's life to cover the time from our grant to the server's arrival. */
   marginMs?: number;
-  /** Share of the limit kept for live traffic; backfill and resync use only the rest. */
+  /**
+   * Share of the limit backfill and resync never use (default 5 %), on top of live-first
+   * ordering. Live waiters always go ahead of bulk ones, so bulk work gets only what live work
+   * leaves; the small reserve is headroom for other clients of the same store, whose use we
+   * learn only from the next response, and lets a live order go out at once.
+   */
   bulkReserve?: number;
   /** Random extra wait after a 429, so blocked workers do not return in one burst. */
   jitterMs?: number;
@@ -53,7 +58,7 @@ export class StoreRateLimiter {
     this.#redis = redis;
     // Registered once per connection; ioredis then sends EVALSHA and falls back to EVAL.
     if (typeof (redis as unknown as Record<string, unknown>).limiterAcquire !== "function") {
-      redis.defineCommand("limiterAcquire", { numberOfKeys: 3, lua: ACQUIRE });
+      redis.defineCommand("limiterAcquire", { numberOfKeys: 4, lua: ACQUIRE });
       redis.defineCommand("limiterRelease", { numberOfKeys: 1, lua: RELEASE });
       redis.defineCommand("limiterObserve", { numberOfKeys: 1, lua: OBSERVE });
       redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
@@ -63,7 +68,7 @@ export class StoreRateLimiter {
     this.limit = options.limit;
     this.windowMs = options.windowMs;
     this.marginMs = options.marginMs ?? Math.min(250, Math.ceil(options.windowMs / 100));
-    this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.2))));
+    this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.#jitterMs = options.jitterMs ?? Math.min(1_000, Math.ceil(options.windowMs / 20));
     this.#prefix = options.prefix ?? "connector";
   }
@@ -73,8 +78,9 @@ export class StoreRateLimiter {
     return [`${base}:slots`, `${base}:blocked`];
   }
 
-  #waitersKey(storeId: number): string {
-    return `${this.#prefix}:limiter:{${storeId}}:waiters`;
+  #waiterKeys(storeId: number): [string, string] {
+    const base = `${this.#prefix}:limiter:{${storeId}}`;
+    return [`${base}:waiters:live`, `${base}:waiters:bulk`];
   }
 
   /**
@@ -87,13 +93,14 @@ export class StoreRateLimiter {
     const [granted, time, reason, remaining] = (await this.#call(
       "limiterAcquire",
       ...this.#keys(storeId),
-      this.#waitersKey(storeId),
+      ...this.#waiterKeys(storeId),
       this.limit,
       this.windowMs,
       this.marginMs,
       ceiling,
       slotId,
       waiter,
+      priority,
     )) as [number, number, string, number];
     if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
     const now = await this.nowMs();

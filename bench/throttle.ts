@@ -1,0 +1,321 @@
+/**
+ * npm run bench:throttle — the per-store limiter against the baseline a user would otherwise
+ * build (the same workers with BullMQ's queue limiter set to the provider limit), one run, same
+ * workload, against the sandbox with a scaled window (100 per 2 s by default).
+ *
+ * Workload: 20 stores; one hot store with a backlog of orders being backfilled (bulk priority);
+ * live orders arriving as signed webhooks on every store, the hot one included; the sandbox
+ * spending 20 % of the hot store's budget out of band, as another client of that store would.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Worker } from "bullmq";
+import { signWebhook } from "../src/cli/webhook-command.ts";
+import { parseEnv } from "../src/config/env.ts";
+import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
+import { type ConnectorContext, createContext } from "../src/context.ts";
+import { createLogger } from "../src/lib/logger.ts";
+import { startRedisServer } from "../src/lib/redis-server.ts";
+import type { SyncJobData } from "../src/queue/jobs.ts";
+import type { StoreRateLimiter } from "../src/queue/limiter/index.ts";
+import { QUEUE } from "../src/queue/names.ts";
+import { createSyncProcessor } from "../src/queue/sync-processor.ts";
+import { type SandboxHandle, startSandbox } from "../src/sandbox/index.ts";
+import { createWebApp } from "../src/server/app.ts";
+import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
+import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    backlog: { type: "string", default: "2000" },
+    stores: { type: "string", default: "20" },
+    limit: { type: "string", default: "100" },
+    "window-ms": { type: "string", default: "2000" },
+    "live-every-ms": { type: "string", default: "100" },
+  },
+});
+const BACKLOG = Number(args.backlog);
+const STORES = Number(args.stores);
+const LIMIT = Number(args.limit);
+const WINDOW = Number(args["window-ms"]);
+const LIVE_EVERY = Number(args["live-every-ms"]);
+const SECRET = "bench-secret";
+const HOT = 1001;
+const shopOf = (store: number) => `store-${store}.myshopify.com`;
+const storeIds = Array.from({ length: STORES }, (_, i) => HOT + i);
+
+/** What a user would build without a per-store limiter: every request allowed, Retry-After obeyed. */
+class NoStoreLimiter {
+  async acquire() {
+    return { granted: true as const, remaining: 1, slotId: "", grantedAtMs: Date.now() };
+  }
+  async observe() {
+    return 0;
+  }
+  async block(_store: number, retryAfterMs: number) {
+    return Date.now() + retryAfterMs;
+  }
+}
+
+interface RunResult {
+  name: string;
+  hotUtilization: number;
+  quietUtilizationMax: number;
+  rateLimited: number;
+  rateLimitedAfterFirstWindow: number;
+  hotLive: number[];
+  quietLive: number[];
+  movesPerCall: number;
+  drainMs: number;
+}
+
+async function run(
+  name: string,
+  redisUrl: string,
+  mode: "connector" | "baseline",
+): Promise<RunResult> {
+  const sandbox: SandboxHandle = await startSandbox({
+    stores: storeIds,
+    rateLimit: LIMIT,
+    windowMs: WINDOW,
+  });
+  const dir = mkdtempSync(join(tmpdir(), "bench-throttle-"));
+  const env = parseEnv({
+    DATABASE_PATH: join(dir, "c.sqlite"),
+    SHOPIFY_API_SECRET: SECRET,
+    PROVIDER_RATE_LIMIT: String(LIMIT),
+    PROVIDER_RATE_WINDOW_MS: String(WINDOW),
+    SYNC_RETRY_DELAY_MS: "200",
+    LOG_LEVEL: "silent",
+  });
+  const ctx: ConnectorContext = createContext({
+    config: resolveRuntimeConfig(env),
+    logger: createLogger("silent"),
+    redisUrl,
+    prefix: `bench-${randomUUID().slice(0, 8)}`,
+    providerDefaults: {
+      baseUrl: sandbox.url,
+      authUrl: sandbox.authUrl,
+      audience: sandbox.audience,
+    },
+  });
+  await ctx.ready();
+  for (const store of storeIds) {
+    ctx.shops.upsertShop(shopOf(store), {
+      storeId: store,
+      providerClientId: sandbox.clientId,
+      providerClientSecretSealed: ctx.secrets.seal(sandbox.clientSecret),
+      storeCurrency: "USD",
+    });
+  }
+  const web = createWebApp(ctx);
+  let moves = 0;
+  let calls = 0;
+  const processor = createSyncProcessor({
+    snapshots: ctx.snapshots,
+    queues: ctx.queues,
+    shops: ctx.shops,
+    links: ctx.links,
+    limiter:
+      mode === "connector" ? ctx.limiter : (new NoStoreLimiter() as unknown as StoreRateLimiter),
+    providerFor: ctx.providerFor,
+    logger: ctx.logger,
+    metrics: {
+      jobDone: () => {},
+      providerCall: (status) => {
+        calls++;
+        if (status === 429) moves++;
+      },
+      limiterWait: () => {
+        moves++;
+      },
+      lag: () => {},
+    },
+  });
+  const workers = [0, 1].map(
+    () =>
+      new Worker<SyncJobData>(QUEUE.sync, processor, {
+        connection: ctx.redis.duplicate(),
+        prefix: ctx.prefix,
+        concurrency: 16,
+        ...(mode === "baseline" ? { limiter: { max: LIMIT, duration: WINDOW } } : {}),
+      }),
+  );
+
+  // The hot store's backlog, as the backfill feeds it: bulk priority.
+  for (let i = 0; i < BACKLOG; i++) {
+    const order = sourceOrder({
+      shop: shopOf(HOT) as ShopDomain,
+      id: String(1_000_000 + i) as ShopifyOrderId,
+    });
+    await ctx.snapshots.putOrder(order);
+    await ctx.queues.enqueueSync({
+      shop: order.shop,
+      orderId: order.id,
+      priority: "bulk",
+      trigger: "backfill",
+      receivedAt: Date.now(),
+    });
+  }
+  const started = Date.now();
+  const oob = setInterval(() => sandbox.consume(HOT, 1), (WINDOW / LIMIT) * 5);
+  const sent = new Map<string, { at: number; store: number }>();
+  let seq = 0;
+  const live = setInterval(() => {
+    const store = seq % 4 === 0 ? HOT : (storeIds[1 + (seq % (STORES - 1))] as number);
+    const id = 9_000_000 + seq++;
+    const order = sourceOrder({ id: String(id) as ShopifyOrderId });
+    const body = JSON.stringify({
+      id,
+      name: `#${id}`,
+      order_number: id,
+      email: "live@example.com",
+      created_at: order.createdAt,
+      updated_at: new Date().toISOString(),
+      currency: "USD",
+      presentment_currency: "USD",
+      taxes_included: false,
+      current_total_price_set: {
+        shop_money: { amount: "26.60", currency_code: "USD" },
+        presentment_money: { amount: "26.60", currency_code: "USD" },
+      },
+      current_total_tax_set: { shop_money: { amount: "1.60", currency_code: "USD" } },
+      current_shipping_price_set: { shop_money: { amount: "5.00", currency_code: "USD" } },
+      current_subtotal_price_set: { shop_money: { amount: "20.00", currency_code: "USD" } },
+      customer: { id: 1, email: "live@example.com", first_name: "L", last_name: "V" },
+      billing_address: {
+        address1: "1 Main St",
+        city: "Springfield",
+        province_code: "IL",
+        zip: "62701",
+        country_code: "US",
+      },
+      line_items: [
+        {
+          id: id * 10,
+          title: "Item",
+          quantity: 1,
+          current_quantity: 1,
+          sku: "SKU",
+          price_set: { shop_money: { amount: "20.00" } },
+          tax_lines: [{ price_set: { shop_money: { amount: "1.60" } } }],
+        },
+      ],
+    });
+    const signed = signWebhook({
+      topic: "orders/create",
+      shop: shopOf(store),
+      body,
+      secret: SECRET,
+    });
+    sent.set(String(id), { at: Date.now(), store });
+    void web.app.request("/webhooks/shopify", { method: "POST", headers: signed.headers, body });
+  }, LIVE_EVERY);
+
+  // Drain: the backlog is done and the live orders sent so far are all at the provider.
+  let liveStopped = false;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    const hotDone = sandbox.state.orders.all.filter(
+      (o) => o.storeId === HOT && Number(o.sourceOrderId) < 9_000_000,
+    ).length;
+    if (!liveStopped && hotDone >= BACKLOG) {
+      clearInterval(live);
+      liveStopped = true;
+    }
+    const counts = await ctx.queues.sync.getJobCounts(
+      "waiting",
+      "active",
+      "delayed",
+      "prioritized",
+    );
+    if (liveStopped && Object.values(counts).reduce((a, b) => a + b, 0) === 0) break;
+    if (Date.now() - started > 15 * 60_000) throw new Error(`${name}: did not drain in 15 minutes`);
+  }
+  const drainMs = Date.now() - started;
+  clearInterval(oob);
+
+  const created = new Map(
+    sandbox.state.orders.all.map((o) => [o.sourceOrderId, Date.parse(o.createdOn)]),
+  );
+  const lat = (hot: boolean) =>
+    [...sent.entries()]
+      .filter(([, s]) => (s.store === HOT) === hot)
+      .map(([id, s]) => (created.get(id) ?? Number.NaN) - s.at)
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
+  const utilization = (store: number) => {
+    const own = sandbox.state.admittedFor(store).map((a) => a.at);
+    if (own.length < 2) return 0;
+    const span = Math.max(...own) - Math.min(...own);
+    const oobShare = store === HOT ? span / ((WINDOW / LIMIT) * 5) : 0;
+    return (own.length + oobShare) / ((span / WINDOW) * LIMIT);
+  };
+  const firstAt = Math.min(...sandbox.state.arrivals.map((a) => a.at));
+  const result: RunResult = {
+    name,
+    hotUtilization: utilization(HOT),
+    quietUtilizationMax: Math.max(...storeIds.slice(1).map(utilization)),
+    rateLimited: sandbox.state.counters.rateLimited,
+    rateLimitedAfterFirstWindow: sandbox.state.arrivals.filter(
+      (a) => a.status === 429 && a.at > firstAt + WINDOW,
+    ).length,
+    hotLive: lat(true),
+    quietLive: lat(false),
+    movesPerCall: calls > 0 ? moves / calls : 0,
+    drainMs,
+  };
+  await Promise.all(workers.map((w) => w.close()));
+  await web.close();
+  await ctx.close();
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+  return result;
+}
+
+const pct = (values: number[], p: number) =>
+  values[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? Number.NaN;
+
+const redis = await startRedisServer();
+console.log(
+  `bench:throttle — ${STORES} stores, hot backlog ${BACKLOG}, limit ${LIMIT} per ${WINDOW} ms (slot ${WINDOW / LIMIT} ms), live order every ${LIVE_EVERY} ms, 20% of the hot store's budget spent out of band\n`,
+);
+const results = [
+  await run("connector (per-store limiter)", redis.url, "connector"),
+  await run("baseline (BullMQ queue limiter)", redis.url, "baseline"),
+];
+await redis.stop();
+const rows: [string, (r: RunResult) => string][] = [
+  [
+    "hot store utilization (share of limit, incl. out-of-band)",
+    (r) => `${(r.hotUtilization * 100).toFixed(1)}%`,
+  ],
+  [
+    "429s received (total / after the first window)",
+    (r) => `${r.rateLimited} / ${r.rateLimitedAfterFirstWindow}`,
+  ],
+  [
+    "live p50 / p95, hot store (ms)",
+    (r) => `${pct(r.hotLive, 50).toFixed(0)} / ${pct(r.hotLive, 95).toFixed(0)}`,
+  ],
+  [
+    "live p50 / p95, quiet stores (ms)",
+    (r) => `${pct(r.quietLive, 50).toFixed(0)} / ${pct(r.quietLive, 95).toFixed(0)}`,
+  ],
+  ["queue moves per provider call", (r) => r.movesPerCall.toFixed(2)],
+  ["total time to drain (s)", (r) => (r.drainMs / 1000).toFixed(1)],
+];
+const width = Math.max(...rows.map(([label]) => label.length));
+console.log(`| ${"".padEnd(width)} | ${results.map((r) => r.name).join(" | ")} |`);
+console.log(
+  `|${"-".repeat(width + 2)}|${results.map((r) => "-".repeat(r.name.length + 2)).join("|")}|`,
+);
+for (const [label, cell] of rows) {
+  console.log(
+    `| ${label.padEnd(width)} | ${results.map((r) => cell(r).padEnd(r.name.length)).join(" | ")} |`,
+  );
+}
+process.exit(0);
