@@ -54,7 +54,15 @@ export function orderLevel(order: OrderCreate): OrderUpdate {
   return rest;
 }
 
-export const orderHashOf = (order: OrderCreate) => canonicalHash(orderLevel(order));
+/**
+ * What decides whether the order needs an update: every order-level field but
+ * `sourceUpdatedOn`, which changes with each Shopify update, also the ones the provider does not
+ * care about (tags, payment status): those cost no call. It is sent with the next real update.
+ */
+export const orderHashOf = (order: OrderCreate) => {
+  const { sourceUpdatedOn: _version, ...fields } = orderLevel(order);
+  return canonicalHash(fields);
+};
 export const lineHashOf = (line: LineItemWrite) => canonicalHash(line);
 export const fulfillmentHashOf = (f: FulfillmentWrite) => canonicalHash(f);
 

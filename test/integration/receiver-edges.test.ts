@@ -1,0 +1,93 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { signWebhook } from "../../src/cli/webhook-command.ts";
+import { parseEnv } from "../../src/config/env.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { createContext } from "../../src/context.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { startRedisServer } from "../../src/lib/redis-server.ts";
+import { createWebApp } from "../../src/server/app.ts";
+import { type Pipeline, SHOPIFY_SECRET, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+
+let pipeline: Pipeline | undefined;
+afterEach(async () => {
+  await pipeline?.close();
+  pipeline = undefined;
+});
+
+describe("receiver edges", () => {
+  it("answers 413 to a body over the size limit, before checking anything else", async () => {
+    pipeline = await startPipeline({ env: { WEBHOOK_MAX_BYTES: "1024" } });
+    const response = await pipeline.send("orders/create", { padding: "x".repeat(2_000) });
+    expect(response.status).toBe(413);
+    expect(await pipeline.ctx.queues.sync.count()).toBe(0);
+  });
+
+  it("answers 503, never 200, while Redis is down, and 200 again once it is back", async () => {
+    const redis = await startRedisServer();
+    const dir = mkdtempSync(join(tmpdir(), "connector-503-"));
+    const env = parseEnv({
+      DATABASE_PATH: join(dir, "c.sqlite"),
+      SHOPIFY_API_SECRET: SHOPIFY_SECRET,
+      LOG_LEVEL: "silent",
+    });
+    const ctx = createContext({
+      config: resolveRuntimeConfig(env),
+      logger: createLogger("silent"),
+      redisUrl: redis.url,
+      prefix: `t-${randomUUID()}`,
+      providerDefaults: {
+        baseUrl: "http://127.0.0.1:9/v1",
+        authUrl: "http://127.0.0.1:9",
+        audience: "a",
+      },
+    });
+    await ctx.ready();
+    ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
+    const web = createWebApp(ctx);
+    const send = (id: string) => {
+      const signed = signWebhook({
+        topic: "orders/create",
+        shop: TEST_SHOP,
+        secret: SHOPIFY_SECRET,
+        webhookId: id,
+        body: JSON.stringify({
+          id: 5001,
+          updated_at: "2026-11-01T10:00:00Z",
+          created_at: "2026-11-01T10:00:00Z",
+          currency: "USD",
+          current_total_price_set: { shop_money: { amount: "1.00" } },
+        }),
+      });
+      return web.app.request("/webhooks/shopify", {
+        method: "POST",
+        headers: signed.headers,
+        body: signed.body,
+      });
+    };
+    try {
+      expect((await send("w1")).status).toBe(200);
+      await redis.stop("SIGKILL");
+      const down = await send("w2");
+      expect(down.status).toBe(503);
+      expect(down.headers.get("retry-after")).toBe("5");
+      const back = await startRedisServer({ port: redis.port });
+      try {
+        await new Promise<void>((resolve) => {
+          if (ctx.ingestRedis.status === "ready") resolve();
+          else ctx.ingestRedis.once("ready", () => resolve());
+        });
+        expect((await send("w3")).status).toBe(200);
+      } finally {
+        await back.stop();
+      }
+    } finally {
+      await web.close().catch(() => {});
+      await ctx.close().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
