@@ -35,6 +35,7 @@ const { values: args } = parseArgs({
     limit: { type: "string", default: "100" },
     "window-ms": { type: "string", default: "2000" },
     "live-every-ms": { type: "string", default: "100" },
+    "margin-ms": { type: "string" },
   },
 });
 const BACKLOG = Number(args.backlog);
@@ -88,6 +89,7 @@ async function run(
     SHOPIFY_API_SECRET: SECRET,
     PROVIDER_RATE_LIMIT: String(LIMIT),
     PROVIDER_RATE_WINDOW_MS: String(WINDOW),
+    ...(args["margin-ms"] ? { PROVIDER_RATE_MARGIN_MS: args["margin-ms"] } : {}),
     SYNC_RETRY_DELAY_MS: "200",
     LOG_LEVEL: "silent",
   });

@@ -37,7 +37,7 @@ export const EnvSchema = z.object({
   PROVIDER_AUDIENCE: z.string().min(1).optional(),
   PROVIDER_RATE_LIMIT: z.coerce.number().int().positive().default(100),
   PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
-  /** Time allowed from a limiter grant to the provider's arrival; default min(250, window/100). */
+  /** Time allowed from a limiter grant to the provider's arrival; default min(250, window/40). */
   PROVIDER_RATE_MARGIN_MS: z.coerce.number().int().nonnegative().optional(),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
   SYNC_ATTEMPTS: z.coerce.number().int().positive().default(12),

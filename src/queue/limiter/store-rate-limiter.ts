@@ -67,7 +67,7 @@ export class StoreRateLimiter {
     }
     this.limit = options.limit;
     this.windowMs = options.windowMs;
-    this.marginMs = options.marginMs ?? Math.min(250, Math.ceil(options.windowMs / 100));
+    this.marginMs = options.marginMs ?? Math.min(250, Math.ceil(options.windowMs / 40));
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.#jitterMs = options.jitterMs ?? Math.min(1_000, Math.ceil(options.windowMs / 20));
     this.#prefix = options.prefix ?? "connector";
