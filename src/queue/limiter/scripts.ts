@@ -76,19 +76,20 @@ export const RELEASE = `return redis.call('ZREM', KEYS[1], ARGV[1])`;
 /**
  * KEYS: slots. ARGV: limit, windowMs, marginMs, serverRemaining, serverResetMs.
  * When the server reports fewer requests left than we count (another client shares the
- * store), phantom slots are added that leave when the server's window resets.
+ * store), phantom slots are added. When the other client's requests arrived is unknown, so they
+ * are taken as just now: a phantom lives a full window (safe; RateLimit-Reset tells only when
+ * the oldest request leaves, and is rounded to whole seconds).
  */
 export const OBSERVE = `${NOW}
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local serverRemaining = tonumber(ARGV[4])
-local resetMs = math.min(math.max(tonumber(ARGV[5]), 0), window)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window - margin)
 local ours = limit - redis.call('ZCARD', KEYS[1])
 local missing = ours - serverRemaining
 if missing <= 0 then return 0 end
-local score = now + resetMs - window
+local score = now - margin
 for i = 1, missing do
   redis.call('ZADD', KEYS[1], score, 'phantom:' .. now .. ':' .. i .. ':' .. math.random(1000000))
 end
