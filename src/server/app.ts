@@ -8,6 +8,28 @@ import { errorResponse } from "./errors.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
 import { webhookRoutes } from "./webhook-route.ts";
 
+/**
+ * Shop status for the receiver, cached for a few seconds: a flash sale sends thousands of
+ * webhooks per shop, and the status changes rarely. The worker reads the database itself, so an
+ * uninstall still stops the sync at once.
+ */
+function cachedShopStatus(ctx: ConnectorContext, ttlMs = 5_000) {
+  const cache = new Map<
+    string,
+    { status: "active" | "paused" | "uninstalled" | "unknown"; until: number }
+  >();
+  return {
+    shopStatus(shop: string) {
+      const now = Date.now();
+      const hit = cache.get(shop);
+      if (hit && hit.until > now) return hit.status;
+      const status = ctx.shops.getShop(shop)?.status ?? "unknown";
+      cache.set(shop, { status, until: now + ttlMs });
+      return status;
+    },
+  };
+}
+
 export interface WebApp {
   app: Hono;
   close(): Promise<void>;
@@ -36,7 +58,7 @@ export function createWebApp(
     prefix: ctx.prefix,
     snapshots: new SnapshotStore(ctx.ingestRedis, { prefix: ctx.prefix }),
     queues: ingestQueues,
-    shops: { shopStatus: (shop) => ctx.shops.getShop(shop)?.status ?? "unknown" },
+    shops: cachedShopStatus(ctx),
     lifecycle: createLifecycleHandlers(ctx),
   });
 
