@@ -1,0 +1,13 @@
+/** The queue's own bound for bench:worker: a BullMQ worker whose processor does nothing. */
+import { Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { QUEUE } from "../src/queue/names.ts";
+
+const connection = new Redis(process.argv[2] ?? process.env.REDIS_URL ?? "", {
+  maxRetriesPerRequest: null,
+});
+new Worker(QUEUE.sync, async () => {}, {
+  connection,
+  prefix: process.env.PREFIX ?? "bench-bare",
+  concurrency: 16,
+});
