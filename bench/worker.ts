@@ -130,10 +130,19 @@ function spawnWorkers(
   script: string[],
 ): ChildProcess[] {
   return Array.from({ length: count }, () =>
-    spawn(process.execPath, ["--import", "tsx", ...script], {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "ignore", "inherit"],
-    }),
+    spawn(
+      process.execPath,
+      [
+        ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
+        "--import",
+        "tsx",
+        ...script,
+      ],
+      {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "ignore", "inherit"],
+      },
+    ),
   );
 }
 
@@ -149,7 +158,10 @@ async function measure(
   const seconds = (Date.now() - started) / 1000;
   const stats = children.map((c) => procStats(c.pid as number));
   const calls = (await commandCalls()) - callsBefore;
-  for (const c of children) c.kill("SIGKILL");
+  // SIGTERM lets a profiled worker write its profile; the worker shuts down cleanly on it.
+  for (const c of children) c.kill(process.env.BENCH_PROFILE ? "SIGTERM" : "SIGKILL");
+  if (process.env.BENCH_PROFILE)
+    await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
   void prefix;
   return {
     name,

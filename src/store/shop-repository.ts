@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
 import {
   backfills,
@@ -60,7 +60,16 @@ function toColumns(input: ShopSettingsInput) {
 }
 
 export class ShopRepository {
-  constructor(private readonly db: Db) {}
+  // Prepared once: every sync job reads its shop.
+  readonly #selectShop;
+
+  constructor(private readonly db: Db) {
+    this.#selectShop = db
+      .select()
+      .from(shops)
+      .where(eq(shops.shop, sql.placeholder("shop")))
+      .prepare();
+  }
 
   upsertShop(shop: string, input: ShopSettingsInput): ShopRecord {
     const now = new Date().toISOString();
@@ -74,7 +83,7 @@ export class ShopRepository {
   }
 
   getShop(shop: string): ShopRecord | null {
-    const row = this.db.select().from(shops).where(eq(shops.shop, shop)).get();
+    const row = this.#selectShop.get({ shop });
     return row ? toRecord(row) : null;
   }
 
