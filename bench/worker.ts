@@ -150,7 +150,6 @@ function spawnWorkers(
 
 async function measure(
   name: string,
-  prefix: string,
   children: ChildProcess[],
   done: () => Promise<boolean>,
 ): Promise<Row> {
@@ -166,7 +165,6 @@ async function measure(
   for (const c of children) c.kill(process.env.BENCH_PROFILE ? "SIGTERM" : "SIGKILL");
   if (process.env.BENCH_PROFILE)
     await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
-  void prefix;
   return {
     name,
     sandboxCpuMsPerJob: (cpu.user + cpu.system) / 1000 / JOBS,
@@ -201,7 +199,6 @@ const rows: Row[] = [];
   rows.push(
     await measure(
       "bare BullMQ worker, no-op (1 process)",
-      prefix,
       children,
       async () => (await queue.count()) === 0 && (await queue.getActiveCount()) === 0,
     ),
@@ -233,7 +230,6 @@ for (const processes of PROCESSES) {
   rows.push(
     await measure(
       `connector sync worker (${processes} process${processes > 1 ? "es" : ""})`,
-      prefix,
       children,
       async () => sandbox.state.orders.all.length - before >= JOBS,
     ),

@@ -16,8 +16,6 @@ export interface OpContext {
   /** The provider order, once created (every op but createOrder needs it). */
   orderId: ProviderOrderId | null;
   customerEmail: string | undefined;
-  /** The snapshot version being synced, stored with the created order. */
-  version: string;
 }
 
 /**

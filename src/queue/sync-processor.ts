@@ -79,7 +79,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     }
 
     let calls = 0;
-    let lastRequest: DeadLetterData["request"];
+    // The body of the operation in flight, kept for the dead-letter record if it fails.
+    let lastBody: unknown;
     try {
       if (shopRecord.status === "paused") {
         throw new Terminal(
@@ -142,9 +143,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           storeId,
           orderId: (links?.orderId ?? null) as ProviderOrderId | null,
           customerEmail: mapped.order.customer.email,
-          version: order.updatedAt,
         };
-        lastRequest = { method: op.kind, path: `/orders/${ctx.orderId ?? ""}`, body: op.body };
+        lastBody = op.body;
         calls++;
         try {
           await executeOp(client, deps.links, op, ctx);
@@ -180,7 +180,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const dead =
         terminal ??
         new Terminal("exhausted", `gave up after ${attempts} attempts: ${describe(error).message}`);
-      await deadLetter(deps, job, dead, error, lastRequest, attempts);
+      await deadLetter(deps, job, dead, error, lastBody, attempts);
       deps.links.markFailed(shop, orderId, "dead-lettered", dead.message);
       if (dead.category === "config" && error instanceof ProviderAuthError) {
         deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
@@ -261,7 +261,7 @@ async function deadLetter(
   job: Job<SyncJobData>,
   dead: Terminal,
   cause: unknown,
-  request: DeadLetterData["request"],
+  body: unknown,
   attempts: number,
 ) {
   const now = new Date().toISOString();
@@ -274,7 +274,10 @@ async function deadLetter(
     category: dead.category,
     errorClass: cause instanceof Error ? cause.constructor.name : "Error",
     ...(dead.fields ? { fields: dead.fields } : {}),
-    ...(providerError && request ? { request } : {}),
+    // The request as the client sent it: its method and path, and the operation's body.
+    ...(providerError
+      ? { request: { method: providerError.method, path: providerError.path, body } }
+      : {}),
     ...(providerError
       ? {
           response: {
