@@ -77,7 +77,10 @@ async function run(
   name: string,
   redisUrl: string,
   mode: "connector" | "baseline",
+  /** The idle reference: no backlog, no other client, a fixed number of live orders. */
+  idle?: { liveOrders: number },
 ): Promise<RunResult> {
+  const backlog = idle ? 0 : BACKLOG;
   const sandbox: SandboxHandle = await startSandbox({
     stores: storeIds,
     rateLimit: LIMIT,
@@ -148,7 +151,7 @@ async function run(
   );
 
   // The hot store's backlog, as the backfill feeds it: bulk priority.
-  for (let i = 0; i < BACKLOG; i++) {
+  for (let i = 0; i < backlog; i++) {
     const order = sourceOrder({
       shop: shopOf(HOT) as ShopDomain,
       id: String(1_000_000 + i) as ShopifyOrderId,
@@ -163,7 +166,12 @@ async function run(
     });
   }
   const started = Date.now();
-  const oob = setInterval(() => sandbox.consume(HOT, 1), (WINDOW / LIMIT) * 5);
+  const oob = setInterval(
+    () => {
+      if (!idle) sandbox.consume(HOT, 1);
+    },
+    (WINDOW / LIMIT) * 5,
+  );
   const sent = new Map<string, { at: number; store: number }>();
   let seq = 0;
   const live = setInterval(() => {
@@ -224,7 +232,7 @@ async function run(
     const hotDone = sandbox.state.orders.all.filter(
       (o) => o.storeId === HOT && Number(o.sourceOrderId) < 9_000_000,
     ).length;
-    if (!liveStopped && hotDone >= BACKLOG) {
+    if (!liveStopped && (idle ? seq >= idle.liveOrders : hotDone >= backlog)) {
       clearInterval(live);
       liveStopped = true;
     }
@@ -284,6 +292,10 @@ const pct = (values: number[], p: number) =>
 const redis = await startRedisServer();
 console.log(
   `bench:throttle — ${STORES} stores, hot backlog ${BACKLOG}, limit ${LIMIT} per ${WINDOW} ms (slot ${WINDOW / LIMIT} ms), live order every ${LIVE_EVERY} ms, 20% of the hot store's budget spent out of band\n`,
+);
+const idle = await run("idle", redis.url, "connector", { liveOrders: 60 });
+console.log(
+  `idle reference (no backlog, no other client): live p50 / p95 ${pct(idle.quietLive, 50).toFixed(0)} / ${pct(idle.quietLive, 95).toFixed(0)} ms on quiet stores, ${pct(idle.hotLive, 50).toFixed(0)} / ${pct(idle.hotLive, 95).toFixed(0)} ms on the hot store\n`,
 );
 const results = [
   await run("connector (per-store limiter)", redis.url, "connector"),
