@@ -1,6 +1,8 @@
 export { canonicalHash, canonicalJson } from "./hash.ts";
 export type { FulfillmentLink, LineItemLink, OrderLinks } from "./links.ts";
-export { guestId, type MapError, type MapResult, mapOrder } from "./map-order.ts";
+export { guestId } from "./map-customer.ts";
+export { mapOrder } from "./map-order.ts";
+export type { MapError, MapResult } from "./map-result.ts";
 export {
   fulfillmentHashOf,
   lineHashOf,

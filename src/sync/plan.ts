@@ -10,6 +10,13 @@ import type {
 import { canonicalHash } from "./hash.ts";
 import type { OrderLinks } from "./links.ts";
 
+/**
+ * One provider call. `key` is the deterministic idempotency key of its intent row: the same
+ * intent always gets the same key (`createOrder`, `updateOrder:<orderHash>`,
+ * `cancelLineItem:<lineItemId>`, `addLineItem:<sourceLineItemId>:<hash>`,
+ * `upsertFulfillment:<sourceFulfillmentId>:<hash>`, `cancelOrder`), so a retry after a crash
+ * resumes the intent instead of repeating it.
+ */
 export type SyncOp =
   | {
       kind: "createOrder";
@@ -82,7 +89,10 @@ const cancelBody = (canceled: NonNullable<PlanInput["canceled"]>): OrderCancel =
  * - Line items are immutable: a changed line is canceled and a replacement added.
  * - A fulfillment is sent when new or changed (the provider upserts by sourceFulfillmentId);
  *   one cancelled in Shopify is sent only if the provider already has it.
- * - An unchanged order plans nothing.
+ * - An unchanged order plans nothing; a new order without fulfillments plans one call.
+ * - The order-level update goes first although it changes the totals before the lines change:
+ *   the provider checks the totals of the order alone, not against its line items.
+ * - A line cancel carries the order's cancellation time, else its source update time.
  */
 export function planSync(input: PlanInput, links: OrderLinks | null): SyncOp[] {
   const ops: SyncOp[] = [];
@@ -114,33 +124,38 @@ export function planSync(input: PlanInput, links: OrderLinks | null): SyncOp[] {
     });
   }
 
-  const live = links.lineItems.filter((l) => l.canceledAt === null);
+  // Line items are immutable at the provider: a live one whose line changed (quantity, price…)
+  // or is gone is canceled, and every wanted line without an unchanged live one is added. At
+  // most one live provider line is kept per Shopify line, so a duplicate could never survive.
   const wanted = new Map(input.order.lineItems.map((l) => [l.sourceLineItemId, l]));
-  const adds: SyncOp[] = [];
+  const kept = new Set<string>();
   const cancelOn = input.canceled?.at ?? input.order.sourceUpdatedOn;
-  for (const link of live) {
+  for (const link of links.lineItems) {
+    if (link.canceledAt !== null) continue;
     const line = wanted.get(link.sourceLineItemId);
-    if (!line || lineHashOf(line) !== link.hash) {
-      ops.push({
-        kind: "cancelLineItem",
-        key: `cancelLineItem:${link.lineItemId}`,
-        sourceLineItemId: link.sourceLineItemId,
-        lineItemId: link.lineItemId,
-        body: cancelOn ? { sourceCanceledOn: cancelOn } : {},
-      });
+    if (line && !kept.has(link.sourceLineItemId) && lineHashOf(line) === link.hash) {
+      kept.add(link.sourceLineItemId);
+      continue;
     }
+    ops.push({
+      kind: "cancelLineItem",
+      key: `cancelLineItem:${link.lineItemId}`,
+      sourceLineItemId: link.sourceLineItemId,
+      lineItemId: link.lineItemId,
+      body: cancelOn ? { sourceCanceledOn: cancelOn } : {},
+    });
   }
+  const adds: SyncOp[] = [];
   for (const line of input.order.lineItems) {
+    if (kept.has(line.sourceLineItemId)) continue;
     const hash = lineHashOf(line);
-    if (!live.some((l) => l.sourceLineItemId === line.sourceLineItemId && l.hash === hash)) {
-      adds.push({
-        kind: "addLineItem",
-        key: `addLineItem:${line.sourceLineItemId}:${hash}`,
-        sourceLineItemId: line.sourceLineItemId,
-        body: line,
-        hash,
-      });
-    }
+    adds.push({
+      kind: "addLineItem",
+      key: `addLineItem:${line.sourceLineItemId}:${hash}`,
+      sourceLineItemId: line.sourceLineItemId,
+      body: line,
+      hash,
+    });
   }
   ops.push(...adds);
   ops.push(

@@ -1,0 +1,66 @@
+import type { Address } from "../provider/schemas.ts";
+import type { SourceAddress, SourceOrder } from "./source-order.ts";
+import { nonEmpty } from "./text.ts";
+
+/**
+ * Both addresses the provider requires. A missing (or unusable) shipping address, as for local
+ * pickup or digital goods, is replaced by the billing address, and a missing billing address by
+ * the shipping address. Null when neither is usable: the caller's error (`shippingAddress`).
+ */
+export function mapAddresses(
+  order: SourceOrder,
+  warnings: string[],
+): { billing: Address; shipping: Address } | null {
+  const billing = usable(order.billingAddress, "billingAddress", warnings);
+  const shipping = usable(order.shippingAddress, "shippingAddress", warnings);
+  const either = billing ?? shipping;
+  return either === null ? null : { billing: either, shipping: shipping ?? either };
+}
+
+function usable(address: SourceAddress | null, field: string, warnings: string[]) {
+  if (address === null) return null;
+  const mapped = mapAddress(address);
+  if (mapped === null) warnings.push(`${field} lacks a street, city or country; not used`);
+  return mapped;
+}
+
+/**
+ * - line1 = address1, else address2; line2 = address2 when both are present.
+ * - city as is; countryCode upper-cased, and it must be ISO 3166-1 alpha-2.
+ * - stateOrProvinceCode = province code, else province name, else the country code: countries
+ *   without provinces (Germany, France…) have none, and the provider requires a value.
+ * - postalCode = zip, else "-": countries without postal codes (Hong Kong, UAE…) have none, and
+ *   the provider requires a value.
+ * - name, firstName, lastName when present; latitude and longitude when in range.
+ * Null when street, city or a valid country code is missing: not an address to ship to.
+ */
+export function mapAddress(address: SourceAddress): Address | null {
+  const countryCode = nonEmpty(address.countryCode)?.toUpperCase();
+  const address1 = nonEmpty(address.address1);
+  const address2 = nonEmpty(address.address2);
+  const line1 = address1 ?? address2;
+  const city = nonEmpty(address.city);
+  if (!countryCode || !/^[A-Z]{2}$/.test(countryCode) || !line1 || !city) return null;
+  const name = nonEmpty(address.name);
+  const firstName = nonEmpty(address.firstName);
+  const lastName = nonEmpty(address.lastName);
+  const { latitude, longitude } = address;
+  return {
+    ...(name ? { name } : {}),
+    ...(firstName ? { firstName } : {}),
+    ...(lastName ? { lastName } : {}),
+    line1,
+    ...(address1 && address2 ? { line2: address2 } : {}),
+    city,
+    stateOrProvinceCode:
+      nonEmpty(address.provinceCode) ?? nonEmpty(address.province) ?? countryCode,
+    postalCode: nonEmpty(address.zip) ?? "-",
+    countryCode,
+    ...(latitude !== null && Number.isFinite(latitude) && Math.abs(latitude) <= 90
+      ? { latitude }
+      : {}),
+    ...(longitude !== null && Number.isFinite(longitude) && Math.abs(longitude) <= 180
+      ? { longitude }
+      : {}),
+  };
+}

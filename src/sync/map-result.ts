@@ -1,0 +1,16 @@
+import type { FulfillmentWrite, OrderCreate } from "../provider/schemas.ts";
+
+/** One reason an order cannot be sent, named by the provider body's field path. */
+export interface MapError {
+  field: string;
+  message: string;
+}
+
+/**
+ * The outcome of mapping: a body the provider will accept as far as we can tell, or the list of
+ * reasons it would not. Warnings name what was repaired or left out; they never hold customer
+ * data (they are logged).
+ */
+export type MapResult =
+  | { ok: true; order: OrderCreate; fulfillments: FulfillmentWrite[]; warnings: string[] }
+  | { ok: false; errors: MapError[] };
