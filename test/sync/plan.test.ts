@@ -3,12 +3,10 @@ import { describe, expect, it } from "vitest";
 import type {
   FulfillmentWrite,
   OrderCreate,
-  ProviderFulfillmentId,
   ProviderLineItemId,
-  ProviderOrderId,
-  ProviderStoreId,
 } from "../../src/provider/schemas.ts";
-import { type OrderLinks, type PlanInput, planSync, type SyncOp } from "../../src/sync/index.ts";
+import { type OrderLinks, type PlanInput, planSync } from "../../src/sync/index.ts";
+import { applyPlan } from "./apply-plan.ts";
 
 const address = {
   line1: "1 Main St",
@@ -46,52 +44,6 @@ const fulfillment = (id: string, status = "in_transit"): FulfillmentWrite => ({
   shipmentStatus: status,
 });
 
-/** What the links look like after every op of a plan succeeded (the executor's job). */
-function apply(links: OrderLinks | null, ops: SyncOp[], ids = { next: 1 }): OrderLinks | null {
-  let out = links ? structuredClone(links) : null;
-  for (const op of ops) {
-    if (op.kind === "createOrder") {
-      out = {
-        storeId: 1001 as ProviderStoreId,
-        sourceOrderId: op.body.sourceOrderId,
-        orderId: 1 as ProviderOrderId,
-        orderHash: op.orderHash,
-        syncedVersion: null,
-        canceledAt: null,
-        lineItems: op.body.lineItems.map((l) => ({
-          sourceLineItemId: l.sourceLineItemId,
-          lineItemId: ids.next++ as ProviderLineItemId,
-          hash: op.lineItemHashes[l.sourceLineItemId] ?? "",
-          canceledAt: null,
-        })),
-        fulfillments: [],
-      };
-    } else if (!out) throw new Error(`${op.kind} before create`);
-    else if (op.kind === "updateOrder") out.orderHash = op.orderHash;
-    else if (op.kind === "cancelLineItem") {
-      const line = out.lineItems.find((l) => l.lineItemId === op.lineItemId);
-      if (line) line.canceledAt = "2026-11-01T00:00:00Z";
-    } else if (op.kind === "addLineItem")
-      out.lineItems.push({
-        sourceLineItemId: op.sourceLineItemId,
-        lineItemId: ids.next++ as ProviderLineItemId,
-        hash: op.hash,
-        canceledAt: null,
-      });
-    else if (op.kind === "upsertFulfillment") {
-      out.fulfillments = out.fulfillments.filter(
-        (f) => f.sourceFulfillmentId !== op.sourceFulfillmentId,
-      );
-      out.fulfillments.push({
-        sourceFulfillmentId: op.sourceFulfillmentId,
-        fulfillmentId: 9 as ProviderFulfillmentId,
-        hash: op.hash,
-      });
-    } else if (op.kind === "cancelOrder") out.canceledAt = "2026-11-01T00:00:00Z";
-  }
-  return out;
-}
-
 const input = (
   o: OrderCreate,
   fulfillments: FulfillmentWrite[] = [],
@@ -111,7 +63,7 @@ describe("planSync", () => {
 
   it("plans nothing for an unchanged order", () => {
     const i = input(order([["a", 1, 10]]), [fulfillment("f1")]);
-    expect(planSync(i, apply(null, planSync(i, null)))).toEqual([]);
+    expect(planSync(i, applyPlan(null, planSync(i, null)))).toEqual([]);
   });
 
   it("replaces a line whose quantity changed: cancel, then add, then the order update first", () => {
@@ -121,7 +73,7 @@ describe("planSync", () => {
         ["b", 1, 5],
       ]),
     );
-    const links = apply(null, planSync(first, null));
+    const links = applyPlan(null, planSync(first, null));
     const ops = planSync(
       input(
         order([
@@ -136,7 +88,7 @@ describe("planSync", () => {
   });
 
   it("cancels a removed line and adds a new one", () => {
-    const links = apply(
+    const links = applyPlan(
       null,
       planSync(
         input(
@@ -168,7 +120,7 @@ describe("planSync", () => {
 
   it("sends a fulfillment again only when its tracking or status changed", () => {
     const o = order([["a", 1, 10]]);
-    const links = apply(null, planSync(input(o, [fulfillment("f1")]), null));
+    const links = applyPlan(null, planSync(input(o, [fulfillment("f1")]), null));
     expect(planSync(input(o, [fulfillment("f1")]), links)).toEqual([]);
     expect(
       planSync(input(o, [fulfillment("f1", "delivered")]), links).map((op) => op.kind),
@@ -185,13 +137,13 @@ describe("planSync", () => {
 
   it("cancels the order last, and plans nothing once it is canceled", () => {
     const o = order([["a", 1, 10]]);
-    const links = apply(null, planSync(input(o), null));
+    const links = applyPlan(null, planSync(input(o), null));
     const ops = planSync(
       input(order([["a", 1, 10]], "late note"), [fulfillment("f1")], true),
       links,
     );
     expect(ops.map((op) => op.kind)).toEqual(["updateOrder", "upsertFulfillment", "cancelOrder"]);
-    expect(planSync(input(order([["a", 5, 10]]), [], true), apply(links, ops))).toEqual([]);
+    expect(planSync(input(order([["a", 5, 10]]), [], true), applyPlan(links, ops))).toEqual([]);
   });
 
   it("creates and then cancels an order first seen canceled, so the provider knows it existed", () => {
@@ -199,6 +151,123 @@ describe("planSync", () => {
       "createOrder",
       "cancelOrder",
     ]);
+  });
+
+  it("creates, then sends each fulfillment, then cancels, in that order", () => {
+    const ops = planSync(
+      input(order([["a", 1, 10]]), [fulfillment("f1"), fulfillment("f2")], true),
+      null,
+    );
+    expect(ops.map((o) => o.key)).toEqual([
+      "createOrder",
+      expect.stringMatching(/^upsertFulfillment:f1:[0-9a-f]{64}$/),
+      expect.stringMatching(/^upsertFulfillment:f2:[0-9a-f]{64}$/),
+      "cancelOrder",
+    ]);
+    expect(ops.at(-1)).toMatchObject({
+      body: { canceledReason: "customer", sourceCanceledOn: "2026-11-02T00:00:00Z" },
+    });
+  });
+
+  it("gives every intent a key that depends only on what it does", () => {
+    const first = input(order([["a", 1, 10]]));
+    const links = applyPlan(null, planSync(first, null));
+    const changed = input(order([["a", 2, 10]], "gift"), [fulfillment("f1")]);
+    const keys = () => planSync(changed, links).map((o) => o.key);
+    const [line] = links?.lineItems ?? [];
+    expect(keys()).toEqual(keys());
+    expect(keys()).toEqual([
+      expect.stringMatching(/^updateOrder:[0-9a-f]{64}$/),
+      `cancelLineItem:${line?.lineItemId}`,
+      expect.stringMatching(/^addLineItem:a:[0-9a-f]{64}$/),
+      expect.stringMatching(/^upsertFulfillment:f1:[0-9a-f]{64}$/),
+    ]);
+  });
+
+  it("updates every order-level field together, never line items, store or source id", () => {
+    const links = applyPlan(null, planSync(input(order([["a", 1, 10]])), null));
+    const [update] = planSync(input(order([["a", 1, 10]], "gift")), links);
+    expect(update?.kind).toBe("updateOrder");
+    const body = update?.body as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(
+      [
+        "billingAddress",
+        "customer",
+        "notes",
+        "shippingAddress",
+        "shippingMoney",
+        "subtotalMoney",
+        "taxMoney",
+        "totalMoney",
+      ].sort(),
+    );
+  });
+
+  it("plans nothing when only Shopify's update time changed", () => {
+    const o = order([["a", 1, 10]]);
+    const links = applyPlan(
+      null,
+      planSync(input({ ...o, sourceUpdatedOn: "2026-11-01T00:00:00Z" }), null),
+    );
+    expect(planSync(input({ ...o, sourceUpdatedOn: "2026-11-05T00:00:00Z" }), links)).toEqual([]);
+  });
+
+  it("stamps a line cancel with the order's cancellation time, else its Shopify update time", () => {
+    const links = applyPlan(
+      null,
+      planSync(
+        input(
+          order([
+            ["a", 1, 10],
+            ["b", 1, 5],
+          ]),
+        ),
+        null,
+      ),
+    );
+    const edited = { ...order([["a", 1, 10]]), sourceUpdatedOn: "2026-11-04T00:00:00Z" };
+    expect(planSync(input(edited), links).find((o) => o.kind === "cancelLineItem")?.body).toEqual({
+      sourceCanceledOn: "2026-11-04T00:00:00Z",
+    });
+    expect(
+      planSync(input(edited, [], true), links).find((o) => o.kind === "cancelLineItem")?.body,
+    ).toEqual({ sourceCanceledOn: "2026-11-02T00:00:00Z" });
+  });
+
+  it("plans nothing more for an order canceled at the provider, whatever changed", () => {
+    const links = applyPlan(null, planSync(input(order([["a", 1, 10]]), [], true), null));
+    expect(links?.canceledAt).not.toBeNull();
+    expect(planSync(input(order([["b", 4, 1]], "late"), [fulfillment("f1")], true), links)).toEqual(
+      [],
+    );
+    expect(planSync(input(order([["b", 4, 1]])), links)).toEqual([]);
+  });
+
+  it("keeps one live provider line per Shopify line and cancels a duplicate", () => {
+    const o = order([["a", 1, 10]]);
+    const links = applyPlan(null, planSync(input(o), null)) as OrderLinks;
+    const [line] = links.lineItems;
+    if (!line) throw new Error("no line");
+    links.lineItems.push({ ...line, lineItemId: 99 as ProviderLineItemId });
+    expect(planSync(input(o), links)).toMatchObject([{ kind: "cancelLineItem", lineItemId: 99 }]);
+  });
+
+  it("sends a cancelled fulfillment the provider already has, to replace its status", () => {
+    const o = order([["a", 1, 10]]);
+    const links = applyPlan(null, planSync(input(o, [fulfillment("f1")]), null));
+    expect(planSync(input(o, [fulfillment("f1", "cancelled")]), links)).toMatchObject([
+      {
+        kind: "upsertFulfillment",
+        sourceFulfillmentId: "f1",
+        body: { shipmentStatus: "cancelled" },
+      },
+    ]);
+  });
+
+  it("plans nothing for a fulfillment the provider has that Shopify no longer lists", () => {
+    const o = order([["a", 1, 10]]);
+    const links = applyPlan(null, planSync(input(o, [fulfillment("f1")]), null));
+    expect(planSync(input(o), links)).toEqual([]);
   });
 
   it("converges from any earlier state in one plan (property)", () => {
@@ -223,7 +292,7 @@ describe("planSync", () => {
     );
     fc.assert(
       fc.property(lines, ful, lines, ful, fc.boolean(), (l1, f1, l2, f2, cancel) => {
-        const before = apply(
+        const before = applyPlan(
           null,
           planSync(
             input(
@@ -238,7 +307,7 @@ describe("planSync", () => {
           f2.map(([id, s]) => fulfillment(id, s)),
           cancel,
         );
-        const after = apply(before, planSync(target, before));
+        const after = applyPlan(before, planSync(target, before));
         expect(planSync(target, after)).toEqual([]);
         const live = after?.lineItems
           .filter((l) => l.canceledAt === null)
