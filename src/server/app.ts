@@ -4,6 +4,7 @@ import { SnapshotStore } from "../queue/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { WebhookIngest } from "../queue/webhook-ingest.ts";
 import { createShopifyApi } from "../shopify/index.ts";
+import { createAdminApp } from "./admin/index.ts";
 import { errorResponse } from "./errors.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
 import { webhookRoutes } from "./webhook-route.ts";
@@ -86,6 +87,7 @@ export function createWebApp(
     const ready = Object.values(checks).every(Boolean);
     return c.json({ ready, checks }, ready ? 200 : 503);
   });
+  app.route("/admin", createAdminApp({ ctx }));
   app.route(
     "/",
     webhookRoutes({

@@ -1,0 +1,171 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import type { Context, MiddlewareHandler } from "hono";
+import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
+import { errorResponse } from "../errors.ts";
+import { loginPage } from "./login-page.ts";
+
+/** The browser session cookie: its value is the expiry (epoch ms), signed with a key derived from the token. */
+export const ADMIN_COOKIE = "connector_admin";
+const DEFAULT_SESSION_MS = 12 * 3600_000;
+
+export interface AdminAuthOptions {
+  /** ADMIN_TOKEN; undefined disables the whole admin surface. */
+  token: string | undefined;
+  /** How long a browser login lasts. */
+  sessionMs?: number;
+  /** Marks the cookie Secure (the app is served over https). */
+  secureCookie?: boolean;
+}
+
+/**
+ * Compares a presented token with the configured one in constant time. Both sides are hashed
+ * first, so neither their content nor their length leaks through timing.
+ */
+export function tokenMatches(presented: string, expected: string): boolean {
+  const a = createHash("sha256").update(presented).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/**
+ * The cookie signing key is derived from ADMIN_TOKEN: rotating the token logs every browser out,
+ * and no second secret has to be configured.
+ */
+function cookieKey(token: string): string {
+  return createHmac("sha256", token).update("connector admin session v1").digest("base64url");
+}
+
+function wantsHtml(c: Context): boolean {
+  return (c.req.header("accept") ?? "").includes("text/html");
+}
+
+function bearer(c: Context): string | undefined {
+  const header = c.req.header("authorization");
+  if (!header) return undefined;
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return match?.[1]?.trim() ?? "";
+}
+
+async function hasSession(c: Context, token: string): Promise<boolean> {
+  const value = await getSignedCookie(c, cookieKey(token), ADMIN_COOKIE);
+  if (!value) return false;
+  const expires = Number(value);
+  return Number.isFinite(expires) && expires > Date.now();
+}
+
+async function startSession(c: Context, options: AdminAuthOptions & { token: string }) {
+  const sessionMs = options.sessionMs ?? DEFAULT_SESSION_MS;
+  await setSignedCookie(c, ADMIN_COOKIE, String(Date.now() + sessionMs), cookieKey(options.token), {
+    path: "/admin",
+    httpOnly: true,
+    sameSite: "Strict",
+    secure: options.secureCookie ?? false,
+    maxAge: Math.floor(sessionMs / 1000),
+  });
+}
+
+function refuse(c: Context, code: "missing_token" | "invalid_token", message: string) {
+  c.header(
+    "WWW-Authenticate",
+    `Bearer realm="connector-admin"${code === "invalid_token" ? ', error="invalid_token"' : ""}`,
+  );
+  if (wantsHtml(c))
+    return c.html(
+      loginPage({
+        next: c.req.path,
+        error: code === "invalid_token" ? "That token is not valid." : undefined,
+      }),
+      401,
+    );
+  return errorResponse(c, 401, code, message);
+}
+
+/**
+ * Guards everything under /admin. Three ways in, all checked against ADMIN_TOKEN:
+ * - `Authorization: Bearer <token>` (API clients, scripts, Prometheus-style scrapers);
+ * - the signed, http-only session cookie set by `POST /admin/login` (the browser dashboard);
+ * - `?token=<token>` on a GET: exchanged once for the cookie, then redirected to the same URL
+ *   without the token, so it does not stay in the address bar or the history.
+ * No ADMIN_TOKEN configured: every admin route answers 403 `admin_disabled`, never open.
+ */
+export function adminAuth(options: AdminAuthOptions): MiddlewareHandler {
+  return async (c, next) => {
+    const token = options.token;
+    if (!token) {
+      return errorResponse(
+        c,
+        403,
+        "admin_disabled",
+        "the admin API and dashboard are disabled: set ADMIN_TOKEN (at least 16 characters) to enable them",
+      );
+    }
+    const presented = bearer(c);
+    if (presented !== undefined) {
+      if (tokenMatches(presented, token)) return next();
+      return refuse(c, "invalid_token", "the bearer token is not valid");
+    }
+    const queryToken = c.req.query("token");
+    if (queryToken !== undefined && c.req.method === "GET") {
+      if (!tokenMatches(queryToken, token)) {
+        return refuse(c, "invalid_token", "the token is not valid");
+      }
+      await startSession(c, { ...options, token });
+      const url = new URL(c.req.url);
+      url.searchParams.delete("token");
+      return c.redirect(`${url.pathname}${url.search}`, 303);
+    }
+    if (await hasSession(c, token)) return next();
+    return refuse(
+      c,
+      "missing_token",
+      "send the admin token as `Authorization: Bearer <ADMIN_TOKEN>`, or log in at /admin/login",
+    );
+  };
+}
+
+/** GET /admin/login (a form), POST /admin/login (token → session cookie), POST /admin/logout. */
+export function loginHandlers(options: AdminAuthOptions) {
+  return {
+    form: (c: Context) => {
+      if (!options.token) {
+        return errorResponse(
+          c,
+          403,
+          "admin_disabled",
+          "the admin dashboard is disabled: set ADMIN_TOKEN to enable it",
+        );
+      }
+      return c.html(loginPage({ next: safeNext(c.req.query("next")) }));
+    },
+    login: async (c: Context) => {
+      const token = options.token;
+      if (!token) {
+        return errorResponse(
+          c,
+          403,
+          "admin_disabled",
+          "the admin dashboard is disabled: set ADMIN_TOKEN to enable it",
+        );
+      }
+      const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+      const presented = typeof form.token === "string" ? form.token : "";
+      const next = safeNext(typeof form.next === "string" ? form.next : undefined);
+      if (!presented || !tokenMatches(presented, token)) {
+        return c.html(loginPage({ next, error: "That token is not valid." }), 401);
+      }
+      await startSession(c, { ...options, token });
+      return c.redirect(next, 303);
+    },
+    logout: (c: Context) => {
+      deleteCookie(c, ADMIN_COOKIE, { path: "/admin" });
+      return c.redirect("/admin/login", 303);
+    },
+  };
+}
+
+/** Only redirect inside the admin area (no open redirect to another site). */
+function safeNext(next: string | undefined): string {
+  return next && /^\/admin(\/[\w\-./]*)?$/.test(next) && !next.includes("//")
+    ? next
+    : "/admin/queues";
+}

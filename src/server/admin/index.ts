@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { errorResponse } from "../errors.ts";
+import type { AdminDeps } from "./admin-deps.ts";
+import { adminAuth, loginHandlers } from "./auth.ts";
+import { mountAdminRoutes } from "./routes.ts";
+
+export type { AdminDeps } from "./admin-deps.ts";
+export { ADMIN_COOKIE, tokenMatches } from "./auth.ts";
+
+/**
+ * The operator's surface, mounted at `/admin` by `createWebApp`: a JSON API under `/admin/api`,
+ * the queue dashboard at `/admin/queues`, and `/admin/login` to open a browser session. All of
+ * it requires ADMIN_TOKEN; with none configured it answers 403 `admin_disabled`.
+ */
+export function createAdminApp(deps: AdminDeps): Hono {
+  const options = {
+    token: deps.ctx.config.env.ADMIN_TOKEN,
+    secureCookie: deps.ctx.config.appUrl.startsWith("https://"),
+  };
+  const admin = new Hono();
+  admin.onError((error, c) => {
+    deps.ctx.logger.error(
+      { component: "admin", err: { message: error.message, name: error.name } },
+      "admin request failed",
+    );
+    return errorResponse(c, 500, "internal_error", "something went wrong; the error was logged");
+  });
+  const login = loginHandlers(options);
+  admin.get("/login", login.form);
+  admin.post("/login", login.login);
+  admin.post("/logout", login.logout);
+  admin.use("*", adminAuth(options));
+  mountAdminRoutes(admin, new Hono(), deps);
+  return admin;
+}

@@ -1,0 +1,18 @@
+import type { Hono } from "hono";
+import type { AdminDeps } from "./admin-deps.ts";
+
+/**
+ * The one place admin routers are mounted. Everything mounted here is behind ADMIN_TOKEN
+ * (the guard runs before it in `index.ts`). JSON routers go under `/api`, each in its own file
+ * that exports a function `(deps: AdminDeps) => Hono`:
+ *   api.route("/", deadLetterRoutes(deps));   // dead-letter-routes.ts
+ *   api.route("/", syncRoutes(deps));         // sync-routes.ts (resync, backfill)
+ */
+export function mountAdminRoutes(admin: Hono, api: Hono, _deps: AdminDeps): void {
+  api.get("/", (c) =>
+    c.json({
+      endpoints: ["GET /admin/api/status", "GET /admin/api/dead-letters", "/admin/queues"],
+    }),
+  );
+  admin.route("/api", api);
+}
