@@ -1,0 +1,13 @@
+import { baseModule } from "./base.ts";
+import type { SchemaModule } from "./module.ts";
+import { ordersModule } from "./orders.ts";
+import { webhooksModule } from "./webhooks.ts";
+
+export { MAX_PAGE_SIZE, PAGINATION_LIMIT } from "./connection.ts";
+export { buildStandInSchema, type SchemaModule, type StandInContext } from "./module.ts";
+
+/**
+ * Every module of the stand-in's Admin GraphQL schema. A new Shopify area (shop, products,
+ * locations…) is one more file exporting a SchemaModule, added to this list.
+ */
+export const STAND_IN_MODULES: SchemaModule[] = [baseModule, ordersModule, webhooksModule];

@@ -1,0 +1,94 @@
+import { randomBytes } from "node:crypto";
+import { CostBucket } from "./cost-bucket.ts";
+
+/** A REST-shaped order as Shopify sends it in webhooks; the stand-in's source of truth. */
+export type RestOrder = Record<string, unknown> & { id: number | string; updated_at: string };
+
+export interface WebhookSubscription {
+  id: string;
+  /** GraphQL enum form, e.g. ORDERS_CREATE. */
+  topic: string;
+  uri: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Delivery {
+  topic: string;
+  uri: string;
+  webhookId: string;
+  orderId: string | null;
+  status: number | "error";
+  at: string;
+}
+
+export interface ShopInstallOptions {
+  accessToken?: string;
+  scopes?: string[];
+  /** Points per second (100 standard, 200 advanced, 1,000 Plus, 2,000 enterprise). */
+  restoreRate?: number;
+  maximumAvailable?: number;
+}
+
+/** Without read_all_orders, the Admin API returns only the last 60 days of orders. */
+export const RECENT_ORDERS_WINDOW_MS = 60 * 24 * 3_600_000;
+
+/** One installed shop: its token, orders, webhook subscriptions and cost bucket. */
+export class StandInShop {
+  readonly orders = new Map<string, RestOrder>();
+  readonly subscriptions: WebhookSubscription[] = [];
+  readonly deliveries: Delivery[] = [];
+  readonly bucket: CostBucket;
+  accessToken: string;
+  scopes: string[];
+  private sequence = 0;
+
+  constructor(
+    readonly domain: string,
+    options: ShopInstallOptions,
+  ) {
+    this.accessToken = options.accessToken ?? `shpat_${randomBytes(16).toString("hex")}`;
+    this.scopes = options.scopes ?? ["read_orders", "read_all_orders", "read_fulfillments"];
+    this.bucket = new CostBucket(options.maximumAvailable ?? 2_000, options.restoreRate ?? 100);
+  }
+
+  nextId(): number {
+    return ++this.sequence;
+  }
+
+  /** Stores the order; says whether it is new. */
+  putOrder(order: RestOrder): { created: boolean } {
+    const key = String(order.id);
+    const created = !this.orders.has(key);
+    this.orders.set(key, order);
+    return { created };
+  }
+
+  /** The orders the app may read: all, or the last 60 days without read_all_orders. */
+  readableOrders(now = Date.now()): RestOrder[] {
+    const all = [...this.orders.values()];
+    if (this.scopes.includes("read_all_orders")) return all;
+    return all.filter((o) => Date.parse(String(o.created_at)) >= now - RECENT_ORDERS_WINDOW_MS);
+  }
+}
+
+/** Everything the stand-in knows; tests inspect it directly. */
+export class ShopifyStandInState {
+  readonly shops = new Map<string, StandInShop>();
+  readonly counters = { graphqlRequests: 0, throttled: 0, unauthorized: 0 };
+
+  installShop(domain: string, options: ShopInstallOptions = {}): StandInShop {
+    const shop = new StandInShop(domain, options);
+    this.shops.set(domain, shop);
+    return shop;
+  }
+
+  shop(domain: string): StandInShop | undefined {
+    return this.shops.get(domain);
+  }
+
+  shopByToken(token: string): StandInShop | undefined {
+    for (const shop of this.shops.values()) if (shop.accessToken === token) return shop;
+    return undefined;
+  }
+}

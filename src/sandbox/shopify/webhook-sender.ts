@@ -1,0 +1,67 @@
+import { randomUUID } from "node:crypto";
+import { signWebhook } from "../../cli/webhook-command.ts";
+import type { Delivery, StandInShop } from "./state.ts";
+
+/** `orders/create` ⇄ `ORDERS_CREATE`. */
+export const topicToEnum = (topic: string) => topic.replace("/", "_").toUpperCase();
+export const enumToTopic = (value: string) => value.toLowerCase().replace("_", "/");
+
+/**
+ * Sends one event to every subscription of its topic, as Shopify does: the REST-shaped JSON
+ * signed with the app's client secret, one webhook id per delivery and one event id shared by
+ * all deliveries of the event. Returns what each endpoint answered.
+ */
+export async function deliverWebhook(options: {
+  shop: StandInShop;
+  topic: string;
+  payload: Record<string, unknown>;
+  secret: string;
+  apiVersion: string;
+  fetch?: typeof fetch;
+}): Promise<Delivery[]> {
+  const { shop, topic } = options;
+  const targets = shop.subscriptions.filter((s) => s.topic === topicToEnum(topic));
+  const body = JSON.stringify(options.payload);
+  const eventId = randomUUID();
+  const triggeredAt = new Date().toISOString();
+  const send = options.fetch ?? fetch;
+  const out: Delivery[] = [];
+  for (const target of targets) {
+    const webhookId = randomUUID();
+    const signed = signWebhook({
+      topic,
+      shop: shop.domain,
+      body,
+      secret: options.secret,
+      webhookId,
+      eventId,
+      triggeredAt,
+      apiVersion: options.apiVersion,
+    });
+    let status: number | "error";
+    try {
+      const response = await send(target.uri, {
+        method: "POST",
+        headers: signed.headers,
+        body,
+        signal: AbortSignal.timeout(5_000),
+      });
+      await response.arrayBuffer();
+      status = response.status;
+    } catch {
+      status = "error";
+    }
+    const payloadId = options.payload.id ?? options.payload.order_id;
+    const delivery: Delivery = {
+      topic,
+      uri: target.uri,
+      webhookId,
+      orderId: payloadId === undefined ? null : String(payloadId),
+      status,
+      at: triggeredAt,
+    };
+    shop.deliveries.push(delivery);
+    out.push(delivery);
+  }
+  return out;
+}
