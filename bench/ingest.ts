@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
+import { Redis } from "ioredis";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -57,7 +58,27 @@ function webhookRequest() {
   };
 }
 
+const probe = new Redis(redis.url);
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU seconds a process has used so far (utime + stime from /proc). */
+function processCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+async function redisCounters() {
+  const info = await probe.info();
+  const read = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return {
+    cpu: read("used_cpu_user") + read("used_cpu_sys"),
+    commands: read("total_commands_processed"),
+  };
+}
+
 async function load(name: string, path: string, overallRate?: number) {
+  const cpuBefore = processCpuSeconds(server.pid as number);
+  const redisBefore = await redisCounters();
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: CONNECTIONS,
@@ -75,8 +96,13 @@ async function load(name: string, path: string, overallRate?: number) {
     ],
   });
   const errors = result.errors + result.timeouts + result.non2xx;
+  const redisAfter = await redisCounters();
+  const served = Math.max(1, result.requests.total);
   return {
     name,
+    receiverCpuMs: ((processCpuSeconds(server.pid as number) - cpuBefore) * 1000) / served,
+    redisCpuMs: ((redisAfter.cpu - redisBefore.cpu) * 1000) / served,
+    redisCommands: (redisAfter.commands - redisBefore.commands - 1) / served,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -94,21 +120,17 @@ const paced = await load(
   "/webhooks/shopify",
   Math.floor(full.rps * 0.8),
 );
-const queued = await new Promise<number>((resolve) => {
-  import("ioredis").then(async ({ Redis }) => {
-    const r = new Redis(redis.url);
-    resolve(
-      Number(await r.zcard("bench-ingest:sync:prioritized")) +
-        Number(await r.llen("bench-ingest:sync:wait")),
-    );
-    r.disconnect();
-  });
-});
-console.log("| run | req/s | p50 ms | p99 ms | errors | share of bound |");
-console.log("|---|---|---|---|---|---|");
+const queued =
+  Number(await probe.zcard("bench-ingest:sync:prioritized")) +
+  Number(await probe.llen("bench-ingest:sync:wait"));
+probe.disconnect();
+console.log(
+  "| run | req/s | p50 ms | p99 ms | errors | share of bound | receiver CPU ms/req | Redis CPU ms/req | Redis commands/req |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const row of [bare, full, paced]) {
   console.log(
-    `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${((row.rps / bare.rps) * 100).toFixed(0)}% |`,
+    `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${((row.rps / bare.rps) * 100).toFixed(0)}% | ${row.receiverCpuMs.toFixed(3)} | ${row.redisCpuMs.toFixed(3)} | ${row.redisCommands.toFixed(1)} |`,
   );
 }
 console.log(`\nsync jobs queued by the run: ${queued}`);

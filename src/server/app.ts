@@ -3,7 +3,6 @@ import type { ConnectorContext } from "../context.ts";
 import { SnapshotStore } from "../queue/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { WebhookIngest } from "../queue/webhook-ingest.ts";
-import { createShopifyApi } from "../shopify/index.ts";
 import { createAdminApp } from "./admin/index.ts";
 import { errorResponse } from "./errors.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
@@ -44,12 +43,6 @@ export function createWebApp(
   ctx: ConnectorContext,
   hooks: { onOutcome?: (topic: string, outcome: string) => void } = {},
 ): WebApp {
-  const shopify = createShopifyApi({
-    apiKey: ctx.config.shopifyApiKey,
-    apiSecretKey: ctx.config.shopifyApiSecret,
-    appUrl: ctx.config.appUrl,
-    apiVersion: ctx.config.env.SHOPIFY_API_VERSION,
-  });
   const ingestQueues = new SyncQueues(ctx.ingestRedis, ctx.prefix, {
     attempts: ctx.config.env.SYNC_ATTEMPTS,
     delayMs: ctx.config.env.SYNC_RETRY_DELAY_MS,
@@ -91,7 +84,7 @@ export function createWebApp(
   app.route(
     "/",
     webhookRoutes({
-      shopify,
+      secret: ctx.config.shopifyApiSecret,
       ingest,
       logger: ctx.logger.child({ component: "webhooks" }),
       maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,

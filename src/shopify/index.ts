@@ -10,3 +10,4 @@ export {
   PayloadError,
 } from "./normalize.ts";
 export { normalizeTopic, SUBSCRIBED_TOPICS, TOPICS, type TopicKind } from "./topics.ts";
+export { verifyShopifyWebhook, type WebhookCheck } from "./webhook-verify.ts";

@@ -26,6 +26,38 @@ describe("receiver edges", () => {
     expect(await pipeline.ctx.queues.sync.count()).toBe(0);
   });
 
+  it("answers 413 from Content-Length alone, and accepts a declared length within the limit", async () => {
+    pipeline = await startPipeline({ env: { WEBHOOK_MAX_BYTES: "1024" } });
+    const big = signWebhook({
+      topic: "orders/create",
+      shop: TEST_SHOP,
+      secret: SHOPIFY_SECRET,
+      body: JSON.stringify({ padding: "x".repeat(2_000) }),
+    });
+    const declared = (body: string) => ({ "content-length": String(Buffer.byteLength(body)) });
+    const refused = await pipeline.web.app.request("/webhooks/shopify", {
+      method: "POST",
+      headers: { ...big.headers, ...declared(big.body) },
+      body: big.body,
+    });
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toMatchObject({ error: { code: "payload_too_large" } });
+
+    const small = signWebhook({
+      topic: "orders/create",
+      shop: TEST_SHOP,
+      secret: SHOPIFY_SECRET,
+      body: JSON.stringify({ id: 1, note: "short" }),
+    });
+    const accepted = await pipeline.web.app.request("/webhooks/shopify", {
+      method: "POST",
+      headers: { ...small.headers, ...declared(small.body) },
+      body: small.body,
+    });
+    // Within the limit the body is read and verified: an order without updated_at is unusable.
+    expect(accepted.status).toBe(200);
+  });
+
   it("answers 503, never 200, while Redis is down, and 200 again once it is back", async () => {
     const redis = await startRedisServer();
     const dir = mkdtempSync(join(tmpdir(), "connector-503-"));
