@@ -75,7 +75,11 @@ describe("verifyShopifyWebhook", () => {
     await fc.assert(
       fc.asyncProperty(delivery, async (c) => {
         const request = requestOf(c);
-        const ours = verifyShopifyWebhook(request.headers, new TextEncoder().encode(c.body), SECRET);
+        const ours = verifyShopifyWebhook(
+          request.headers,
+          new TextEncoder().encode(c.body),
+          SECRET,
+        );
         const theirs = await shopify.webhooks.validate({
           rawBody: c.body,
           rawRequest: request.clone(),
