@@ -1,3 +1,4 @@
+import { dirname, join } from "node:path";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
@@ -14,6 +15,7 @@ import {
   type ShopRecord,
   ShopRepository,
 } from "./store/index.ts";
+import type { SourceOrder } from "./sync/source-order.ts";
 
 /** Where a shop's provider lives when its own settings do not say (env, or the sandbox). */
 export interface ProviderDefaults {
@@ -39,6 +41,11 @@ export interface ConnectorContext {
   secrets: SecretBox;
   providerDefaults: ProviderDefaults;
   providerFor(shop: ShopRecord): ProviderClient;
+  /**
+   * Fetches an order's current state from the Shopify Admin API, when that is wired (the
+   * dead-letter retry uses it for orders whose snapshot expired).
+   */
+  refetchOrder?: (shop: ShopRecord, orderId: string) => Promise<SourceOrder | null>;
   /** Resolves once both Redis connections are up (the ingest one never queues offline). */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -53,6 +60,13 @@ export interface ContextOptions {
   /** Lets tests and chaos runs pass a fetch with faults or counters. */
   providerFetch?: typeof fetch;
 }
+
+/**
+ * Where `npm start` writes the URL of the private redis-server it started (next to the
+ * database), so the CLI can reach the same Redis without REDIS_URL.
+ */
+export const redisUrlFile = (databasePath: string) =>
+  join(dirname(databasePath), "redis", "redis.url");
 
 /** Builds the shared parts once per process; server/ and workers/ only wire these together. */
 export function createContext(options: ContextOptions): ConnectorContext {

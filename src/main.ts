@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
@@ -6,7 +6,7 @@ import type { Worker } from "bullmq";
 import { startSyncWorker } from "../workers/sync-worker.ts";
 import { ConfigError, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig } from "./config/runtime-config.ts";
-import { createContext, type ProviderDefaults } from "./context.ts";
+import { createContext, type ProviderDefaults, redisUrlFile } from "./context.ts";
 import { createLogger } from "./lib/logger.ts";
 import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts";
 import { type SandboxHandle, startSandbox } from "./sandbox/index.ts";
@@ -45,6 +45,8 @@ async function main() {
     mkdirSync(dir, { recursive: true });
     redisServer = await startRedisServer({ appendonly: true, dir });
     redisUrl = redisServer.url;
+    // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
+    writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl);
     logger.info(
       { url: redisUrl },
       "started a private redis-server (set REDIS_URL to use your own)",
@@ -125,7 +127,10 @@ async function main() {
     for (const close of closers) await close();
     await ctx.close();
     await sandbox?.close();
-    await redisServer?.stop();
+    if (redisServer) {
+      rmSync(redisUrlFile(env.DATABASE_PATH), { force: true });
+      await redisServer.stop();
+    }
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));

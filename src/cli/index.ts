@@ -1,6 +1,7 @@
 import { Command } from "commander";
-import { parseEnv } from "../config/env.ts";
+import { ConfigError, parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
+import { registerDlqCommand } from "./dlq-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerOrdersCommand, registerShopsCommand } from "./shops-command.ts";
 import { registerWebhookCommand } from "./webhook-command.ts";
@@ -12,9 +13,16 @@ const config = resolveRuntimeConfig(parseEnv());
 registerSandboxCommand(program);
 registerShopsCommand(program, config);
 registerOrdersCommand(program, config);
+registerDlqCommand(program, config);
 registerWebhookCommand(program, {
   url: `${config.appUrl}/webhooks/shopify`,
   secret: config.shopifyApiSecret,
 });
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exitCode = 2;
+}

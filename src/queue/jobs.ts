@@ -12,11 +12,33 @@ export interface SyncJobData {
   receivedAt: number;
 }
 
-/** What the dead-letter queue keeps for each failure that retrying will not fix. */
+/** One earlier failure of a dead-lettered order, kept when it failed again. */
+export interface DeadLetterFailure {
+  at: string;
+  topic: string | null;
+  category: string;
+  reason: string;
+  errorClass: string;
+  status?: number;
+}
+
+/** What an operator's retry last did with an entry that stayed in the queue. */
+export interface DeadLetterRetryNote {
+  at: string;
+  result: string;
+}
+
+/**
+ * What the dead-letter queue keeps for each failure that retrying will not fix. The request and
+ * response bodies may hold customer data: they are kept here for the operator and never logged.
+ */
 export interface DeadLetterData {
   shop: string;
   orderId: string | null;
+  /** The webhook topic (or trigger: "resync", "backfill", "dlq-retry"…) of the failed run. */
   topic: string | null;
+  /** X-Shopify-Webhook-Id of a payload that could not be used, to re-ingest it. */
+  webhookId?: string;
   /** The reason in words, for an operator. */
   reason: string;
   /** Short machine-readable category: "provider-validation", "config", "payload", "exhausted"… */
@@ -27,7 +49,14 @@ export interface DeadLetterData {
   response?: { status?: number; requestId?: string; body?: unknown };
   /** The raw webhook body when it could not be used at all (kept, never logged). */
   rawPayload?: string;
+  /** Every attempt so far, across operator retries. */
   attempts: number;
   firstFailedAt: string;
   lastFailedAt: string;
+  /** Earlier failures of the same order, oldest first (the current one is the fields above). */
+  history?: DeadLetterFailure[];
+  /** How many times an operator re-queued this order from the dead-letter queue. */
+  retries?: number;
+  /** Set when a retry could not re-queue the entry, saying why. */
+  lastRetry?: DeadLetterRetryNote;
 }

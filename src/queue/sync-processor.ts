@@ -48,6 +48,12 @@ export type SyncResult =
   | { outcome: "dead-lettered"; reason: string }
   | { outcome: "skipped"; reason: string };
 
+/** The error class a dead-letter record names for a failure found before any provider call. */
+const TERMINAL_NAMES: Record<string, string> = {
+  config: "ConfigurationError",
+  mapping: "MappingError",
+};
+
 /** A failure that retrying will not fix: it goes to the dead-letter queue at once. */
 class Terminal extends Error {
   constructor(
@@ -56,6 +62,7 @@ class Terminal extends Error {
     readonly fields?: { path: string; message: string }[],
   ) {
     super(message);
+    this.name = TERMINAL_NAMES[category] ?? "TerminalError";
   }
 }
 
@@ -272,7 +279,12 @@ async function deadLetter(
     topic: job.data.trigger,
     reason: dead.message,
     category: dead.category,
-    errorClass: cause instanceof Error ? cause.constructor.name : "Error",
+    errorClass:
+      cause instanceof Terminal
+        ? cause.name
+        : cause instanceof Error
+          ? cause.constructor.name
+          : "Error",
     ...(dead.fields ? { fields: dead.fields } : {}),
     // The request as the client sent it: its method and path, and the operation's body.
     ...(providerError

@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { recordDeadLetter } from "./dead-letter-record.ts";
 import type { DeadLetterData, SyncJobData, SyncPriority } from "./jobs.ts";
 import { QUEUE } from "./names.ts";
 
@@ -26,6 +27,8 @@ export class SyncQueues {
   readonly deadLetter: Queue<DeadLetterData>;
 
   readonly #jobOptions: JobsOptions;
+  readonly #redis: Redis;
+  readonly #prefix: string;
 
   constructor(
     connection: Redis,
@@ -37,6 +40,8 @@ export class SyncQueues {
       attempts: retry.attempts ?? SYNC_JOB_OPTIONS.attempts,
       backoff: { type: "exponential", delay: retry.delayMs ?? 2_000, jitter: 0.5 },
     };
+    this.#redis = connection;
+    this.#prefix = prefix;
     this.sync = new Queue<SyncJobData>(QUEUE.sync, { connection, prefix });
     this.deadLetter = new Queue<DeadLetterData>(QUEUE.deadLetter, { connection, prefix });
   }
@@ -57,16 +62,11 @@ export class SyncQueues {
 
   /**
    * Records a failure that retrying will not fix. One entry per order (the newest failure
-   * replaces the older one, keeping the first failure time); payload failures get their own.
+   * replaces the older one and joins its history, keeping the first failure time); payload
+   * failures get their own. See `dead-letter-record.ts`.
    */
   async addDeadLetter(id: string, data: DeadLetterData) {
-    const existing = await this.deadLetter.getJob(id);
-    if (existing) {
-      const merged: DeadLetterData = { ...data, firstFailedAt: existing.data.firstFailedAt };
-      await existing.updateData(merged);
-      return existing;
-    }
-    return this.deadLetter.add("dead-letter", data, { jobId: id, removeOnComplete: true });
+    return recordDeadLetter(this.deadLetter, this.#redis, this.#prefix, id, data);
   }
 
   async close() {

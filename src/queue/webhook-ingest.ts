@@ -85,6 +85,15 @@ export class WebhookIngest {
     return outcome;
   }
 
+  /**
+   * Runs a stored webhook body through the receiver again (an operator's retry of a payload in
+   * the dead-letter queue), without the duplicate check its first delivery set.
+   */
+  async reingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
+    const { snapshots, queues, shops } = this.#deps;
+    return this.#handle(webhook, shops.shopStatus(webhook.shop), snapshots, queues);
+  }
+
   async #handle(
     webhook: VerifiedWebhook,
     status: ReturnType<ShopLookup["shopStatus"]>,
@@ -152,6 +161,7 @@ export class WebhookIngest {
       shop: webhook.shop,
       orderId: null,
       topic: webhook.topic,
+      webhookId: webhook.webhookId,
       reason: `webhook body could not be used: ${message}`,
       category: "payload",
       errorClass: error instanceof Error ? error.constructor.name : "Error",

@@ -35,6 +35,12 @@ export interface SandboxOptions {
   storeTimezone?: Record<number, string>;
   /** Protection variant IDs per store: a line with one makes the order protected. */
   protectionVariantIds?: Record<number, string[]>;
+  /**
+   * The merchant's fulfillment locations configured with the provider, per store. When a store
+   * has a list, a fulfillment from any other location is refused with 400 naming
+   * `fulfillmentLocationId` (what a location mapping mistake looks like); no list: any.
+   */
+  fulfillmentLocations?: Record<number, number[]>;
   rateLimit?: number;
   windowMs?: number;
   tokenRateLimit?: number;
@@ -355,10 +361,17 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
   v1.post("/orders/:orderId/fulfillments", async (c) => {
     const order = orderFor(c);
     await admit(c, "write:orders", order.storeId);
-    const result = state.orders.upsertFulfillment(
-      order,
-      check(FulfillmentWrite, await readJson(c)),
-    );
+    const body = check(FulfillmentWrite, await readJson(c));
+    const known = options.fulfillmentLocations?.[order.storeId];
+    if (known && !known.includes(body.fulfillmentLocationId)) {
+      throw new SandboxHttpError(
+        400,
+        "validation_error",
+        `fulfillmentLocationId ${body.fulfillmentLocationId} is not a fulfillment location of store ${order.storeId}`,
+        [{ path: "fulfillmentLocationId", message: "unknown fulfillment location" }],
+      );
+    }
+    const result = state.orders.upsertFulfillment(order, body);
     return committed(c, "upsertFulfillment", result.fulfillment, result.created ? 201 : 200);
   });
 

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import type { AdminDeps } from "./admin-deps.ts";
+import { deadLetterRoutes } from "./dead-letter-routes.ts";
 
 /**
  * The one place admin routers are mounted. Everything mounted here is behind ADMIN_TOKEN
@@ -8,11 +9,12 @@ import type { AdminDeps } from "./admin-deps.ts";
  *   api.route("/", deadLetterRoutes(deps));   // dead-letter-routes.ts
  *   api.route("/", syncRoutes(deps));         // sync-routes.ts (resync, backfill)
  */
-export function mountAdminRoutes(admin: Hono, api: Hono, _deps: AdminDeps): void {
+export function mountAdminRoutes(admin: Hono, api: Hono, deps: AdminDeps): void {
   api.get("/", (c) =>
     c.json({
       endpoints: ["GET /admin/api/status", "GET /admin/api/dead-letters", "/admin/queues"],
     }),
   );
+  api.route("/", deadLetterRoutes(deps));
   admin.route("/api", api);
 }

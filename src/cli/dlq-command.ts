@@ -1,0 +1,217 @@
+import { type Command, InvalidArgumentError } from "commander";
+import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { createDeadLetters } from "../ops/index.ts";
+import type { BulkRetryReport, DeadLetterEntry, DeadLetterSummary } from "../queue/dead-letters.ts";
+import { ShopDomain } from "../sync/source-order.ts";
+import { withContext } from "./cli-context.ts";
+
+const shopDomain = (value: string) => {
+  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
+  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
+  return parsed.data as string;
+};
+const category = (value: string) => {
+  if (!/^[a-z-]+$/.test(value))
+    throw new InvalidArgumentError("a category such as provider-validation, config, mapping");
+  return value;
+};
+const count = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a whole number");
+  return n;
+};
+
+const clip = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
+
+function row(e: DeadLetterSummary) {
+  return {
+    id: e.id,
+    shop: e.shop,
+    order: e.orderId ?? "(payload)",
+    topic: e.topic ?? "",
+    reason: e.category,
+    status: e.status ?? "",
+    attempts: e.attempts,
+    lastFailedAt: e.lastFailedAt,
+    message: clip(e.reason, 60),
+  };
+}
+
+function describeEntry(e: DeadLetterEntry): string {
+  const lines = [
+    `${e.id}`,
+    `  shop ${e.shop}, ${e.orderId ? `order ${e.orderId}` : "webhook payload (no order)"}, topic ${e.topic ?? "-"}`,
+    `  reason: ${e.category}: ${e.reason}`,
+    `  error class: ${e.errorClass}`,
+    `  attempts ${e.attempts}, retried by an operator ${e.retries ?? 0} time(s)`,
+    `  first failed ${e.firstFailedAt}, last failed ${e.lastFailedAt}`,
+    ...(e.fields?.length
+      ? ["  fields:", ...e.fields.map((f) => `    ${f.path}: ${f.message}`)]
+      : []),
+    ...(e.lastRetry ? [`  last retry ${e.lastRetry.at}: ${e.lastRetry.result}`] : []),
+    ...(e.request
+      ? [
+          `  request: ${e.request.method} ${e.request.path}`,
+          indent(JSON.stringify(e.request.body ?? null, null, 2)),
+        ]
+      : []),
+    ...(e.response
+      ? [
+          `  response: ${e.response.status ?? "no status"}${e.response.requestId ? ` (request id ${e.response.requestId})` : ""}`,
+          indent(JSON.stringify(e.response.body ?? null, null, 2)),
+        ]
+      : []),
+    ...(e.rawPayload ? ["  webhook body:", indent(clip(e.rawPayload, 2_000))] : []),
+    ...(e.history?.length
+      ? [
+          "  earlier failures:",
+          ...e.history.map(
+            (h) =>
+              `    ${h.at} ${h.category} (${h.errorClass}${h.status ? `, ${h.status}` : ""}): ${clip(h.reason, 100)}`,
+          ),
+        ]
+      : []),
+  ];
+  return lines.join("\n");
+}
+
+const indent = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => `    ${l}`)
+    .join("\n");
+
+function printBulk(report: BulkRetryReport) {
+  console.log(
+    `matched ${report.matched}: retried ${report.retried}, skipped ${report.skipped}, failed ${report.failed}`,
+  );
+  for (const o of report.outcomes) {
+    if (o.result === "skipped" || o.result === "failed")
+      console.log(`  ${o.result} ${o.id}: ${o.message}`);
+  }
+}
+
+/**
+ * `connector dlq …`: the dead-letter queue from a terminal, straight against the connector's
+ * Redis and SQLite (no web process needed). Exit code 1 when an entry is not found or a retry
+ * did not re-queue it.
+ */
+export function registerDlqCommand(program: Command, config: RuntimeConfig) {
+  const dlq = program
+    .command("dlq")
+    .description("the dead-letter queue: failures that retrying will not fix");
+
+  dlq
+    .command("list")
+    .description("list entries, newest first")
+    .option("--shop <domain>", "only this shop", shopDomain)
+    .option("--reason <category>", "only this category (provider-validation, config, …)", category)
+    .option("--limit <n>", "at most this many", count, 50)
+    .option("--offset <n>", "skip this many", count, 0)
+    .option("--json", "print JSON")
+    .action(
+      async (opts: {
+        shop?: string;
+        reason?: string;
+        limit: number;
+        offset: number;
+        json?: boolean;
+      }) => {
+        const page = await withContext(config, (ctx) =>
+          createDeadLetters(ctx).list(
+            { shop: opts.shop, reason: opts.reason },
+            { limit: opts.limit, offset: opts.offset },
+          ),
+        );
+        if (opts.json) {
+          console.log(JSON.stringify(page, null, 2));
+          return;
+        }
+        if (page.total === 0) {
+          console.log("the dead-letter queue is empty for this filter");
+          return;
+        }
+        console.table(page.entries.map(row));
+        console.log(
+          `${page.entries.length} of ${page.total} shown (offset ${page.offset}); \`connector dlq show ID\` for the request and response`,
+        );
+      },
+    );
+
+  dlq
+    .command("show <id>")
+    .description("one entry in full: reason, request sent, response received, history")
+    .option("--json", "print JSON")
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const entry = await withContext(config, (ctx) => createDeadLetters(ctx).get(id));
+      if (!entry) {
+        console.error(`no dead-letter entry ${id} (see \`connector dlq list\`)`);
+        process.exitCode = 1;
+        return;
+      }
+      console.log(opts.json ? JSON.stringify(entry, null, 2) : describeEntry(entry));
+    });
+
+  dlq
+    .command("retry [id]")
+    .description(
+      "re-queue one entry, or every match with --all; the order is synced from its latest state",
+    )
+    .option("--all", "every entry matching --shop / --reason (all entries when neither is given)")
+    .option("--shop <domain>", "with --all: only this shop", shopDomain)
+    .option("--reason <category>", "with --all: only this category", category)
+    .option("--json", "print JSON")
+    .action(
+      async (
+        id: string | undefined,
+        opts: { all?: boolean; shop?: string; reason?: string; json?: boolean },
+      ) => {
+        if (id && opts.all) {
+          console.error("give an entry ID or --all, not both");
+          process.exitCode = 2;
+          return;
+        }
+        if (!id && !opts.all) {
+          console.error("give an entry ID, or --all [--shop X] [--reason R]");
+          process.exitCode = 2;
+          return;
+        }
+        if (!opts.all && (opts.shop || opts.reason)) {
+          console.error("--shop and --reason filter a bulk retry: add --all");
+          process.exitCode = 2;
+          return;
+        }
+        if (id) {
+          const outcome = await withContext(config, (ctx) => createDeadLetters(ctx).retry(id));
+          if (opts.json) console.log(JSON.stringify(outcome, null, 2));
+          else console.log(`${outcome.result} ${outcome.id}: ${outcome.message}`);
+          if (outcome.result === "skipped" || outcome.result === "failed") process.exitCode = 1;
+          return;
+        }
+        const report = await withContext(config, (ctx) =>
+          createDeadLetters(ctx).retryMatching({ shop: opts.shop, reason: opts.reason }),
+        );
+        if (opts.json) console.log(JSON.stringify(report, null, 2));
+        else printBulk(report);
+        if (report.failed > 0) process.exitCode = 1;
+      },
+    );
+
+  dlq
+    .command("discard <id>")
+    .description("remove an entry for good")
+    .action(async (id: string) => {
+      const result = await withContext(config, (ctx) => createDeadLetters(ctx).discard(id));
+      if (result === "discarded") {
+        console.log(`discarded ${id}`);
+        return;
+      }
+      console.error(
+        result === "busy"
+          ? `a retry of ${id} is in progress; try again`
+          : `no dead-letter entry ${id}`,
+      );
+      process.exitCode = 1;
+    });
+}

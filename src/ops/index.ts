@@ -1,0 +1,1 @@
+export { createDeadLetters } from "./dead-letters.ts";

@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { DeadLetterData, DeadLetterFailure } from "./jobs.ts";
+
+/** How many earlier failures an entry keeps (the newest ones). */
+export const HISTORY_LIMIT = 20;
+/** How long a retried entry's history waits for the order to fail again. */
+export const RETIRED_TTL_MS = 30 * 24 * 3600_000;
+/** A lock outlives any sane retry or record of one entry; it expires if its holder dies. */
+const LOCK_TTL_MS = 15_000;
+
+const lockKey = (prefix: string, id: string) => `${prefix}:dlq:lock:${id}`;
+export const retiredKey = (prefix: string, id: string) => `${prefix}:dlq:retired:${id}`;
+
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * One lock per dead-letter entry, shared by the operator's retry and discard and by the worker
+ * that records a new failure. It closes the race where a retried order fails again before the
+ * retry removed the old entry: the worker waits for the retry to finish, then records the new
+ * failure as a fresh entry carrying the old history.
+ */
+export class DeadLetterLock {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  /** Takes the lock, or returns null when someone else holds it (and `waitMs` ran out). */
+  async acquire(id: string, waitMs = 0): Promise<string | null> {
+    const token = randomUUID();
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const ok = await this.#redis.set(lockKey(this.#prefix, id), token, "PX", LOCK_TTL_MS, "NX");
+      if (ok === "OK") return token;
+      if (Date.now() >= deadline) return null;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async release(id: string, token: string): Promise<void> {
+    await this.#redis.eval(RELEASE, 1, lockKey(this.#prefix, id), token);
+  }
+}
+
+/** The failure an entry describes now, as one line of the next entry's history. */
+export function failureOf(data: DeadLetterData): DeadLetterFailure {
+  return {
+    at: data.lastFailedAt,
+    topic: data.topic,
+    category: data.category,
+    reason: data.reason,
+    errorClass: data.errorClass,
+    ...(data.response?.status !== undefined ? { status: data.response.status } : {}),
+  };
+}
+
+/** A new failure merged into what was known of the same entry (still queued, or retired). */
+export function mergeFailure(
+  previous: DeadLetterData | null,
+  next: DeadLetterData,
+): DeadLetterData {
+  if (!previous) return next;
+  const history = [...(previous.history ?? []), failureOf(previous)].slice(-HISTORY_LIMIT);
+  const { lastRetry: _dropped, ...rest } = next;
+  return {
+    ...rest,
+    firstFailedAt: previous.firstFailedAt,
+    attempts: previous.attempts + next.attempts,
+    history,
+    ...(previous.retries ? { retries: previous.retries } : {}),
+  };
+}
+
+/**
+ * Records a failure that retrying will not fix, under the entry's lock. One entry per order: a
+ * newer failure replaces the current one and pushes it into the history, keeping the first
+ * failure time and adding up the attempts; an order that was retried from the queue and fails
+ * again comes back with the history it had.
+ */
+export async function recordDeadLetter(
+  queue: Queue<DeadLetterData>,
+  redis: Redis,
+  prefix: string,
+  id: string,
+  data: DeadLetterData,
+) {
+  const lock = new DeadLetterLock(redis, prefix);
+  // A retry holds the lock for a few round trips; wait for it rather than race it.
+  const token = await lock.acquire(id, LOCK_TTL_MS);
+  try {
+    const existing = await queue.getJob(id);
+    if (existing) {
+      await existing.updateData(mergeFailure(existing.data, data));
+      return existing;
+    }
+    const retired = await redis.get(retiredKey(prefix, id));
+    const merged = mergeFailure(retired ? (JSON.parse(retired) as DeadLetterData) : null, data);
+    const job = await queue.add("dead-letter", merged, { jobId: id, removeOnComplete: true });
+    if (retired) await redis.del(retiredKey(prefix, id));
+    return job;
+  } finally {
+    if (token) await lock.release(id, token);
+  }
+}

@@ -1,0 +1,103 @@
+import { type Context, Hono } from "hono";
+import { z } from "zod";
+import { createDeadLetters } from "../../ops/index.ts";
+import type { RetryOutcome } from "../../queue/dead-letters.ts";
+import { errorResponse } from "../errors.ts";
+import type { AdminDeps } from "./admin-deps.ts";
+
+const Filter = z.object({
+  shop: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/, "must be a *.myshopify.com domain")
+    .optional(),
+  reason: z
+    .string()
+    .regex(/^[a-z-]+$/, "a category such as provider-validation, config, mapping, payload")
+    .optional(),
+});
+const Page = z.object({
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});
+const BulkBody = Filter.extend({ all: z.boolean().optional() });
+
+function invalid(c: Context, error: z.ZodError) {
+  return errorResponse(
+    c,
+    400,
+    "invalid_request",
+    "the request has invalid fields",
+    error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+  );
+}
+
+const STATUS: Record<RetryOutcome["result"], 200 | 409 | 503> = {
+  queued: 200,
+  reingested: 200,
+  skipped: 409,
+  failed: 503,
+};
+
+/**
+ * /admin/api/dead-letters: list (filters shop, reason; paging offset, limit), show, retry one,
+ * retry every match (a filter or `all: true` is required, so an empty body never retries
+ * everything by accident), discard.
+ */
+export function deadLetterRoutes(deps: AdminDeps): Hono {
+  const dlq = createDeadLetters(deps.ctx);
+  const api = new Hono();
+
+  api.get("/dead-letters", async (c) => {
+    const filter = Filter.safeParse(c.req.query());
+    if (!filter.success) return invalid(c, filter.error);
+    const page = Page.safeParse(c.req.query());
+    if (!page.success) return invalid(c, page.error);
+    return c.json(await dlq.list(filter.data, page.data));
+  });
+
+  api.get("/dead-letters/counts", async (c) => {
+    const filter = Filter.pick({ shop: true }).safeParse(c.req.query());
+    if (!filter.success) return invalid(c, filter.error);
+    return c.json(await dlq.countByReason(filter.data.shop));
+  });
+
+  api.post("/dead-letters/retry", async (c) => {
+    const raw = await c.req.json().catch(() => undefined);
+    const body = BulkBody.safeParse(raw ?? {});
+    if (!body.success) return invalid(c, body.error);
+    const { all, ...filter } = body.data;
+    if (!all && !filter.shop && !filter.reason) {
+      return errorResponse(c, 400, "filter_required", "give shop and/or reason, or all: true", [
+        { path: "shop", message: "required unless reason or all is given" },
+      ]);
+    }
+    return c.json(await dlq.retryMatching(filter));
+  });
+
+  api.get("/dead-letters/:id", async (c) => {
+    const entry = await dlq.get(c.req.param("id"));
+    if (!entry) return errorResponse(c, 404, "not_found", "no such dead-letter entry");
+    return c.json(entry);
+  });
+
+  api.post("/dead-letters/:id/retry", async (c) => {
+    const outcome = await dlq.retry(c.req.param("id"));
+    if (outcome.result === "skipped" && outcome.message.startsWith("not in the dead-letter")) {
+      return errorResponse(c, 404, "not_found", outcome.message);
+    }
+    return c.json(outcome, STATUS[outcome.result]);
+  });
+
+  api.delete("/dead-letters/:id", async (c) => {
+    const id = c.req.param("id");
+    const result = await dlq.discard(id);
+    if (result === "not-found")
+      return errorResponse(c, 404, "not_found", "no such dead-letter entry");
+    if (result === "busy") {
+      return errorResponse(c, 409, "busy", "a retry of this entry is in progress; try again");
+    }
+    return c.json({ id, result });
+  });
+
+  return api;
+}
