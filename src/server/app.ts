@@ -80,7 +80,8 @@ export function createWebApp(
     const ready = Object.values(checks).every(Boolean);
     return c.json({ ready, checks }, ready ? 200 : 503);
   });
-  app.route("/admin", createAdminApp({ ctx }));
+  const closers: (() => Promise<void>)[] = [];
+  app.route("/admin", createAdminApp({ ctx, onClose: (close) => closers.push(close) }));
   app.route(
     "/",
     webhookRoutes({
@@ -91,5 +92,11 @@ export function createWebApp(
       ...(hooks.onOutcome ? { onOutcome: hooks.onOutcome } : {}),
     }),
   );
-  return { app, close: () => ingestQueues.close() };
+  return {
+    app,
+    async close() {
+      await Promise.all(closers.map((close) => close()));
+      await ingestQueues.close();
+    },
+  };
 }

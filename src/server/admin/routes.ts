@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import type { AdminDeps } from "./admin-deps.ts";
 import { deadLetterRoutes } from "./dead-letter-routes.ts";
+import { queueDashboard } from "./queue-dashboard.ts";
 
 /**
  * The one place admin routers are mounted. Everything mounted here is behind ADMIN_TOKEN
@@ -17,4 +18,6 @@ export function mountAdminRoutes(admin: Hono, api: Hono, deps: AdminDeps): void 
   );
   api.route("/", deadLetterRoutes(deps));
   admin.route("/api", api);
+  admin.get("/queues/", (c) => c.redirect("/admin/queues", 301));
+  admin.route("/queues", queueDashboard(deps));
 }
