@@ -8,6 +8,7 @@ import { createRedis } from "./queue/connection.ts";
 import { StoreRateLimiter } from "./queue/limiter/index.ts";
 import { SnapshotStore } from "./queue/snapshot-store.ts";
 import { SyncQueues } from "./queue/sync-queue.ts";
+import { AdminClientFactory } from "./shopify/admin-clients.ts";
 import {
   type Db,
   LinkRepository,
@@ -39,6 +40,8 @@ export interface ConnectorContext {
   queues: SyncQueues;
   limiter: StoreRateLimiter;
   secrets: SecretBox;
+  /** Admin GraphQL clients per shop (backfill, resync, sweep, refetch of stale snapshots). */
+  shopifyAdmin: AdminClientFactory;
   providerDefaults: ProviderDefaults;
   providerFor(shop: ShopRecord): ProviderClient;
   /**
@@ -133,6 +136,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
     queues,
     limiter,
     secrets,
+    shopifyAdmin: new AdminClientFactory({ config, secrets, logger }),
     providerDefaults: options.providerDefaults,
     providerFor,
     async ready() {

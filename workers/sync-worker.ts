@@ -3,6 +3,8 @@ import type { ConnectorContext } from "../src/context.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
 import { QUEUE } from "../src/queue/names.ts";
 import { createSyncProcessor, type SyncMetrics } from "../src/queue/sync-processor.ts";
+import { OrderSource, ShopNotConnectedError } from "../src/shopify/index.ts";
+import type { ShopDomain } from "../src/sync/source-order.ts";
 
 export interface SyncWorkerOptions {
   concurrency?: number;
@@ -24,6 +26,19 @@ export function startSyncWorker(
     links: ctx.links,
     limiter: ctx.limiter,
     providerFor: ctx.providerFor,
+    // A snapshot made stale by orders/edited or refunds/create is replaced by the order as the
+    // Admin API has it now; a shop without an access token keeps the snapshot it has.
+    refetchOrder: async (shop, orderId) => {
+      try {
+        return await new OrderSource(
+          ctx.shopifyAdmin.for(shop),
+          shop.shop as ShopDomain,
+        ).fetchOrder(orderId);
+      } catch (error) {
+        if (error instanceof ShopNotConnectedError) return null;
+        throw error;
+      }
+    },
     logger: ctx.logger.child({ component: "sync-worker" }),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

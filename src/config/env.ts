@@ -27,6 +27,11 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^\d{4}-\d{2}$/)
     .default("2026-10"),
+  /**
+   * Sends every Shopify Admin API call (GraphQL, OAuth token) to this origin instead of
+   * https://{shop}: the stand-in Shopify in tests, benchmarks and `npm start`. Unset in production.
+   */
+  SHOPIFY_ADMIN_URL: optionalUrl,
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   ENCRYPTION_KEY: base64Key32.optional(),
   PROVIDER_BASE_URL: z

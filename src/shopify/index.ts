@@ -1,4 +1,8 @@
+export { AdminGraphqlError, AdminThrottledError, ShopifyAdminClient } from "./admin-client.ts";
+export { AdminClientFactory, ShopNotConnectedError } from "./admin-clients.ts";
+export { installAdminFetchRewrite } from "./admin-fetch.ts";
 export { APP_SCOPES, createShopifyApi, type Shopify, type ShopifyApiOptions } from "./api.ts";
+export { CostThrottle, type QueryCost, type ThrottleStatus } from "./cost-throttle.ts";
 export { parseShopifyJson } from "./json.ts";
 export { toCents } from "./money.ts";
 export {
@@ -9,5 +13,13 @@ export {
   normalizeWebhook,
   PayloadError,
 } from "./normalize.ts";
+export { normalizeGraphqlOrder } from "./normalize-graphql.ts";
+export { ORDERS_PAGE_SIZE } from "./order-query.ts";
+export {
+  type OrderPage,
+  OrderSource,
+  type OrderVersion,
+  updatedWindowQuery,
+} from "./order-source.ts";
 export { normalizeTopic, SUBSCRIBED_TOPICS, TOPICS, type TopicKind } from "./topics.ts";
 export { verifyShopifyWebhook, type WebhookCheck } from "./webhook-verify.ts";

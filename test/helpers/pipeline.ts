@@ -11,17 +11,29 @@ import { type ConnectorContext, createContext } from "../../src/context.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
+import {
+  type ShopInstallOptions,
+  type ShopifyStandInHandle,
+  startShopifyStandIn,
+} from "../../src/sandbox/shopify/index.ts";
 import { createWebApp, type WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
 import { startSyncWorker } from "../../workers/sync-worker.ts";
 
 export const TEST_SHOP = "lifecycle-shop.myshopify.com";
 export const SHOPIFY_SECRET = "test-shopify-secret";
+export const SHOPIFY_TOKEN = "shpat_pipeline_test_token";
+/** The URI the stand-in Shopify's webhook subscriptions point at (handed to the web app). */
+export const WEBHOOK_URI = "http://connector.test/webhooks/shopify";
+/** The topics the stand-in sends for the test shop. */
+const PIPELINE_TOPICS = ["ORDERS_CREATE", "ORDERS_UPDATED", "ORDERS_CANCELLED"];
 
 export interface Pipeline {
   ctx: ConnectorContext;
   web: WebApp;
   sandbox: SandboxHandle;
+  /** The stand-in Shopify: TEST_SHOP installed with SHOPIFY_TOKEN, webhooks to the web app. */
+  shopify: ShopifyStandInHandle;
   workers: Worker<SyncJobData>[];
   send(
     topic: string,
@@ -39,15 +51,41 @@ export interface PipelineOptions {
   /** Wraps the link repository, e.g. to inject crashes between a provider call and its link. */
   wrapLinks?: (links: LinkRepository) => LinkRepository;
   registerShop?: boolean;
+  /** The test shop's Admin API bucket, scopes… in the stand-in Shopify. */
+  shopify?: ShopInstallOptions & { throttledStatus?: 200 | 429 };
 }
 
 /** The whole pipeline in one process: receiver, real Redis, real SQLite, sandbox over HTTP. */
 export async function startPipeline(options: PipelineOptions = {}): Promise<Pipeline> {
   const sandbox = await startSandbox({ stores: [1001], rateLimit: 100_000, ...options.sandbox });
+  let deliverTo: WebApp | undefined;
+  const { throttledStatus, ...install } = options.shopify ?? {};
+  const shopify = await startShopifyStandIn({
+    apiSecret: SHOPIFY_SECRET,
+    ...(throttledStatus ? { throttledStatus } : {}),
+    shops: [{ shop: TEST_SHOP, accessToken: SHOPIFY_TOKEN, restoreRate: 10_000, ...install }],
+    // Webhooks go to the in-process web app, through its real HTTP handling.
+    webhookFetch: async (input, init) => {
+      if (!deliverTo) throw new Error("the pipeline's web app is not up");
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      return deliverTo.app.request(`${url.pathname}${url.search}`, init);
+    },
+  });
+  const standInShop = shopify.state.shop(TEST_SHOP);
+  for (const topic of PIPELINE_TOPICS) {
+    standInShop?.subscriptions.push({
+      id: `gid://shopify/WebhookSubscription/${standInShop.nextId()}`,
+      topic,
+      uri: WEBHOOK_URI,
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+  }
   const dir = mkdtempSync(join(tmpdir(), "connector-test-"));
   const env = parseEnv({
     DATABASE_PATH: join(dir, "connector.sqlite"),
     SHOPIFY_API_SECRET: SHOPIFY_SECRET,
+    SHOPIFY_ADMIN_URL: shopify.url,
     SYNC_RETRY_DELAY_MS: "50",
     LOG_LEVEL: "silent",
     ...options.env,
@@ -74,9 +112,11 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       storeCurrency: "USD",
       locationMap: { "4001": 77 },
       protectionVariantIds: ["999"],
+      accessTokenSealed: ctx.secrets.seal(SHOPIFY_TOKEN),
     });
   }
   const web = createWebApp(ctx);
+  deliverTo = web;
   const workers = Array.from({ length: options.workers ?? 1 }, () =>
     startSyncWorker(ctx, { concurrency: 8 }),
   );
@@ -85,6 +125,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     ctx,
     web,
     sandbox,
+    shopify,
     workers,
     async send(topic, body, o = {}) {
       const signed = signWebhook({
@@ -125,6 +166,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       await ctx.queues.sync.obliterate({ force: true }).catch(() => {});
       await ctx.close();
       await sandbox.close();
+      await shopify.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -18,6 +18,8 @@ export interface ShopifyStandInOptions {
   apiVersion?: string;
   /** Shopify answers THROTTLED with 200 (and sometimes 429): tests exercise both. */
   throttledStatus?: 200 | 429;
+  /** How webhooks leave (default: global fetch); tests may hand them to an in-process app. */
+  webhookFetch?: typeof fetch;
   /** Shops installed at start. */
   shops?: ({ shop: string } & ShopInstallOptions)[];
 }
@@ -72,6 +74,7 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
           payload: order,
           secret: options.apiSecret,
           apiVersion,
+          ...(options.webhookFetch ? { fetch: options.webhookFetch } : {}),
         })),
       );
     }

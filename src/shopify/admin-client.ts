@@ -1,0 +1,183 @@
+import {
+  GraphqlQueryError,
+  HttpThrottlingError,
+  Session,
+  type Shopify,
+} from "@shopify/shopify-api";
+import type { Logger } from "pino";
+import type { CostThrottle, QueryCost, ThrottleStatus } from "./cost-throttle.ts";
+
+/** An Admin GraphQL answer with errors that retrying will not fix (a bad query, a missing scope). */
+export class AdminGraphqlError extends Error {
+  override name = "AdminGraphqlError";
+  constructor(
+    message: string,
+    readonly errors: unknown[],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Shopify kept answering THROTTLED after every wait the bucket asked for. */
+export class AdminThrottledError extends Error {
+  override name = "AdminThrottledError";
+}
+
+export interface AdminResult<T> {
+  data: T;
+  cost: QueryCost | null;
+}
+
+export interface AdminClientOptions {
+  shopify: Shopify;
+  shop: string;
+  accessToken: string;
+  throttle: CostThrottle;
+  logger: Logger;
+  /** THROTTLED answers retried before giving up (each after the computed wait). */
+  maxThrottleRetries?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The shop's Admin GraphQL API through `@shopify/shopify-api` (`clients.Graphql`), metered by
+ * Shopify's cost-based leaky bucket: before each query it waits until the bucket should hold the
+ * query's expected cost; a THROTTLED answer (status 200 with `extensions.code`, or 429) waits
+ * for the points to flow back and retries. It never lets the library retry on its own, so every
+ * wait is computed from `extensions.cost.throttleStatus`.
+ */
+export class ShopifyAdminClient {
+  readonly shop: string;
+  readonly #options: AdminClientOptions;
+  readonly #client: InstanceType<Shopify["clients"]["Graphql"]>;
+  /** The requested cost each query text had last time: the estimate for the next call. */
+  readonly #lastCost = new Map<string, number>();
+
+  constructor(options: AdminClientOptions) {
+    this.shop = options.shop;
+    this.#options = options;
+    const session = new Session({
+      id: `offline_${options.shop}`,
+      shop: options.shop,
+      state: "",
+      isOnline: false,
+      accessToken: options.accessToken,
+    });
+    this.#client = new options.shopify.clients.Graphql({ session });
+  }
+
+  async request<T>(
+    query: string,
+    variables: Record<string, unknown> = {},
+    options: { expectedCost?: number } = {},
+  ): Promise<AdminResult<T>> {
+    const { throttle, logger } = this.#options;
+    const sleep = this.#options.sleep ?? defaultSleep;
+    const maxRetries = this.#options.maxThrottleRetries ?? 20;
+    let expected = options.expectedCost ?? this.#lastCost.get(query) ?? 0;
+    for (let attempt = 0; ; attempt++) {
+      const wait = throttle.waitMs(this.shop, expected);
+      if (wait > 0) {
+        logger.debug({ shop: this.shop, waitMs: wait, expected }, "waiting for Shopify query cost");
+        await sleep(wait);
+      }
+      try {
+        const response = await this.#client.request(query, { variables, retries: 0 });
+        const cost = readCost(response.extensions);
+        if (cost) {
+          throttle.observe(this.shop, cost.throttleStatus);
+          this.#lastCost.set(query, cost.requestedQueryCost);
+        }
+        return { data: response.data as T, cost };
+      } catch (error) {
+        const throttled = throttledBy(error);
+        if (!throttled) throw translate(error);
+        if (attempt >= maxRetries) {
+          throw new AdminThrottledError(
+            `Shopify throttled ${this.shop} ${attempt + 1} times in a row`,
+            { cause: error },
+          );
+        }
+        if (throttled.requested !== null) {
+          expected = throttled.requested;
+          this.#lastCost.set(query, expected);
+        }
+        const ms = throttle.waitAfterThrottle(this.shop, expected, throttled.status ?? undefined);
+        const retryAfterMs = throttled.retryAfterSeconds ? throttled.retryAfterSeconds * 1000 : 0;
+        logger.info(
+          { shop: this.shop, waitMs: Math.max(ms, retryAfterMs), attempt },
+          "Shopify answered THROTTLED; waiting for the bucket",
+        );
+        await sleep(Math.max(ms, retryAfterMs));
+      }
+    }
+  }
+}
+
+interface Throttled {
+  requested: number | null;
+  status: ThrottleStatus | null;
+  retryAfterSeconds: number | null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+function readCost(extensions: unknown): QueryCost | null {
+  if (!isObject(extensions) || !isObject(extensions.cost)) return null;
+  const cost = extensions.cost;
+  const status = cost.throttleStatus;
+  if (!isObject(status)) return null;
+  return {
+    requestedQueryCost: Number(cost.requestedQueryCost ?? 0),
+    actualQueryCost: cost.actualQueryCost === null ? null : Number(cost.actualQueryCost ?? 0),
+    throttleStatus: {
+      maximumAvailable: Number(status.maximumAvailable),
+      currentlyAvailable: Number(status.currentlyAvailable),
+      restoreRate: Number(status.restoreRate),
+    },
+  };
+}
+
+function graphqlErrors(body: unknown): unknown[] {
+  if (!isObject(body) || !isObject(body.errors)) return [];
+  const list = body.errors.graphQLErrors;
+  return Array.isArray(list) ? list : [];
+}
+
+/** THROTTLED at status 200 (GraphqlQueryError) or 429 (HttpThrottlingError); else null. */
+function throttledBy(error: unknown): Throttled | null {
+  if (error instanceof GraphqlQueryError) {
+    const codes = graphqlErrors(error.body).map((e) =>
+      isObject(e) && isObject(e.extensions) ? e.extensions.code : undefined,
+    );
+    if (!codes.includes("THROTTLED")) return null;
+    const cost = readCost(error.body?.extensions);
+    return {
+      requested: cost?.requestedQueryCost ?? null,
+      status: cost?.throttleStatus ?? null,
+      retryAfterSeconds: null,
+    };
+  }
+  if (error instanceof HttpThrottlingError) {
+    return {
+      requested: null,
+      status: null,
+      retryAfterSeconds: error.response.retryAfter ?? null,
+    };
+  }
+  return null;
+}
+
+function translate(error: unknown): Error {
+  if (error instanceof GraphqlQueryError) {
+    const errors = graphqlErrors(error.body);
+    return new AdminGraphqlError(`Shopify Admin GraphQL error: ${error.message}`, errors, {
+      cause: error,
+    });
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}

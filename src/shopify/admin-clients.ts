@@ -1,0 +1,58 @@
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "../config/runtime-config.ts";
+import type { SecretBox } from "../lib/secret-box.ts";
+import type { ShopRecord } from "../store/index.ts";
+import { ShopifyAdminClient } from "./admin-client.ts";
+import { installAdminFetchRewrite } from "./admin-fetch.ts";
+import { createShopifyApi, type Shopify } from "./api.ts";
+import { CostThrottle } from "./cost-throttle.ts";
+
+/** The shop has no offline access token (not installed through OAuth, or uninstalled). */
+export class ShopNotConnectedError extends Error {
+  override name = "ShopNotConnectedError";
+}
+
+/**
+ * Admin GraphQL clients per shop, from the shop's sealed offline access token. One cost
+ * throttle per process, shared by every client of a shop.
+ */
+export class AdminClientFactory {
+  readonly shopify: Shopify;
+  readonly throttle = new CostThrottle();
+  readonly #secrets: SecretBox;
+  readonly #logger: Logger;
+  readonly #cache = new Map<string, { version: string; client: ShopifyAdminClient }>();
+
+  constructor(options: { config: RuntimeConfig; secrets: SecretBox; logger: Logger }) {
+    const { config } = options;
+    if (config.env.SHOPIFY_ADMIN_URL) installAdminFetchRewrite(config.env.SHOPIFY_ADMIN_URL);
+    this.shopify = createShopifyApi({
+      apiKey: config.shopifyApiKey,
+      apiSecretKey: config.shopifyApiSecret,
+      appUrl: config.appUrl,
+      apiVersion: config.env.SHOPIFY_API_VERSION,
+    });
+    this.#secrets = options.secrets;
+    this.#logger = options.logger;
+  }
+
+  for(shop: ShopRecord): ShopifyAdminClient {
+    const version = `${shop.updatedAt}|${shop.accessTokenSealed ?? ""}`;
+    const cached = this.#cache.get(shop.shop);
+    if (cached && cached.version === version) return cached.client;
+    if (!shop.accessTokenSealed) {
+      throw new ShopNotConnectedError(
+        `shop ${shop.shop} has no Shopify access token; install the app on it first`,
+      );
+    }
+    const client = new ShopifyAdminClient({
+      shopify: this.shopify,
+      shop: shop.shop,
+      accessToken: this.#secrets.open(shop.accessTokenSealed),
+      throttle: this.throttle,
+      logger: this.#logger,
+    });
+    this.#cache.set(shop.shop, { version, client });
+    return client;
+  }
+}
