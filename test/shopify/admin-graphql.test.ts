@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
@@ -10,7 +13,7 @@ import {
   OrderSource,
   ShopNotConnectedError,
 } from "../../src/shopify/index.ts";
-import type { ShopRecord } from "../../src/store/index.ts";
+import { openDatabase, ShopRepository } from "../../src/store/index.ts";
 import type { ShopDomain, SourceOrder } from "../../src/sync/source-order.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -54,8 +57,10 @@ const model = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder => (
 });
 
 let standIn: ShopifyStandInHandle;
+const dirs: string[] = [];
 afterEach(async () => {
   await standIn?.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 function adminFor(url: string) {
@@ -63,11 +68,10 @@ function adminFor(url: string) {
   const config = resolveRuntimeConfig(env);
   const secrets = createSecretBox(config.encryptionKey);
   const factory = new AdminClientFactory({ config, secrets, logger: createLogger("silent") });
-  const shop = {
-    shop: SHOP,
-    accessTokenSealed: secrets.seal(TOKEN),
-    updatedAt: "2026-11-01T00:00:00Z",
-  } as ShopRecord;
+  const dir = mkdtempSync(join(tmpdir(), "admin-graphql-"));
+  dirs.push(dir);
+  const shops = new ShopRepository(openDatabase(join(dir, "connector.sqlite")));
+  const shop = shops.upsertShop(SHOP, { accessTokenSealed: secrets.seal(TOKEN) });
   return { factory, shop, source: new OrderSource(factory.for(shop), SHOP) };
 }
 
