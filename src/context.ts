@@ -9,6 +9,8 @@ import { StoreRateLimiter } from "./queue/limiter/index.ts";
 import { SnapshotStore } from "./queue/snapshot-store.ts";
 import { SyncQueues } from "./queue/sync-queue.ts";
 import { AdminClientFactory } from "./shopify/admin-clients.ts";
+import type { Shopify } from "./shopify/index.ts";
+import { SealedSessionStorage, ShopInstaller } from "./shopify/install/index.ts";
 import {
   type Db,
   LinkRepository,
@@ -42,6 +44,12 @@ export interface ConnectorContext {
   secrets: SecretBox;
   /** Admin GraphQL clients per shop (backfill, resync, sweep, refetch of stale snapshots). */
   shopifyAdmin: AdminClientFactory;
+  /** `@shopify/shopify-api`, configured once (OAuth, webhook HMACs, Admin GraphQL). */
+  shopify: Shopify;
+  /** Shopify sessions in SQLite, tokens sealed (ADR 0004). */
+  sessions: SealedSessionStorage;
+  /** Install, subscriptions check (start-up and sweep). */
+  installer: ShopInstaller;
   providerDefaults: ProviderDefaults;
   providerFor(shop: ShopRecord): ProviderClient;
   /**
@@ -119,6 +127,19 @@ export function createContext(options: ContextOptions): ConnectorContext {
     return client;
   };
 
+  const shopifyAdmin = new AdminClientFactory({ config, secrets, logger });
+  const shopify = shopifyAdmin.shopify;
+  const shops = new ShopRepository(db);
+  const sessions = new SealedSessionStorage(db, secrets);
+  const installer = new ShopInstaller({
+    adminFor: (shop) => shopifyAdmin.for(shop),
+    shops,
+    sessions,
+    secrets,
+    callbackUrl: new URL("/webhooks/shopify", config.appUrl).toString(),
+    logger: logger.child({ component: "install" }),
+  });
+
   const queues = new SyncQueues(redis, prefix, {
     attempts: config.env.SYNC_ATTEMPTS,
     delayMs: config.env.SYNC_RETRY_DELAY_MS,
@@ -130,13 +151,16 @@ export function createContext(options: ContextOptions): ConnectorContext {
     redis,
     ingestRedis,
     db,
-    shops: new ShopRepository(db),
+    shops,
     links: new LinkRepository(db),
     snapshots: new SnapshotStore(redis, { prefix }),
     queues,
     limiter,
     secrets,
-    shopifyAdmin: new AdminClientFactory({ config, secrets, logger }),
+    shopifyAdmin,
+    shopify,
+    sessions,
+    installer,
     providerDefaults: options.providerDefaults,
     providerFor,
     async ready() {

@@ -59,4 +59,6 @@ export interface DeadLetterData {
   retries?: number;
   /** Set when a retry could not re-queue the entry, saying why. */
   lastRetry?: DeadLetterRetryNote;
+  /** Set when a privacy request removed the stored bodies (customers/redact). */
+  redactedAt?: string;
 }

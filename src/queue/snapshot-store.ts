@@ -172,6 +172,32 @@ export class SnapshotStore {
     return this.#redis.del(...orderIds.map((id) => this.key(shop, id)));
   }
 
+  /**
+   * customers/redact: deletes the snapshots of the orders named and of any other order of the
+   * shop whose stored customer is this one (Shopify's list can miss orders we still hold).
+   */
+  async deleteCustomer(
+    shop: string,
+    who: { orderIds: readonly string[]; customerId: string | null },
+  ): Promise<number> {
+    const keys = new Set(who.orderIds.map((id) => this.key(shop, id)));
+    if (who.customerId) {
+      const stream = this.#redis.scanStream({
+        match: `${this.#prefix}:snap:{${shop}:*`,
+        count: 500,
+      });
+      for await (const batch of stream as AsyncIterable<string[]>) {
+        for (const key of batch) {
+          const json = await this.#redis.hget(key, "o");
+          if (!json) continue;
+          const order = JSON.parse(json) as SourceOrder;
+          if (order.customer?.id === who.customerId) keys.add(key);
+        }
+      }
+    }
+    return keys.size === 0 ? 0 : this.#redis.del(...keys);
+  }
+
   /** Deletes every snapshot of a shop (uninstall clean-up, shop/redact). */
   async deleteShop(shop: string): Promise<number> {
     let removed = 0;

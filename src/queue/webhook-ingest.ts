@@ -37,7 +37,7 @@ export interface LifecycleHandlers {
   appUninstalled(shop: ShopDomain): Promise<void>;
   privacy(
     shop: ShopDomain,
-    event: { topic: string; customerId: string | null; orderIds: string[] },
+    event: { topic: string; customerId: string | null; email: string | null; orderIds: string[] },
   ): Promise<void>;
 }
 

@@ -3,8 +3,10 @@ import type { ConnectorContext } from "../context.ts";
 import { SnapshotStore } from "../queue/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { WebhookIngest } from "../queue/webhook-ingest.ts";
+import { OAuthStateStore } from "../shopify/install/index.ts";
 import { createAdminApp } from "./admin/index.ts";
 import { errorResponse } from "./errors.ts";
+import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
 import { webhookRoutes } from "./webhook-route.ts";
 
@@ -19,6 +21,9 @@ function cachedShopStatus(ctx: ConnectorContext, ttlMs = 5_000) {
     { status: "active" | "paused" | "uninstalled" | "unknown"; until: number }
   >();
   return {
+    forget(shop: string) {
+      cache.delete(shop);
+    },
     shopStatus(shop: string) {
       const now = Date.now();
       const hit = cache.get(shop);
@@ -43,17 +48,19 @@ export function createWebApp(
   ctx: ConnectorContext,
   hooks: { onOutcome?: (topic: string, outcome: string) => void } = {},
 ): WebApp {
+  const shopify = ctx.shopify;
   const ingestQueues = new SyncQueues(ctx.ingestRedis, ctx.prefix, {
     attempts: ctx.config.env.SYNC_ATTEMPTS,
     delayMs: ctx.config.env.SYNC_RETRY_DELAY_MS,
   });
+  const shopStatus = cachedShopStatus(ctx);
   const ingest = new WebhookIngest({
     redis: ctx.ingestRedis,
     prefix: ctx.prefix,
     snapshots: new SnapshotStore(ctx.ingestRedis, { prefix: ctx.prefix }),
     queues: ingestQueues,
-    shops: cachedShopStatus(ctx),
-    lifecycle: createLifecycleHandlers(ctx),
+    shops: shopStatus,
+    lifecycle: createLifecycleHandlers(ctx, { onShopChanged: (shop) => shopStatus.forget(shop) }),
   });
 
   const app = new Hono();
@@ -82,6 +89,19 @@ export function createWebApp(
   });
   const closers: (() => Promise<void>)[] = [];
   app.route("/admin", createAdminApp({ ctx, onClose: (close) => closers.push(close) }));
+  const cookie = new ShopSessionCookie(ctx.config.encryptionKey, ctx.config.appUrl);
+  app.route(
+    "/",
+    oauthRoutes({
+      shopify,
+      states: new OAuthStateStore(ctx.redis, ctx.prefix),
+      cookie,
+      logger: ctx.logger.child({ component: "install" }),
+      onInstalled: async (session) => {
+        await ctx.installer.install(session);
+      },
+    }),
+  );
   app.route(
     "/",
     webhookRoutes({

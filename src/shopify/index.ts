@@ -3,6 +3,14 @@ export { AdminClientFactory, ShopNotConnectedError } from "./admin-clients.ts";
 export { installAdminFetchRewrite } from "./admin-fetch.ts";
 export { APP_SCOPES, createShopifyApi, type Shopify, type ShopifyApiOptions } from "./api.ts";
 export { CostThrottle, type QueryCost, type ThrottleStatus } from "./cost-throttle.ts";
+export {
+  type AdminGraphql,
+  OAuthStateStore,
+  SealedSessionStorage,
+  ShopInstaller,
+  type SubscriptionReport,
+  topicEnum,
+} from "./install/index.ts";
 export { parseShopifyJson } from "./json.ts";
 export { toCents } from "./money.ts";
 export {

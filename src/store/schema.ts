@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * The connector's durable state. Timestamps are ISO 8601 text, JSON is text, IDs are integers
@@ -29,6 +29,8 @@ export const shops = sqliteTable("shops", {
   defaultLocationId: integer("default_location_id"),
   installedAt: text("installed_at"),
   uninstalledAt: text("uninstalled_at"),
+  /** When every webhook subscription was last seen in place (the start of a gap to resync). */
+  subscriptionsCheckedAt: text("subscriptions_checked_at"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
@@ -140,4 +142,29 @@ export const privacyRequests = sqliteTable("privacy_requests", {
   receivedAt: text("received_at").notNull(),
   dueBy: text("due_by").notNull(),
   completedAt: text("completed_at"),
+});
+
+/**
+ * Shopify sessions, in the shape `@shopify/shopify-app-session-storage-drizzle` reads and writes
+ * (its documented SQLite table). `accessToken` and `refreshToken` only ever hold values sealed by
+ * the secret box: the connector wraps the library's storage (src/shopify/session-storage.ts).
+ */
+export const session = sqliteTable("session", {
+  id: text("id").primaryKey(),
+  shop: text("shop").notNull(),
+  state: text("state").notNull(),
+  isOnline: integer("isOnline", { mode: "boolean" }).notNull().default(false),
+  scope: text("scope"),
+  expires: text("expires"),
+  accessToken: text("accessToken").notNull(),
+  userId: blob("userId", { mode: "bigint" }),
+  firstName: text("firstName"),
+  lastName: text("lastName"),
+  email: text("email"),
+  accountOwner: integer("accountOwner", { mode: "boolean" }),
+  locale: text("locale"),
+  collaborator: integer("collaborator", { mode: "boolean" }),
+  emailVerified: integer("emailVerified", { mode: "boolean" }),
+  refreshToken: text("refreshToken"),
+  refreshTokenExpires: text("refreshTokenExpires"),
 });

@@ -34,6 +34,7 @@ export interface ShopRecord {
   defaultLocationId: number | null;
   installedAt: string | null;
   uninstalledAt: string | null;
+  subscriptionsCheckedAt: string | null;
   createdAt: string;
   updatedAt: string;
 }

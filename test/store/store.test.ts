@@ -23,8 +23,12 @@ describe("openDatabase", () => {
   it("creates the folder, runs in WAL mode and applies migrations idempotently", () => {
     expect(db.$client.pragma("journal_mode", { simple: true })).toBe("wal");
     const again = openDatabase(join(dir, "nested", "connector.sqlite"));
+    // Each committed migration applied exactly once, however often the database is opened.
+    const journal = JSON.parse(readFileSync("drizzle/meta/_journal.json", "utf8")) as {
+      entries: unknown[];
+    };
     expect(again.$client.prepare("select count(*) as n from __drizzle_migrations").get()).toEqual({
-      n: 1,
+      n: journal.entries.length,
     });
     again.$client.close();
   });

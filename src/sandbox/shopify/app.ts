@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { runGraphql } from "./graphql-handler.ts";
+import { standInOAuthRoutes } from "./oauth.ts";
 import { buildStandInSchema, STAND_IN_MODULES } from "./schema/index.ts";
 import {
   type Delivery,
@@ -13,8 +14,10 @@ import { deliverWebhook } from "./webhook-sender.ts";
 export interface ShopifyStandInOptions {
   host?: string;
   port?: number;
-  /** The app's client secret: webhooks are signed with it. */
+  /** The app's client secret: webhooks and OAuth callbacks are signed with it. */
   apiSecret: string;
+  /** The app's client ID, checked by the OAuth endpoints when set. */
+  apiKey?: string;
   apiVersion?: string;
   /** Shopify answers THROTTLED with 200 (and sometimes 429): tests exercise both. */
   throttledStatus?: 200 | 429;
@@ -86,6 +89,15 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
     if (error instanceof SyntaxError) return c.json({ errors: "body is not JSON" }, 400);
     return c.json({ errors: `stand-in failure: ${error.message}` }, 500);
   });
+
+  // -- OAuth (authorize → callback with code → access token) -------------------------------
+  app.route(
+    "/",
+    standInOAuthRoutes(state, {
+      apiSecret: options.apiSecret,
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+    }),
+  );
 
   // -- Admin GraphQL ---------------------------------------------------------------------
   app.post("/admin/api/:version/graphql.json", async (c) => {

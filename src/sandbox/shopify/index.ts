@@ -11,8 +11,15 @@ export {
   type ShopifyStandInOptions,
   type UpsertOrderOptions,
 } from "./app.ts";
+export type {
+  StandInCatalog,
+  StandInLocation,
+  StandInProduct,
+  StandInVariant,
+} from "./catalog.ts";
 export { CostBucket, type ThrottleStatus } from "./cost-bucket.ts";
 export { MAX_QUERY_COST } from "./graphql-handler.ts";
+export { signOAuthQuery } from "./oauth.ts";
 export {
   MAX_PAGE_SIZE,
   PAGINATION_LIMIT,

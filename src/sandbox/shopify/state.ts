@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { defaultCatalog, type StandInCatalog } from "./catalog.ts";
 import { CostBucket } from "./cost-bucket.ts";
 
 /** A REST-shaped order as Shopify sends it in webhooks; the stand-in's source of truth. */
@@ -28,6 +29,8 @@ export interface ShopInstallOptions {
   /** Points per second (100 standard, 200 advanced, 1,000 Plus, 2,000 enterprise). */
   restoreRate?: number;
   maximumAvailable?: number;
+  /** Shop currency, products and locations (a small default catalog otherwise). */
+  catalog?: Partial<StandInCatalog>;
 }
 
 /** Without read_all_orders, the Admin API returns only the last 60 days of orders. */
@@ -41,6 +44,7 @@ export class StandInShop {
   readonly bucket: CostBucket;
   accessToken: string;
   scopes: string[];
+  catalog: StandInCatalog;
   private sequence = 0;
 
   constructor(
@@ -50,6 +54,7 @@ export class StandInShop {
     this.accessToken = options.accessToken ?? `shpat_${randomBytes(16).toString("hex")}`;
     this.scopes = options.scopes ?? ["read_orders", "read_all_orders", "read_fulfillments"];
     this.bucket = new CostBucket(options.maximumAvailable ?? 2_000, options.restoreRate ?? 100);
+    this.catalog = { ...defaultCatalog(domain), ...options.catalog };
   }
 
   nextId(): number {

@@ -1,4 +1,5 @@
 import { baseModule } from "./base.ts";
+import { catalogModule } from "./catalog.ts";
 import type { SchemaModule } from "./module.ts";
 import { ordersModule } from "./orders.ts";
 import { webhooksModule } from "./webhooks.ts";
@@ -10,4 +11,9 @@ export { buildStandInSchema, type SchemaModule, type StandInContext } from "./mo
  * Every module of the stand-in's Admin GraphQL schema. A new Shopify area (shop, products,
  * locations…) is one more file exporting a SchemaModule, added to this list.
  */
-export const STAND_IN_MODULES: SchemaModule[] = [baseModule, ordersModule, webhooksModule];
+export const STAND_IN_MODULES: SchemaModule[] = [
+  baseModule,
+  ordersModule,
+  webhooksModule,
+  catalogModule,
+];

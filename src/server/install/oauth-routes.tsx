@@ -1,0 +1,161 @@
+import {
+  BotActivityDetected,
+  CookieNotFound,
+  InvalidHmacError,
+  InvalidOAuthError,
+  type Session,
+} from "@shopify/shopify-api";
+import { Hono } from "hono";
+import type { Logger } from "pino";
+import type { Shopify } from "../../shopify/api.ts";
+import type { OAuthStateStore } from "../../shopify/install/index.ts";
+import { ShopDomain } from "../../sync/source-order.ts";
+import { MessagePage } from "../settings/pages/message-page.tsx";
+import type { ShopSessionCookie } from "./shop-session-cookie.ts";
+
+export const CALLBACK_PATH = "/shopify/callback";
+
+export interface OAuthRouteDeps {
+  shopify: Shopify;
+  states: OAuthStateStore;
+  cookie: ShopSessionCookie;
+  logger: Logger;
+  /** Stores the session and sets the shop up (subscriptions, shop currency). */
+  onInstalled(session: Session): Promise<void>;
+}
+
+/**
+ * The shop domain, validated the way Shopify's library does (`sanitizeShop`) and then against
+ * the connector's own rule (lower-case `*.myshopify.com`): `evil.com`,
+ * `x.myshopify.com.evil.com` and `admin.shopify.com/store/x` style values are refused here,
+ * before any redirect is built from them.
+ */
+export function validShop(shopify: Shopify, raw: string | undefined): ShopDomain | null {
+  if (!raw) return null;
+  const sanitized = shopify.utils.sanitizeShop(raw.trim(), false);
+  if (!sanitized) return null;
+  const parsed = ShopDomain.safeParse(sanitized);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * GET /shopify/install?shop=… and GET /shopify/callback: Shopify's authorization-code grant for
+ * an offline token (`@shopify/shopify-api` auth.begin / auth.callback, web-api adapter).
+ *
+ * The callback refuses, in this order: a bad shop domain (400), a bad or stale HMAC (401), a
+ * state the connector did not issue for this shop or already used (403), and a state that does
+ * not match the browser's signed state cookie (403, the library's check).
+ */
+export function oauthRoutes(deps: OAuthRouteDeps) {
+  const { shopify, states, cookie, logger } = deps;
+  const app = new Hono();
+
+  const refuse = (status: 400 | 401 | 403 | 410 | 502, title: string, message: string) =>
+    new Response(`<!doctype html>${(<MessagePage title={title} message={message} />).toString()}`, {
+      status,
+      headers: { "content-type": "text/html; charset=utf-8" },
+    });
+
+  // Shopify opens the app URL with ?shop=…: a merchant with a session for that shop goes to the
+  // settings, anyone else through OAuth (which also proves they are the shop's staff).
+  app.get("/", async (c) => {
+    const shop = validShop(shopify, c.req.query("shop"));
+    if (!shop) return c.redirect("/settings", 302);
+    if ((await cookie.read(c)) === shop) return c.redirect("/settings", 302);
+    return c.redirect(`/shopify/install?shop=${encodeURIComponent(shop)}`, 302);
+  });
+
+  app.get("/shopify/install", async (c) => {
+    const shop = validShop(shopify, c.req.query("shop"));
+    if (!shop) {
+      return refuse(
+        400,
+        "Invalid shop address",
+        "The shop must be your store's myshopify.com address, for example my-store.myshopify.com.",
+      );
+    }
+    const response = await shopify.auth.begin({
+      shop,
+      callbackPath: CALLBACK_PATH,
+      isOnline: false,
+      rawRequest: c.req.raw,
+    });
+    const location = response.headers.get("location");
+    if (!location) return response; // a bot check answered 410: nothing to remember
+    const state = new URL(location).searchParams.get("state");
+    if (state) await states.remember(state, shop);
+    logger.info({ shop }, "install started; redirecting to Shopify");
+    return response;
+  });
+
+  app.get(CALLBACK_PATH, async (c) => {
+    const url = new URL(c.req.url);
+    const shop = validShop(shopify, url.searchParams.get("shop") ?? undefined);
+    if (!shop) {
+      return refuse(
+        400,
+        "Invalid shop address",
+        "The callback does not name a myshopify.com shop.",
+      );
+    }
+    const log = logger.child({ shop });
+    let hmacValid = false;
+    try {
+      hmacValid = await shopify.utils.validateHmac(url.searchParams);
+    } catch (error) {
+      if (!(error instanceof InvalidHmacError)) throw error;
+    }
+    if (!hmacValid) {
+      log.warn("install callback refused: bad or stale HMAC");
+      return refuse(
+        401,
+        "Install link not signed by Shopify",
+        "This request was not signed by Shopify or is too old. Start the install again from your Shopify admin.",
+      );
+    }
+    const state = url.searchParams.get("state") ?? "";
+    if (!(await states.consume(state, shop))) {
+      log.warn("install callback refused: unknown, reused or expired state");
+      return refuse(
+        403,
+        "Install link expired",
+        "This install link was already used or has expired. Start the install again from your Shopify admin.",
+      );
+    }
+    let session: Session;
+    let headers: Headers;
+    try {
+      const result = await shopify.auth.callback<Headers>({ rawRequest: c.req.raw });
+      session = result.session;
+      headers = result.headers;
+    } catch (error) {
+      if (
+        error instanceof InvalidOAuthError ||
+        error instanceof CookieNotFound ||
+        error instanceof BotActivityDetected
+      ) {
+        log.warn({ reason: error.name }, "install callback refused by the OAuth checks");
+        return refuse(
+          403,
+          "Install could not be verified",
+          "This browser did not start this install (its state cookie is missing or different). Start the install again from your Shopify admin.",
+        );
+      }
+      log.error({ err: { message: (error as Error).message } }, "token exchange failed");
+      return refuse(
+        502,
+        "Shopify did not complete the install",
+        "Shopify did not hand over access for this shop. Try the install again in a minute.",
+      );
+    }
+    await deps.onInstalled(session);
+    await cookie.set(c, session.shop);
+    for (const [name, value] of headers.entries()) {
+      if (name.toLowerCase() === "set-cookie") c.header("set-cookie", value, { append: true });
+    }
+    log.info("app installed");
+    return c.redirect("/settings", 302);
+  });
+
+  return app;
+}

@@ -1,0 +1,58 @@
+import { hkdfSync } from "node:crypto";
+import type { Context } from "hono";
+import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
+import { ShopDomain } from "../../sync/source-order.ts";
+
+const COOKIE = "connector_shop";
+/** A merchant comes back through Shopify (the install link) after this; it re-signs the cookie. */
+const MAX_AGE_SECONDS = 8 * 3600;
+
+/**
+ * The settings page's session: a signed, http-only cookie naming one shop, set by the OAuth
+ * callback. It carries the shop and an expiry, signed (HMAC-SHA256, Hono's signed cookies) with
+ * a key derived from ENCRYPTION_KEY, so it cannot be forged or pointed at another shop. Every
+ * settings route reads the shop from here and nowhere else: no query or form field can choose
+ * another shop's settings.
+ */
+export class ShopSessionCookie {
+  readonly #key: Buffer;
+  readonly #secure: boolean;
+
+  constructor(encryptionKeyBase64: string, appUrl: string) {
+    this.#key = Buffer.from(
+      hkdfSync(
+        "sha256",
+        Buffer.from(encryptionKeyBase64, "base64"),
+        Buffer.alloc(0),
+        "settings-session-cookie",
+        32,
+      ),
+    );
+    this.#secure = new URL(appUrl).protocol === "https:";
+  }
+
+  async set(c: Context, shop: string, now = Date.now()): Promise<void> {
+    const expiresAt = now + MAX_AGE_SECONDS * 1000;
+    await setSignedCookie(c, COOKIE, `${shop}|${expiresAt}`, this.#key, {
+      httpOnly: true,
+      secure: this.#secure,
+      sameSite: "Lax",
+      path: "/",
+      maxAge: MAX_AGE_SECONDS,
+    });
+  }
+
+  /** The shop of a valid, unexpired cookie, or null. */
+  async read(c: Context, now = Date.now()): Promise<ShopDomain | null> {
+    const value = await getSignedCookie(c, this.#key, COOKIE);
+    if (!value) return null;
+    const [shop, expires] = value.split("|");
+    if (!shop || !expires || Number(expires) < now) return null;
+    const parsed = ShopDomain.safeParse(shop);
+    return parsed.success ? parsed.data : null;
+  }
+
+  clear(c: Context): void {
+    deleteCookie(c, COOKIE, { path: "/", secure: this.#secure });
+  }
+}

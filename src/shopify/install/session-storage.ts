@@ -1,0 +1,66 @@
+import { Session } from "@shopify/shopify-api";
+import type { SessionStorage } from "@shopify/shopify-app-session-storage";
+import { DrizzleSessionStorageSQLite } from "@shopify/shopify-app-session-storage-drizzle";
+import type { SecretBox } from "../../lib/secret-box.ts";
+import { type Db, schema } from "../../store/index.ts";
+
+/**
+ * Shopify's drizzle session storage with the tokens sealed at rest (ADR 0004).
+ *
+ * The library writes `accessToken` and `refreshToken` as they are; this wrapper hands it a copy
+ * of the session whose tokens are sealed with AES-256-GCM and opens them again on load, so the
+ * SQLite file never holds a usable token and everything else (the table, the queries, the
+ * row mapping) stays the library's.
+ */
+export class SealedSessionStorage implements SessionStorage {
+  readonly #inner: DrizzleSessionStorageSQLite;
+  readonly #box: SecretBox;
+
+  constructor(db: Db, box: SecretBox) {
+    // The package's typings resolve drizzle-orm's CommonJS declarations and ours the ESM ones:
+    // the same classes at run time, two declarations for tsc (a dual-package type hazard).
+    type Args = ConstructorParameters<typeof DrizzleSessionStorageSQLite>;
+    this.#inner = new DrizzleSessionStorageSQLite(
+      db as unknown as Args[0],
+      schema.session as unknown as Args[1],
+    );
+    this.#box = box;
+  }
+
+  storeSession(session: Session): Promise<boolean> {
+    return this.#inner.storeSession(this.#transform(session, (v) => this.#box.seal(v)));
+  }
+
+  async loadSession(id: string): Promise<Session | undefined> {
+    const stored = await this.#inner.loadSession(id);
+    return stored ? this.#transform(stored, (v) => this.#box.open(v)) : undefined;
+  }
+
+  deleteSession(id: string): Promise<boolean> {
+    return this.#inner.deleteSession(id);
+  }
+
+  deleteSessions(ids: string[]): Promise<boolean> {
+    return this.#inner.deleteSessions(ids);
+  }
+
+  async findSessionsByShop(shop: string): Promise<Session[]> {
+    const sessions = await this.#inner.findSessionsByShop(shop);
+    return sessions.map((s) => this.#transform(s, (v) => this.#box.open(v)));
+  }
+
+  /** Deletes every session of a shop (uninstall, shop/redact). */
+  async deleteShopSessions(shop: string): Promise<void> {
+    const sessions = await this.#inner.findSessionsByShop(shop);
+    if (sessions.length > 0) await this.#inner.deleteSessions(sessions.map((s) => s.id));
+  }
+
+  #transform(session: Session, f: (value: string) => string): Session {
+    const params = session.toObject();
+    return new Session({
+      ...params,
+      ...(params.accessToken ? { accessToken: f(params.accessToken) } : {}),
+      ...(params.refreshToken ? { refreshToken: f(params.refreshToken) } : {}),
+    });
+  }
+}

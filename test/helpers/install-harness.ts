@@ -1,0 +1,162 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ServerType, serve } from "@hono/node-server";
+import { inject } from "vitest";
+import { parseEnv } from "../../src/config/env.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { type ConnectorContext, createContext } from "../../src/context.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
+import { type ShopifyStandInHandle, startShopifyStandIn } from "../../src/sandbox/shopify/index.ts";
+import { createWebApp, type WebApp } from "../../src/server/app.ts";
+
+export const APP_KEY = "install-test-api-key";
+export const APP_SECRET = "install-test-api-secret";
+/** The Shopify library answers 410 to bots (it checks the User-Agent): requests come as a browser. */
+export const BROWSER_UA =
+  "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** A cookie jar just big enough for one browser-less install: name=value pairs by name. */
+export class CookieJar {
+  readonly #cookies = new Map<string, string>();
+  take(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const eq = pair?.indexOf("=") ?? -1;
+      if (!pair || eq < 0) continue;
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      if (value === "" || /expires=Thu, 01 Jan 1970/i.test(line)) this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+  }
+  header(): string {
+    return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+  has(name: string): boolean {
+    return this.#cookies.has(name);
+  }
+}
+
+export interface InstallHarness {
+  ctx: ConnectorContext;
+  web: WebApp;
+  /** http://127.0.0.1:port: APP_URL, where the connector listens. */
+  appUrl: string;
+  standIn: ShopifyStandInHandle;
+  provider: SandboxHandle;
+  dbPath: string;
+  /** GET on the connector with the jar's cookies, redirects not followed. */
+  get(path: string, jar?: CookieJar, headers?: Record<string, string>): Promise<Response>;
+  /** Follows Shopify's redirect to the stand-in's authorize page, as a browser would. */
+  authorize(location: string): Promise<Response>;
+  /** install → authorize → callback; returns the callback's response and the jar. */
+  install(shop: string): Promise<{ callback: Response; jar: CookieJar }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The connector's web process over real HTTP with a real Redis and SQLite file, the stand-in
+ * Shopify (OAuth, Admin GraphQL; SHOPIFY_ADMIN_URL) and the provider sandbox.
+ */
+export async function startInstallHarness(
+  options: { provider?: SandboxOptions; env?: Record<string, string> } = {},
+): Promise<InstallHarness> {
+  const provider = await startSandbox({
+    stores: [1001, 1002],
+    rateLimit: 100_000,
+    ...options.provider,
+  });
+  const standIn = await startShopifyStandIn({ apiSecret: APP_SECRET, apiKey: APP_KEY });
+  const port = await freePort();
+  const appUrl = `http://127.0.0.1:${port}`;
+  const dir = mkdtempSync(join(tmpdir(), "connector-install-"));
+  const dbPath = join(dir, "connector.sqlite");
+  const env = parseEnv({
+    DATABASE_PATH: dbPath,
+    APP_URL: appUrl,
+    SHOPIFY_API_KEY: APP_KEY,
+    SHOPIFY_API_SECRET: APP_SECRET,
+    // Every call the Shopify library makes to https://{shop}/admin goes to the stand-in.
+    SHOPIFY_ADMIN_URL: standIn.url,
+    ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+    LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  const ctx = createContext({
+    config: resolveRuntimeConfig(env),
+    logger: createLogger(env.LOG_LEVEL),
+    redisUrl: inject("redisUrl"),
+    prefix: `t-${randomUUID()}`,
+    providerDefaults: {
+      baseUrl: provider.url,
+      authUrl: provider.authUrl,
+      audience: provider.audience,
+    },
+  });
+  await ctx.ready();
+
+  const web = createWebApp(ctx);
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: web.app.fetch, hostname: "127.0.0.1", port }, () => resolve(s));
+    s.once("error", reject);
+  });
+
+  const get = (path: string, jar?: CookieJar, headers: Record<string, string> = {}) =>
+    fetch(new URL(path, appUrl), {
+      redirect: "manual",
+      headers: { "user-agent": BROWSER_UA, ...(jar ? { cookie: jar.header() } : {}), ...headers },
+    });
+  const authorize = (location: string) => {
+    const url = new URL(location);
+    return fetch(`${standIn.url}${url.pathname}${url.search}`, {
+      redirect: "manual",
+      headers: { "x-forwarded-host": url.hostname },
+    });
+  };
+
+  return {
+    ctx,
+    web,
+    appUrl,
+    standIn,
+    provider,
+    dbPath,
+    get,
+    authorize,
+    async install(shop) {
+      const jar = new CookieJar();
+      const begin = await get(`/shopify/install?shop=${shop}`, jar);
+      jar.take(begin);
+      const approved = await authorize(begin.headers.get("location") ?? "");
+      const callback = await get(approved.headers.get("location") ?? "", jar);
+      jar.take(callback);
+      return { callback, jar };
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        if ("closeAllConnections" in server) server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await web.close();
+      await ctx.close();
+      await standIn.close();
+      await provider.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,221 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { signWebhook } from "../../src/cli/webhook-command.ts";
+import type { DeadLetterData } from "../../src/queue/jobs.ts";
+import { PRIVACY_DUE_MS } from "../../src/server/lifecycle.ts";
+import { schema } from "../../src/store/index.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
+
+const OTHER_SHOP = "other-shop.myshopify.com";
+
+const order = (id: number, number: number, email: string): ModelOrder => ({
+  id,
+  number,
+  email,
+  createdAt: "2026-11-01T10:00:00-05:00",
+  updatedAt: "2026-11-01T10:00:00-05:00",
+  cancelledAt: null,
+  note: null,
+  shippingCents: 500,
+  taxBps: 800,
+  lines: [
+    {
+      id: id + 1,
+      variantId: 501,
+      sku: "TS-1",
+      title: "T-shirt",
+      price: 1000,
+      quantity: 1,
+      currentQuantity: 1,
+    },
+  ],
+  fulfillments: [],
+  locationId: 4001,
+});
+
+const deadLetter = (shop: string, orderId: string, rawPayload: string): DeadLetterData => ({
+  shop,
+  orderId,
+  topic: "orders/create",
+  reason: "the provider refused the order: customer.email is invalid",
+  category: "provider-validation",
+  errorClass: "ProviderValidationError",
+  fields: [{ path: "customer.email", message: "invalid" }],
+  request: { method: "POST", path: "/orders", body: { customer: { email: "in-body" } } },
+  response: { status: 400, body: { message: "invalid" } },
+  rawPayload,
+  attempts: 1,
+  firstFailedAt: new Date().toISOString(),
+  lastFailedAt: new Date().toISOString(),
+});
+
+let p: Pipeline;
+afterEach(async () => {
+  await p?.close();
+});
+
+const privacyRows = () => p.ctx.db.select().from(schema.privacyRequests).all();
+
+describe("app/uninstalled", () => {
+  it("stops the shop at once, drops only its queued work and keeps its links", async () => {
+    p = await startPipeline();
+    p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001 });
+    const synced = await p.send("orders/create", orderPayload(order(5001, 1001, "a@example.com")));
+    expect(synced.status).toBe(200);
+    await p.drain();
+    expect(p.ctx.links.loadLinks(TEST_SHOP, "5001")).not.toBeNull();
+
+    // Work still waiting: two jobs of the shop, one of another shop.
+    const later = { delayMs: 60_000 };
+    const now = Date.now();
+    await p.ctx.queues.enqueueSync(
+      { shop: TEST_SHOP, orderId: "6001", priority: "bulk", trigger: "backfill", receivedAt: now },
+      later,
+    );
+    await p.ctx.queues.enqueueSync(
+      { shop: TEST_SHOP, orderId: "6002", priority: "bulk", trigger: "backfill", receivedAt: now },
+      later,
+    );
+    await p.ctx.queues.enqueueSync(
+      { shop: OTHER_SHOP, orderId: "7001", priority: "bulk", trigger: "backfill", receivedAt: now },
+      later,
+    );
+
+    const res = await p.send("app/uninstalled", { id: 1, domain: TEST_SHOP });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ outcome: "uninstalled" });
+
+    const shop = p.ctx.shops.getShop(TEST_SHOP);
+    expect(shop?.status).toBe("uninstalled");
+    expect(shop?.accessTokenSealed).toBeNull();
+    const delayed = await p.ctx.queues.sync.getJobs(["delayed"]);
+    expect(delayed.map((j) => `${j.data.shop}/${j.data.orderId}`)).toEqual([`${OTHER_SHOP}/7001`]);
+    expect(p.ctx.links.loadLinks(TEST_SHOP, "5001")).not.toBeNull();
+
+    // The very next order webhook is not queued (no cached "active" status survives).
+    const after = await p.send("orders/create", orderPayload(order(5002, 1002, "b@example.com")));
+    expect(await after.json()).toMatchObject({ outcome: "unknown-shop" });
+  });
+});
+
+describe("privacy webhooks", () => {
+  it.each(["customers/data_request", "customers/redact", "shop/redact"])(
+    "answers %s with a bad HMAC by 401 and records nothing",
+    async (topic) => {
+      p = await startPipeline();
+      const signed = signWebhook({
+        topic,
+        shop: TEST_SHOP,
+        body: JSON.stringify({ shop_domain: TEST_SHOP, customer: { id: 1 } }),
+        secret: "not-the-app-secret",
+      });
+      const res = await p.web.app.request("/webhooks/shopify", {
+        method: "POST",
+        headers: signed.headers,
+        body: signed.body,
+      });
+      expect(res.status).toBe(401);
+      expect(privacyRows()).toEqual([]);
+    },
+  );
+
+  it("customers/redact deletes the customer's snapshots and strips their dead letters' bodies", async () => {
+    p = await startPipeline();
+    const grace = order(5001, 1001, "grace@example.com");
+    const other = order(5003, 1003, "ada@example.com");
+    await p.send("orders/create", orderPayload(grace));
+    await p.send("orders/create", orderPayload(other));
+    await p.drain();
+    expect(await p.ctx.snapshots.get(TEST_SHOP, "5001")).not.toBeNull();
+
+    const graceCustomerId = String(900_000 + grace.id);
+    await p.ctx.queues.addDeadLetter(
+      `${TEST_SHOP}|5001`,
+      deadLetter(TEST_SHOP, "5001", '{"email":"grace@example.com"}'),
+    );
+    await p.ctx.queues.addDeadLetter(
+      `${TEST_SHOP}|payload|x`,
+      deadLetter(TEST_SHOP, "9999", `{"customer":{"id":${graceCustomerId}}}`),
+    );
+    await p.ctx.queues.addDeadLetter(
+      `${TEST_SHOP}|5003`,
+      deadLetter(TEST_SHOP, "5003", '{"email":"ada@example.com"}'),
+    );
+
+    const res = await p.send("customers/redact", {
+      shop_id: 1,
+      shop_domain: TEST_SHOP,
+      customer: { id: Number(graceCustomerId), email: "grace@example.com", phone: null },
+      orders_to_redact: [5001],
+    });
+    expect(res.status).toBe(200);
+
+    expect(await p.ctx.snapshots.get(TEST_SHOP, "5001")).toBeNull();
+    expect(await p.ctx.snapshots.get(TEST_SHOP, "5003")).not.toBeNull();
+
+    const named = (await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|5001`))?.data;
+    expect(named?.rawPayload).toBeUndefined();
+    expect(named?.request).toEqual({ method: "POST", path: "/orders" });
+    expect(named?.response).toEqual({ status: 400 });
+    expect(named?.reason).toMatch(/customer\.email is invalid/);
+    expect(named?.redactedAt).toBeDefined();
+    const byId = (await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|payload|x`))?.data;
+    expect(byId?.rawPayload).toBeUndefined();
+    const untouched = (await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|5003`))?.data;
+    expect(untouched?.rawPayload).toBe('{"email":"ada@example.com"}');
+
+    const [row] = privacyRows();
+    expect(row?.topic).toBe("customers/redact");
+    expect(Date.parse(row?.dueBy ?? "") - Date.parse(row?.receivedAt ?? "")).toBe(PRIVACY_DUE_MS);
+    expect(row?.completedAt).not.toBeNull();
+    expect(row?.summary).not.toContain("grace@example.com");
+    expect(JSON.parse(row?.summary ?? "{}")).toMatchObject({
+      customerId: graceCustomerId,
+      orderIds: ["5001"],
+      snapshotsDeleted: 1,
+      deadLettersRedacted: 2,
+    });
+  });
+
+  it("shop/redact deletes the shop's links, snapshots, dead letters and settings, keeping the record", async () => {
+    p = await startPipeline();
+    p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001 });
+    await p.send("orders/create", orderPayload(order(5001, 1001, "grace@example.com")));
+    await p.drain();
+    await p.ctx.queues.addDeadLetter(`${TEST_SHOP}|5001`, deadLetter(TEST_SHOP, "5001", "{}"));
+    await p.ctx.queues.addDeadLetter(`${OTHER_SHOP}|1`, deadLetter(OTHER_SHOP, "1", "{}"));
+
+    const res = await p.send("shop/redact", { shop_id: 1, shop_domain: TEST_SHOP });
+    expect(res.status).toBe(200);
+
+    expect(p.ctx.shops.getShop(TEST_SHOP)).toBeNull();
+    expect(p.ctx.links.loadLinks(TEST_SHOP, "5001")).toBeNull();
+    expect(await p.ctx.snapshots.get(TEST_SHOP, "5001")).toBeNull();
+    expect(await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|5001`)).toBeUndefined();
+    expect(await p.ctx.queues.deadLetter.getJob(`${OTHER_SHOP}|1`)).toBeDefined();
+    expect(p.ctx.shops.getShop(OTHER_SHOP)).not.toBeNull();
+    const [row] = privacyRows();
+    expect(row).toMatchObject({ shop: TEST_SHOP, topic: "shop/redact" });
+    expect(row?.completedAt).not.toBeNull();
+  });
+
+  it("customers/data_request is recorded with its due date and the orders we hold", async () => {
+    p = await startPipeline();
+    await p.send("orders/create", orderPayload(order(5001, 1001, "grace@example.com")));
+    await p.drain();
+    const res = await p.send("customers/data_request", {
+      shop_domain: TEST_SHOP,
+      customer: { id: 905001, email: "grace@example.com" },
+      orders_requested: [5001, 5009],
+      data_request: { id: 42 },
+    });
+    expect(res.status).toBe(200);
+    const [row] = privacyRows();
+    expect(row?.topic).toBe("customers/data_request");
+    expect(Date.parse(row?.dueBy ?? "") - Date.parse(row?.receivedAt ?? "")).toBe(PRIVACY_DUE_MS);
+    expect(JSON.parse(row?.summary ?? "{}")).toMatchObject({
+      orderIds: ["5001", "5009"],
+      snapshotsHeld: ["5001"],
+    });
+  });
+});
