@@ -4,6 +4,7 @@ import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerOrdersCommand, registerShopsCommand } from "./shops-command.ts";
+import { registerStatusCommand } from "./status-command.ts";
 import { registerWebhookCommand } from "./webhook-command.ts";
 
 const program = new Command("connector").description(
@@ -14,6 +15,7 @@ registerSandboxCommand(program);
 registerShopsCommand(program, config);
 registerOrdersCommand(program, config);
 registerDlqCommand(program, config);
+registerStatusCommand(program, config);
 registerWebhookCommand(program, {
   url: `${config.appUrl}/webhooks/shopify`,
   secret: config.shopifyApiSecret,

@@ -1,1 +1,8 @@
 export { createDeadLetters } from "./dead-letters.ts";
+export {
+  type BackfillStatus,
+  type ConnectorStatus,
+  collectStatus,
+  type QueueStatus,
+  type ShopStatusLine,
+} from "./status.ts";

@@ -1,5 +1,6 @@
 export {
   type Decision,
+  type LimiterInspection,
   type LimiterOptions,
   type LimiterState,
   type Priority,

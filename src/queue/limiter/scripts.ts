@@ -116,3 +116,18 @@ return {used, blocked, oldest[2] or -1, now}
 `;
 
 export const NOW_SCRIPT = `${NOW} return now`;
+
+/**
+ * KEYS: slots, blocked, live waiters, bulk waiters. ARGV: windowMs, marginMs.
+ * Read-only (for `connector status`): counts what is live without removing anything.
+ * Returns {used, blockedUntil, oldest (-1 when none), liveWaiters, bulkWaiters, now}.
+ */
+export const INSPECT = `${NOW}
+local floor = '(' .. (now - tonumber(ARGV[1]) - tonumber(ARGV[2]))
+local used = redis.call('ZCOUNT', KEYS[1], floor, '+inf')
+local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], floor, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
+local live = redis.call('ZCOUNT', KEYS[3], floor, '+inf')
+local bulk = redis.call('ZCOUNT', KEYS[4], floor, '+inf')
+return {used, blocked, oldest[2] or -1, live, bulk, now}
+`;

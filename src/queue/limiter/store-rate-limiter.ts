@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { ACQUIRE, BLOCK, NOW_SCRIPT, OBSERVE, RELEASE, STATE } from "./scripts.ts";
+import { ACQUIRE, BLOCK, INSPECT, NOW_SCRIPT, OBSERVE, RELEASE, STATE } from "./scripts.ts";
 
 export interface LimiterOptions {
   /** Requests per window per store (PROVIDER_RATE_LIMIT). */
@@ -31,6 +31,21 @@ export type Decision =
       waitMs: number;
       reason: "window" | "blocked" | "reserved";
     };
+
+/** What `inspect` reports: the store's budget as every process sees it, read without writing. */
+export interface LimiterInspection {
+  limit: number;
+  windowMs: number;
+  /** Requests counted in the current rolling window (ours and other clients' learned ones). */
+  used: number;
+  remaining: number;
+  /** Epoch ms until which a 429 blocks the store, or null. */
+  blockedUntil: number | null;
+  /** Epoch ms when the oldest counted request leaves the window, or null when none. */
+  nextFreeAt: number | null;
+  /** Jobs parked in the delayed set waiting for their slot. */
+  waiting: { live: number; bulk: number };
+}
 
 export interface LimiterState {
   used: number;
@@ -64,6 +79,7 @@ export class StoreRateLimiter {
       redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
       redis.defineCommand("limiterState", { numberOfKeys: 2, lua: STATE });
       redis.defineCommand("limiterNow", { numberOfKeys: 0, lua: NOW_SCRIPT });
+      redis.defineCommand("limiterInspect", { numberOfKeys: 4, lua: INSPECT });
     }
     this.limit = options.limit;
     this.windowMs = options.windowMs;
@@ -159,6 +175,27 @@ export class StoreRateLimiter {
       remaining: Math.max(0, this.limit - used),
       blockedUntil: blocked > now ? blocked : null,
       oldestMs: oldestMs >= 0 ? oldestMs : null,
+    };
+  }
+
+  /** A read-only look at a store's budget (for status pages): nothing is removed or added. */
+  async inspect(storeId: number): Promise<LimiterInspection> {
+    const [used, blocked, oldest, live, bulk, now] = (await this.#call(
+      "limiterInspect",
+      ...this.#keys(storeId),
+      ...this.#waiterKeys(storeId),
+      this.windowMs,
+      this.marginMs,
+    )) as [number, number, string | number, number, number, number];
+    const oldestMs = Number(oldest);
+    return {
+      limit: this.limit,
+      windowMs: this.windowMs,
+      used,
+      remaining: Math.max(0, this.limit - used),
+      blockedUntil: blocked > now ? blocked : null,
+      nextFreeAt: oldestMs >= 0 ? oldestMs + this.windowMs + this.marginMs : null,
+      waiting: { live, bulk },
     };
   }
 

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { AdminDeps } from "./admin-deps.ts";
 import { deadLetterRoutes } from "./dead-letter-routes.ts";
 import { queueDashboard } from "./queue-dashboard.ts";
+import { statusRoutes } from "./status-routes.ts";
 
 /**
  * The one place admin routers are mounted. Everything mounted here is behind ADMIN_TOKEN
@@ -13,9 +14,19 @@ import { queueDashboard } from "./queue-dashboard.ts";
 export function mountAdminRoutes(admin: Hono, api: Hono, deps: AdminDeps): void {
   api.get("/", (c) =>
     c.json({
-      endpoints: ["GET /admin/api/status", "GET /admin/api/dead-letters", "/admin/queues"],
+      endpoints: [
+        "GET /admin/api/status",
+        "GET /admin/api/dead-letters",
+        "GET /admin/api/dead-letters/counts",
+        "GET /admin/api/dead-letters/:id",
+        "POST /admin/api/dead-letters/:id/retry",
+        "POST /admin/api/dead-letters/retry",
+        "DELETE /admin/api/dead-letters/:id",
+        "GET /admin/queues (dashboard)",
+      ],
     }),
   );
+  api.route("/", statusRoutes(deps));
   api.route("/", deadLetterRoutes(deps));
   admin.route("/api", api);
   admin.get("/queues/", (c) => c.redirect("/admin/queues", 301));

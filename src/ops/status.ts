@@ -1,0 +1,167 @@
+import { Queue } from "bullmq";
+import { desc, eq, max } from "drizzle-orm";
+import type { ConnectorContext } from "../context.ts";
+
+import type { LimiterInspection } from "../queue/limiter/index.ts";
+import { QUEUE } from "../queue/names.ts";
+import { schema } from "../store/index.ts";
+import { createDeadLetters } from "./dead-letters.ts";
+
+/** How many pending jobs per state are read to find the oldest (the rest is counted only). */
+const OLDEST_SCAN = 1_000;
+const PENDING = ["waiting", "prioritized", "delayed"] as const;
+
+export interface QueueStatus {
+  name: string;
+  counts: Record<string, number>;
+  /** Age of the oldest job waiting to run (waiting, prioritized or delayed), ms; null if none. */
+  oldestPendingAgeMs: number | null;
+  /** True when more jobs wait than were read to find the oldest. */
+  oldestIsApproximate: boolean;
+}
+
+export interface ShopStatusLine {
+  shop: string;
+  status: string;
+  pausedReason: string | null;
+  storeId: number | null;
+  limiter: LimiterInspection | null;
+  orders: { synced: number; failed: number; deadLettered: number };
+  /** When an order of the shop last reached the provider (order_links.last_synced_at). */
+  lastSyncedAt: string | null;
+}
+
+export interface BackfillStatus {
+  id: number;
+  shop: string;
+  status: string;
+  done: number;
+  total: number | null;
+  percent: number | null;
+  since: string | null;
+  startedAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+  /** Estimated seconds left, from the average pace so far (running backfills with a total). */
+  etaSeconds: number | null;
+  error: string | null;
+}
+
+export interface ConnectorStatus {
+  generatedAt: string;
+  queues: QueueStatus[];
+  shops: ShopStatusLine[];
+  deadLetters: { total: number; byReason: Record<string, number> };
+  backfills: BackfillStatus[];
+}
+
+async function queueStatus(queue: Queue): Promise<QueueStatus> {
+  const counts = await queue.getJobCounts(
+    "waiting",
+    "prioritized",
+    "active",
+    "delayed",
+    "failed",
+    "completed",
+    "waiting-children",
+  );
+  const now = Date.now();
+  let oldest: number | null = null;
+  let approximate = false;
+  for (const state of PENDING) {
+    if ((counts[state] ?? 0) === 0) continue;
+    if ((counts[state] ?? 0) > OLDEST_SCAN) approximate = true;
+    const jobs = await queue.getJobs([state], 0, OLDEST_SCAN - 1, true);
+    for (const job of jobs) {
+      if (job?.timestamp && (oldest === null || job.timestamp < oldest)) oldest = job.timestamp;
+    }
+  }
+  return {
+    name: queue.name,
+    counts,
+    oldestPendingAgeMs: oldest === null ? null : Math.max(0, now - oldest),
+    oldestIsApproximate: approximate,
+  };
+}
+
+function backfillStatus(row: typeof schema.backfills.$inferSelect, now: number): BackfillStatus {
+  const percent = row.total ? Math.min(100, Math.round((row.done / row.total) * 1000) / 10) : null;
+  let etaSeconds: number | null = null;
+  if (row.status === "running" && row.total && row.done > 0) {
+    const elapsed = Math.max(1, now - Date.parse(row.startedAt));
+    etaSeconds = Math.round(((row.total - row.done) * elapsed) / row.done / 1000);
+  }
+  return {
+    id: row.id,
+    shop: row.shop,
+    status: row.status,
+    done: row.done,
+    total: row.total,
+    percent,
+    since: row.since,
+    startedAt: row.startedAt,
+    updatedAt: row.updatedAt,
+    completedAt: row.completedAt,
+    etaSeconds,
+    error: row.error,
+  };
+}
+
+/**
+ * What an operator wants at a glance, for `connector status` and GET /admin/api/status: every
+ * queue's depth and oldest pending job, each shop's provider budget (read without touching
+ * it), orders synced and failed, last successful sync, dead letters by reason, backfills.
+ */
+export async function collectStatus(
+  ctx: ConnectorContext,
+  filter: { shop?: string | undefined } = {},
+): Promise<ConnectorStatus> {
+  const extra = Object.values(QUEUE)
+    .filter((name) => name !== QUEUE.sync && name !== QUEUE.deadLetter)
+    .map((name) => new Queue(name, { connection: ctx.redis, prefix: ctx.prefix }));
+  try {
+    const queues = await Promise.all(
+      [ctx.queues.sync, ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue)),
+    );
+    const shopRecords = ctx.shops.listShops().filter((s) => !filter.shop || s.shop === filter.shop);
+    const lastSynced = new Map(
+      ctx.db
+        .select({ shop: schema.orderLinks.shop, at: max(schema.orderLinks.lastSyncedAt) })
+        .from(schema.orderLinks)
+        .groupBy(schema.orderLinks.shop)
+        .all()
+        .map((r) => [r.shop, r.at]),
+    );
+    const shops = await Promise.all(
+      shopRecords.map(async (s) => ({
+        shop: s.shop,
+        status: s.status,
+        pausedReason: s.pausedReason,
+        storeId: s.storeId,
+        limiter: s.storeId === null ? null : await ctx.limiter.inspect(s.storeId),
+        orders: ctx.links.countByResult(s.shop),
+        lastSyncedAt: lastSynced.get(s.shop) ?? null,
+      })),
+    );
+    const deadLetters = await createDeadLetters(ctx).countByReason(filter.shop);
+    // Every running or paused backfill, and the latest one of each shop.
+    const rows = ctx.db
+      .select()
+      .from(schema.backfills)
+      .where(filter.shop ? eq(schema.backfills.shop, filter.shop) : undefined)
+      .orderBy(desc(schema.backfills.id))
+      .all();
+    const seen = new Set<string>();
+    const now = Date.now();
+    const backfills = rows
+      .filter((r) => {
+        const latest = !seen.has(r.shop);
+        seen.add(r.shop);
+        return latest || r.status === "running" || r.status === "paused";
+      })
+      .map((r) => backfillStatus(r, now));
+    return { generatedAt: new Date(now).toISOString(), queues, shops, deadLetters, backfills };
+  } finally {
+    await Promise.all(extra.map((q) => q.close()));
+  }
+}
