@@ -42,7 +42,7 @@ export interface BackfillStatus {
   startedAt: string;
   updatedAt: string;
   completedAt: string | null;
-  /** Estimated seconds left, from the average pace so far (running backfills with a total). */
+  /** Seconds left at the average pace up to the last update (running backfills with a total). */
   etaSeconds: number | null;
   error: string | null;
 }
@@ -84,11 +84,12 @@ async function queueStatus(queue: Queue): Promise<QueueStatus> {
   };
 }
 
-function backfillStatus(row: typeof schema.backfills.$inferSelect, now: number): BackfillStatus {
+function backfillStatus(row: typeof schema.backfills.$inferSelect): BackfillStatus {
   const percent = row.total ? Math.min(100, Math.round((row.done / row.total) * 1000) / 10) : null;
   let etaSeconds: number | null = null;
   if (row.status === "running" && row.total && row.done > 0) {
-    const elapsed = Math.max(1, now - Date.parse(row.startedAt));
+    // The pace up to the last progress update; time since then says nothing about the pace.
+    const elapsed = Math.max(1, Date.parse(row.updatedAt) - Date.parse(row.startedAt));
     etaSeconds = Math.round(((row.total - row.done) * elapsed) / row.done / 1000);
   }
   return {
@@ -159,7 +160,7 @@ export async function collectStatus(
         seen.add(r.shop);
         return latest || r.status === "running" || r.status === "paused";
       })
-      .map((r) => backfillStatus(r, now));
+      .map(backfillStatus);
     return { generatedAt: new Date(now).toISOString(), queues, shops, deadLetters, backfills };
   } finally {
     await Promise.all(extra.map((q) => q.close()));

@@ -227,7 +227,7 @@ export class DeadLetters {
         return this.#keep(
           job,
           this.#deps.refetchOrder
-            ? "no stored state of this order and Shopify did not return it"
+            ? "no stored state of this order, and Shopify did not return it (is the shop connected with an access token? does the order still exist?)"
             : "no stored state of this order (snapshots expire after 14 days) and no Shopify refetch is configured; resync the order from Shopify",
         );
       }

@@ -28,7 +28,7 @@ async function misconfiguredPipeline() {
 const entryOf = async (p: Pipeline, id: string) =>
   (await p.ctx.queues.deadLetter.getJob(id))?.data as DeadLetterData | undefined;
 
-describe("dead-letter queue", () => {
+describe("dead-letter queue", { timeout: 60_000 }, () => {
   it("keeps a provider 400 with the request sent and the response received", async () => {
     pipeline = await misconfiguredPipeline();
     const model = shippedOrder(5_550_001);
@@ -119,7 +119,7 @@ describe("dead-letter queue", () => {
     );
   });
 
-  it("keeps an entry whose order has no stored state, saying why, when no refetch is wired", async () => {
+  it("keeps an entry whose order has no stored state and that Shopify cannot return, saying why", async () => {
     pipeline = await startPipeline({ workers: 0 });
     const id = deadLetterId(TEST_SHOP, "7000001");
     await pipeline.ctx.queues.addDeadLetter(id, deadLetter(TEST_SHOP, "7000001", "exhausted"));
@@ -276,15 +276,14 @@ describe("dead-letter queue", () => {
 
     const table = await runCli(pipeline.ctx, ["dlq", "list"]);
     expect(table.stdout).toContain("3 of 3 shown");
+    const missing = await runCli(pipeline.ctx, ["dlq", "show", "nope|1"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("no dead-letter entry nope|1");
 
     const shown = await runCli(pipeline.ctx, ["dlq", "show", deadLetterId(TEST_SHOP, "8300001")]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain("request: POST /orders/1/fulfillments");
     expect(shown.stdout).toContain("response: 400");
-
-    const missing = await runCli(pipeline.ctx, ["dlq", "show", "nope|1"]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("no dead-letter entry nope|1");
 
     const discarded = await runCli(pipeline.ctx, [
       "dlq",
@@ -293,10 +292,18 @@ describe("dead-letter queue", () => {
     ]);
     expect(discarded.code).toBe(0);
     expect((await createDeadLetters(pipeline.ctx).list()).total).toBe(2);
+  });
+
+  it("bulk-retries by reason from the CLI and refuses an ID together with --all", async () => {
+    pipeline = await startPipeline({ workers: 0 });
+    await seed(pipeline, TEST_SHOP, "8400001", "provider-validation");
+    await seed(pipeline, TEST_SHOP, "8400002", "config");
 
     const bulk = await runCli(pipeline.ctx, ["dlq", "retry", "--all", "--reason", "config"]);
     expect(bulk.code).toBe(0);
     expect(bulk.stdout).toContain("matched 1: retried 1, skipped 0, failed 0");
+    const queued = await pipeline.ctx.queues.sync.getJobs(["prioritized", "waiting"]);
+    expect(queued.map((j) => j.data.orderId)).toEqual(["8400002"]);
 
     const both = await runCli(pipeline.ctx, ["dlq", "retry", "x|1", "--all"]);
     expect(both.code).toBe(2);

@@ -1,0 +1,93 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { ConnectorStatus } from "../../src/ops/index.ts";
+import { schema } from "../../src/store/index.ts";
+import { runCli } from "../helpers/cli.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
+import { shippedOrder } from "./orders.ts";
+
+const TOKEN = "status-token-0123456789abcdef";
+
+let pipeline: Pipeline | undefined;
+afterEach(async () => {
+  await pipeline?.ctx.queues.deadLetter.obliterate({ force: true }).catch(() => {});
+  await pipeline?.close();
+  pipeline = undefined;
+});
+
+/** One order synced, one dead-lettered (its fulfillment location is unknown), one backfill. */
+async function busyPipeline() {
+  const p = await startPipeline({
+    env: { ADMIN_TOKEN: TOKEN },
+    sandbox: { fulfillmentLocations: { 1001: [77] } },
+  });
+  await p.send("orders/create", orderPayload(shippedOrder(5_560_001)));
+  await p.drain();
+  p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
+  await p.send("orders/create", orderPayload(shippedOrder(5_560_011)));
+  await p.drain();
+  const updated = Date.now();
+  p.ctx.db
+    .insert(schema.backfills)
+    .values({
+      shop: TEST_SHOP,
+      done: 250,
+      total: 1000,
+      status: "running",
+      startedAt: new Date(updated - 60_000).toISOString(),
+      updatedAt: new Date(updated).toISOString(),
+    })
+    .run();
+  return p;
+}
+
+function expectBusyStatus(status: ConnectorStatus) {
+  const sync = status.queues.find((q) => q.name === "sync");
+  expect(sync?.counts).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+  expect(sync?.oldestPendingAgeMs).toBeNull();
+  expect(status.queues.map((q) => q.name).sort()).toEqual(
+    ["backfill", "dead-letter", "maintenance", "sync"].sort(),
+  );
+  const shop = status.shops.find((s) => s.shop === TEST_SHOP);
+  expect(shop?.lastSyncedAt).not.toBeNull();
+  expect(shop?.orders.synced).toBe(1);
+  // Two orders and one fulfillment reached the provider; the refused fulfillment counts too.
+  expect(shop?.limiter).toMatchObject({ limit: 100, used: 4, remaining: 96, blockedUntil: null });
+  expect(status.deadLetters).toEqual({ total: 1, byReason: { "provider-validation": 1 } });
+  expect(status.backfills).toHaveLength(1);
+  expect(status.backfills[0]).toMatchObject({ done: 250, total: 1000, percent: 25 });
+  // A quarter done in a minute: about three minutes left.
+  expect(status.backfills[0]?.etaSeconds).toBe(180);
+}
+
+describe("status", { timeout: 60_000 }, () => {
+  it("reports queues, budget, last sync, dead letters and backfills from the CLI", async () => {
+    pipeline = await busyPipeline();
+    const json = await runCli(pipeline.ctx, ["status", "--json"]);
+    expect(json.stderr).toBe("");
+    expectBusyStatus(JSON.parse(json.stdout) as ConnectorStatus);
+
+    const text = await runCli(pipeline.ctx, ["status", "--shop", TEST_SHOP]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("budget: 4/100 used in the last 60s, 96 left");
+    expect(text.stdout).toContain("provider-validation");
+    expect(text.stdout).toMatch(/#\d+ lifecycle-shop\.myshopify\.com running: 250\/1000 \(25%\)/);
+  });
+
+  it("serves the same report at /admin/api/status, behind the token", async () => {
+    pipeline = await busyPipeline();
+    expect((await pipeline.web.app.request("/admin/api/status")).status).toBe(401);
+    const response = await pipeline.web.app.request(`/admin/api/status?shop=${TEST_SHOP}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(response.status).toBe(200);
+    const status = (await response.json()) as ConnectorStatus;
+    expectBusyStatus(status);
+    expect(status.shops.map((s) => s.shop)).toEqual([TEST_SHOP]);
+
+    const bad = await pipeline.web.app.request("/admin/api/status?shop=nope", {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(bad.status).toBe(400);
+  });
+});
