@@ -19,6 +19,7 @@ import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
 import { type ConnectorContext, createContext } from "../src/context.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
+import { type FeedItem, feedAtBudget } from "../src/queue/budget-feeder.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
 import type { StoreRateLimiter } from "../src/queue/limiter/index.ts";
 import { QUEUE } from "../src/queue/names.ts";
@@ -56,6 +57,7 @@ class NoStoreLimiter {
   async observe() {
     return 0;
   }
+  async settle() {}
   async block(_store: number, retryAfterMs: number) {
     return Date.now() + retryAfterMs;
   }
@@ -64,6 +66,7 @@ class NoStoreLimiter {
 interface RunResult {
   name: string;
   hotUtilization: number;
+  hotSaturatedUtilization: number;
   quietUtilizationMax: number;
   rateLimited: number;
   rateLimitedAfterFirstWindow: number;
@@ -150,25 +153,36 @@ async function run(
       }),
   );
 
-  // The hot store's backlog, as the backfill feeds it: bulk priority.
+  // The hot store's backlog at bulk priority. The connector's backfill feeds it at the pace of
+  // the budget (feedAtBudget, as `connector backfill` does); the baseline queues it all at once,
+  // as a user with BullMQ's queue limiter would.
+  const backlogItems: FeedItem[] = [];
   for (let i = 0; i < backlog; i++) {
     const order = sourceOrder({
       shop: shopOf(HOT) as ShopDomain,
       id: String(1_000_000 + i) as ShopifyOrderId,
     });
     await ctx.snapshots.putOrder(order);
-    await ctx.queues.enqueueSync({
+    backlogItems.push({
       shop: order.shop,
       orderId: order.id,
-      priority: "bulk",
       trigger: "backfill",
       receivedAt: Date.now(),
     });
   }
+  const feeding =
+    mode === "connector"
+      ? feedAtBudget({ limiter: ctx.limiter, queues: ctx.queues }, HOT, backlogItems)
+      : Promise.all(
+          backlogItems.map((item) => ctx.queues.enqueueSync({ ...item, priority: "bulk" })),
+        ).then((jobs) => jobs.length);
   const started = Date.now();
+  const oobAt: number[] = [];
   const oob = setInterval(
     () => {
-      if (!idle) sandbox.consume(HOT, 1);
+      if (idle) return;
+      sandbox.consume(HOT, 1);
+      oobAt.push(Date.now());
     },
     (WINDOW / LIMIT) * 5,
   );
@@ -242,7 +256,10 @@ async function run(
       "delayed",
       "prioritized",
     );
-    if (liveStopped && Object.values(counts).reduce((a, b) => a + b, 0) === 0) break;
+    if (liveStopped && Object.values(counts).reduce((a, b) => a + b, 0) === 0) {
+      await feeding;
+      break;
+    }
     if (Date.now() - started > 15 * 60_000) throw new Error(`${name}: did not drain in 15 minutes`);
   }
   const drainMs = Date.now() - started;
@@ -264,10 +281,28 @@ async function run(
     const oobShare = store === HOT ? span / ((WINDOW / LIMIT) * 5) : 0;
     return (own.length + oobShare) / ((span / WINDOW) * LIMIT);
   };
+  // While saturated: from the end of the first window to the last backlog order's arrival, every
+  // request the sandbox admitted for the hot store (ours, live and backfill, and the other
+  // client's) against the limit over that span.
+  const saturatedUtilization = () => {
+    const hot = sandbox.state.admittedFor(HOT);
+    const backlogDone = Math.max(
+      ...sandbox.state.orders.all
+        .filter((o) => o.storeId === HOT && Number(o.sourceOrderId) < 9_000_000)
+        .map((o) => Date.parse(o.createdOn)),
+    );
+    const from = Math.min(...hot.map((a) => a.at)) + WINDOW;
+    if (!(backlogDone > from)) return Number.NaN;
+    const admitted =
+      hot.filter((a) => a.at >= from && a.at <= backlogDone).length +
+      oobAt.filter((t) => t >= from && t <= backlogDone).length;
+    return admitted / (((backlogDone - from) / WINDOW) * LIMIT);
+  };
   const firstAt = Math.min(...sandbox.state.arrivals.map((a) => a.at));
   const result: RunResult = {
     name,
     hotUtilization: utilization(HOT),
+    hotSaturatedUtilization: idle ? Number.NaN : saturatedUtilization(),
     quietUtilizationMax: Math.max(...storeIds.slice(1).map(utilization)),
     rateLimited: sandbox.state.counters.rateLimited,
     rateLimitedAfterFirstWindow: sandbox.state.arrivals.filter(
@@ -304,7 +339,11 @@ const results = [
 await redis.stop();
 const rows: [string, (r: RunResult) => string][] = [
   [
-    "hot store utilization (share of limit, incl. out-of-band)",
+    "hot store utilization while saturated (share of limit, incl. out-of-band)",
+    (r) => `${(r.hotSaturatedUtilization * 100).toFixed(1)}%`,
+  ],
+  [
+    "hot store utilization, whole run incl. ramp-up and tail",
     (r) => `${(r.hotUtilization * 100).toFixed(1)}%`,
   ],
   [

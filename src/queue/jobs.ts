@@ -10,6 +10,11 @@ export interface SyncJobData {
   trigger: string;
   /** When the first event behind this job was received (epoch ms), for the lag metric. */
   receivedAt: number;
+  /**
+   * A limiter slot the producer already holds for this job's first provider call (the backfill
+   * feeder paces itself by the budget, so its jobs never wait in the delayed set).
+   */
+  prepaidSlot?: string;
 }
 
 /** One earlier failure of a dead-lettered order, kept when it failed again. */

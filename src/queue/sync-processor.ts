@@ -137,7 +137,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         );
         const op = ops[0];
         if (!op) break;
-        const decision = await deps.limiter.acquire(storeId, priority, job.id ?? "");
+        const decision = await deps.limiter.acquire(
+          storeId,
+          priority,
+          job.id ?? "",
+          job.data.prepaidSlot ?? "",
+        );
         if (!decision.granted) {
           deps.metrics?.limiterWait(decision.reason);
           await job.moveToDelayed(decision.retryAtMs, token);
@@ -154,7 +159,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         lastBody = op.body;
         calls++;
         try {
-          await executeOp(client, deps.links, op, ctx);
+          // Settled on the answer or the failure, so the slot covers the request's real arrival.
+          await executeOp(client, deps.links, op, ctx).finally(() =>
+            deps.limiter.settle(storeId, decision.slotId).catch(() => {}),
+          );
           deps.metrics?.providerCall(200);
         } catch (error) {
           if (error instanceof ProviderRateLimitError) {

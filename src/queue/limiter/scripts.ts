@@ -12,8 +12,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 /**
  * KEYS: slots, blocked, live waiters, bulk waiters. ARGV: limit, windowMs, marginMs, ceiling
  * (limit for live work, the bulk ceiling for backfill), member, waiter (a job id, or ''),
- * priority ('live' | 'bulk').
+ * priority ('live' | 'bulk'), prepaid (a slot granted earlier to whoever queued the job, or '').
  * Returns {granted(1|0), time (grant time or retry-at), reason, remaining}.
+ *
+ * Prepaid: a backfill feeder takes the slot before it queues the job (see budget-feeder.ts), so
+ * the job never waits in the delayed set. The slot is moved to now when the job uses it (its life
+ * then starts when the request leaves, which only ever counts longer) and renamed, so a job that
+ * runs twice cannot spend it twice.
  *
  * Waiters: a refused job is given its own future moment, the k-th slot to free counting the
  * jobs waiting ahead of it, instead of the first one; otherwise every waiting job would wake at
@@ -37,6 +42,10 @@ end
 local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
 if blocked > now then return {0, blocked, 'blocked', 0} end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - life)
+if ARGV[8] ~= '' and redis.call('ZREM', KEYS[1], ARGV[8]) == 1 then
+  redis.call('ZADD', KEYS[1], now, ARGV[5])
+  return {1, now, 'prepaid', limit - redis.call('ZCARD', KEYS[1])}
+end
 local used = redis.call('ZCARD', KEYS[1])
 -- Slots already promised to waiters whose moment has come (they are on their way back).
 local due = redis.call('ZCOUNT', KEYS[3], '-inf', now)
@@ -70,21 +79,39 @@ if used < limit then reason = 'reserved' end
 return {0, retry, reason, 0}
 `;
 
+/**
+ * KEYS: slots. ARGV: member, marginMs. Called when a request's answer (or its failure) is back:
+ * the server counted the request when it arrived, which was no later than now, so the slot is
+ * moved to start no earlier than now - margin. However long the request took to leave (a busy
+ * event loop, a slow connection), the ledger then frees the slot no earlier than the server does.
+ */
+export const SETTLE = `${NOW}
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local latest = now - tonumber(ARGV[2])
+if score and tonumber(score) < latest then
+  redis.call('ZADD', KEYS[1], 'XX', latest, ARGV[1])
+  return 1
+end
+return 0
+`;
+
 /** KEYS: slots. ARGV: member. Gives back a slot whose request never left the process. */
 export const RELEASE = `return redis.call('ZREM', KEYS[1], ARGV[1])`;
 
 /**
- * KEYS: slots. ARGV: limit, windowMs, marginMs, serverRemaining, serverResetMs.
+ * KEYS: slots, seen. ARGV: limit, windowMs, marginMs, serverRemaining, serverResetMs.
  * When the server reports fewer requests left than we count (another client shares the
  * store), phantom slots are added. When the other client's requests arrived is unknown, so they
  * are taken as just now: a phantom lives a full window (safe; RateLimit-Reset tells only when
- * the oldest request leaves, and is rounded to whole seconds).
+ * the oldest request leaves, and is rounded to whole seconds). `seen` marks that the store's
+ * budget was learned within the last window (bulk feeders start slowly until it is).
  */
 export const OBSERVE = `${NOW}
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local serverRemaining = tonumber(ARGV[4])
+redis.call('SET', KEYS[2], now, 'PX', window)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window - margin)
 local ours = limit - redis.call('ZCARD', KEYS[1])
 local missing = ours - serverRemaining

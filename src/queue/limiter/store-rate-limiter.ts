@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { ACQUIRE, BLOCK, INSPECT, NOW_SCRIPT, OBSERVE, RELEASE, STATE } from "./scripts.ts";
+import { ACQUIRE, BLOCK, INSPECT, NOW_SCRIPT, OBSERVE, RELEASE, SETTLE, STATE } from "./scripts.ts";
 
 export interface LimiterOptions {
   /** Requests per window per store (PROVIDER_RATE_LIMIT). */
@@ -75,7 +75,8 @@ export class StoreRateLimiter {
     if (typeof (redis as unknown as Record<string, unknown>).limiterAcquire !== "function") {
       redis.defineCommand("limiterAcquire", { numberOfKeys: 4, lua: ACQUIRE });
       redis.defineCommand("limiterRelease", { numberOfKeys: 1, lua: RELEASE });
-      redis.defineCommand("limiterObserve", { numberOfKeys: 1, lua: OBSERVE });
+      redis.defineCommand("limiterSettle", { numberOfKeys: 1, lua: SETTLE });
+      redis.defineCommand("limiterObserve", { numberOfKeys: 2, lua: OBSERVE });
       redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
       redis.defineCommand("limiterState", { numberOfKeys: 2, lua: STATE });
       redis.defineCommand("limiterNow", { numberOfKeys: 0, lua: NOW_SCRIPT });
@@ -83,7 +84,10 @@ export class StoreRateLimiter {
     }
     this.limit = options.limit;
     this.windowMs = options.windowMs;
-    this.marginMs = options.marginMs ?? Math.min(250, Math.ceil(options.windowMs / 40));
+    // Settling each slot at its answer covers the time a request takes to leave; the margin is
+    // left for clock granularity and the server's own processing before it counts.
+    this.marginMs =
+      options.marginMs ?? Math.min(50, Math.max(2, Math.ceil(options.windowMs / 200)));
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.#jitterMs = options.jitterMs ?? Math.min(1_000, Math.ceil(options.windowMs / 20));
     this.#prefix = options.prefix ?? "connector";
@@ -94,6 +98,15 @@ export class StoreRateLimiter {
     return [`${base}:slots`, `${base}:blocked`];
   }
 
+  #seenKey(storeId: number): string {
+    return `${this.#prefix}:limiter:{${storeId}}:seen`;
+  }
+
+  /** Whether a response from this store taught us its budget within the last window. */
+  async knows(storeId: number): Promise<boolean> {
+    return (await this.#redis.exists(this.#seenKey(storeId))) === 1;
+  }
+
   #waiterKeys(storeId: number): [string, string] {
     const base = `${this.#prefix}:limiter:{${storeId}}`;
     return [`${base}:waiters:live`, `${base}:waiters:bulk`];
@@ -101,9 +114,16 @@ export class StoreRateLimiter {
 
   /**
    * One decision. `waiter` (a job id) lets a refused caller queue for its own future slot, so
-   * that waiting jobs wake one by one as slots free, not all together.
+   * that waiting jobs wake one by one as slots free, not all together. `prepaid` is a slot
+   * granted to whoever queued the job (the backfill feeder): used once, if it is still in the
+   * window, without counting a second time.
    */
-  async acquire(storeId: number, priority: Priority = "live", waiter = ""): Promise<Decision> {
+  async acquire(
+    storeId: number,
+    priority: Priority = "live",
+    waiter = "",
+    prepaid = "",
+  ): Promise<Decision> {
     const slotId = randomUUID();
     const ceiling = priority === "live" ? this.limit : this.bulkCeiling;
     const [granted, time, reason, remaining] = (await this.#call(
@@ -117,6 +137,7 @@ export class StoreRateLimiter {
       slotId,
       waiter,
       priority,
+      prepaid,
     )) as [number, number, string, number];
     if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
     const now = await this.nowMs();
@@ -126,6 +147,14 @@ export class StoreRateLimiter {
       waitMs: Math.max(0, time - now),
       reason: reason as "window" | "blocked" | "reserved",
     };
+  }
+
+  /**
+   * After a request's answer or failure: its slot starts no earlier than now - margin, so a
+   * request that left late is never forgotten before the server forgets it (see SETTLE).
+   */
+  async settle(storeId: number, slotId: string): Promise<void> {
+    await this.#call("limiterSettle", this.#keys(storeId)[0], slotId, this.marginMs);
   }
 
   /** Gives a slot back when its request was never sent. */
@@ -144,6 +173,7 @@ export class StoreRateLimiter {
     return (await this.#call(
       "limiterObserve",
       this.#keys(storeId)[0],
+      this.#seenKey(storeId),
       this.limit,
       this.windowMs,
       this.marginMs,
