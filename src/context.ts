@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
+import { ConnectorMetrics } from "./metrics/index.ts";
 import { ProviderClient } from "./provider/index.ts";
 import { createRedis } from "./queue/connection.ts";
 import { StoreRateLimiter } from "./queue/limiter/index.ts";
@@ -57,6 +58,8 @@ export interface ConnectorContext {
    * dead-letter retry uses it for orders whose snapshot expired).
    */
   refetchOrder?: (shop: ShopRecord, orderId: string) => Promise<SourceOrder | null>;
+  /** This process's Prometheus metrics (served at /metrics). */
+  metrics: ConnectorMetrics;
   /** Resolves once both Redis connections are up (the ingest one never queues offline). */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -68,6 +71,8 @@ export interface ContextOptions {
   redisUrl: string;
   prefix?: string;
   providerDefaults: ProviderDefaults;
+  /** The process's metrics; a fresh registry when omitted. */
+  metrics?: ConnectorMetrics;
   /** Lets tests and chaos runs pass a fetch with faults or counters. */
   providerFetch?: typeof fetch;
 }
@@ -96,6 +101,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
     prefix,
   });
   const clients = new Map<string, { version: string; client: ProviderClient }>();
+  const metrics = options.metrics ?? new ConnectorMetrics();
 
   const providerFor = (shop: ShopRecord): ProviderClient => {
     const cached = clients.get(shop.shop);
@@ -114,6 +120,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
       ...(options.providerFetch ? { fetch: options.providerFetch } : {}),
       // Every response teaches the limiter what the server counts (other clients included).
       onResponse: (info) => {
+        metrics.providerResponse(info);
         if (info.storeId === undefined) return;
         limiter.observe(info.storeId, info.rateLimit).catch((error: unknown) => {
           logger.warn(
@@ -163,6 +170,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
     installer,
     providerDefaults: options.providerDefaults,
     providerFor,
+    metrics,
     async ready() {
       await Promise.all(
         [redis, ingestRedis].map((r) =>

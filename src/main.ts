@@ -9,6 +9,7 @@ import { resolveRuntimeConfig } from "./config/runtime-config.ts";
 import { createContext, type ProviderDefaults, redisUrlFile } from "./context.ts";
 import { createLogger } from "./lib/logger.ts";
 import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts";
+import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
 import { type SandboxHandle, startSandbox } from "./sandbox/index.ts";
 import { createWebApp } from "./server/app.ts";
 
@@ -89,6 +90,7 @@ async function main() {
     redisUrl,
     providerDefaults,
     prefix: env.REDIS_PREFIX,
+    metrics: new ConnectorMetrics({ defaultMetrics: true }),
   });
   await ctx.ready();
   if (sandbox && !ctx.shops.getShop(DEMO_SHOP)) {
@@ -120,6 +122,16 @@ async function main() {
     const worker: Worker = startSyncWorker(ctx);
     logger.info({ concurrency: env.WORKER_CONCURRENCY }, "sync worker running");
     closers.push(() => worker.close());
+  }
+
+  if (env.METRICS_PORT) {
+    // The worker role serves no HTTP otherwise; in the other roles this is a second listener.
+    const metricsServer = startMetricsServer(ctx.metrics, {
+      port: env.METRICS_PORT,
+      token: env.METRICS_TOKEN,
+    });
+    logger.info({ port: env.METRICS_PORT }, "metrics listening");
+    closers.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())));
   }
 
   const shutdown = async (signal: string) => {

@@ -40,7 +40,7 @@ export function startSyncWorker(
       }
     },
     logger: ctx.logger.child({ component: "sync-worker" }),
-    ...(options.metrics ? { metrics: options.metrics } : {}),
+    metrics: options.metrics ?? ctx.metrics.sync,
   });
   const worker = new Worker<SyncJobData>(QUEUE.sync, processor, {
     connection: ctx.redis.duplicate(),

@@ -53,6 +53,10 @@ export const EnvSchema = z.object({
     .int()
     .positive()
     .default(15 * 60_000),
+  /** When set, the process also serves /metrics and /healthz on this port (worker processes). */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** When set, /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 export type Env = z.infer<typeof EnvSchema>;

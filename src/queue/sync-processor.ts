@@ -179,7 +179,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         }
       }
       deps.links.markSynced(shop, orderId, order.updatedAt);
-      if (job.data.receivedAt) deps.metrics?.lag(Date.now() - job.data.receivedAt);
+      // Lag is webhook → provider acknowledgement: an order the provider already had adds none.
+      if (calls > 0 && job.data.receivedAt) deps.metrics?.lag(Date.now() - job.data.receivedAt);
       deps.metrics?.jobDone(calls > 0 ? "synced" : "unchanged");
       log.info({ calls }, calls > 0 ? "order synced" : "order unchanged");
       return calls > 0 ? { outcome: "synced", calls } : { outcome: "unchanged" };

@@ -1,5 +1,7 @@
 import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { ConnectorContext } from "../context.ts";
+import { metricsRoute } from "../metrics/index.ts";
 import { SnapshotStore } from "../queue/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { WebhookIngest } from "../queue/webhook-ingest.ts";
@@ -35,13 +37,27 @@ function cachedShopStatus(ctx: ConnectorContext, ttlMs = 5_000) {
   };
 }
 
+const DEPTH_STATES = ["waiting", "prioritized", "active", "delayed", "failed"] as const;
+
+/** Depth of the sync and dead-letter queues, for the connector_queue_jobs gauge. */
+async function queueDepths(ctx: ConnectorContext) {
+  const rows: { queue: string; state: string; count: number }[] = [];
+  for (const queue of [ctx.queues.sync, ctx.queues.deadLetter]) {
+    const counts = await queue.getJobCounts(...DEPTH_STATES);
+    for (const state of DEPTH_STATES) {
+      rows.push({ queue: queue.name, state, count: counts[state] ?? 0 });
+    }
+  }
+  return rows;
+}
+
 export interface WebApp {
   app: Hono;
   close(): Promise<void>;
 }
 
 /**
- * The web process: webhooks in, health out. The receiver has its own fail-fast Redis
+ * The web process: webhooks in; health, metrics and the admin area out. The receiver has its own fail-fast Redis
  * connection, so a Redis outage answers 503 at once instead of queueing in memory.
  */
 export function createWebApp(
@@ -65,6 +81,8 @@ export function createWebApp(
 
   const app = new Hono();
   app.onError((error, c) => {
+    // Middleware refusals (bearer auth, body limits) carry their own response.
+    if (error instanceof HTTPException) return error.getResponse();
     ctx.logger.error({ err: { message: error.message, name: error.name } }, "unhandled error");
     return errorResponse(c, 500, "internal_error", "something went wrong; the error was logged");
   });
@@ -87,6 +105,8 @@ export function createWebApp(
     const ready = Object.values(checks).every(Boolean);
     return c.json({ ready, checks }, ready ? 200 : 503);
   });
+  ctx.metrics.trackQueues(() => queueDepths(ctx));
+  app.route("/", metricsRoute(ctx.metrics, ctx.config.env.METRICS_TOKEN));
   const closers: (() => Promise<void>)[] = [];
   app.route("/admin", createAdminApp({ ctx, onClose: (close) => closers.push(close) }));
   const cookie = new ShopSessionCookie(ctx.config.encryptionKey, ctx.config.appUrl);
@@ -109,7 +129,10 @@ export function createWebApp(
       ingest,
       logger: ctx.logger.child({ component: "webhooks" }),
       maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
-      ...(hooks.onOutcome ? { onOutcome: hooks.onOutcome } : {}),
+      onOutcome: (topic, outcome) => {
+        ctx.metrics.webhook(topic, outcome);
+        hooks.onOutcome?.(topic, outcome);
+      },
     }),
   );
   return {

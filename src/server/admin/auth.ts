@@ -1,8 +1,11 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
+import { tokenMatches } from "../../lib/token-match.ts";
 import { errorResponse } from "../errors.ts";
 import { loginPage } from "./login-page.ts";
+
+export { tokenMatches };
 
 /** The browser session cookie: its value is the expiry (epoch ms), signed with a key derived from the token. */
 export const ADMIN_COOKIE = "connector_admin";
@@ -15,16 +18,6 @@ export interface AdminAuthOptions {
   sessionMs?: number;
   /** Marks the cookie Secure (the app is served over https). */
   secureCookie?: boolean;
-}
-
-/**
- * Compares a presented token with the configured one in constant time. Both sides are hashed
- * first, so neither their content nor their length leaks through timing.
- */
-export function tokenMatches(presented: string, expected: string): boolean {
-  const a = createHash("sha256").update(presented).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
 }
 
 /**

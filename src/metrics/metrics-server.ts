@@ -1,0 +1,42 @@
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { tokenMatches } from "../lib/token-match.ts";
+import { errorResponse } from "../server/errors.ts";
+import type { ConnectorMetrics } from "./connector-metrics.ts";
+
+/**
+ * GET /metrics in Prometheus text format. With METRICS_TOKEN set, a scraper must send it as a
+ * bearer token (set it whenever the port is reachable from outside: the web port is, since
+ * Shopify posts webhooks to it).
+ */
+export function metricsRoute(metrics: ConnectorMetrics, token?: string): Hono {
+  const app = new Hono();
+  if (token) {
+    app.use("/metrics", async (c, next) => {
+      const match = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization")?.trim() ?? "");
+      if (match?.[1] && tokenMatches(match[1].trim(), token)) return next();
+      c.header("WWW-Authenticate", 'Bearer realm="connector-metrics"');
+      return errorResponse(c, 401, "invalid_token", "send METRICS_TOKEN as a bearer token");
+    });
+  }
+  app.get("/metrics", async (c) => {
+    const body = await metrics.text();
+    return c.body(body, 200, { "content-type": metrics.contentType() });
+  });
+  return app;
+}
+
+/**
+ * A separate listener for /metrics and /healthz (METRICS_PORT): how a worker process, which
+ * serves no HTTP otherwise, is scraped. Each process exposes its own counters; Prometheus
+ * sums them across instances.
+ */
+export function startMetricsServer(
+  metrics: ConnectorMetrics,
+  options: { port: number; token?: string | undefined },
+) {
+  const app = new Hono();
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.route("/", metricsRoute(metrics, options.token));
+  return serve({ fetch: app.fetch, port: options.port });
+}
