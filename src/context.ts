@@ -52,6 +52,8 @@ export interface ConnectorContext {
   /** Install, subscriptions check (start-up and sweep). */
   installer: ShopInstaller;
   providerDefaults: ProviderDefaults;
+  /** Where the provider's production or staging environment lives (settings page choice). */
+  providerEndpoints(environment: "production" | "staging"): ProviderDefaults;
   providerFor(shop: ShopRecord): ProviderClient;
   /**
    * Fetches an order's current state from the Shopify Admin API, when that is wired (the
@@ -73,6 +75,8 @@ export interface ContextOptions {
   providerDefaults: ProviderDefaults;
   /** The process's metrics; a fresh registry when omitted. */
   metrics?: ConnectorMetrics;
+  /** The staging environment's endpoints; production's (providerDefaults) when absent. */
+  providerStaging?: ProviderDefaults;
   /** Lets tests and chaos runs pass a fetch with faults or counters. */
   providerFetch?: typeof fetch;
 }
@@ -169,6 +173,10 @@ export function createContext(options: ContextOptions): ConnectorContext {
     sessions,
     installer,
     providerDefaults: options.providerDefaults,
+    providerEndpoints: (environment) =>
+      environment === "staging" && options.providerStaging
+        ? options.providerStaging
+        : options.providerDefaults,
     providerFor,
     metrics,
     async ready() {

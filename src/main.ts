@@ -84,11 +84,26 @@ async function main() {
     logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
   }
 
+  let providerStaging: ProviderDefaults | undefined;
+  if (env.PROVIDER_STAGING_BASE_URL) {
+    if (!env.PROVIDER_STAGING_AUTH_URL || !env.PROVIDER_STAGING_AUDIENCE) {
+      throw new ConfigError(
+        "invalid environment:\n  PROVIDER_STAGING_AUTH_URL, PROVIDER_STAGING_AUDIENCE: required with PROVIDER_STAGING_BASE_URL",
+      );
+    }
+    providerStaging = {
+      baseUrl: env.PROVIDER_STAGING_BASE_URL,
+      authUrl: env.PROVIDER_STAGING_AUTH_URL,
+      audience: env.PROVIDER_STAGING_AUDIENCE,
+    };
+  }
+
   const ctx = createContext({
     config,
     logger,
     redisUrl,
     providerDefaults,
+    ...(providerStaging ? { providerStaging } : {}),
     prefix: env.REDIS_PREFIX,
     metrics: new ConnectorMetrics({ defaultMetrics: true }),
   });

@@ -40,6 +40,13 @@ export const EnvSchema = z.object({
     .optional(),
   PROVIDER_AUTH_URL: optionalUrl,
   PROVIDER_AUDIENCE: z.string().min(1).optional(),
+  /** The provider's staging environment, offered on the settings page (default: as production). */
+  PROVIDER_STAGING_BASE_URL: z
+    .url()
+    .refine((v) => /\/v1\/?$/.test(v), "must end in /v1")
+    .optional(),
+  PROVIDER_STAGING_AUTH_URL: optionalUrl,
+  PROVIDER_STAGING_AUDIENCE: z.string().min(1).optional(),
   PROVIDER_RATE_LIMIT: z.coerce.number().int().positive().default(100),
   PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
   /** Time allowed from a limiter grant to the provider's arrival; default min(250, window/40). */

@@ -140,3 +140,24 @@ export async function removeShopDeadLetters(
   });
   return removed;
 }
+
+/**
+ * How many jobs of one shop wait or run, reading at most `limit` jobs of the queue (a status
+ * page must not walk a backlog of millions): `truncated` says the count is a lower bound.
+ */
+export async function countQueuedForShop<T extends { shop: string }>(
+  queue: Queue<T>,
+  shop: string,
+  limit = 5_000,
+): Promise<{ count: number; truncated: boolean }> {
+  const states: JobType[] = [...QUEUED_STATES, "active"];
+  const counts = await queue.getJobCounts(...states);
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  let count = 0;
+  for (let start = 0; start < Math.min(total, limit); start += PAGE) {
+    const end = Math.min(start + PAGE, limit) - 1;
+    const jobs = await queue.getJobs(states, start, end, true);
+    for (const job of jobs) if (job?.data?.shop === shop) count++;
+  }
+  return { count, truncated: total > limit };
+}

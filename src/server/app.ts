@@ -10,6 +10,12 @@ import { createAdminApp } from "./admin/index.ts";
 import { errorResponse } from "./errors.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
+import {
+  type SettingsBackfill,
+  type SettingsResync,
+  SettingsService,
+  settingsRoutes,
+} from "./settings/index.ts";
 import { webhookRoutes } from "./webhook-route.ts";
 
 /**
@@ -62,7 +68,12 @@ export interface WebApp {
  */
 export function createWebApp(
   ctx: ConnectorContext,
-  hooks: { onOutcome?: (topic: string, outcome: string) => void } = {},
+  hooks: {
+    onOutcome?: (topic: string, outcome: string) => void;
+    /** What the settings page starts and watches (src/backfill). */
+    backfill?: SettingsBackfill;
+    resync?: SettingsResync;
+  } = {},
 ): WebApp {
   const shopify = ctx.shopify;
   const ingestQueues = new SyncQueues(ctx.ingestRedis, ctx.prefix, {
@@ -120,6 +131,19 @@ export function createWebApp(
       onInstalled: async (session) => {
         await ctx.installer.install(session);
       },
+    }),
+  );
+  app.route(
+    "/settings",
+    settingsRoutes({
+      service: new SettingsService(ctx, {
+        ...(hooks.backfill ? { backfill: hooks.backfill } : {}),
+        ...(hooks.resync ? { resync: hooks.resync } : {}),
+      }),
+      cookie,
+      shops: ctx.shops,
+      appOrigin: new URL(ctx.config.appUrl).origin,
+      logger: ctx.logger.child({ component: "settings" }),
     }),
   );
   app.route(

@@ -2,7 +2,7 @@ import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { STYLES } from "./styles.ts";
 
-export function Layout(props: { title: string; shop?: string; children: Child }) {
+export function Layout(props: { title: string; shop?: string; nonce?: string; children: Child }) {
   return (
     <html lang="en">
       <head>
@@ -10,7 +10,7 @@ export function Layout(props: { title: string; shop?: string; children: Child })
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
         <title>{props.title} · Order sync</title>
-        <style>{raw(STYLES)}</style>
+        <style nonce={props.nonce}>{raw(STYLES)}</style>
       </head>
       <body>
         <header>

@@ -39,4 +39,7 @@ th { color:var(--muted); font-weight:600; }
 progress { width:100%; max-width:420px; height:14px; }
 .muted { color:var(--muted); }
 code { font-size:13px; }
+caption { text-align:left; padding-bottom:6px; }
+label.plain { margin:0; }
+.progress-line { display:flex; gap:12px; align-items:center; }
 `;

@@ -1,0 +1,112 @@
+import { raw } from "hono/html";
+import type { Child } from "hono/jsx";
+import type { ShopRecord } from "../../../store/index.ts";
+import type { BackfillView } from "../settings-service.ts";
+
+const STATUS_WORDS: Record<BackfillView["status"], string> = {
+  running: "Running",
+  paused: "Paused",
+  completed: "Finished",
+  failed: "Stopped with an error",
+};
+
+export function progressText(b: BackfillView): string {
+  const of = b.total === null ? "" : ` of ${b.total}`;
+  const pct = b.percent === null ? "" : ` (${b.percent}%)`;
+  return `${STATUS_WORDS[b.status]}: ${b.done}${of} orders${pct}`;
+}
+
+/** Keeps the progress current while a backfill runs (the page works without it: reload). */
+const POLL = `
+(() => {
+  const box = document.getElementById("backfill-progress");
+  if (!box || box.dataset.status !== "running") return;
+  const bar = box.querySelector("progress");
+  const text = document.getElementById("backfill-text");
+  const tick = async () => {
+    try {
+      const res = await fetch("/settings/backfill/progress", { credentials: "same-origin" });
+      if (res.ok) {
+        const p = await res.json();
+        if (p && p.backfill) {
+          text.textContent = p.text;
+          if (p.backfill.total !== null) { bar.max = p.backfill.total; bar.value = p.backfill.done; }
+          box.dataset.status = p.backfill.status;
+          if (p.backfill.status !== "running") return;
+        }
+      }
+    } catch {}
+    setTimeout(tick, 1000);
+  };
+  setTimeout(tick, 1000);
+})();`;
+
+function defaultSince(shop: ShopRecord): string {
+  const from = shop.installedAt ? Date.parse(shop.installedAt) : Date.now();
+  return new Date(from - 30 * 86_400_000).toISOString().slice(0, 10);
+}
+
+export function BackfillSection(props: {
+  shop: ShopRecord;
+  backfill: BackfillView | null;
+  available: boolean;
+  notice: Child;
+  since: string | undefined;
+  nonce: string;
+}) {
+  const { backfill } = props;
+  return (
+    <section aria-labelledby="backfill-title">
+      <h2 id="backfill-title">Past orders</h2>
+      <p class="hint">
+        Send the orders placed before the app was installed. Orders already sent are not sent twice;
+        new orders keep going first.
+      </p>
+      {props.notice}
+      {backfill ? (
+        <div id="backfill-progress" data-status={backfill.status}>
+          <p class="progress-line">
+            <progress
+              max={backfill.total ?? undefined}
+              value={backfill.total === null ? undefined : backfill.done}
+              aria-labelledby="backfill-text"
+            />
+          </p>
+          <p id="backfill-text" aria-live="polite">
+            {progressText(backfill)}
+          </p>
+          <p class="muted">
+            Orders since {backfill.since?.slice(0, 10) ?? "the beginning"}, started{" "}
+            {backfill.startedAt.slice(0, 16).replace("T", " ")} UTC.
+          </p>
+          {backfill.error ? (
+            <p class="notice error" role="alert">
+              {backfill.error}
+            </p>
+          ) : null}
+          {backfill.warnings.map((w) => (
+            <p class="notice warning" role="status">
+              {w}
+            </p>
+          ))}
+          <script nonce={props.nonce}>{raw(POLL)}</script>
+        </div>
+      ) : null}
+      {props.available ? (
+        <form method="post" action="/settings/backfill">
+          <label for="since">Send orders placed since</label>
+          <input
+            type="date"
+            id="since"
+            name="since"
+            required
+            value={props.since ?? defaultSince(props.shop)}
+          />
+          <button type="submit">Start sending past orders</button>
+        </form>
+      ) : (
+        <p class="muted">Sending past orders is not available in this installation.</p>
+      )}
+    </section>
+  );
+}

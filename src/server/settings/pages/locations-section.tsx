@@ -1,0 +1,74 @@
+import type { Child } from "hono/jsx";
+import type { ShopRecord } from "../../../store/index.ts";
+import type { Catalog } from "../settings-service.ts";
+
+/** Each Shopify location → the provider's fulfillment location ID. */
+export function LocationsSection(props: { shop: ShopRecord; catalog: Catalog; notice: Child }) {
+  const { shop, catalog } = props;
+  return (
+    <section aria-labelledby="locations-title">
+      <h2 id="locations-title">Locations</h2>
+      <p class="hint">
+        For each Shopify location that ships orders, the fulfillment location ID your provider gave
+        you. Fulfillments from a location without one cannot be sent.
+      </p>
+      {props.notice}
+      {!catalog.ok ? (
+        <p class="notice warning" role="status">
+          {catalog.message}
+        </p>
+      ) : (
+        <form method="post" action="/settings/locations">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Shopify location</th>
+                <th scope="col">Provider fulfillment location ID</th>
+              </tr>
+            </thead>
+            <tbody>
+              {catalog.locations.map((location) => (
+                <tr>
+                  <td>
+                    <label for={`location-${location.id}`} class="plain">
+                      {location.name}
+                    </label>
+                  </td>
+                  <td>
+                    <input
+                      type="number"
+                      min="1"
+                      step="1"
+                      id={`location-${location.id}`}
+                      name={`location.${location.id}`}
+                      value={
+                        shop.locationMap[location.id] !== undefined
+                          ? String(shop.locationMap[location.id])
+                          : ""
+                      }
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <label for="defaultLocationId">
+            Default fulfillment location ID{" "}
+            <span class="field-hint">
+              (used when Shopify does not say where an order ships from)
+            </span>
+          </label>
+          <input
+            type="number"
+            min="1"
+            step="1"
+            id="defaultLocationId"
+            name="defaultLocationId"
+            value={shop.defaultLocationId === null ? "" : String(shop.defaultLocationId)}
+          />
+          <button type="submit">Save locations</button>
+        </form>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,47 @@
+import type { Child } from "hono/jsx";
+import type { ShopRecord } from "../../../store/index.ts";
+import type { Catalog } from "../settings-service.ts";
+
+/** The product variant(s) that mean "this order is protected". */
+export function ProtectionSection(props: { shop: ShopRecord; catalog: Catalog; notice: Child }) {
+  const { shop, catalog } = props;
+  const chosen = new Set(shop.protectionVariantIds);
+  return (
+    <section aria-labelledby="protection-title">
+      <h2 id="protection-title">Shipping protection product</h2>
+      <p class="hint">
+        Tick the variant(s) customers add to buy shipping protection. An order with one of them is
+        sent as protected.
+      </p>
+      {props.notice}
+      {!catalog.ok ? (
+        <p class="notice warning" role="status">
+          {catalog.message}
+        </p>
+      ) : (
+        <form method="post" action="/settings/protection">
+          {catalog.products.map((product) => (
+            <fieldset>
+              <legend>{product.title}</legend>
+              {product.variants.map((variant) => (
+                <label class="choice">
+                  <input
+                    type="checkbox"
+                    name="variantIds"
+                    value={variant.id}
+                    checked={chosen.has(variant.id)}
+                  />
+                  {variant.title}{" "}
+                  <span class="muted">
+                    {variant.sku ?? ""} · {variant.price}
+                  </span>
+                </label>
+              ))}
+            </fieldset>
+          ))}
+          <button type="submit">Save protection variants</button>
+        </form>
+      )}
+    </section>
+  );
+}

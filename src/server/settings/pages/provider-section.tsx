@@ -1,0 +1,148 @@
+import type { Child } from "hono/jsx";
+import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
+import type { ShopRecord } from "../../../store/index.ts";
+
+interface Props {
+  shop: ShopRecord;
+  stores: VerifiedStore[] | null;
+  notice: Child;
+  storeNotice: Child;
+  typed: { clientId?: string; environment?: string } | undefined;
+}
+
+/** Client ID, secret and environment, verified on save; then the store among those covered. */
+export function ProviderSection(props: Props) {
+  const { shop, stores } = props;
+  const environment =
+    props.typed?.environment ?? (shop.providerEnvironment === "staging" ? "staging" : "production");
+  const hasSecret = shop.providerClientSecretSealed !== null;
+  return (
+    <>
+      <section aria-labelledby="provider-title">
+        <h2 id="provider-title">Provider connection</h2>
+        <p class="hint">
+          The client ID and secret from your shipping-protection provider account. We check them
+          with the provider before saving; the secret is stored encrypted and never shown again.
+        </p>
+        {props.notice}
+        <form method="post" action="/settings/provider">
+          <label for="clientId">Client ID</label>
+          <input
+            type="text"
+            id="clientId"
+            name="clientId"
+            required
+            autocomplete="off"
+            value={props.typed?.clientId ?? shop.providerClientId ?? ""}
+          />
+          <label for="clientSecret">
+            Client secret{" "}
+            {hasSecret ? <span class="field-hint">(leave blank to keep the saved one)</span> : null}
+          </label>
+          <input
+            type="password"
+            id="clientSecret"
+            name="clientSecret"
+            autocomplete="new-password"
+            required={!hasSecret}
+          />
+          <fieldset>
+            <legend>Environment</legend>
+            <label class="choice">
+              <input
+                type="radio"
+                name="environment"
+                value="production"
+                checked={environment === "production"}
+              />
+              Production
+            </label>
+            <label class="choice">
+              <input
+                type="radio"
+                name="environment"
+                value="staging"
+                checked={environment === "staging"}
+              />
+              Staging (for testing)
+            </label>
+          </fieldset>
+          <button type="submit">Verify and save</button>
+        </form>
+      </section>
+      <StoreSection shop={shop} stores={stores} notice={props.storeNotice} />
+    </>
+  );
+}
+
+function StoreSection(props: { shop: ShopRecord; stores: VerifiedStore[] | null; notice: Child }) {
+  const { shop, stores } = props;
+  return (
+    <section aria-labelledby="store-title">
+      <h2 id="store-title">Provider store</h2>
+      <p class="hint">
+        The stores your credentials give access to. Orders are sent to the store you choose, in its
+        currency.
+      </p>
+      {props.notice}
+      {stores === null ? (
+        <p class="muted">Save valid credentials above to see your stores.</p>
+      ) : (
+        <form method="post" action="/settings/store">
+          <table>
+            <caption class="muted">Shop currency: {shop.shopCurrency ?? "unknown"}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Choose</th>
+                <th scope="col">Store</th>
+                <th scope="col">Currency</th>
+                <th scope="col">Time zone</th>
+              </tr>
+            </thead>
+            <tbody>
+              {stores.map((store) => {
+                const mismatch =
+                  store.currencyCode !== null &&
+                  shop.shopCurrency !== null &&
+                  store.currencyCode !== shop.shopCurrency;
+                const id = `store-${store.storeId}`;
+                return (
+                  <tr>
+                    <td>
+                      <input
+                        type="radio"
+                        id={id}
+                        name="storeId"
+                        value={String(store.storeId)}
+                        checked={shop.storeId === store.storeId}
+                        disabled={store.problem !== null}
+                      />
+                    </td>
+                    <td>
+                      <label for={id} class="plain">
+                        Store {store.storeId}
+                      </label>
+                      {store.problem ? <span class="muted"> ({store.problem})</span> : null}
+                    </td>
+                    <td>
+                      {store.currencyCode ?? "—"}
+                      {mismatch ? (
+                        <p class="notice warning" role="status" data-currency-warning>
+                          This store uses {store.currencyCode}, your shop uses {shop.shopCurrency}.
+                          Orders would be refused or sent in the wrong currency: choose a{" "}
+                          {shop.shopCurrency} store.
+                        </p>
+                      ) : null}
+                    </td>
+                    <td>{store.ianaTimezone ?? "—"}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <button type="submit">Use this store</button>
+        </form>
+      )}
+    </section>
+  );
+}

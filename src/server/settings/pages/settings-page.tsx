@@ -1,0 +1,84 @@
+import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
+import type { ShopRecord } from "../../../store/index.ts";
+import type { BackfillView, Catalog, StatusView } from "../settings-service.ts";
+import { BackfillSection } from "./backfill-section.tsx";
+import { Layout } from "./layout.tsx";
+import { LocationsSection } from "./locations-section.tsx";
+import { Notice, type NoticeProps } from "./notice.tsx";
+import { ProtectionSection } from "./protection-section.tsx";
+import { ProviderSection } from "./provider-section.tsx";
+import { StatusSection } from "./status-section.tsx";
+
+export interface SettingsPageProps {
+  shop: ShopRecord;
+  stores: VerifiedStore[] | null;
+  catalog: Catalog;
+  status: StatusView;
+  backfill: BackfillView | null;
+  backfillAvailable: boolean;
+  resyncAvailable: boolean;
+  /** A message about the last action, and which section it belongs to. */
+  notice?: NoticeProps & { section: string };
+  /** Values typed into a form that was refused, to show them again (never a secret). */
+  typed?: { clientId?: string; environment?: string; since?: string; orderName?: string };
+  nonce: string;
+}
+
+const noticeFor = (props: SettingsPageProps, section: string) =>
+  props.notice?.section === section ? <Notice {...props.notice} /> : null;
+
+function ShopState(props: { shop: ShopRecord }) {
+  const { shop } = props;
+  if (shop.status === "active") {
+    return <Notice kind="success" message="Orders are syncing to the provider." />;
+  }
+  if (shop.status === "uninstalled") {
+    return (
+      <Notice kind="warning" message="The app was uninstalled from this shop: nothing syncs." />
+    );
+  }
+  return (
+    <Notice kind="warning" message={`Sync is paused: ${shop.pausedReason ?? "no reason given"}.`} />
+  );
+}
+
+/** The merchant's one page: connection, store, protection, locations, backfill, status. */
+export function SettingsPage(props: SettingsPageProps) {
+  const { shop } = props;
+  return (
+    <Layout title="Settings" shop={shop.shop} nonce={props.nonce}>
+      <ShopState shop={shop} />
+      <ProviderSection
+        shop={shop}
+        stores={props.stores}
+        notice={noticeFor(props, "provider")}
+        storeNotice={noticeFor(props, "store")}
+        typed={props.typed}
+      />
+      <ProtectionSection
+        shop={shop}
+        catalog={props.catalog}
+        notice={noticeFor(props, "protection")}
+      />
+      <LocationsSection
+        shop={shop}
+        catalog={props.catalog}
+        notice={noticeFor(props, "locations")}
+      />
+      <BackfillSection
+        shop={shop}
+        backfill={props.backfill}
+        available={props.backfillAvailable}
+        notice={noticeFor(props, "backfill")}
+        since={props.typed?.since}
+        nonce={props.nonce}
+      />
+      <StatusSection
+        status={props.status}
+        resyncAvailable={props.resyncAvailable}
+        notice={noticeFor(props, "resync")}
+        orderName={props.typed?.orderName}
+      />
+    </Layout>
+  );
+}

@@ -1,0 +1,78 @@
+import type { Child } from "hono/jsx";
+import type { StatusView } from "../settings-service.ts";
+
+/** Counts, the latest failures in words, and resync of one order. */
+export function StatusSection(props: {
+  status: StatusView;
+  resyncAvailable: boolean;
+  notice: Child;
+  orderName: string | undefined;
+}) {
+  const { status } = props;
+  return (
+    <section aria-labelledby="status-title">
+      <h2 id="status-title">Sync status</h2>
+      <div class="counts">
+        <div class="count" data-count="synced">
+          <strong>{status.synced}</strong> orders synced
+        </div>
+        <div class="count" data-count="pending">
+          <strong>
+            {status.pending}
+            {status.pendingAtLeast ? "+" : ""}
+          </strong>{" "}
+          waiting to sync
+        </div>
+        <div class="count" data-count="failed">
+          <strong>{status.failed}</strong> failed
+        </div>
+      </div>
+      {status.failures.length > 0 ? (
+        <>
+          <h3>Latest failures</h3>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Order</th>
+                <th scope="col">What went wrong</th>
+                <th scope="col">When (UTC)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {status.failures.map((f) => (
+                <tr>
+                  <td>{f.order}</td>
+                  <td>{f.explanation}</td>
+                  <td>{f.when.slice(0, 16).replace("T", " ")}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : (
+        <p class="muted">No failed orders.</p>
+      )}
+      <h3>Resync one order</h3>
+      {props.notice}
+      {props.resyncAvailable ? (
+        <form method="post" action="/settings/resync">
+          <label for="orderName">
+            Order name <span class="field-hint">(as in Shopify, for example #1001)</span>
+          </label>
+          <input
+            type="text"
+            id="orderName"
+            name="orderName"
+            required
+            value={props.orderName ?? ""}
+          />
+          <button type="submit" class="secondary">
+            Resync order
+          </button>
+        </form>
+      ) : (
+        <p class="muted">Resync is not available in this installation.</p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,250 @@
+import { type Context, Hono } from "hono";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
+import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
+import type { Logger } from "pino";
+import type { ShopRecord, ShopRepository } from "../../store/index.ts";
+import type { ShopSessionCookie } from "../install/shop-session-cookie.ts";
+import { progressText } from "./pages/backfill-section.tsx";
+import { MessagePage } from "./pages/message-page.tsx";
+import { SettingsPage, type SettingsPageProps } from "./pages/settings-page.tsx";
+import type { Environment, SettingsService } from "./settings-service.ts";
+
+export interface SettingsRouteDeps {
+  service: SettingsService;
+  cookie: ShopSessionCookie;
+  shops: ShopRepository;
+  /** APP_URL's origin: the only origin allowed to post the forms (CSRF). */
+  appOrigin: string;
+  logger: Logger;
+}
+
+type Env = { Variables: SecureHeadersVariables & { shop: ShopRecord } };
+
+/** Success messages by key (the redirect after a save carries the key, never free text). */
+const SAVED: Record<string, { section: string; message: string }> = {
+  provider: {
+    section: "provider",
+    message: "Credentials verified with the provider and saved. Choose your store below.",
+  },
+  store: { section: "store", message: "Store saved." },
+  protection: { section: "protection", message: "Protection variants saved." },
+  locations: { section: "locations", message: "Locations saved." },
+  backfill: { section: "backfill", message: "Sending past orders has started." },
+  resync: { section: "resync", message: "The order was queued for resync." },
+};
+
+const html = (
+  c: Context,
+  page: { toString(): string },
+  status: 200 | 400 | 401 | 403 | 404 = 200,
+) => c.html(`<!doctype html>${page.toString()}`, status);
+
+/**
+ * GET /settings and its forms. Every route needs the shop's session cookie (set by the OAuth
+ * callback) and reads the shop from it alone; forms are accepted only from APP_URL's origin
+ * (Hono's csrf middleware) and the cookie is SameSite=Lax. Pages carry a strict CSP: scripts
+ * and styles only with the response's nonce, forms only to this origin, no framing.
+ */
+export function settingsRoutes(deps: SettingsRouteDeps) {
+  const { service, cookie, shops } = deps;
+  const app = new Hono<Env>();
+
+  app.onError((error, c) => {
+    if (error instanceof HTTPException && error.status === 403) {
+      return html(
+        c,
+        <MessagePage
+          title="Form refused"
+          message="This form was not sent from the settings page. Reload the page and try again."
+        />,
+        403,
+      );
+    }
+    deps.logger.error({ err: { message: error.message } }, "settings page failed");
+    return c.html("<!doctype html><p>Something went wrong; the error was logged.</p>", 500);
+  });
+
+  app.use(
+    "*",
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        scriptSrc: [NONCE],
+        styleSrc: [NONCE],
+        imgSrc: ["'self'", "data:"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+      referrerPolicy: "same-origin",
+    }),
+  );
+  app.use("*", csrf({ origin: deps.appOrigin }));
+  app.use("*", async (c, next) => {
+    const domain = await cookie.read(c);
+    const shop = domain ? shops.getShop(domain) : null;
+    if (!shop) {
+      return html(
+        c,
+        <MessagePage
+          title="Sign in through Shopify"
+          message="Open the app from your Shopify admin (Apps → Order sync) to see its settings."
+        />,
+        401,
+      );
+    }
+    c.set("shop", shop);
+    await next();
+  });
+
+  const render = async (
+    c: Context<Env>,
+    extra: Pick<SettingsPageProps, "notice" | "typed"> = {},
+    status: 200 | 400 = 200,
+  ) => {
+    // Re-read: a save just before the render changed the row.
+    const shop = shops.getShop(c.get("shop").shop) ?? c.get("shop");
+    const [stores, catalog, statusView, backfill] = await Promise.all([
+      service.verifiedStores(shop.shop),
+      service.catalog(shop),
+      service.status(shop),
+      service.backfill ? service.backfill.latest(shop) : Promise.resolve(null),
+    ]);
+    const saved = SAVED[c.req.query("saved") ?? ""];
+    const notice = extra.notice ?? (saved ? { kind: "success" as const, ...saved } : undefined);
+    return html(
+      c,
+      <SettingsPage
+        shop={shop}
+        stores={stores}
+        catalog={catalog}
+        status={statusView}
+        backfill={backfill}
+        backfillAvailable={service.backfill !== null}
+        resyncAvailable={service.resync !== null}
+        {...(notice ? { notice } : {})}
+        {...(extra.typed ? { typed: extra.typed } : {})}
+        nonce={c.get("secureHeadersNonce") ?? ""}
+      />,
+      status,
+    );
+  };
+  const refuse = (
+    c: Context<Env>,
+    section: string,
+    message: string,
+    typed: SettingsPageProps["typed"] = {},
+  ) => render(c, { notice: { kind: "error", message, section }, typed }, 400);
+  const saved = (c: Context<Env>, key: string) =>
+    c.redirect(`/settings?saved=${key}#${SAVED[key]?.section ?? ""}-title`, 303);
+  const text = (v: unknown) => (typeof v === "string" ? v.trim() : "");
+
+  app.get("/", (c) => render(c));
+
+  app.post("/provider", async (c) => {
+    const body = await c.req.parseBody();
+    const clientId = text(body.clientId);
+    const environment = text(body.environment);
+    const typed = { clientId, environment };
+    if (clientId === "") return refuse(c, "provider", "Enter the client ID.", typed);
+    if (environment !== "production" && environment !== "staging")
+      return refuse(c, "provider", "Choose the production or the staging environment.", typed);
+    const result = await service.saveCredentials(c.get("shop"), {
+      clientId,
+      clientSecret: typeof body.clientSecret === "string" ? body.clientSecret : "",
+      environment: environment as Environment,
+    });
+    if (!result.ok) return refuse(c, "provider", result.message, typed);
+    return saved(c, "provider");
+  });
+
+  app.post("/store", async (c) => {
+    const storeId = Number(text((await c.req.parseBody()).storeId));
+    if (!Number.isInteger(storeId) || storeId <= 0)
+      return refuse(c, "store", "Choose a store from the list.");
+    const result = await service.chooseStore(c.get("shop"), storeId);
+    if (!result.ok) return refuse(c, "store", result.message ?? "Choose a store from the list.");
+    return saved(c, "store");
+  });
+
+  app.post("/protection", async (c) => {
+    const raw = (await c.req.parseBody({ all: true })).variantIds;
+    const ids = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(text);
+    const shop = c.get("shop");
+    const result = service.saveProtectionVariants(shop, ids, await service.catalog(shop));
+    if (!result.ok) return refuse(c, "protection", result.message);
+    return saved(c, "protection");
+  });
+
+  app.post("/locations", async (c) => {
+    const body = await c.req.parseBody();
+    const map: Record<string, number> = {};
+    for (const [key, value] of Object.entries(body)) {
+      if (!key.startsWith("location.")) continue;
+      const shopifyId = key.slice("location.".length);
+      const entered = text(value);
+      if (!/^\d+$/.test(shopifyId)) continue;
+      if (entered === "") continue;
+      const providerId = Number(entered);
+      if (!Number.isInteger(providerId) || providerId <= 0)
+        return refuse(
+          c,
+          "locations",
+          `Location ${shopifyId}: the provider fulfillment location ID must be a whole number above 0.`,
+        );
+      map[shopifyId] = providerId;
+    }
+    const entered = text(body.defaultLocationId);
+    const fallback = entered === "" ? null : Number(entered);
+    if (fallback !== null && (!Number.isInteger(fallback) || fallback <= 0))
+      return refuse(
+        c,
+        "locations",
+        "The default fulfillment location ID must be a whole number above 0.",
+      );
+    service.saveLocations(c.get("shop"), map, fallback);
+    return saved(c, "locations");
+  });
+
+  app.post("/backfill", async (c) => {
+    const since = text((await c.req.parseBody()).since);
+    if (!service.backfill) return refuse(c, "backfill", "Sending past orders is not available.");
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))
+      return refuse(c, "backfill", "Enter the start date as a date, for example 2026-01-31.", {
+        since,
+      });
+    if (Date.parse(since) > Date.now())
+      return refuse(c, "backfill", "The start date is in the future.", { since });
+    const shop = shops.getShop(c.get("shop").shop) ?? c.get("shop");
+    if (shop.status !== "active")
+      return refuse(
+        c,
+        "backfill",
+        "Finish the provider settings above first: past orders are sent once the store is chosen.",
+        { since },
+      );
+    await service.backfill.start(shop, new Date(`${since}T00:00:00Z`).toISOString());
+    return saved(c, "backfill");
+  });
+
+  app.get("/backfill/progress", async (c) => {
+    const backfill = service.backfill ? await service.backfill.latest(c.get("shop")) : null;
+    return c.json({ backfill, text: backfill ? progressText(backfill) : null });
+  });
+
+  app.post("/resync", async (c) => {
+    const orderName = text((await c.req.parseBody()).orderName);
+    if (!service.resync) return refuse(c, "resync", "Resync is not available.");
+    if (orderName === "" || orderName.length > 64)
+      return refuse(c, "resync", "Enter the order's name, for example #1001.", { orderName });
+    const result = await service.resync.order(c.get("shop"), orderName);
+    if (result.found === 0)
+      return refuse(c, "resync", `Shopify has no order named ${orderName} in this shop.`, {
+        orderName,
+      });
+    return saved(c, "resync");
+  });
+
+  return app;
+}

@@ -1,0 +1,317 @@
+import { and, desc, eq } from "drizzle-orm";
+import type { ConnectorContext } from "../../context.ts";
+import {
+  type VerifiedStore,
+  verifyProviderCredentials,
+} from "../../provider/verify-credentials.ts";
+import { countQueuedForShop } from "../../queue/shop-work.ts";
+import { AWAITING_SETTINGS } from "../../shopify/install/index.ts";
+import { type ShopRecord, schema } from "../../store/index.ts";
+
+/** What the page shows of a backfill (the backfill module's progress fits this shape). */
+export interface BackfillView {
+  status: "running" | "paused" | "completed" | "failed";
+  since: string | null;
+  done: number;
+  total: number | null;
+  percent: number | null;
+  error: string | null;
+  warnings: string[];
+  startedAt: string;
+  completedAt: string | null;
+}
+
+/** The backfill as the settings page drives it (src/backfill provides it). */
+export interface SettingsBackfill {
+  start(shop: ShopRecord, since: string): Promise<BackfillView>;
+  latest(shop: ShopRecord): Promise<BackfillView | null>;
+}
+
+/** Resync of one order by its name (src/backfill provides it). */
+export interface SettingsResync {
+  order(shop: ShopRecord, name: string): Promise<{ found: number; queued: number }>;
+}
+
+export interface CatalogVariant {
+  id: string;
+  title: string;
+  sku: string | null;
+  price: string;
+}
+export interface CatalogProduct {
+  id: string;
+  title: string;
+  variants: CatalogVariant[];
+}
+export interface CatalogLocation {
+  id: string;
+  name: string;
+}
+export type Catalog =
+  | { ok: true; products: CatalogProduct[]; locations: CatalogLocation[] }
+  | { ok: false; message: string };
+
+export interface FailureView {
+  order: string;
+  when: string;
+  /** In words, with what the merchant can do about it. */
+  explanation: string;
+}
+
+export interface StatusView {
+  synced: number;
+  pending: number;
+  /** True when the queue was too long to count to the end. */
+  pendingAtLeast: boolean;
+  failed: number;
+  failures: FailureView[];
+}
+
+/** Sized under Shopify's 1,000-point single-query limit (products × variants dominate). */
+const CATALOG = `#graphql
+  query ConnectorSettingsCatalog {
+    products(first: 30) {
+      nodes {
+        legacyResourceId
+        title
+        variants(first: 10) { nodes { legacyResourceId title sku price } }
+      }
+    }
+    locations(first: 30) { nodes { legacyResourceId name } }
+  }`;
+
+interface CatalogData {
+  products: {
+    nodes: {
+      legacyResourceId: string;
+      title: string;
+      variants: {
+        nodes: { legacyResourceId: string; title: string; sku: string | null; price: string }[];
+      };
+    }[];
+  };
+  locations: { nodes: { legacyResourceId: string; name: string }[] };
+}
+
+/** Verified store lists are kept a day: the page shows them without calling the provider. */
+const STORES_TTL_SECONDS = 24 * 3600;
+
+export type Environment = "production" | "staging";
+
+/**
+ * Everything the settings page reads and changes, for one shop at a time. The shop always
+ * comes from the session cookie (the routes), never from the request.
+ */
+export class SettingsService {
+  readonly #ctx: ConnectorContext;
+  readonly backfill: SettingsBackfill | null;
+  readonly resync: SettingsResync | null;
+
+  constructor(
+    ctx: ConnectorContext,
+    options: { backfill?: SettingsBackfill; resync?: SettingsResync } = {},
+  ) {
+    this.#ctx = ctx;
+    this.backfill = options.backfill ?? null;
+    this.resync = options.resync ?? null;
+  }
+
+  #storesKey(shop: string) {
+    return `${this.#ctx.prefix}:settings:stores:${shop}`;
+  }
+
+  /** The stores the saved credentials cover, as last verified; null before any verification. */
+  async verifiedStores(shop: string): Promise<VerifiedStore[] | null> {
+    const json = await this.#ctx.redis.get(this.#storesKey(shop));
+    return json ? (JSON.parse(json) as VerifiedStore[]) : null;
+  }
+
+  /**
+   * Verifies the credentials (token, then each store) and saves them only when they work. A
+   * blank secret means "keep the saved one" (the page never shows it back).
+   */
+  async saveCredentials(
+    shop: ShopRecord,
+    input: { clientId: string; clientSecret: string; environment: Environment },
+  ): Promise<{ ok: true; stores: VerifiedStore[] } | { ok: false; message: string }> {
+    const ctx = this.#ctx;
+    const secret =
+      input.clientSecret !== ""
+        ? input.clientSecret
+        : shop.providerClientSecretSealed && shop.providerClientId === input.clientId
+          ? ctx.secrets.open(shop.providerClientSecretSealed)
+          : "";
+    if (secret === "") return { ok: false, message: "Enter the client secret." };
+    const endpoints = ctx.providerEndpoints(input.environment);
+    const result = await verifyProviderCredentials({
+      ...endpoints,
+      clientId: input.clientId,
+      clientSecret: secret,
+      environment: input.environment,
+      redis: ctx.redis,
+      prefix: ctx.prefix,
+    });
+    if (!result.ok) return { ok: false, message: result.message };
+    const covered = new Set(result.stores.map((s) => s.storeId));
+    const keepStore = shop.storeId !== null && covered.has(shop.storeId);
+    ctx.shops.updateSettings(shop.shop, {
+      providerClientId: input.clientId,
+      providerClientSecretSealed: ctx.secrets.seal(secret),
+      providerEnvironment: input.environment,
+      providerBaseUrl: endpoints.baseUrl,
+      providerAuthUrl: endpoints.authUrl,
+      providerAudience: endpoints.audience,
+      ...(keepStore ? {} : { storeId: null, storeCurrency: null }),
+    });
+    await ctx.redis.set(
+      this.#storesKey(shop.shop),
+      JSON.stringify(result.stores),
+      "EX",
+      STORES_TTL_SECONDS,
+    );
+    this.#activateIfReady(shop.shop);
+    return { ok: true, stores: result.stores };
+  }
+
+  /** Picks the store among those the verified token covers. */
+  async chooseStore(shop: ShopRecord, storeId: number): Promise<{ ok: boolean; message?: string }> {
+    const stores = await this.verifiedStores(shop.shop);
+    const store = stores?.find((s) => s.storeId === storeId);
+    if (!store || store.problem) {
+      return {
+        ok: false,
+        message:
+          "Choose one of the stores listed for your credentials (verify them again if the list is missing).",
+      };
+    }
+    this.#ctx.shops.updateSettings(shop.shop, { storeId, storeCurrency: store.currencyCode });
+    this.#activateIfReady(shop.shop);
+    return { ok: true };
+  }
+
+  /** A shop paused only because its settings were missing starts syncing once they are there. */
+  #activateIfReady(shop: string) {
+    const record = this.#ctx.shops.getShop(shop);
+    if (
+      record?.status === "paused" &&
+      record.pausedReason === AWAITING_SETTINGS &&
+      record.storeId !== null &&
+      record.providerClientId &&
+      record.providerClientSecretSealed
+    ) {
+      this.#ctx.shops.setStatus(shop, "active");
+    }
+  }
+
+  /** The shop's products (with variants) and locations, from the Admin API. */
+  async catalog(shop: ShopRecord): Promise<Catalog> {
+    if (!shop.accessTokenSealed) {
+      return {
+        ok: false,
+        message: "The app has no access to this shop: install it again from Shopify.",
+      };
+    }
+    try {
+      const { data } = await this.#ctx.shopifyAdmin.for(shop).request<CatalogData>(CATALOG);
+      return {
+        ok: true,
+        products: data.products.nodes.map((p) => ({
+          id: p.legacyResourceId,
+          title: p.title,
+          variants: p.variants.nodes.map((v) => ({
+            id: v.legacyResourceId,
+            title: v.title,
+            sku: v.sku,
+            price: v.price,
+          })),
+        })),
+        locations: data.locations.nodes.map((l) => ({ id: l.legacyResourceId, name: l.name })),
+      };
+    } catch (error) {
+      this.#ctx.logger.warn(
+        { shop: shop.shop, err: { message: (error as Error).message } },
+        "settings: could not read products and locations",
+      );
+      return {
+        ok: false,
+        message:
+          "Shopify did not return your products and locations just now. Reload the page to try again.",
+      };
+    }
+  }
+
+  saveProtectionVariants(shop: ShopRecord, variantIds: string[], catalog: Catalog) {
+    const known = new Set(
+      catalog.ok ? catalog.products.flatMap((p) => p.variants.map((v) => v.id)) : [],
+    );
+    const unknown = variantIds.filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      return {
+        ok: false as const,
+        message: "Pick the protection variants from the list of your products.",
+      };
+    }
+    this.#ctx.shops.updateSettings(shop.shop, { protectionVariantIds: variantIds });
+    return { ok: true as const };
+  }
+
+  saveLocations(
+    shop: ShopRecord,
+    map: Record<string, number>,
+    defaultLocationId: number | null,
+  ): void {
+    this.#ctx.shops.updateSettings(shop.shop, { locationMap: map, defaultLocationId });
+  }
+
+  async status(shop: ShopRecord): Promise<StatusView> {
+    const counts = this.#ctx.links.countByResult(shop.shop);
+    const pending = await countQueuedForShop(this.#ctx.queues.sync, shop.shop);
+    const rows = this.#ctx.db
+      .select({
+        sourceOrderId: schema.orderFailures.sourceOrderId,
+        error: schema.orderFailures.error,
+        failedAt: schema.orderFailures.failedAt,
+        orderName: schema.orderLinks.orderName,
+      })
+      .from(schema.orderFailures)
+      .leftJoin(
+        schema.orderLinks,
+        and(
+          eq(schema.orderLinks.shop, schema.orderFailures.shop),
+          eq(schema.orderLinks.sourceOrderId, schema.orderFailures.sourceOrderId),
+        ),
+      )
+      .where(eq(schema.orderFailures.shop, shop.shop))
+      .orderBy(desc(schema.orderFailures.failedAt))
+      .limit(5)
+      .all();
+    return {
+      synced: counts.synced,
+      pending: pending.count,
+      pendingAtLeast: pending.truncated,
+      failed: counts.failed + counts.deadLettered,
+      failures: rows.map((r) => ({
+        order: r.orderName ?? `Shopify order ${r.sourceOrderId}`,
+        when: r.failedAt,
+        explanation: explainFailure(r.error),
+      })),
+    };
+  }
+}
+
+/** Turns a sync error into what a merchant can act on; unknown errors are shown as they are. */
+export function explainFailure(error: string): string {
+  if (/fulfillmentLocationId|location/i.test(error) && /map|unknown|missing/i.test(error)) {
+    return `A Shopify location is not mapped to a provider fulfillment location: map it under "Locations" below, then resync the order. (${error})`;
+  }
+  if (/currency/i.test(error)) {
+    return `The order's currency differs from the provider store's currency. (${error})`;
+  }
+  if (/paused|credentials|no provider store/i.test(error)) {
+    return `The provider settings are incomplete or no longer accepted: check "Provider connection" above. (${error})`;
+  }
+  if (/email|phone|address/i.test(error)) {
+    return `The provider refused the customer's details on this order. Correct them in Shopify and the order syncs again. (${error})`;
+  }
+  return error;
+}

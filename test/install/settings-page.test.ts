@@ -1,0 +1,177 @@
+import { existsSync, readFileSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CookieJar } from "../helpers/install-harness.ts";
+import {
+  BROWSER_UA,
+  type InstallHarness,
+  startInstallHarness,
+} from "../helpers/install-harness.ts";
+
+const SHOP = "settings-shop.myshopify.com";
+const OTHER = "other-merchant.myshopify.com";
+const PROVIDER = { clientId: "merchant-client", clientSecret: "merchant-secret-4f9a1c" };
+
+let h: InstallHarness;
+let jar: CookieJar;
+beforeEach(async () => {
+  h = await startInstallHarness({
+    provider: {
+      ...PROVIDER,
+      stores: [1001, 1002],
+      storeCurrency: { 1001: "USD", 1002: "EUR" },
+      storeTimezone: { 1001: "America/New_York", 1002: "Europe/Berlin" },
+    },
+  });
+  ({ jar } = await h.install(SHOP));
+});
+afterEach(async () => {
+  await h.close();
+});
+
+/** A form post as the page's browser sends it (same origin). */
+function post(
+  path: string,
+  form: Record<string, string | string[]>,
+  cookies = jar,
+  origin?: string,
+) {
+  const body = new URLSearchParams();
+  for (const [k, v] of Object.entries(form)) for (const x of [v].flat()) body.append(k, x);
+  return fetch(new URL(path, h.appUrl), {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      "user-agent": BROWSER_UA,
+      "content-type": "application/x-www-form-urlencoded",
+      origin: origin ?? h.appUrl,
+      cookie: cookies.header(),
+    },
+    body,
+  });
+}
+
+describe("settings page", () => {
+  it("shows the settings of the shop in the session cookie, with a strict CSP", async () => {
+    const res = await h.get("/settings", jar);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
+    expect(res.headers.get("content-security-policy")).toMatch(/frame-ancestors 'none'/);
+    const page = await res.text();
+    expect(page).toContain(`Settings for ${SHOP}`);
+    expect(page).toContain("Sync is paused: waiting for the provider settings");
+    // Products and locations come from the shop through the Admin API.
+    expect(page).toContain("Shipping protection");
+    expect(page).toContain("Main warehouse");
+  });
+
+  it("refuses without a session (401), with a tampered cookie, and a session never shows another shop", async () => {
+    expect((await h.get("/settings")).status).toBe(401);
+    const forged = jar
+      .header()
+      .replace(/connector_shop=[^;]+/, `connector_shop=${OTHER}|9999999999999.AAAA`);
+    expect((await h.get("/settings", undefined, { cookie: forged })).status).toBe(401);
+
+    const other = await h.install(OTHER);
+    const mine = await (await h.get("/settings?shop=other-merchant.myshopify.com", jar)).text();
+    expect(mine).toContain(`Settings for ${SHOP}`);
+    expect(mine).not.toContain(OTHER);
+    const theirs = await (await h.get("/settings", other.jar)).text();
+    expect(theirs).toContain(`Settings for ${OTHER}`);
+  });
+
+  it("refuses a form posted from another origin (CSRF) without changing anything", async () => {
+    const res = await post(
+      "/settings/locations",
+      { "location.4001": "12" },
+      jar,
+      "https://evil.example",
+    );
+    expect(res.status).toBe(403);
+    expect(h.ctx.shops.getShop(SHOP)?.locationMap).toEqual({});
+  });
+
+  it("rejects wrong provider credentials with a clear message and saves nothing", async () => {
+    const res = await post("/settings/provider", {
+      clientId: PROVIDER.clientId,
+      clientSecret: "wrong-secret",
+      environment: "production",
+    });
+    expect(res.status).toBe(400);
+    const page = await res.text();
+    expect(page).toContain(
+      "did not accept this client ID and secret for the production environment",
+    );
+    expect(page).toContain(`value="${PROVIDER.clientId}"`);
+    expect(page).not.toContain("wrong-secret");
+    const shop = h.ctx.shops.getShop(SHOP);
+    expect(shop?.providerClientId).toBeNull();
+    expect(shop?.providerClientSecretSealed).toBeNull();
+  });
+
+  it("saves verified credentials, lists the covered stores with currency and time zone, warns on a currency mismatch and activates the shop once a store is chosen", async () => {
+    const saved = await post("/settings/provider", { ...PROVIDER, environment: "staging" });
+    expect(saved.status).toBe(303);
+    const page = await (await h.get(saved.headers.get("location") ?? "", jar)).text();
+    expect(page).toContain("Credentials verified with the provider and saved");
+    expect(page).toContain("Store 1001");
+    expect(page).toContain("America/New_York");
+    expect(page).toContain("Store 1002");
+    expect(page).toContain("Europe/Berlin");
+    expect(page).toContain("This store uses EUR, your shop uses USD");
+    expect(page.match(/data-currency-warning/g)).toHaveLength(1);
+
+    const chosen = await post("/settings/store", { storeId: "1001" });
+    expect(chosen.status).toBe(303);
+    const shop = h.ctx.shops.getShop(SHOP);
+    expect(shop).toMatchObject({
+      storeId: 1001,
+      storeCurrency: "USD",
+      providerClientId: PROVIDER.clientId,
+      providerEnvironment: "staging",
+      status: "active",
+    });
+    expect(h.ctx.secrets.open(shop?.providerClientSecretSealed ?? "")).toBe(PROVIDER.clientSecret);
+
+    // A store the token does not cover is refused.
+    const foreign = await post("/settings/store", { storeId: "4242" });
+    expect(foreign.status).toBe(400);
+    expect(h.ctx.shops.getShop(SHOP)?.storeId).toBe(1001);
+  });
+
+  it("saves protection variants picked from the shop's products and refuses unknown ones", async () => {
+    expect((await post("/settings/protection", { variantIds: ["999", "998"] })).status).toBe(303);
+    expect(h.ctx.shops.getShop(SHOP)?.protectionVariantIds).toEqual(["999", "998"]);
+    expect((await post("/settings/protection", { variantIds: ["123456"] })).status).toBe(400);
+    expect(h.ctx.shops.getShop(SHOP)?.protectionVariantIds).toEqual(["999", "998"]);
+  });
+
+  it("maps each Shopify location to a provider fulfillment location and names a bad value", async () => {
+    const ok = await post("/settings/locations", {
+      "location.4001": "77",
+      "location.4002": "",
+      defaultLocationId: "77",
+    });
+    expect(ok.status).toBe(303);
+    expect(h.ctx.shops.getShop(SHOP)).toMatchObject({
+      locationMap: { "4001": 77 },
+      defaultLocationId: 77,
+    });
+    const bad = await post("/settings/locations", { "location.4002": "abc" });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain(
+      "Location 4002: the provider fulfillment location ID must be a whole number",
+    );
+  });
+
+  it("leaves no plaintext access token or provider client secret in the SQLite file", async () => {
+    await post("/settings/provider", { ...PROVIDER, environment: "production" });
+    await post("/settings/store", { storeId: "1001" });
+    const token = h.standIn.state.shop(SHOP)?.accessToken ?? "";
+    const bytes = Buffer.concat(
+      [h.dbPath, `${h.dbPath}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f)),
+    );
+    expect(bytes.includes(Buffer.from(PROVIDER.clientId))).toBe(true);
+    expect(bytes.includes(Buffer.from(PROVIDER.clientSecret))).toBe(false);
+    expect(bytes.includes(Buffer.from(token))).toBe(false);
+  });
+});
