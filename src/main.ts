@@ -3,6 +3,8 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
 import type { Worker } from "bullmq";
+import { startBackfillWorker } from "../workers/backfill-worker.ts";
+import { startSweepWorker } from "../workers/sweep-worker.ts";
 import { startSyncWorker } from "../workers/sync-worker.ts";
 import { ConfigError, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig } from "./config/runtime-config.ts";
@@ -137,6 +139,17 @@ async function main() {
     const worker: Worker = startSyncWorker(ctx);
     logger.info({ concurrency: env.WORKER_CONCURRENCY }, "sync worker running");
     closers.push(() => worker.close());
+    const backfill = startBackfillWorker(ctx);
+    const sweep = await startSweepWorker(ctx);
+    logger.info(
+      { reconcileIntervalMs: env.RECONCILE_INTERVAL_MS },
+      "backfill and reconciliation sweep workers running",
+    );
+    // Backfills first: they save their cursor and go back to the queue for the next start.
+    closers.unshift(
+      () => backfill.close(),
+      () => sweep.close(),
+    );
   }
 
   if (env.METRICS_PORT) {

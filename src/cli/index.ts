@@ -5,6 +5,7 @@ import { registerDlqCommand } from "./dlq-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerOrdersCommand, registerShopsCommand } from "./shops-command.ts";
 import { registerStatusCommand } from "./status-command.ts";
+import { registerSyncCommands } from "./sync-commands.ts";
 import { registerWebhookCommand } from "./webhook-command.ts";
 
 const program = new Command("connector").description(
@@ -16,6 +17,7 @@ registerShopsCommand(program, config);
 registerOrdersCommand(program, config);
 registerDlqCommand(program, config);
 registerStatusCommand(program, config);
+registerSyncCommands(program, config);
 registerWebhookCommand(program, {
   url: `${config.appUrl}/webhooks/shopify`,
   secret: config.shopifyApiSecret,

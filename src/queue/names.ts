@@ -3,6 +3,8 @@ export const QUEUE = {
   sync: "sync",
   deadLetter: "dead-letter",
   backfill: "backfill",
+  /** The periodic reconciliation sweep, one job scheduler per shop. */
+  reconcile: "reconcile",
   maintenance: "maintenance",
 } as const;
 

@@ -94,3 +94,10 @@ export const ORDER_LINES_QUERY = /* GraphQL */ `
 export const ORDERS_PAGE_SIZE = 4;
 /** The version listing asks for 2 + 250 points. */
 export const VERSIONS_PAGE_SIZE = 250;
+
+/** How many orders a search matches (limit null: the exact count). */
+export const ORDERS_COUNT_QUERY = /* GraphQL */ `
+  query ConnectorOrdersCount($query: String) {
+    ordersCount(query: $query, limit: null) { count precision }
+  }
+`;

@@ -5,6 +5,7 @@ import {
   ORDER_LINES_QUERY,
   ORDER_QUERY,
   ORDER_VERSIONS_QUERY,
+  ORDERS_COUNT_QUERY,
   ORDERS_PAGE_QUERY,
   ORDERS_PAGE_SIZE,
   VERSIONS_PAGE_SIZE,
@@ -86,6 +87,14 @@ export class OrderSource {
     const orders: SourceOrder[] = [];
     for (const node of data.orders.nodes) orders.push(await this.complete(node));
     return { orders, pageInfo: data.orders.pageInfo };
+  }
+
+  async count(query: string): Promise<number> {
+    const { data } = await this.client.request<{ ordersCount: { count: number } | null }>(
+      ORDERS_COUNT_QUERY,
+      { query: query || null },
+    );
+    return data.ordersCount?.count ?? 0;
   }
 
   async versions(options: { query: string; after?: string | null }) {

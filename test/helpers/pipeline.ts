@@ -18,6 +18,7 @@ import {
 } from "../../src/sandbox/shopify/index.ts";
 import { createWebApp, type WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
+import { type BackfillWorkerHandle, startBackfillWorker } from "../../workers/backfill-worker.ts";
 import { startSyncWorker } from "../../workers/sync-worker.ts";
 
 export const TEST_SHOP = "lifecycle-shop.myshopify.com";
@@ -41,6 +42,8 @@ export interface Pipeline {
     options?: { webhookId?: string; eventId?: string; shop?: string },
   ): Promise<Response>;
   drain(timeoutMs?: number): Promise<void>;
+  /** Starts a backfill worker (closed with the pipeline unless closed before). */
+  startBackfillWorker(options?: { maxBacklog?: number }): BackfillWorkerHandle;
   close(): Promise<void>;
 }
 
@@ -121,6 +124,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     startSyncWorker(ctx, { concurrency: 8 }),
   );
 
+  const backfillWorkers: BackfillWorkerHandle[] = [];
   return {
     ctx,
     web,
@@ -160,7 +164,13 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       }
       throw new Error("the sync queue did not drain in time");
     },
+    startBackfillWorker(o = {}) {
+      const handle = startBackfillWorker(ctx, o);
+      backfillWorkers.push(handle);
+      return handle;
+    },
     async close() {
+      await Promise.all(backfillWorkers.map((w) => w.close()));
       await Promise.all(workers.map((w) => w.close()));
       await web.close();
       await ctx.queues.sync.obliterate({ force: true }).catch(() => {});

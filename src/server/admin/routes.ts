@@ -3,6 +3,7 @@ import type { AdminDeps } from "./admin-deps.ts";
 import { deadLetterRoutes } from "./dead-letter-routes.ts";
 import { queueDashboard } from "./queue-dashboard.ts";
 import { statusRoutes } from "./status-routes.ts";
+import { syncRoutes } from "./sync-routes.ts";
 
 /**
  * The one place admin routers are mounted. Everything mounted here is behind ADMIN_TOKEN
@@ -23,11 +24,15 @@ export function mountAdminRoutes(admin: Hono, api: Hono, deps: AdminDeps): void 
         "POST /admin/api/dead-letters/retry",
         "DELETE /admin/api/dead-letters/:id",
         "GET /admin/queues (dashboard)",
+        "POST /admin/api/shops/:shop/resync",
+        "POST /admin/api/shops/:shop/backfill",
+        "GET /admin/api/shops/:shop/backfill",
       ],
     }),
   );
   api.route("/", statusRoutes(deps));
   api.route("/", deadLetterRoutes(deps));
+  api.route("/", syncRoutes(deps));
   admin.route("/api", api);
   admin.get("/queues/", (c) => c.redirect("/admin/queues", 301));
   admin.route("/queues", queueDashboard(deps));

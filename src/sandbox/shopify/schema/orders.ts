@@ -112,6 +112,17 @@ export const ordersModule: SchemaModule = {
         reverse: Boolean = false
       ): OrderConnection!
       order(id: ID!): Order
+      ordersCount(query: String, limit: Int = 10000): Count
+    }
+
+    enum CountPrecision {
+      EXACT
+      AT_LEAST
+    }
+
+    type Count {
+      count: Int!
+      precision: CountPrecision!
     }
 
     enum OrderSortKeys {
@@ -325,6 +336,14 @@ export const ordersModule: SchemaModule = {
         const matches = parseOrderSearch(args.query as string | undefined);
         const orders = shop.readableOrders().filter(matches);
         return connectionOf(orders, sortKey(String(args.sortKey ?? "ID")), args);
+      },
+      ordersCount: (_source, args, { shop }) => {
+        const matches = parseOrderSearch(args.query as string | undefined);
+        const count = shop.readableOrders().filter(matches).length;
+        const limit = typeof args.limit === "number" ? args.limit : null;
+        return limit !== null && count > limit
+          ? { count: limit, precision: "AT_LEAST" }
+          : { count, precision: "EXACT" };
       },
       order: (_source, args, { shop }) => {
         const id = String(args.id).replace(/^gid:\/\/shopify\/Order\//, "");

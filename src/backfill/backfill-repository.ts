@@ -1,0 +1,126 @@
+import { and, desc, eq, inArray } from "drizzle-orm";
+import type { Db } from "../store/index.ts";
+import { schema } from "../store/index.ts";
+import { firstCursor, type PagerCursor } from "./windowed-pager.ts";
+
+const { backfills } = schema;
+
+export type BackfillStatus = "running" | "paused" | "completed" | "failed";
+
+export interface BackfillRecord {
+  id: number;
+  shop: string;
+  since: string | null;
+  until: string | null;
+  cursor: PagerCursor;
+  done: number;
+  total: number | null;
+  status: BackfillStatus;
+  error: string | null;
+  startedAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+type Row = typeof backfills.$inferSelect;
+
+function toRecord(row: Row): BackfillRecord {
+  return {
+    ...row,
+    cursor: row.cursor ? (JSON.parse(row.cursor) as PagerCursor) : firstCursor(row.since),
+  };
+}
+
+/**
+ * Backfills in SQLite: the cursor is written after every page, so a backfill resumes where it
+ * stood after a restart or a crash (the page in flight is read again; reconciling makes that
+ * harmless).
+ */
+export class BackfillRepository {
+  constructor(private readonly db: Db) {}
+
+  create(input: { shop: string; since: string | null; until: string }): BackfillRecord {
+    const now = new Date().toISOString();
+    const row = this.db
+      .insert(backfills)
+      .values({
+        shop: input.shop,
+        since: input.since,
+        until: input.until,
+        cursor: JSON.stringify(firstCursor(input.since)),
+        done: 0,
+        status: "running",
+        startedAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get();
+    return toRecord(row);
+  }
+
+  get(id: number): BackfillRecord | null {
+    const row = this.db.select().from(backfills).where(eq(backfills.id, id)).get();
+    return row ? toRecord(row) : null;
+  }
+
+  /** The shop's backfill that has not finished, if any (one at a time per shop). */
+  active(shop: string): BackfillRecord | null {
+    const row = this.db
+      .select()
+      .from(backfills)
+      .where(and(eq(backfills.shop, shop), inArray(backfills.status, ["running", "paused"])))
+      .orderBy(desc(backfills.id))
+      .get();
+    return row ? toRecord(row) : null;
+  }
+
+  latest(shop: string): BackfillRecord | null {
+    const row = this.db
+      .select()
+      .from(backfills)
+      .where(eq(backfills.shop, shop))
+      .orderBy(desc(backfills.id))
+      .get();
+    return row ? toRecord(row) : null;
+  }
+
+  list(shop: string, limit = 20): BackfillRecord[] {
+    return this.db
+      .select()
+      .from(backfills)
+      .where(eq(backfills.shop, shop))
+      .orderBy(desc(backfills.id))
+      .limit(limit)
+      .all()
+      .map(toRecord);
+  }
+
+  setTotal(id: number, total: number) {
+    this.#update(id, { total });
+  }
+
+  saveProgress(id: number, cursor: PagerCursor, done: number) {
+    this.#update(id, { cursor: JSON.stringify(cursor), done, status: "running" });
+  }
+
+  complete(id: number, done: number) {
+    const now = new Date().toISOString();
+    this.#update(id, { done, status: "completed", completedAt: now, cursor: null });
+  }
+
+  fail(id: number, error: string) {
+    this.#update(id, { status: "failed", error: error.slice(0, 2_000) });
+  }
+
+  setStatus(id: number, status: BackfillStatus) {
+    this.#update(id, { status });
+  }
+
+  #update(id: number, set: Partial<Row>) {
+    this.db
+      .update(backfills)
+      .set({ ...set, updatedAt: new Date().toISOString() })
+      .where(eq(backfills.id, id))
+      .run();
+  }
+}

@@ -1,0 +1,37 @@
+export {
+  type BackfillProcessorDeps,
+  type BackfillResult,
+  createBackfillProcessor,
+} from "./backfill-processor.ts";
+export {
+  type BackfillProgress,
+  progressOf,
+  RECENT_ORDERS_DAYS,
+  sixtyDayWarning,
+} from "./backfill-progress.ts";
+export { type BackfillJobData, BackfillQueue, backfillJobId } from "./backfill-queue.ts";
+export {
+  type BackfillRecord,
+  BackfillRepository,
+  type BackfillStatus,
+} from "./backfill-repository.ts";
+export { CheckpointRepository } from "./checkpoint-repository.ts";
+export { FeedAbortedError, OrderFeeder } from "./order-feeder.ts";
+export {
+  createSweepProcessor,
+  type SweepDeps,
+  type SweepJobData,
+  type SweepResult,
+  SweepScheduler,
+  staleReason,
+  sweepShop,
+} from "./reconcile-sweep.ts";
+export {
+  parseInstant,
+  type ResyncDeps,
+  ResyncInputError,
+  type ResyncResult,
+  type ResyncTarget,
+  resync,
+} from "./resync.ts";
+export { WINDOW_OBJECTS } from "./windowed-pager.ts";

@@ -1,0 +1,157 @@
+import { type Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { QUEUE } from "../queue/names.ts";
+import type { SnapshotStore } from "../queue/snapshot-store.ts";
+import type { SyncQueues } from "../queue/sync-queue.ts";
+import {
+  type AdminClientFactory,
+  OrderSource,
+  type OrderVersion,
+  updatedWindowQuery,
+} from "../shopify/index.ts";
+import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
+import type { ShopDomain } from "../sync/source-order.ts";
+import type { CheckpointRepository } from "./checkpoint-repository.ts";
+import { OrderFeeder } from "./order-feeder.ts";
+
+export interface SweepJobData {
+  shop: string;
+}
+
+export interface SweepResult {
+  checked: number;
+  queued: number;
+  since: string;
+}
+
+/** Looked back past the checkpoint: Shopify's search index and clocks may trail a little. */
+export const SWEEP_OVERLAP_MS = 5 * 60_000;
+/** A shop swept for the first time: the last day (webhooks can arrive up to a day late). */
+export const FIRST_SWEEP_LOOKBACK_MS = 24 * 3_600_000;
+
+export const sweepSchedulerId = (shop: string) => `sweep-${shop}`;
+
+export interface SweepDeps {
+  shops: ShopRepository;
+  links: LinkRepository;
+  checkpoints: CheckpointRepository;
+  shopifyAdmin: AdminClientFactory;
+  snapshots: SnapshotStore;
+  queues: SyncQueues;
+  logger: Logger;
+}
+
+/**
+ * Why an order needs a reconcile, or null: the provider has never had it, or has an older
+ * version than Shopify's. An order whose last sync was dead-lettered is left to the
+ * dead-letter queue unless it changed after that failure.
+ */
+export function staleReason(
+  deps: Pick<SweepDeps, "links" | "checkpoints">,
+  shop: string,
+  order: OrderVersion,
+): "missing" | "stale" | null {
+  const updated = Date.parse(order.updatedAt);
+  const deadAt = deps.checkpoints.deadLetteredAt(shop, order.id);
+  if (deadAt && Date.parse(deadAt) >= updated) return null;
+  const link = deps.links.getOrderLinkRow(shop, order.id);
+  if (!link) return "missing";
+  if (!link.syncedVersion || Date.parse(link.syncedVersion) < updated) return "stale";
+  return null;
+}
+
+/**
+ * The reconciliation sweep of one shop: lists the orders updated since the last checkpoint
+ * (IDs and versions only, 250 per page), compares them with the links, reads the missing and
+ * stale ones in full and queues them at bulk priority. A webhook Shopify never delivered heals
+ * here without anyone noticing.
+ */
+export async function sweepShop(
+  deps: SweepDeps,
+  shop: ShopRecord,
+  now = Date.now(),
+): Promise<SweepResult> {
+  const checkpoint = deps.checkpoints.get(shop.shop);
+  const sinceMs = checkpoint
+    ? Date.parse(checkpoint) - SWEEP_OVERLAP_MS
+    : Math.max(
+        now - FIRST_SWEEP_LOOKBACK_MS,
+        shop.installedAt ? Date.parse(shop.installedAt) - SWEEP_OVERLAP_MS : 0,
+      );
+  const since = new Date(sinceMs).toISOString();
+  const source = new OrderSource(deps.shopifyAdmin.for(shop), shop.shop as ShopDomain);
+  const feeder = new OrderFeeder(deps, { shop: shop.shop, trigger: "sweep" });
+  let checked = 0;
+  let after: string | null = null;
+  do {
+    const page = await source.versions({ query: updatedWindowQuery(since, null), after });
+    checked += page.orders.length;
+    for (const version of page.orders) {
+      const reason = staleReason(deps, shop.shop, version);
+      if (!reason) continue;
+      const order = await source.fetchOrder(version.id);
+      if (!order) continue;
+      deps.logger.info({ shop: shop.shop, orderId: order.id, reason }, "sweep queues an order");
+      await feeder.feed(order);
+    }
+    after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+  } while (after);
+  deps.checkpoints.set(shop.shop, new Date(now).toISOString());
+  return { checked, queued: feeder.queued, since };
+}
+
+/** The reconcile queue and its per-shop job schedulers. */
+export class SweepScheduler {
+  readonly queue: Queue<SweepJobData>;
+
+  constructor(
+    connection: Redis,
+    prefix: string,
+    private readonly everyMs: number,
+  ) {
+    this.queue = new Queue<SweepJobData>(QUEUE.reconcile, { connection, prefix });
+  }
+
+  /** Creates or updates the shop's scheduler (idempotent; safe at every start). */
+  async schedule(shop: string) {
+    await this.queue.upsertJobScheduler(
+      sweepSchedulerId(shop),
+      { every: this.everyMs },
+      {
+        name: "sweep",
+        data: { shop },
+        opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 }, attempts: 3 },
+      },
+    );
+  }
+
+  async unschedule(shop: string) {
+    await this.queue.removeJobScheduler(sweepSchedulerId(shop));
+  }
+
+  /** One scheduler per active shop that has a Shopify token; none for the others. */
+  async scheduleAll(shops: ShopRepository) {
+    for (const shop of shops.listShops()) {
+      if (shop.status !== "uninstalled" && shop.accessTokenSealed) await this.schedule(shop.shop);
+      else await this.unschedule(shop.shop);
+    }
+  }
+
+  close() {
+    return this.queue.close();
+  }
+}
+
+export function createSweepProcessor(deps: SweepDeps) {
+  return async function processSweep(
+    job: Job<SweepJobData>,
+  ): Promise<SweepResult | { skipped: string }> {
+    const shop = deps.shops.getShop(job.data.shop);
+    if (shop?.status !== "active") return { skipped: "shop not active" };
+    if (!shop.accessTokenSealed) return { skipped: "no Shopify access token" };
+    const result = await sweepShop(deps, shop);
+    deps.logger.info({ shop: shop.shop, ...result, jobId: job.id }, "reconciliation sweep done");
+    return result;
+  };
+}

@@ -1,0 +1,179 @@
+import { Presets, SingleBar } from "cli-progress";
+import { type Command, InvalidArgumentError } from "commander";
+import {
+  BackfillQueue,
+  BackfillRepository,
+  parseInstant,
+  progressOf,
+  ResyncInputError,
+  type ResyncTarget,
+  resync,
+} from "../backfill/index.ts";
+import type { RuntimeConfig } from "../config/runtime-config.ts";
+import type { ConnectorContext } from "../context.ts";
+import { ShopDomain } from "../sync/source-order.ts";
+import { withContext } from "./cli-context.ts";
+
+const shopDomain = (value: string) => {
+  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
+  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
+  return parsed.data as string;
+};
+const instant = (value: string) => {
+  try {
+    return parseInstant(value, "date");
+  } catch {
+    throw new InvalidArgumentError("must be a date such as 2026-10-01 or 2026-10-01T12:00:00Z");
+  }
+};
+
+function requireShop(ctx: ConnectorContext, shop: string) {
+  const record = ctx.shops.getShop(shop);
+  if (!record) throw new ResyncInputError("shop", `${shop} is not registered`);
+  return record;
+}
+
+/** `connector resync` and `connector backfill`. */
+export function registerSyncCommands(program: Command, config: RuntimeConfig) {
+  program
+    .command("resync")
+    .description(
+      "read orders' current state from Shopify's Admin API and reconcile them (bulk priority)",
+    )
+    .requiredOption("--shop <domain>", "the shop", shopDomain)
+    .option("--order <id-or-name>", "one order, by ID (820982911946154508) or name (#1001)")
+    .option("--since <date>", "orders updated at or after this date", instant)
+    .option("--until <date>", "with --since: orders updated before this date", instant)
+    .option("--all", "every order Shopify returns (prefer `backfill` for a whole shop)")
+    .option("--json", "print the result as JSON")
+    .action(
+      async (opts: {
+        shop: string;
+        order?: string;
+        since?: string;
+        until?: string;
+        all?: boolean;
+        json?: boolean;
+      }) => {
+        const chosen = [opts.order, opts.since, opts.all].filter((v) => v !== undefined);
+        if (chosen.length !== 1 || (opts.until && !opts.since)) {
+          console.error("resync: give exactly one of --order, --since [--until] or --all");
+          process.exitCode = 2;
+          return;
+        }
+        const target: ResyncTarget = opts.order
+          ? { kind: "order", order: opts.order }
+          : opts.since
+            ? { kind: "range", since: opts.since, ...(opts.until ? { until: opts.until } : {}) }
+            : { kind: "all" };
+        try {
+          const result = await withContext(config, (ctx) =>
+            resync(ctx, requireShop(ctx, opts.shop), target, {
+              onPage: (found) => {
+                if (!opts.json) process.stderr.write(`\rread ${found} orders`);
+              },
+            }),
+          );
+          if (!opts.json && target.kind !== "order") process.stderr.write("\n");
+          if (opts.json) console.log(JSON.stringify(result, null, 2));
+          else if (result.notFound) {
+            console.error(`Shopify has no order ${result.notFound} for ${opts.shop}`);
+            process.exitCode = 1;
+          } else {
+            console.log(
+              `${result.found} order(s) read from Shopify, ${result.stored} newer than the stored ` +
+                `snapshot, ${result.queued} queued for reconcile at bulk priority`,
+            );
+          }
+        } catch (error) {
+          if (!(error instanceof ResyncInputError)) throw error;
+          console.error(error.message);
+          process.exitCode = 1;
+        }
+      },
+    );
+
+  program
+    .command("backfill")
+    .description("sync every order of a shop in the background (a job the workers run)")
+    .requiredOption("--shop <domain>", "the shop", shopDomain)
+    .option("--since <date>", "only orders updated at or after this date", instant)
+    .option("--detach", "start it and return; do not show progress")
+    .option("--json", "print the backfill's progress as JSON and return")
+    .action(async (opts: { shop: string; since?: string; detach?: boolean; json?: boolean }) => {
+      await withContext(config, async (ctx) => {
+        const shop = ctx.shops.getShop(opts.shop);
+        if (!shop) {
+          console.error(`shop: ${opts.shop} is not registered`);
+          process.exitCode = 1;
+          return;
+        }
+        const repo = new BackfillRepository(ctx.db);
+        const queue = new BackfillQueue(ctx.redis, ctx.prefix, repo);
+        try {
+          const { backfill, started } = await queue.start(opts.shop, { since: opts.since ?? null });
+          const first = progressOf(backfill, { scopes: shop.scopes });
+          if (opts.json) {
+            console.log(JSON.stringify({ started, ...first }, null, 2));
+            return;
+          }
+          console.log(
+            started
+              ? `backfill ${backfill.id} started for ${opts.shop}`
+              : `backfill ${backfill.id} for ${opts.shop} is already under way; following it`,
+          );
+          for (const warning of first.warnings) console.warn(`warning: ${warning}`);
+          if (opts.detach) return;
+          await follow(repo, backfill.id, shop.scopes);
+        } finally {
+          await queue.close();
+        }
+      });
+    });
+}
+
+/** Draws the progress bar until the backfill ends; Ctrl-C stops watching, not the backfill. */
+async function follow(repo: BackfillRepository, id: number, scopes: string | null) {
+  const bar = new SingleBar(
+    {
+      format: "{bar} {percentage}% | {value}/{total} orders | ETA {eta_formatted} | {status}",
+      etaBuffer: 50,
+    },
+    Presets.shades_classic,
+  );
+  let stop = false;
+  const onInterrupt = () => {
+    stop = true;
+  };
+  process.once("SIGINT", onInterrupt);
+  let started = false;
+  try {
+    for (;;) {
+      const record = repo.get(id);
+      if (!record) return;
+      const progress = progressOf(record, { scopes });
+      const total = progress.total ?? 0;
+      if (!started && progress.total !== null) {
+        bar.start(total, progress.done, { status: progress.status });
+        started = true;
+      }
+      if (started) {
+        bar.setTotal(total);
+        bar.update(progress.done, { status: progress.status });
+      }
+      if (record.status === "completed" || record.status === "failed" || stop) {
+        bar.stop();
+        if (record.status === "failed") {
+          console.error(`backfill ${id} failed: ${record.error ?? "unknown error"}`);
+          process.exitCode = 1;
+        } else if (stop) {
+          console.log(`stopped watching; backfill ${id} goes on in the workers`);
+        } else console.log(`backfill ${id} completed: ${record.done} orders fed to the sync queue`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    process.off("SIGINT", onInterrupt);
+  }
+}

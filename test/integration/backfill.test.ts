@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  BackfillQueue,
+  BackfillRepository,
+  type BackfillStatus,
+  progressOf,
+} from "../../src/backfill/index.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
+
+let pipeline: Pipeline;
+let queue: BackfillQueue | undefined;
+afterEach(async () => {
+  await queue?.close();
+  queue = undefined;
+  await pipeline?.close();
+});
+
+const DAY = 86_400_000;
+
+/** Orders straight into the stand-in's store: no webhook was ever sent for them. */
+function seedOrders(count: number, newestAt: number, spacingMs: number) {
+  const shop = pipeline.shopify.state.shop(TEST_SHOP);
+  if (!shop) throw new Error("the stand-in has no test shop");
+  for (let i = 1; i <= count; i++) {
+    const at = new Date(newestAt - (count - i) * spacingMs).toISOString();
+    shop.putOrder(standInOrder(i, at).payload);
+  }
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function providerCreates() {
+  return pipeline.sandbox.state.arrivals.filter(
+    (a) => a.method === "POST" && /\/orders$/.test(a.path) && a.status === 201,
+  ).length;
+}
+
+describe("backfill", () => {
+  it("syncs 1,000 orders exactly once when its worker is stopped half-way and started again", async () => {
+    // A budget of 100 a minute would make this a 10-minute test: the budget is not what it checks.
+    pipeline = await startPipeline({ env: { PROVIDER_RATE_LIMIT: "1000000" } });
+    seedOrders(1_000, Date.now() - DAY, 60_000);
+    const repo = new BackfillRepository(pipeline.ctx.db);
+    queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
+    const maxBacklog = 20;
+
+    // How many sync jobs wait at any moment: the backfill must never flood the queue.
+    let largestBacklog = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const counts = await pipeline.ctx.queues.sync.getJobCounts(
+          "waiting",
+          "prioritized",
+          "delayed",
+          "active",
+        );
+        largestBacklog = Math.max(
+          largestBacklog,
+          Object.values(counts).reduce((a, b) => a + b, 0),
+        );
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+
+    const { backfill, started } = await queue.start(TEST_SHOP);
+    expect(started).toBe(true);
+    const first = pipeline.startBackfillWorker({ maxBacklog });
+    await waitFor("half of the orders", () => (repo.get(backfill.id)?.done ?? 0) >= 400);
+    await first.close();
+
+    const stopped = repo.get(backfill.id);
+    expect(stopped?.status).toBe<BackfillStatus>("running");
+    expect(stopped?.total).toBe(1_000);
+    expect(stopped?.done).toBeGreaterThanOrEqual(400);
+    expect(stopped?.done).toBeLessThan(1_000);
+    expect(await queue.queue.getJobState(`backfill-${backfill.id}`)).toMatch(/delayed|waiting/);
+    // Asking again while it is unfinished does not start a second one.
+    expect((await queue.start(TEST_SHOP)).started).toBe(false);
+
+    pipeline.startBackfillWorker({ maxBacklog });
+    await waitFor("the backfill to complete", () => repo.get(backfill.id)?.status === "completed");
+    await pipeline.drain(60_000);
+    sampling = false;
+    await sampler;
+
+    const done = repo.get(backfill.id);
+    expect(done?.done).toBe(1_000);
+    const ids = pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId);
+    expect(new Set(ids).size).toBe(1_000);
+    expect(ids).toHaveLength(1_000);
+    expect(providerCreates()).toBe(1_000);
+    expect(largestBacklog).toBeLessThanOrEqual(maxBacklog);
+    const progress = progressOf(done ?? backfill, { scopes: "read_orders read_all_orders" });
+    expect(progress).toMatchObject({ percent: 100, etaSeconds: 0, warnings: [] });
+  }, 120_000);
+
+  it("reads only the last 60 days without read_all_orders, and says so in its progress", async () => {
+    pipeline = await startPipeline({ shopify: { scopes: ["read_orders"] } });
+    pipeline.ctx.shops.updateSettings(TEST_SHOP, { scopes: "read_orders" });
+    // 10 orders, one every 10 days: the 6 newest are within 60 days.
+    seedOrders(10, Date.now() - DAY, 10 * DAY);
+    const repo = new BackfillRepository(pipeline.ctx.db);
+    queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
+    const { backfill } = await queue.start(TEST_SHOP);
+    pipeline.startBackfillWorker();
+    await waitFor("the backfill to complete", () => repo.get(backfill.id)?.status === "completed");
+    await pipeline.drain();
+
+    const record = repo.get(backfill.id);
+    expect(record?.done).toBe(6);
+    expect(pipeline.sandbox.state.orders.all).toHaveLength(6);
+    const progress = progressOf(record ?? backfill, { scopes: "read_orders" });
+    expect(progress.warnings[0]).toContain("read_all_orders");
+    expect(progress.warnings[0]).toContain("60 days");
+  });
+
+  it("starts through the admin API and reports done, total and ETA there", async () => {
+    const ADMIN_TOKEN = "backfill-admin-token-0123456789";
+    pipeline = await startPipeline({ env: { ADMIN_TOKEN } });
+    seedOrders(12, Date.now() - DAY, 60_000);
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
+    const path = `/admin/api/shops/${TEST_SHOP}/backfill`;
+    const bad = await pipeline.web.app.request(path, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ since: "yesterday-ish" }),
+    });
+    expect(bad.status).toBe(400);
+    const started = await pipeline.web.app.request(path, { method: "POST", headers, body: "{}" });
+    expect(started.status).toBe(202);
+    expect(await started.json()).toMatchObject({ started: true, status: "running", done: 0 });
+    pipeline.startBackfillWorker();
+    await waitFor("the backfill to complete", async () => {
+      const res = await pipeline.web.app.request(path, { headers });
+      return ((await res.json()) as { status: string }).status === "completed";
+    });
+    const res = await pipeline.web.app.request(path, { headers });
+    expect(await res.json()).toMatchObject({ done: 12, total: 12, percent: 100, etaSeconds: 0 });
+  });
+});

@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { resync } from "../../src/backfill/index.ts";
+import type { ShopRecord } from "../../src/store/index.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
+
+const ADMIN_TOKEN = "resync-admin-token-0123456789";
+
+let pipeline: Pipeline;
+afterEach(async () => {
+  await pipeline?.close();
+});
+
+const shopRecord = () => pipeline.ctx.shops.getShop(TEST_SHOP) as ShopRecord;
+const providerOrderIds = () => pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId).sort();
+
+async function seed(days: number[]) {
+  for (const day of days) {
+    const { payload } = standInOrder(day, `2026-10-${String(day).padStart(2, "0")}T12:00:00Z`);
+    // Webhooks never delivered: only a resync can bring these orders to the provider.
+    await pipeline.shopify.upsertOrder(TEST_SHOP, payload, { deliver: false });
+  }
+}
+
+describe("resync", () => {
+  it("syncs one order found by its name, and only that order", async () => {
+    pipeline = await startPipeline();
+    await seed([1, 2, 3]);
+    const result = await resync(pipeline.ctx, shopRecord(), { kind: "order", order: "#1002" });
+    expect(result).toEqual({ found: 1, stored: 1, queued: 1 });
+    await pipeline.drain();
+    expect(providerOrderIds()).toEqual(["2"]);
+    expect(pipeline.sandbox.state.orders.find(1001, "2")?.orderName).toBe("#1002");
+  });
+
+  it("syncs the orders updated in a date range, including the start and excluding the end", async () => {
+    pipeline = await startPipeline();
+    await seed([1, 5, 9, 10, 11, 20]);
+    const result = await resync(pipeline.ctx, shopRecord(), {
+      kind: "range",
+      since: "2026-10-05T12:00:00.000Z",
+      until: "2026-10-11T12:00:00.000Z",
+    });
+    expect(result.found).toBe(3);
+    await pipeline.drain();
+    expect(providerOrderIds()).toEqual(["10", "5", "9"]);
+  });
+
+  it("keeps a newer snapshot from a webhook over an older state read from Shopify", async () => {
+    pipeline = await startPipeline();
+    const { model, payload } = standInOrder(7, "2026-10-07T12:00:00Z");
+    await pipeline.shopify.upsertOrder(TEST_SHOP, payload, { deliver: false });
+    // The webhook of a later edit arrived; Shopify's search still returns the older version.
+    const newer = orderPayload({ ...model, updatedAt: "2026-10-08T12:00:00Z", note: "newer" });
+    expect((await pipeline.send("orders/updated", newer)).status).toBe(200);
+    await pipeline.drain();
+    const result = await resync(pipeline.ctx, shopRecord(), { kind: "order", order: "7" });
+    expect(result).toEqual({ found: 1, stored: 0, queued: 1 });
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.find(1001, "7")?.notes).toBe("newer");
+  });
+
+  it("answers the admin API with the result, and 404 for an order Shopify does not have", async () => {
+    pipeline = await startPipeline({ env: { ADMIN_TOKEN } });
+    await seed([3]);
+    const call = (body: unknown) =>
+      pipeline.web.app.request(`/admin/api/shops/${TEST_SHOP}/resync`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const ok = await call({ order: "#1003" });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ found: 1, stored: 1, queued: 1 });
+    const missing = await call({ order: "#4040" });
+    expect(missing.status).toBe(404);
+    const both = await call({ order: "#1003", all: true });
+    expect(both.status).toBe(400);
+    await pipeline.drain();
+    expect(providerOrderIds()).toEqual(["3"]);
+  });
+});

@@ -1,0 +1,95 @@
+import { Worker } from "bullmq";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  CheckpointRepository,
+  createSweepProcessor,
+  type SweepDeps,
+  SweepScheduler,
+  sweepShop,
+} from "../../src/backfill/index.ts";
+import { QUEUE } from "../../src/queue/names.ts";
+import type { ShopRecord } from "../../src/store/index.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
+
+let pipeline: Pipeline;
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await pipeline?.close();
+});
+
+const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+
+function sweepDeps(): SweepDeps {
+  const { ctx } = pipeline;
+  return {
+    shops: ctx.shops,
+    links: ctx.links,
+    checkpoints: new CheckpointRepository(ctx.db),
+    shopifyAdmin: ctx.shopifyAdmin,
+    snapshots: ctx.snapshots,
+    queues: ctx.queues,
+    logger: ctx.logger,
+  };
+}
+
+const shopRecord = () => pipeline.ctx.shops.getShop(TEST_SHOP) as ShopRecord;
+
+describe("reconciliation sweep", () => {
+  it("heals an order whose webhooks were never delivered, and an update that was missed", async () => {
+    pipeline = await startPipeline();
+    // Order 1 arrives by webhook; order 2's webhook never comes.
+    const one = standInOrder(1, iso(10 * 60_000));
+    const two = standInOrder(2, iso(9 * 60_000));
+    const delivered = await pipeline.shopify.upsertOrder(TEST_SHOP, one.payload);
+    expect(delivered.map((d) => d.status)).toEqual([200]);
+    await pipeline.shopify.upsertOrder(TEST_SHOP, two.payload, { deliver: false });
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId)).toEqual(["1"]);
+
+    // Order 1 is then edited in Shopify and that webhook is lost too.
+    const edited = orderPayload({ ...one.model, updatedAt: iso(5 * 60_000), note: "gift wrap" });
+    await pipeline.shopify.upsertOrder(TEST_SHOP, edited, { deliver: false });
+
+    const result = await sweepShop(sweepDeps(), shopRecord());
+    expect(result).toMatchObject({ checked: 2, queued: 2 });
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.find(1001, "2")?.orderName).toBe("#1002");
+    expect(pipeline.sandbox.state.orders.find(1001, "1")?.notes).toBe("gift wrap");
+
+    // Nothing is left to heal: a second sweep reads the versions and queues nothing.
+    const again = await sweepShop(sweepDeps(), shopRecord());
+    expect(again.queued).toBe(0);
+    expect(new CheckpointRepository(pipeline.ctx.db).get(TEST_SHOP)).not.toBeNull();
+  });
+
+  it("runs on its own from the shop's job scheduler", async () => {
+    pipeline = await startPipeline({ env: { RECONCILE_INTERVAL_MS: "200" } });
+    await pipeline.shopify.upsertOrder(TEST_SHOP, standInOrder(3, iso(60_000)).payload, {
+      deliver: false,
+    });
+    const { ctx } = pipeline;
+    const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, 200);
+    closers.push(
+      () => scheduler.queue.obliterate({ force: true }),
+      () => scheduler.close(),
+    );
+    await scheduler.scheduleAll(ctx.shops);
+    const schedulers = await scheduler.queue.getJobSchedulers();
+    expect(schedulers.map((s) => s.key)).toEqual([`sweep-${TEST_SHOP}`]);
+
+    const worker = new Worker(QUEUE.reconcile, createSweepProcessor(sweepDeps()), {
+      connection: ctx.redis.duplicate(),
+      prefix: ctx.prefix,
+    });
+    closers.push(() => worker.close());
+    const deadline = Date.now() + 20_000;
+    while (!pipeline.sandbox.state.orders.find(1001, "3")) {
+      if (Date.now() > deadline) throw new Error("the scheduled sweep never synced the order");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(pipeline.sandbox.state.orders.find(1001, "3")?.orderName).toBe("#1003");
+  });
+});

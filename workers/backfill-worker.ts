@@ -1,0 +1,60 @@
+import { Worker } from "bullmq";
+import {
+  type BackfillJobData,
+  BackfillRepository,
+  type BackfillResult,
+  createBackfillProcessor,
+} from "../src/backfill/index.ts";
+import type { ConnectorContext } from "../src/context.ts";
+import { QUEUE } from "../src/queue/names.ts";
+
+export interface BackfillWorkerOptions {
+  concurrency?: number;
+  /** Bulk sync jobs one backfill may have waiting at once. */
+  maxBacklog?: number;
+}
+
+export interface BackfillWorkerHandle {
+  worker: Worker<BackfillJobData, BackfillResult>;
+  /** Stops at the next order: running backfills save their cursor and go back to the queue. */
+  close(): Promise<void>;
+}
+
+/** The backfill worker: walks shops' orders through the Admin API into the sync queue. */
+export function startBackfillWorker(
+  ctx: ConnectorContext,
+  options: BackfillWorkerOptions = {},
+): BackfillWorkerHandle {
+  const stopping = new AbortController();
+  const processor = createBackfillProcessor({
+    backfills: new BackfillRepository(ctx.db),
+    shops: ctx.shops,
+    shopifyAdmin: ctx.shopifyAdmin,
+    snapshots: ctx.snapshots,
+    queues: ctx.queues,
+    logger: ctx.logger.child({ component: "backfill-worker" }),
+    ...(options.maxBacklog ? { maxBacklog: options.maxBacklog } : {}),
+  });
+  const worker = new Worker<BackfillJobData, BackfillResult>(
+    QUEUE.backfill,
+    (job, token, signal) =>
+      processor(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+    {
+      connection: ctx.redis.duplicate(),
+      prefix: ctx.prefix,
+      concurrency: options.concurrency ?? 2,
+      // A crashed worker's backfill returns to the queue after this and resumes from its cursor.
+      lockDuration: 60_000,
+    },
+  );
+  worker.on("error", (error) =>
+    ctx.logger.error({ err: { message: error.message } }, "backfill worker error"),
+  );
+  return {
+    worker,
+    async close() {
+      stopping.abort();
+      await worker.close();
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { Worker } from "bullmq";
+import {
+  CheckpointRepository,
+  createSweepProcessor,
+  type SweepJobData,
+  SweepScheduler,
+} from "../src/backfill/index.ts";
+import type { ConnectorContext } from "../src/context.ts";
+import { QUEUE } from "../src/queue/names.ts";
+
+export interface SweepWorkerHandle {
+  worker: Worker<SweepJobData>;
+  scheduler: SweepScheduler;
+  close(): Promise<void>;
+}
+
+/**
+ * The reconciliation sweep worker. At start it makes sure every active shop with a Shopify
+ * token has its job scheduler (every RECONCILE_INTERVAL_MS) and none of the others do.
+ */
+export async function startSweepWorker(ctx: ConnectorContext): Promise<SweepWorkerHandle> {
+  const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, ctx.config.env.RECONCILE_INTERVAL_MS);
+  await scheduler.scheduleAll(ctx.shops);
+  const processor = createSweepProcessor({
+    shops: ctx.shops,
+    links: ctx.links,
+    checkpoints: new CheckpointRepository(ctx.db),
+    shopifyAdmin: ctx.shopifyAdmin,
+    snapshots: ctx.snapshots,
+    queues: ctx.queues,
+    logger: ctx.logger.child({ component: "sweep-worker" }),
+  });
+  const worker = new Worker<SweepJobData>(QUEUE.reconcile, processor, {
+    connection: ctx.redis.duplicate(),
+    prefix: ctx.prefix,
+    concurrency: 2,
+    lockDuration: 120_000,
+  });
+  worker.on("error", (error) =>
+    ctx.logger.error({ err: { message: error.message } }, "sweep worker error"),
+  );
+  return {
+    worker,
+    scheduler,
+    async close() {
+      await worker.close();
+      await scheduler.close();
+    },
+  };
+}
