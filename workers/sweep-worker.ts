@@ -30,7 +30,7 @@ export async function startSweepWorker(ctx: ConnectorContext): Promise<SweepWork
     queues: ctx.queues,
     logger: ctx.logger.child({ component: "sweep-worker" }),
   });
-  const worker = new Worker<SweepJobData>(QUEUE.reconcile, processor, {
+  const worker = new Worker<SweepJobData>(QUEUE.maintenance, processor, {
     connection: ctx.redis.duplicate(),
     prefix: ctx.prefix,
     concurrency: 2,

@@ -101,7 +101,7 @@ export async function sweepShop(
   return { checked, queued: feeder.queued, since };
 }
 
-/** The reconcile queue and its per-shop job schedulers. */
+/** The maintenance queue's per-shop sweep schedulers. */
 export class SweepScheduler {
   readonly queue: Queue<SweepJobData>;
 
@@ -110,7 +110,7 @@ export class SweepScheduler {
     prefix: string,
     private readonly everyMs: number,
   ) {
-    this.queue = new Queue<SweepJobData>(QUEUE.reconcile, { connection, prefix });
+    this.queue = new Queue<SweepJobData>(QUEUE.maintenance, { connection, prefix });
   }
 
   /** Creates or updates the shop's scheduler (idempotent; safe at every start). */
@@ -147,6 +147,7 @@ export function createSweepProcessor(deps: SweepDeps) {
   return async function processSweep(
     job: Job<SweepJobData>,
   ): Promise<SweepResult | { skipped: string }> {
+    if (job.name !== "sweep") return { skipped: `not a sweep job: ${job.name}` };
     const shop = deps.shops.getShop(job.data.shop);
     if (shop?.status !== "active") return { skipped: "shop not active" };
     if (!shop.accessTokenSealed) return { skipped: "no Shopify access token" };

@@ -3,8 +3,7 @@ export const QUEUE = {
   sync: "sync",
   deadLetter: "dead-letter",
   backfill: "backfill",
-  /** The periodic reconciliation sweep, one job scheduler per shop. */
-  reconcile: "reconcile",
+  /** Periodic work: the reconciliation sweep (one job scheduler per shop, job name "sweep"). */
   maintenance: "maintenance",
 } as const;
 

@@ -80,7 +80,7 @@ describe("reconciliation sweep", () => {
     const schedulers = await scheduler.queue.getJobSchedulers();
     expect(schedulers.map((s) => s.key)).toEqual([`sweep-${TEST_SHOP}`]);
 
-    const worker = new Worker(QUEUE.reconcile, createSweepProcessor(sweepDeps()), {
+    const worker = new Worker(QUEUE.maintenance, createSweepProcessor(sweepDeps()), {
       connection: ctx.redis.duplicate(),
       prefix: ctx.prefix,
     });
