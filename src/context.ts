@@ -121,6 +121,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
       clientSecret: secrets.open(shop.providerClientSecretSealed),
       redis,
       redisPrefix: prefix,
+      timeoutMs: config.env.PROVIDER_TIMEOUT_MS,
       ...(options.providerFetch ? { fetch: options.providerFetch } : {}),
       // Every response teaches the limiter what the server counts (other clients included).
       onResponse: (info) => {

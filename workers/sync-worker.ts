@@ -47,7 +47,8 @@ export function startSyncWorker(
     prefix: ctx.prefix,
     concurrency: options.concurrency ?? ctx.config.env.WORKER_CONCURRENCY,
     // A crashed worker's active jobs return to the queue after this; they resume from the links.
-    lockDuration: 30_000,
+    lockDuration: ctx.config.env.WORKER_LOCK_MS,
+    stalledInterval: ctx.config.env.WORKER_LOCK_MS,
     maxStalledCount: 10,
   });
   worker.on("error", (error) =>

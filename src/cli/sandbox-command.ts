@@ -24,6 +24,7 @@ export function registerSandboxCommand(program: Command) {
     .option("--rate-limit <n>", "requests per window per store", int, 100)
     .option("--window-ms <ms>", "rate-limit window in milliseconds", int, 60_000)
     .option("--registrations <n>", "registrations seeded per store", int, 25)
+    .option("--control", "serve /_sandbox/* (state, faults, budget use) for test harnesses")
     .action(
       async (opts: {
         port: number;
@@ -33,6 +34,7 @@ export function registerSandboxCommand(program: Command) {
         rateLimit: number;
         windowMs: number;
         registrations: number;
+        control?: boolean;
       }) => {
         const sandbox = await startSandbox({
           port: opts.port,
@@ -40,6 +42,7 @@ export function registerSandboxCommand(program: Command) {
           rateLimit: opts.rateLimit,
           windowMs: opts.windowMs,
           seedRegistrations: opts.registrations,
+          ...(opts.control ? { control: true } : {}),
           ...(opts.clientId ? { clientId: opts.clientId } : {}),
           ...(opts.clientSecret ? { clientSecret: opts.clientSecret } : {}),
         });
@@ -54,6 +57,7 @@ export function registerSandboxCommand(program: Command) {
             `  client secret: ${sandbox.clientSecret}`,
             `  stores:        ${sandbox.stores.join(", ")}`,
             `  rate limit:    ${opts.rateLimit} per ${opts.windowMs} ms per store`,
+            ...(opts.control ? [`  control:       ${sandbox.authUrl}/_sandbox/state`] : []),
           ].join("\n"),
         );
         const stop = async () => {

@@ -51,7 +51,14 @@ export const EnvSchema = z.object({
   PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
   /** Time allowed from a limiter grant to the provider's arrival; default min(250, window/40). */
   PROVIDER_RATE_MARGIN_MS: z.coerce.number().int().nonnegative().optional(),
+  /** How long a provider request may take before it counts as failed (and is retried). */
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  /**
+   * A worker's job lock; a worker that dies (kill -9, OOM) leaves its active jobs locked this
+   * long before another worker takes them over (BullMQ's stalled-job check runs as often).
+   */
+  WORKER_LOCK_MS: z.coerce.number().int().min(1_000).default(30_000),
   SYNC_ATTEMPTS: z.coerce.number().int().positive().default(12),
   SYNC_RETRY_DELAY_MS: z.coerce.number().int().positive().default(2_000),
   WEBHOOK_MAX_BYTES: z.coerce.number().int().positive().default(1_048_576),

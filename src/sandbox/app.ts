@@ -16,6 +16,7 @@ import {
   type Scope,
   TokenRequest,
 } from "../provider/schemas.ts";
+import { sandboxControlRoutes } from "./control.ts";
 import { FaultDice, type SandboxFaults } from "./faults.ts";
 import { check, notFound, SandboxHttpError } from "./http-error.ts";
 import { OrderBook, orderView } from "./orders.ts";
@@ -49,6 +50,8 @@ export interface SandboxOptions {
   faults?: SandboxFaults;
   seedRegistrations?: number;
   audience?: string;
+  /** Mounts `/_sandbox/*` (state, faults, budget consumption) for harnesses in other processes. */
+  control?: boolean;
 }
 
 interface Client {
@@ -470,6 +473,16 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
     }
   });
   app.route("/v1", v1);
+  if (options.control) {
+    app.route(
+      "/_sandbox",
+      sandboxControlRoutes({
+        state,
+        setFaults: (faults) => dice.set(faults),
+        consume: (storeId, count) => limiter.consume(String(storeId), count, Date.now()),
+      }),
+    );
+  }
 
   return {
     app,

@@ -1,135 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { LinkRepository } from "../../src/store/index.ts";
+import { actionArbitrary, orderHistory } from "../helpers/order-lifecycle.ts";
+import { compareProjections } from "../helpers/order-projection.ts";
 import { startPipeline } from "../helpers/pipeline.ts";
-import {
-  fulfillmentPayload,
-  lineTaxCents,
-  type ModelOrder,
-  orderPayload,
-  orderTotals,
-} from "../helpers/shopify-order-builder.ts";
-
-type Action =
-  | { kind: "note"; text: string }
-  | { kind: "addLine"; price: number; quantity: number }
-  | { kind: "removeLine"; pick: number }
-  | { kind: "changeQuantity"; pick: number; quantity: number }
-  | { kind: "fulfill"; tracking: string }
-  | { kind: "tracking"; pick: number; status: "in_transit" | "out_for_delivery" | "delivered" }
-  | { kind: "cancel" };
-
-const action: fc.Arbitrary<Action> = fc.oneof(
-  fc.record({ kind: fc.constant("note" as const), text: fc.string({ maxLength: 12 }) }),
-  fc.record({
-    kind: fc.constant("addLine" as const),
-    price: fc.integer({ min: 0, max: 50_000 }),
-    quantity: fc.integer({ min: 1, max: 4 }),
-  }),
-  fc.record({ kind: fc.constant("removeLine" as const), pick: fc.nat() }),
-  fc.record({
-    kind: fc.constant("changeQuantity" as const),
-    pick: fc.nat(),
-    quantity: fc.integer({ min: 1, max: 5 }),
-  }),
-  fc.record({
-    kind: fc.constant("fulfill" as const),
-    tracking: fc.stringMatching(/^1Z[0-9A-F]{6}$/),
-  }),
-  fc.record({
-    kind: fc.constant("tracking" as const),
-    pick: fc.nat(),
-    status: fc.constantFrom(
-      "in_transit" as const,
-      "out_for_delivery" as const,
-      "delivered" as const,
-    ),
-  }),
-  fc.constant({ kind: "cancel" as const }),
-);
-
-interface Delivery {
-  topic: string;
-  body: unknown;
-  webhookId: string;
-}
-
-/** Applies one merchant action to the model and returns the webhooks Shopify would send. */
-function apply(model: ModelOrder, a: Action, step: number, nextId: () => number): Delivery[] {
-  if (model.cancelledAt) return [];
-  const at = new Date(Date.parse("2026-11-01T15:00:00Z") + step * 60_000).toISOString();
-  model.updatedAt = at;
-  const live = model.lines.filter((l) => l.currentQuantity > 0);
-  const out: Delivery[] = [];
-  switch (a.kind) {
-    case "note":
-      model.note = a.text || null;
-      break;
-    case "addLine": {
-      const id = nextId();
-      model.lines.push({
-        id,
-        variantId: 600 + id,
-        sku: `SKU-${id}`,
-        title: `Item ${id}`,
-        price: a.price,
-        quantity: a.quantity,
-        currentQuantity: a.quantity,
-      });
-      break;
-    }
-    case "removeLine":
-      // An order keeps at least one line: Shopify's editor refuses to remove the last one.
-      if (live.length > 1)
-        (live[a.pick % live.length] as { currentQuantity: number }).currentQuantity = 0;
-      break;
-    case "changeQuantity": {
-      const line = live[a.pick % live.length];
-      if (line) {
-        line.currentQuantity = a.quantity;
-        line.quantity = Math.max(line.quantity, a.quantity);
-      }
-      break;
-    }
-    case "fulfill": {
-      const f = {
-        id: nextId(),
-        status: "success" as const,
-        trackingNumber: a.tracking,
-        shipmentStatus: "in_transit",
-        lineIds: live.map((l) => l.id),
-        createdAt: at,
-        updatedAt: at,
-      };
-      model.fulfillments.push(f);
-      out.push({
-        topic: "fulfillments/create",
-        body: fulfillmentPayload(model, f),
-        webhookId: `f-${f.id}-${step}`,
-      });
-      break;
-    }
-    case "tracking": {
-      const f = model.fulfillments[a.pick % Math.max(1, model.fulfillments.length)];
-      if (f) {
-        f.shipmentStatus = a.status;
-        f.updatedAt = at;
-        out.push({
-          topic: "fulfillments/update",
-          body: fulfillmentPayload(model, f),
-          webhookId: `fu-${f.id}-${step}`,
-        });
-      }
-      break;
-    }
-    case "cancel":
-      model.cancelledAt = at;
-      out.push({ topic: "orders/cancelled", body: orderPayload(model), webhookId: `c-${step}` });
-      return out;
-  }
-  out.push({ topic: "orders/updated", body: orderPayload(model), webhookId: `u-${step}` });
-  return out;
-}
 
 /** A link repository whose record writes fail once per key: the crash between call and link. */
 function crashingLinks(
@@ -180,46 +54,12 @@ describe("order lifecycles, property-based, against the sandbox over HTTP", () =
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(action, { minLength: 1, maxLength: 8 }),
+          fc.array(actionArbitrary, { minLength: 1, maxLength: 8 }),
           fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 20, maxLength: 20 }),
           fc.infiniteStream(fc.double({ min: 0, max: 1, noNaN: true })),
           async (actions, copies, order) => {
             orderSeq++;
-            let ids = orderSeq * 1000;
-            const model: ModelOrder = {
-              id: 9_000_000_000 + orderSeq,
-              number: 2000 + orderSeq,
-              email: `buyer${orderSeq}@example.com`,
-              createdAt: "2026-11-01T15:00:00Z",
-              updatedAt: "2026-11-01T15:00:00Z",
-              cancelledAt: null,
-              note: null,
-              shippingCents: 700,
-              taxBps: 725,
-              lines: [
-                {
-                  id: ++ids,
-                  variantId: 501,
-                  sku: "BASE",
-                  title: "Base item",
-                  price: 2599,
-                  quantity: 1,
-                  currentQuantity: 1,
-                },
-              ],
-              fulfillments: [],
-              locationId: 4001,
-            };
-            const deliveries: Delivery[] = [
-              {
-                topic: "orders/create",
-                body: orderPayload(model),
-                webhookId: `create-${orderSeq}`,
-              },
-            ];
-            actions.forEach((a, step) => {
-              deliveries.push(...apply(model, a, step + 1, () => ++ids));
-            });
+            const { model, deliveries } = orderHistory(orderSeq, actions);
 
             // Each webhook delivered one to three times, all in random order.
             const all = deliveries.flatMap((d, i) =>
@@ -236,39 +76,14 @@ describe("order lifecycles, property-based, against the sandbox over HTTP", () =
             }
             await pipeline.drain(60_000);
 
-            const matches = pipeline.sandbox.state.orders.all.filter(
-              (o) => o.sourceOrderId === String(model.id),
+            const report = compareProjections(
+              [model],
+              pipeline.sandbox.state.orders.all.filter((o) => o.sourceOrderId === String(model.id)),
             );
-            expect(matches).toHaveLength(1);
-            const provider = matches[0];
-            if (!provider) return;
-            const totals = orderTotals(model);
-            expect(provider.totalMoney).toBe(totals.total / 100);
-            expect(provider.canceled).toBe(model.cancelledAt !== null);
-            expect(provider.notes || null).toBe(model.note?.trim() || null);
-            const liveProvider = provider.lineItems
-              .filter((l) => !l.sourceCanceledOn)
-              .map((l) => [l.sourceLineItemId, l.quantity, l.price, l.tax])
-              .sort();
-            const liveModel = model.lines
-              .filter((l) => l.currentQuantity > 0)
-              .map((l) => [
-                String(l.id),
-                l.currentQuantity,
-                l.price / 100,
-                Math.round(
-                  (lineTaxCents(l, model.taxBps, l.quantity) * l.currentQuantity) / l.quantity,
-                ) / 100,
-              ])
-              .sort();
-            expect(liveProvider).toEqual(liveModel);
-            const providerFulfillments = provider.fulfillments
-              .map((f) => [f.sourceFulfillmentId, f.trackingInfoNumber, f.shipmentStatus])
-              .sort();
-            const modelFulfillments = model.fulfillments
-              .map((f) => [String(f.id), f.trackingNumber, f.shipmentStatus])
-              .sort();
-            expect(providerFulfillments).toEqual(modelFulfillments);
+            expect(report.lost).toEqual([]);
+            expect(report.duplicated).toEqual([]);
+            expect(report.wrong).toEqual([]);
+            expect(report.ok).toBe(1);
             const dead = await pipeline.ctx.queues.deadLetter.count();
             expect(dead).toBe(0);
           },
