@@ -18,7 +18,8 @@ export function expectedProjection(model: ModelOrder): OrderProjection {
     sourceOrderId: String(model.id),
     totalMoney: orderTotals(model).total / 100,
     canceled: model.cancelledAt !== null,
-    notes: model.note?.trim() || null,
+    // Sent as written (surrounding spaces kept); a blank note is no note.
+    notes: model.note?.trim() ? model.note : null,
     lines: model.lines
       .filter((l) => l.currentQuantity > 0)
       .map((l): [string, number, number, number] => [

@@ -1,0 +1,350 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import {
+  freePort,
+  type RedisServerHandle,
+  startRedisServer,
+} from "../../../src/lib/redis-server.ts";
+import { createSecretBox } from "../../../src/lib/secret-box.ts";
+import { QUEUE } from "../../../src/queue/names.ts";
+import type { Arrival } from "../../../src/sandbox/app.ts";
+import type { SandboxFaults } from "../../../src/sandbox/index.ts";
+import type { StoredOrder } from "../../../src/sandbox/orders.ts";
+import { openDatabase, ShopRepository } from "../../../src/store/index.ts";
+import { ManagedProcess, sleep } from "./processes.ts";
+
+export interface ClusterOptions {
+  /** Worker processes. */
+  workers: number;
+  /** Jobs per worker process at once. */
+  workerConcurrency?: number;
+  /** Shops, each on its own provider store. */
+  shops?: number;
+  appendfsync?: "always" | "everysec";
+  /** The provider's budget per store (the connector is told the same). */
+  rateLimit?: number;
+  rateWindowMs?: number;
+  /** Extra environment for the connector processes. */
+  env?: Record<string, string>;
+}
+
+export interface SandboxSnapshot {
+  orders: StoredOrder[];
+  counters: {
+    tokenRequests: number;
+    rateLimited: number;
+    faults: number;
+    writes: Record<string, number>;
+  };
+  arrivals: Arrival[];
+}
+
+export const CHAOS_SHOPIFY_SECRET = `shpss_chaos_${randomBytes(12).toString("hex")}`;
+export const CHAOS_PROVIDER_SECRET = `chaos-provider-${randomBytes(12).toString("hex")}`;
+const ENCRYPTION_KEY = randomBytes(32).toString("base64");
+
+/**
+ * A whole deployment as real processes on loopback: redis-server (AOF on, the fsync policy of
+ * the scenario), the provider sandbox (`connector sandbox --control`), one web process and
+ * several worker processes (`src/main.ts --role …`), sharing one SQLite file. Each can be
+ * killed and restarted by the scenario.
+ */
+export class Cluster {
+  readonly dir: string;
+  readonly shops: { shop: string; storeId: number }[];
+  readonly webPort: number;
+  readonly sandboxPort: number;
+  readonly prefix = "chaos";
+  redis!: RedisServerHandle;
+  sandbox!: ManagedProcess;
+  web!: ManagedProcess;
+  workers: ManagedProcess[] = [];
+  #redisPort = 0;
+  #serial = 0;
+  #harnessRedis?: Redis;
+  #queues?: { sync: Queue; deadLetter: Queue };
+
+  private constructor(
+    readonly options: ClusterOptions,
+    ports: { web: number; sandbox: number },
+  ) {
+    this.dir = mkdtempSync(join(tmpdir(), "connector-chaos-"));
+    mkdirSync(join(this.dir, "logs"));
+    mkdirSync(join(this.dir, "redis"));
+    this.webPort = ports.web;
+    this.sandboxPort = ports.sandbox;
+    this.shops = Array.from({ length: options.shops ?? 2 }, (_, i) => ({
+      shop: `chaos-${i + 1}.myshopify.com`,
+      storeId: 1001 + i,
+    }));
+  }
+
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const cluster = new Cluster(options, { web: await freePort(), sandbox: await freePort() });
+    try {
+      await cluster.#startAll();
+    } catch (error) {
+      await cluster.close();
+      throw error;
+    }
+    return cluster;
+  }
+
+  get webUrl(): string {
+    return `http://127.0.0.1:${this.webPort}`;
+  }
+  get sandboxUrl(): string {
+    return `http://127.0.0.1:${this.sandboxPort}`;
+  }
+  get logDir(): string {
+    return join(this.dir, "logs");
+  }
+
+  async #startAll() {
+    await this.startRedis();
+    this.sandbox = new ManagedProcess(
+      "sandbox",
+      [
+        "src/cli/index.ts",
+        "sandbox",
+        "--control",
+        "--port",
+        String(this.sandboxPort),
+        "--client-id",
+        "chaos-client",
+        "--client-secret",
+        CHAOS_PROVIDER_SECRET,
+        "--stores",
+        this.shops.map((s) => s.storeId).join(","),
+        "--rate-limit",
+        String(this.options.rateLimit ?? 60_000),
+        "--window-ms",
+        String(this.options.rateWindowMs ?? 60_000),
+        "--registrations",
+        "0",
+      ],
+      { LOG_LEVEL: "warn" },
+      join(this.logDir, "sandbox.log"),
+    );
+    await this.sandbox.waitFor(/provider sandbox running/);
+    this.#registerShops();
+    await this.startWeb();
+    await Promise.all(Array.from({ length: this.options.workers }, () => this.startWorker()));
+  }
+
+  /** (Re)starts redis-server on the same port and directory, so its AOF is replayed. */
+  async startRedis(): Promise<void> {
+    this.redis = await startRedisServer({
+      appendonly: true,
+      appendfsync: this.options.appendfsync ?? "everysec",
+      dir: join(this.dir, "redis"),
+      ...(this.#redisPort ? { port: this.#redisPort } : {}),
+    });
+    this.#redisPort = this.redis.port;
+  }
+
+  get redisUrl(): string {
+    return `redis://127.0.0.1:${this.#redisPort}`;
+  }
+
+  /** The environment every connector process gets. */
+  connectorEnv(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      NODE_ENV: "development",
+      PORT: String(this.webPort),
+      APP_URL: this.webUrl,
+      REDIS_URL: this.redisUrl,
+      REDIS_PREFIX: this.prefix,
+      DATABASE_PATH: join(this.dir, "connector.sqlite"),
+      SHOPIFY_API_KEY: "chaos-api-key",
+      SHOPIFY_API_SECRET: CHAOS_SHOPIFY_SECRET,
+      ENCRYPTION_KEY,
+      PROVIDER_BASE_URL: `${this.sandboxUrl}/v1`,
+      PROVIDER_AUTH_URL: this.sandboxUrl,
+      PROVIDER_AUDIENCE: "https://api.sandbox.local/v1",
+      PROVIDER_RATE_LIMIT: String(this.options.rateLimit ?? 60_000),
+      PROVIDER_RATE_WINDOW_MS: String(this.options.rateWindowMs ?? 60_000),
+      WORKER_CONCURRENCY: String(this.options.workerConcurrency ?? 8),
+      SYNC_ATTEMPTS: "25",
+      SYNC_RETRY_DELAY_MS: "200",
+      WORKER_LOCK_MS: "5000",
+      PROVIDER_TIMEOUT_MS: "2000",
+      LOG_LEVEL: "info",
+      ...this.options.env,
+      ...extra,
+    };
+  }
+
+  #registerShops() {
+    const db = openDatabase(join(this.dir, "connector.sqlite"));
+    const shops = new ShopRepository(db);
+    const box = createSecretBox(ENCRYPTION_KEY);
+    for (const { shop, storeId } of this.shops) {
+      shops.upsertShop(shop, {
+        storeId,
+        providerClientId: "chaos-client",
+        providerClientSecretSealed: box.seal(CHAOS_PROVIDER_SECRET),
+        storeCurrency: "USD",
+        shopCurrency: "USD",
+        locationMap: { "4001": 77 },
+        protectionVariantIds: ["999"],
+        installedAt: new Date().toISOString(),
+      });
+    }
+    db.$client.close();
+  }
+
+  async startWeb(): Promise<void> {
+    this.web = new ManagedProcess(
+      `web-${++this.#serial}`,
+      ["src/main.ts", "--role", "web"],
+      this.connectorEnv(),
+      join(this.logDir, `web-${this.#serial}.log`),
+    );
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (!this.web.alive) throw new Error(`web exited: ${this.web.log().slice(-2_000)}`);
+      try {
+        if ((await fetch(`${this.webUrl}/healthz`)).ok) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error("web process did not become healthy");
+      await sleep(100);
+    }
+  }
+
+  async startWorker(): Promise<ManagedProcess> {
+    const worker = new ManagedProcess(
+      `worker-${++this.#serial}`,
+      ["src/main.ts", "--role", "worker"],
+      this.connectorEnv(),
+      join(this.logDir, `worker-${this.#serial}.log`),
+    );
+    this.workers.push(worker);
+    await worker.waitFor(/sync worker running/);
+    return worker;
+  }
+
+  /** kill -9 of one live worker, chosen by `pick`. */
+  async killWorker(pick: number): Promise<ManagedProcess | undefined> {
+    const live = this.workers.filter((w) => w.alive);
+    const victim = live[pick % Math.max(1, live.length)];
+    await victim?.kill("SIGKILL");
+    return victim;
+  }
+
+  // -- the sandbox's control API --------------------------------------------------------------
+  async sandboxState(): Promise<SandboxSnapshot> {
+    const response = await fetch(`${this.sandboxUrl}/_sandbox/state`);
+    if (!response.ok) throw new Error(`sandbox state: ${response.status}`);
+    return (await response.json()) as SandboxSnapshot;
+  }
+
+  async setFaults(faults: SandboxFaults): Promise<void> {
+    const response = await fetch(`${this.sandboxUrl}/_sandbox/faults`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(faults),
+    });
+    if (!response.ok) throw new Error(`sandbox faults: ${await response.text()}`);
+  }
+
+  /** Another client spends `count` of a store's budget: the next requests get real 429s. */
+  async consumeBudget(storeId: number, count: number): Promise<void> {
+    const response = await fetch(`${this.sandboxUrl}/_sandbox/consume`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ storeId, count }),
+    });
+    if (!response.ok) throw new Error(`sandbox consume: ${await response.text()}`);
+  }
+
+  // -- the queues, read from the harness -------------------------------------------------------
+  #queue() {
+    if (!this.#queues) {
+      this.#harnessRedis = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+      this.#harnessRedis.on("error", () => {});
+      this.#queues = {
+        sync: new Queue(QUEUE.sync, { connection: this.#harnessRedis, prefix: this.prefix }),
+        deadLetter: new Queue(QUEUE.deadLetter, {
+          connection: this.#harnessRedis,
+          prefix: this.prefix,
+        }),
+      };
+    }
+    return this.#queues;
+  }
+
+  async pendingJobs(): Promise<number> {
+    const counts = await this.#queue().sync.getJobCounts(
+      "waiting",
+      "active",
+      "delayed",
+      "prioritized",
+      "waiting-children",
+    );
+    return Object.values(counts).reduce((a, b) => a + b, 0);
+  }
+
+  async jobCounts() {
+    const sync = await this.#queue().sync.getJobCounts("completed", "failed");
+    const deadLetters = await this.#queue().deadLetter.getJobs([
+      "waiting",
+      "delayed",
+      "prioritized",
+    ]);
+    return {
+      ...sync,
+      deadLetters: deadLetters.map(
+        (j) => j.data as { orderId: string | null; reason: string; category: string },
+      ),
+    };
+  }
+
+  /** Waits until the sync queue has been empty for `quietMs` (work may still be delayed). */
+  async quiesce(timeoutMs = 120_000, quietMs = 1_500): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let quietSince = 0;
+    while (Date.now() < deadline) {
+      const pending = await this.pendingJobs();
+      if (pending === 0) {
+        quietSince ||= Date.now();
+        if (Date.now() - quietSince >= quietMs) return;
+      } else {
+        quietSince = 0;
+      }
+      await sleep(250);
+    }
+    throw new Error(
+      `the sync queue did not drain within ${timeoutMs} ms (${await this.pendingJobs()} pending)`,
+    );
+  }
+
+  /**
+   * The logs of every connector process the cluster started (web and workers, killed ones
+   * included). The sandbox's own output is left out: it prints its credentials on purpose.
+   */
+  connectorLogs(): { name: string; text: string }[] {
+    return [this.web, ...this.workers]
+      .filter(Boolean)
+      .map((p) => ({ name: p.name, text: p.log() }));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.stop(5_000)));
+    await this.web?.stop(5_000);
+    await this.sandbox?.stop(5_000);
+    if (this.#queues) {
+      await this.#queues.sync.close().catch(() => {});
+      await this.#queues.deadLetter.close().catch(() => {});
+    }
+    this.#harnessRedis?.disconnect();
+    await this.redis?.stop();
+    if (!process.env.CHAOS_KEEP) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
