@@ -3,6 +3,7 @@ import {
   ProviderConflictError,
   type ProviderLineItemId,
   type ProviderOrderId,
+  ProviderRateLimitError,
   type ProviderStoreId,
 } from "../provider/index.ts";
 import type { LinkRepository } from "../store/index.ts";
@@ -35,8 +36,25 @@ export async function executeOp(
   ctx: OpContext,
 ): Promise<ProviderOrderId> {
   const intent = links.beginIntent(ctx.shop, ctx.sourceOrderId, op.key, op.kind);
-  const resumed = intent.attempts > 1;
+  try {
+    return await runOp(client, links, op, ctx, intent.attempts > 1);
+  } catch (error) {
+    // A 429 is answered before the provider does anything: this attempt cannot have created
+    // anything, so it must not make the next attempt pay for a lookup.
+    if (error instanceof ProviderRateLimitError) {
+      links.releaseIntent(ctx.shop, ctx.sourceOrderId, op.key);
+    }
+    throw error;
+  }
+}
 
+async function runOp(
+  client: ProviderClient,
+  links: LinkRepository,
+  op: SyncOp,
+  ctx: OpContext,
+  resumed: boolean,
+): Promise<ProviderOrderId> {
   switch (op.kind) {
     case "createOrder": {
       let order: Order | null = resumed ? await findExisting(client, ctx) : null;

@@ -48,6 +48,11 @@ export class LinkRepository {
            status = 'pending', completed_at = NULL, result_id = NULL
          RETURNING status, attempts, result_id AS resultId`,
       ),
+      releaseIntent: db.$client.prepare(
+        `UPDATE intents SET attempts = attempts - 1
+         WHERE shop = @shop AND source_order_id = @sourceOrderId AND key = @key
+           AND status = 'pending' AND attempts > 0`,
+      ),
       completeIntent: db.$client.prepare(
         `UPDATE intents SET status = 'done', result_id = @resultId, completed_at = @at
          WHERE shop = @shop AND source_order_id = @sourceOrderId AND key = @key`,
@@ -135,6 +140,15 @@ export class LinkRepository {
    */
   beginIntent(shop: string, sourceOrderId: string, key: string, kind: string): IntentRow {
     return this.#raw.beginIntent.get({ shop, sourceOrderId, key, kind, at: now() }) as IntentRow;
+  }
+
+  /**
+   * Takes back the attempt `beginIntent` counted, for a request the provider refused before
+   * processing it (a 429): the next attempt then knows nothing may exist from this one, and
+   * sends its create without first looking for what a lost answer could have created.
+   */
+  releaseIntent(shop: string, sourceOrderId: string, key: string): void {
+    this.#raw.releaseIntent.run({ shop, sourceOrderId, key });
   }
 
   #complete(_tx: unknown, k: Keyed, resultId: number | null) {
