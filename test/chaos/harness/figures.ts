@@ -23,6 +23,8 @@ export interface ScenarioFigures {
   providerCalls: number;
   providerMinimum: number;
   provider429: number;
+  /** Provider requests by method, route and status, e.g. "POST /orders/:id/fulfillments 500". */
+  providerCallsByKind: Record<string, number>;
   faultsInjected: number;
   durationMs: number;
   notes: string[];
@@ -58,6 +60,7 @@ export function figures(input: {
     providerCalls: calls,
     providerMinimum: input.minimumCalls,
     provider429: input.state.arrivals.length - calls,
+    providerCallsByKind: byKind(input.state.arrivals),
     faultsInjected: input.state.counters.faults,
     durationMs: Date.now() - input.startedAt,
     notes: input.notes ?? [],
@@ -86,6 +89,12 @@ export function publish(f: ScenarioFigures): void {
       `${f.providerCalls} / ${f.providerMinimum} (${(f.providerCalls / Math.max(1, f.providerMinimum)).toFixed(3)}×)`,
     ],
     ["provider 429s", String(f.provider429)],
+    [
+      "provider calls by kind",
+      Object.entries(f.providerCallsByKind)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join("; "),
+    ],
     ["faults injected by the sandbox", String(f.faultsInjected)],
     ["duration", `${(f.durationMs / 1000).toFixed(1)} s`],
     ...f.notes.map((n): [string, string] => ["note", n]),
@@ -98,4 +107,14 @@ export function publish(f: ScenarioFigures): void {
   mkdirSync(dir, { recursive: true });
   const file = f.scenario.replace(/[^\w]+/g, "-").toLowerCase();
   writeFileSync(join(dir, `${file}.json`), `${JSON.stringify(f, null, 2)}\n`);
+}
+
+function byKind(arrivals: SandboxSnapshot["arrivals"]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const a of arrivals) {
+    const route = a.path.replace(/^\/v1/, "").replace(/\/\d+/g, "/:id");
+    const key = `${a.method} ${route} ${a.status}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
 }
