@@ -78,6 +78,8 @@ export class SandboxState {
     tokenRequests: 0,
     rateLimited: 0,
     faults: 0,
+    /** Injected faults by kind: error (500), slow, drop (answer lost after commit), extra429. */
+    faultsByKind: { error: 0, slow: 0, drop: 0, extra429: 0 },
     writes: {} as Record<string, number>,
   };
 
@@ -232,6 +234,7 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
     const arrivedAt = c.get("arrivedAt");
     if (dice.roll("extra429Rate")) {
       state.counters.faults++;
+      state.counters.faultsByKind.extra429++;
       limitHeaders(c, { remaining: 0, resetMs: 1000 });
       c.header("Retry-After", "1");
       throw new SandboxHttpError(429, "rate_limited", "rate limit exceeded (injected)");
@@ -249,10 +252,13 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
     }
     if (dice.roll("errorRate")) {
       state.counters.faults++;
+      state.counters.faultsByKind.error++;
       throw new SandboxHttpError(500, "internal_error", "injected server error");
     }
-    if (dice.roll("slowRate"))
+    if (dice.roll("slowRate")) {
+      state.counters.faultsByKind.slow++;
       await new Promise((resolve) => setTimeout(resolve, dice.settings.slowMs ?? 2_000));
+    }
     return store;
   };
 
@@ -272,6 +278,7 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
     state.counters.writes[kind] = (state.counters.writes[kind] ?? 0) + 1;
     if (dice.roll("dropAfterCommitRate")) {
       state.counters.faults++;
+      state.counters.faultsByKind.drop++;
       c.env?.incoming?.socket?.destroy();
     }
     return status === 204 ? c.body(null, 204) : c.json(body as object, status);

@@ -38,6 +38,7 @@ export interface SandboxSnapshot {
     tokenRequests: number;
     rateLimited: number;
     faults: number;
+    faultsByKind: { error: number; slow: number; drop: number; extra429: number };
     writes: Record<string, number>;
   };
   arrivals: Arrival[];

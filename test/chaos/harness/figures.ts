@@ -26,6 +26,11 @@ export interface ScenarioFigures {
   /** Provider requests by method, route and status, e.g. "POST /orders/:id/fulfillments 500". */
   providerCallsByKind: Record<string, number>;
   faultsInjected: number;
+  /**
+   * Provider calls that were themselves a fault the sandbox injected (500s, timeouts, answers
+   * dropped after the commit): each is a call by definition, whatever the client does.
+   */
+  faultedCalls: number;
   durationMs: number;
   notes: string[];
 }
@@ -62,6 +67,10 @@ export function figures(input: {
     provider429: input.state.arrivals.length - calls,
     providerCallsByKind: byKind(input.state.arrivals),
     faultsInjected: input.state.counters.faults,
+    faultedCalls:
+      input.state.counters.faultsByKind.error +
+      input.state.counters.faultsByKind.slow +
+      input.state.counters.faultsByKind.drop,
     durationMs: Date.now() - input.startedAt,
     notes: input.notes ?? [],
   };
@@ -96,6 +105,10 @@ export function publish(f: ScenarioFigures): void {
         .join("; "),
     ],
     ["faults injected by the sandbox", String(f.faultsInjected)],
+    [
+      "calls beyond the faulted ones / minimum",
+      `${f.providerCalls - f.faultedCalls} / ${f.providerMinimum} (${((f.providerCalls - f.faultedCalls) / Math.max(1, f.providerMinimum)).toFixed(3)}×)`,
+    ],
     ["duration", `${(f.durationMs / 1000).toFixed(1)} s`],
     ...f.notes.map((n): [string, string] => ["note", n]),
   ];
