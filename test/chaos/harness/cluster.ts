@@ -173,7 +173,6 @@ export class Cluster {
       SYNC_ATTEMPTS: "25",
       SYNC_RETRY_DELAY_MS: "200",
       WORKER_LOCK_MS: "5000",
-      PROVIDER_TIMEOUT_MS: "2000",
       LOG_LEVEL: "info",
       ...this.options.env,
       ...extra,

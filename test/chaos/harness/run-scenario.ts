@@ -17,6 +17,8 @@ export interface FaultContext {
   /** True once every event has been answered 200 (or given up). */
   done(): boolean;
   note(text: string): void;
+  /** Records when something was done (a kill, a restart), for the failure report. */
+  mark(text: string): void;
 }
 
 export interface ScenarioOptions {
@@ -53,11 +55,13 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     let started = 0;
     let finished = false;
     const notes: string[] = [];
+    const faultLog: { at: number; text: string }[] = [];
     const faultDone = options.fault?.({
       cluster,
       progress: () => started / workload.events.length,
       done: () => finished,
       note: (text) => notes.push(text),
+      mark: (text) => faultLog.push({ at: Date.now(), text }),
     });
     let records: DeliveryRecord[];
     try {
@@ -87,6 +91,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       notes,
     });
     publish(result);
+    explainFailures(report, records, faultLog, startedAt);
     const logs = cluster.connectorLogs();
     const leaks = scanLogs(
       logs.map((l) => ({ source: l.name, text: l.text })),
@@ -101,4 +106,26 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   } finally {
     await cluster.close();
   }
+}
+
+/** For each order that came out wrong or lost: its deliveries and the faults, on one timeline. */
+function explainFailures(
+  report: ProjectionReport,
+  records: DeliveryRecord[],
+  faultLog: { at: number; text: string }[],
+  startedAt: number,
+) {
+  const bad = new Set([...report.lost, ...report.wrong.map((w) => w.sourceOrderId)]);
+  if (bad.size === 0) return;
+  const t = (ms: number) => `+${((ms - startedAt) / 1000).toFixed(3)}s`;
+  const lines = faultLog.map((f) => `  ${t(f.at)} fault: ${f.text}`);
+  for (const r of records) {
+    if (!bad.has(r.event.sourceOrderId)) continue;
+    for (const a of r.timeline) {
+      lines.push(
+        `  ${t(a.sentAt)}→${t(a.at)} ${r.event.sourceOrderId} ${r.event.topic} ${r.event.webhookId}: ${a.code}`,
+      );
+    }
+  }
+  console.log(["why orders came out wrong or lost:", ...lines.sort()].join("\n"));
 }
