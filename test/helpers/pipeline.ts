@@ -56,6 +56,8 @@ export interface PipelineOptions {
   registerShop?: boolean;
   /** The test shop's Admin API bucket, scopes… in the stand-in Shopify. */
   shopify?: ShopInstallOptions & { throttledStatus?: 200 | 429 };
+  /** Where the pipeline's pino logs go (a file, for log scans); silent when omitted. */
+  logDestination?: import("pino").DestinationStream;
 }
 
 /** The whole pipeline in one process: receiver, real Redis, real SQLite, sandbox over HTTP. */
@@ -90,13 +92,13 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     SHOPIFY_API_SECRET: SHOPIFY_SECRET,
     SHOPIFY_ADMIN_URL: shopify.url,
     SYNC_RETRY_DELAY_MS: "50",
-    LOG_LEVEL: "silent",
+    LOG_LEVEL: options.logDestination ? "debug" : "silent",
     ...options.env,
   });
   const config = resolveRuntimeConfig(env);
   const ctx = createContext({
     config,
-    logger: createLogger(env.LOG_LEVEL),
+    logger: createLogger(env.LOG_LEVEL, options.logDestination),
     redisUrl: inject("redisUrl"),
     prefix: `t-${randomUUID()}`,
     providerDefaults: {
