@@ -40,6 +40,8 @@ export interface ScenarioResult {
   leaks: LogLeak[];
   deadLetters: { orderId: string | null; reason: string; category: string }[];
   logs: { name: string; text: string }[];
+  /** What the fault did and when (epoch ms), as the scenario marked it. */
+  faultLog: { at: number; text: string }[];
 }
 
 /**
@@ -102,7 +104,15 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
         { kind: "phone", value: "555-0100" },
       ],
     );
-    return { figures: result, report, records, leaks, deadLetters: counts.deadLetters, logs };
+    return {
+      figures: result,
+      report,
+      records,
+      leaks,
+      deadLetters: counts.deadLetters,
+      logs,
+      faultLog,
+    };
   } finally {
     await cluster.close();
   }
