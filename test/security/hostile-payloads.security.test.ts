@@ -137,74 +137,79 @@ let seq = 0;
 const outcomes: Record<string, number> = {};
 
 describe("hostile but validly signed order payloads", () => {
-  it("each syncs or is dead-lettered with a reason; no job fails or is lost; the worker keeps running", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(mutation, { minLength: 1, maxLength: 4 }),
-        fc.option(fc.integer({ min: 200, max: 900 }), { freq: 8 }),
-        async (mutations, hugeLineCount) => {
-          seq++;
-          const model = newModelOrder(70_000 + seq, 70_000_000 + seq * 1_000);
-          model.email = EMAIL;
-          const body = orderPayload(model) as unknown as Record<string, unknown>;
-          (body.customer as Record<string, unknown>).phone = PHONE;
-          if (hugeLineCount) {
-            const line = (body.line_items as Record<string, unknown>[])[0] as Record<
-              string,
-              unknown
-            >;
-            body.line_items = Array.from({ length: hugeLineCount }, (_, i) => ({
-              ...line,
-              id: model.id * 10 + i,
-            }));
-          }
-          for (const m of mutations) mutate(body, m);
-          const id = randomUUID();
-          const response = await pipeline.send("orders/create", body, {
-            webhookId: id,
-            eventId: id,
-          });
-          expect(response.status).toBe(200);
-          const { outcome } = (await response.json()) as { outcome: string };
-          await pipeline.drain(30_000);
+  it(
+    "each syncs or is dead-lettered with a reason; no job fails or is lost; the worker keeps running",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(mutation, { minLength: 1, maxLength: 4 }),
+          fc.option(fc.integer({ min: 200, max: 900 }), { freq: 8 }),
+          async (mutations, hugeLineCount) => {
+            seq++;
+            const model = newModelOrder(70_000 + seq, 70_000_000 + seq * 1_000);
+            model.email = EMAIL;
+            const body = orderPayload(model) as unknown as Record<string, unknown>;
+            (body.customer as Record<string, unknown>).phone = PHONE;
+            if (hugeLineCount) {
+              const line = (body.line_items as Record<string, unknown>[])[0] as Record<
+                string,
+                unknown
+              >;
+              body.line_items = Array.from({ length: hugeLineCount }, (_, i) => ({
+                ...line,
+                id: model.id * 10 + i,
+              }));
+            }
+            for (const m of mutations) mutate(body, m);
+            const id = randomUUID();
+            const response = await pipeline.send("orders/create", body, {
+              webhookId: id,
+              eventId: id,
+            });
+            expect(response.status).toBe(200);
+            const { outcome } = (await response.json()) as { outcome: string };
+            await pipeline.drain(30_000);
 
-          const sourceOrderId = String(model.id);
-          const synced = pipeline.sandbox.state.orders.all.filter(
-            (o) => o.sourceOrderId === sourceOrderId,
-          );
-          const dead = await pipeline.ctx.queues.deadLetter.getJobs(["waiting"]);
-          const mine = dead.filter(
-            (j) =>
-              j.data.orderId === sourceOrderId ||
-              (j.data.orderId === null && j.id?.includes(id.replaceAll(":", "_"))),
-          );
-          let verdict: string;
-          if (outcome === "dead-lettered") {
-            expect(mine).toHaveLength(1);
-            verdict = "payload dead-lettered";
-          } else {
-            expect(outcome).toBe("queued");
-            expect(synced.length + mine.length).toBe(1);
-            verdict = synced.length === 1 ? "synced" : `dead-lettered (${mine[0]?.data.category})`;
-          }
-          for (const j of mine) {
-            // A reason an operator can act on, and never an unexpected crash retried to death.
-            expect(j.data.reason.length).toBeGreaterThan(10);
-            expect(["payload", "mapping", "config", "provider-validation"]).toContain(
-              j.data.category,
+            const sourceOrderId = String(model.id);
+            const synced = pipeline.sandbox.state.orders.all.filter(
+              (o) => o.sourceOrderId === sourceOrderId,
             );
-          }
-          outcomes[verdict] = (outcomes[verdict] ?? 0) + 1;
-          const counts = await pipeline.ctx.queues.sync.getJobCounts("failed");
-          expect(counts.failed).toBe(0);
-          expect(pipeline.workers.every((w) => w.isRunning())).toBe(true);
-        },
-      ),
-      { numRuns: Number(process.env.HOSTILE_RUNS ?? 60), seed: 20261123 },
-    );
-    console.log(`hostile payload outcomes: ${JSON.stringify(outcomes)}`);
-    expect(Object.keys(outcomes).length).toBeGreaterThan(1);
-  }, 60_000 + Number(process.env.HOSTILE_RUNS ?? 60) * 2_000);
+            const dead = await pipeline.ctx.queues.deadLetter.getJobs(["waiting"]);
+            const mine = dead.filter(
+              (j) =>
+                j.data.orderId === sourceOrderId ||
+                (j.data.orderId === null && j.id?.includes(id.replaceAll(":", "_"))),
+            );
+            let verdict: string;
+            if (outcome === "dead-lettered") {
+              expect(mine).toHaveLength(1);
+              verdict = "payload dead-lettered";
+            } else {
+              expect(outcome).toBe("queued");
+              expect(synced.length + mine.length).toBe(1);
+              verdict =
+                synced.length === 1 ? "synced" : `dead-lettered (${mine[0]?.data.category})`;
+            }
+            for (const j of mine) {
+              // A reason an operator can act on, and never an unexpected crash retried to death.
+              expect(j.data.reason.length).toBeGreaterThan(10);
+              expect(["payload", "mapping", "config", "provider-validation"]).toContain(
+                j.data.category,
+              );
+            }
+            outcomes[verdict] = (outcomes[verdict] ?? 0) + 1;
+            const counts = await pipeline.ctx.queues.sync.getJobCounts("failed");
+            expect(counts.failed).toBe(0);
+            expect(pipeline.workers.every((w) => w.isRunning())).toBe(true);
+          },
+        ),
+        { numRuns: Number(process.env.HOSTILE_RUNS ?? 60), seed: 20261123 },
+      );
+      console.log(`hostile payload outcomes: ${JSON.stringify(outcomes)}`);
+      expect(Object.keys(outcomes).length).toBeGreaterThan(1);
+    },
+    60_000 + Number(process.env.HOSTILE_RUNS ?? 60) * 2_000,
+  );
 
   it("leaves no email, phone or secret of those payloads in the logs", () => {
     const text = logs.read();
