@@ -1,7 +1,4 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { captureLogs } from "../helpers/captured-logs.ts";
@@ -105,22 +102,6 @@ describe("receiver: the signature", () => {
     expect((await post({ ...headers, "x-shopify-hmac-sha256": lastOff }, body)).status).toBe(401);
     expect((await post({ ...headers, "x-shopify-hmac-sha256": firstOff }, body)).status).toBe(401);
     await nothingStored();
-  });
-
-  it("compares signatures in constant time: the library's comparator reads every byte, no early exit", () => {
-    // The receiver checks signatures only through @shopify/shopify-api's webhooks.validate; this
-    // pins what that library compares with, so an upgrade that changed it is noticed. Timing
-    // is not measured: differences of nanoseconds drown in the HMAC computation's noise.
-    const entry = fileURLToPath(import.meta.resolve("@shopify/shopify-api"));
-    const root = entry.slice(0, entry.indexOf("/dist/"));
-    const validator = readFileSync(join(root, "dist/esm/lib/utils/hmac-validator.mjs"), "utf8");
-    const compare = readFileSync(join(root, "dist/esm/lib/auth/oauth/safe-compare.mjs"), "utf8");
-    expect(validator).toMatch(/return safeCompare\(hmac, localHmac\)/);
-    expect(validator).not.toMatch(/hmac\s*===|===\s*localHmac/);
-    const loop = /for \(let i = 0; i < viewA\.length; i\+\+\) \{([^}]*)\}/.exec(compare);
-    expect(loop?.[1]).toMatch(/out \|= viewA\[i\] \^ viewB\[i\]/);
-    expect(loop?.[1]).not.toMatch(/return|break/);
-    expect(compare).toMatch(/return out === 0/);
   });
 });
 
