@@ -78,11 +78,17 @@ class Terminal extends Error {
 export function createSyncProcessor(deps: SyncProcessorDeps) {
   return async function processSync(job: Job<SyncJobData>, token?: string): Promise<SyncResult> {
     const { shop, orderId } = job.data;
-    const log = deps.logger.child({ shop, orderId, jobId: job.id });
+    // Every line of this job carries its shop, order, job and trigger (never customer data).
+    const log = deps.logger.child({ shop, orderId, jobId: job.id, trigger: job.data.trigger });
+    if (deps.logger.isLevelEnabled("debug")) {
+      log.debug({ attempt: job.attemptsMade + 1 }, "sync job started");
+    }
     const shopRecord = deps.shops.getShop(shop);
     if (!shopRecord || shopRecord.status === "uninstalled") {
       deps.metrics?.jobDone("skipped");
-      return { outcome: "skipped", reason: shopRecord ? "shop uninstalled" : "shop unknown" };
+      const reason = shopRecord ? "shop uninstalled" : "shop unknown";
+      log.info({ reason }, "sync skipped");
+      return { outcome: "skipped", reason };
     }
 
     let calls = 0;
@@ -104,10 +110,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const order = await loadOrder(deps, shopRecord, orderId);
       if (!order) {
         deps.metrics?.jobDone("waiting");
-        return {
-          outcome: "waiting",
-          reason: "no full order state yet; the order webhook or a refetch will follow",
-        };
+        const reason = "no full order state yet; the order webhook or a refetch will follow";
+        log.info({ reason }, "sync waiting");
+        return { outcome: "waiting", reason };
       }
       const settings = shopSettings(shopRecord, storeId, order.currency);
       const mapped = mapOrder(order, settings);
@@ -118,6 +123,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           `the order cannot be sent as it is: ${mapped.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}`,
           mapped.errors.map((e) => ({ path: e.field, message: e.message })),
         );
+      }
+      // Warnings name fields and Shopify IDs only (see src/sync): safe to log as they are.
+      if (mapped.warnings.length > 0) {
+        log.info({ warnings: mapped.warnings }, "order mapped with warnings");
       }
       const canceled = order.cancelledAt
         ? { reason: order.cancelReason, at: order.cancelledAt }
