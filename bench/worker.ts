@@ -1,9 +1,10 @@
 /**
  * npm run bench:worker — queued order syncs across many stores against the sandbox with its
- * limit lifted, run by 1, 2 and 4 worker processes (`src/main.ts --role worker`, the real entry
- * point), next to a bare BullMQ worker whose processor does nothing (the queue's own bound).
+ * limit lifted, run by 1, 2 and 4 worker processes (the production bundle `dist/main.mjs
+ * --role worker`, built first by `npm run build`), next to a bare BullMQ worker whose processor
+ * does nothing (the queue's own bound, bundled the same way).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +32,24 @@ const { values: args } = parseArgs({
 const JOBS = Number(args.jobs);
 const STORES = Number(args.stores);
 const PROCESSES = args.processes.split(",").map(Number);
+
+// Both sides run as production bundles: the connector's own build, and the bare worker built
+// with the same settings, so the comparison is not about the TypeScript loader.
+execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
+const { build } = await import("esbuild");
+await build({
+  entryPoints: ["bench/bare-worker.ts"],
+  outfile: "dist/bench-bare-worker.mjs",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node22",
+  external: ["msgpackr-extract"],
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+  logLevel: "warning",
+});
 
 const redisServer = await startRedisServer();
 const redis = new Redis(redisServer.url);
@@ -136,8 +155,7 @@ function spawnWorkers(
       process.execPath,
       [
         ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
-        "--import",
-        "tsx",
+        ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(" ") : []),
         ...script,
       ],
       {
@@ -194,7 +212,7 @@ const rows: Row[] = [];
     );
   }
   const children = spawnWorkers(1, { REDIS_URL: redisServer.url, PREFIX: prefix }, [
-    "bench/bare-worker.ts",
+    "dist/bench-bare-worker.mjs",
   ]);
   rows.push(
     await measure(
@@ -225,7 +243,7 @@ for (const processes of PROCESSES) {
       WORKER_CONCURRENCY: "16",
       LOG_LEVEL: "silent",
     },
-    ["src/main.ts", "--role", "worker"],
+    ["dist/main.mjs", "--role", "worker"],
   );
   rows.push(
     await measure(
@@ -240,9 +258,9 @@ for (const processes of PROCESSES) {
 
 const bound = rows[0]?.jobsPerSecond ?? 1;
 console.log(
-  "| run | jobs/s | share of bare bound | CPU ms per job | Redis calls per job | peak RSS per process (MB) |",
+  "| run | jobs/s | share of bare bound | worker CPU ms per job | sandbox CPU ms per job | Redis calls per job | peak RSS per process (MB) |",
 );
-console.log("|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(
     `| ${r.name} | ${r.jobsPerSecond.toFixed(0)} | ${((r.jobsPerSecond / bound) * 100).toFixed(0)}% | ${r.cpuMsPerJob.toFixed(2)} | ${r.sandboxCpuMsPerJob.toFixed(2)} | ${r.redisCallsPerJob.toFixed(1)} | ${r.peakRssMb.toFixed(0)} |`,

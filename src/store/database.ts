@@ -1,5 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
@@ -8,7 +8,10 @@ import * as schema from "./schema.ts";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: BetterSqlite3.Database };
 
-const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
+/** The migrations folder, seen from the sources (src/store/) or from the bundle (dist/). */
+const MIGRATIONS = ["../../drizzle", "../drizzle"]
+  .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+  .find((dir) => existsSync(join(dir, "meta", "_journal.json"))) as string;
 
 /**
  * Opens the SQLite file in WAL mode (readers never block the writer), waits up to 5 s on a

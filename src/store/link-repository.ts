@@ -35,6 +35,7 @@ export class LinkRepository {
   readonly #selectLines;
   readonly #selectFulfillments;
   readonly #raw;
+  readonly #tx;
 
   constructor(private readonly db: Db) {
     // The hot writes as plain prepared statements (SQL that reads the same on Postgres).
@@ -64,6 +65,139 @@ export class LinkRepository {
       clearFailure: db.$client.prepare(
         "DELETE FROM order_failures WHERE shop = @shop AND source_order_id = @sourceOrderId",
       ),
+      upsertOrderLink: db.$client.prepare(
+        `INSERT INTO order_links (shop, source_order_id, store_id, order_id, order_name, order_hash, created_at)
+         VALUES (@shop, @sourceOrderId, @storeId, @orderId, @orderName, @orderHash, @at)
+         ON CONFLICT (shop, source_order_id) DO UPDATE SET
+           order_id = excluded.order_id, order_hash = excluded.order_hash, store_id = excluded.store_id`,
+      ),
+      upsertLineItemLink: db.$client.prepare(
+        `INSERT INTO line_item_links (shop, source_order_id, source_line_item_id, line_item_id, hash, created_at)
+         VALUES (@shop, @sourceOrderId, @sourceLineItemId, @lineItemId, @hash, @at)
+         ON CONFLICT (shop, source_order_id, line_item_id) DO UPDATE SET
+           hash = excluded.hash, canceled_at = NULL`,
+      ),
+      setOrderHash: db.$client.prepare(
+        `UPDATE order_links SET order_hash = @orderHash
+         WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+      ),
+      cancelLineItem: db.$client.prepare(
+        `UPDATE line_item_links SET canceled_at = @canceledAt
+         WHERE shop = @shop AND source_order_id = @sourceOrderId AND line_item_id = @lineItemId`,
+      ),
+      upsertFulfillmentLink: db.$client.prepare(
+        `INSERT INTO fulfillment_links (shop, source_order_id, source_fulfillment_id, fulfillment_id, hash, updated_at)
+         VALUES (@shop, @sourceOrderId, @sourceFulfillmentId, @fulfillmentId, @hash, @at)
+         ON CONFLICT (shop, source_order_id, source_fulfillment_id) DO UPDATE SET
+           fulfillment_id = excluded.fulfillment_id, hash = excluded.hash, updated_at = excluded.updated_at`,
+      ),
+      cancelOrder: db.$client.prepare(
+        `UPDATE order_links SET canceled_at = @canceledAt
+         WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+      ),
+    };
+    const raw = this.#raw;
+    const complete = (k: Keyed, resultId: number | null, at: string) =>
+      raw.completeIntent.run({
+        shop: k.shop,
+        sourceOrderId: k.sourceOrderId,
+        key: k.key,
+        resultId,
+        at,
+      });
+    // Each effect and the completion of its intent commit together (better-sqlite3 transactions:
+    // BEGIN IMMEDIATE, so concurrent worker processes wait on busy_timeout instead of failing).
+    this.#tx = {
+      orderCreated: db.$client.transaction(
+        (
+          input: Keyed & {
+            storeId: number;
+            orderId: number;
+            orderHash: string;
+            orderName: string;
+            lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
+          },
+          at: string,
+        ) => {
+          const keys = { shop: input.shop, sourceOrderId: input.sourceOrderId };
+          raw.upsertOrderLink.run({
+            ...keys,
+            storeId: input.storeId,
+            orderId: input.orderId,
+            orderName: input.orderName,
+            orderHash: input.orderHash,
+            at,
+          });
+          for (const line of input.lineItems) raw.upsertLineItemLink.run({ ...keys, ...line, at });
+          raw.clearFailure.run(keys);
+          complete(input, input.orderId, at);
+        },
+      ).immediate,
+      orderUpdated: db.$client.transaction((input: Keyed & { orderHash: string }, at: string) => {
+        raw.setOrderHash.run({
+          shop: input.shop,
+          sourceOrderId: input.sourceOrderId,
+          orderHash: input.orderHash,
+        });
+        complete(input, null, at);
+      }).immediate,
+      lineItemAdded: db.$client.transaction(
+        (
+          input: Keyed & { sourceLineItemId: string; lineItemId: number; hash: string },
+          at: string,
+        ) => {
+          raw.upsertLineItemLink.run({
+            shop: input.shop,
+            sourceOrderId: input.sourceOrderId,
+            sourceLineItemId: input.sourceLineItemId,
+            lineItemId: input.lineItemId,
+            hash: input.hash,
+            at,
+          });
+          complete(input, input.lineItemId, at);
+        },
+      ).immediate,
+      lineItemCanceled: db.$client.transaction(
+        (input: Keyed & { lineItemId: number; canceledAt: string }, at: string) => {
+          raw.cancelLineItem.run({
+            shop: input.shop,
+            sourceOrderId: input.sourceOrderId,
+            lineItemId: input.lineItemId,
+            canceledAt: input.canceledAt,
+          });
+          complete(input, input.lineItemId, at);
+        },
+      ).immediate,
+      fulfillmentUpserted: db.$client.transaction(
+        (
+          input: Keyed & { sourceFulfillmentId: string; fulfillmentId: number; hash: string },
+          at: string,
+        ) => {
+          raw.upsertFulfillmentLink.run({
+            shop: input.shop,
+            sourceOrderId: input.sourceOrderId,
+            sourceFulfillmentId: input.sourceFulfillmentId,
+            fulfillmentId: input.fulfillmentId,
+            hash: input.hash,
+            at,
+          });
+          complete(input, input.fulfillmentId, at);
+        },
+      ).immediate,
+      orderCanceled: db.$client.transaction((input: Keyed & { canceledAt: string }, at: string) => {
+        raw.cancelOrder.run({
+          shop: input.shop,
+          sourceOrderId: input.sourceOrderId,
+          canceledAt: input.canceledAt,
+        });
+        complete(input, null, at);
+      }).immediate,
+      synced: db.$client.transaction(
+        (row: { shop: string; sourceOrderId: string; version: string; at: string }) => {
+          raw.markSynced.run(row);
+          raw.clearFailure.run({ shop: row.shop, sourceOrderId: row.sourceOrderId });
+        },
+      ).immediate,
     };
     const shop = sql.placeholder("shop");
     const sourceOrderId = sql.placeholder("sourceOrderId");
@@ -151,17 +285,6 @@ export class LinkRepository {
     this.#raw.releaseIntent.run({ shop, sourceOrderId, key });
   }
 
-  #complete(_tx: unknown, k: Keyed, resultId: number | null) {
-    // better-sqlite3 runs the statement inside the surrounding drizzle transaction.
-    this.#raw.completeIntent.run({
-      shop: k.shop,
-      sourceOrderId: k.sourceOrderId,
-      key: k.key,
-      resultId,
-      at: now(),
-    });
-  }
-
   recordOrderCreated(
     input: Keyed & {
       storeId: number;
@@ -171,135 +294,35 @@ export class LinkRepository {
       lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
     },
   ): void {
-    const at = now();
-    this.db.transaction((tx) => {
-      tx.insert(orderLinks)
-        .values({
-          shop: input.shop,
-          sourceOrderId: input.sourceOrderId,
-          storeId: input.storeId,
-          orderId: input.orderId,
-          orderName: input.orderName,
-          orderHash: input.orderHash,
-          createdAt: at,
-        })
-        .onConflictDoUpdate({
-          target: [orderLinks.shop, orderLinks.sourceOrderId],
-          set: { orderId: input.orderId, orderHash: input.orderHash, storeId: input.storeId },
-        })
-        .run();
-      for (const line of input.lineItems) {
-        tx.insert(lineItemLinks)
-          .values({ shop: input.shop, sourceOrderId: input.sourceOrderId, ...line, createdAt: at })
-          .onConflictDoUpdate({
-            target: [lineItemLinks.shop, lineItemLinks.sourceOrderId, lineItemLinks.lineItemId],
-            set: { hash: line.hash },
-          })
-          .run();
-      }
-      tx.delete(orderFailures)
-        .where(
-          and(
-            eq(orderFailures.shop, input.shop),
-            eq(orderFailures.sourceOrderId, input.sourceOrderId),
-          ),
-        )
-        .run();
-      this.#complete(tx, input, input.orderId);
-    });
+    this.#tx.orderCreated(input, now());
   }
 
   recordOrderUpdated(input: Keyed & { orderHash: string }): void {
-    this.db.transaction((tx) => {
-      tx.update(orderLinks)
-        .set({ orderHash: input.orderHash })
-        .where(
-          and(eq(orderLinks.shop, input.shop), eq(orderLinks.sourceOrderId, input.sourceOrderId)),
-        )
-        .run();
-      this.#complete(tx, input, null);
-    });
+    this.#tx.orderUpdated(input, now());
   }
 
   recordLineItemAdded(
     input: Keyed & { sourceLineItemId: string; lineItemId: number; hash: string },
   ): void {
-    this.db.transaction((tx) => {
-      tx.insert(lineItemLinks)
-        .values({
-          shop: input.shop,
-          sourceOrderId: input.sourceOrderId,
-          sourceLineItemId: input.sourceLineItemId,
-          lineItemId: input.lineItemId,
-          hash: input.hash,
-          createdAt: now(),
-        })
-        .onConflictDoUpdate({
-          target: [lineItemLinks.shop, lineItemLinks.sourceOrderId, lineItemLinks.lineItemId],
-          set: { hash: input.hash, canceledAt: null },
-        })
-        .run();
-      this.#complete(tx, input, input.lineItemId);
-    });
+    this.#tx.lineItemAdded(input, now());
   }
 
   recordLineItemCanceled(input: Keyed & { lineItemId: number; canceledAt: string }): void {
-    this.db.transaction((tx) => {
-      tx.update(lineItemLinks)
-        .set({ canceledAt: input.canceledAt })
-        .where(
-          and(
-            eq(lineItemLinks.shop, input.shop),
-            eq(lineItemLinks.sourceOrderId, input.sourceOrderId),
-            eq(lineItemLinks.lineItemId, input.lineItemId),
-          ),
-        )
-        .run();
-      this.#complete(tx, input, input.lineItemId);
-    });
+    this.#tx.lineItemCanceled(input, now());
   }
 
   recordFulfillmentUpserted(
     input: Keyed & { sourceFulfillmentId: string; fulfillmentId: number; hash: string },
   ): void {
-    this.db.transaction((tx) => {
-      tx.insert(fulfillmentLinks)
-        .values({
-          shop: input.shop,
-          sourceOrderId: input.sourceOrderId,
-          sourceFulfillmentId: input.sourceFulfillmentId,
-          fulfillmentId: input.fulfillmentId,
-          hash: input.hash,
-          updatedAt: now(),
-        })
-        .onConflictDoUpdate({
-          target: [
-            fulfillmentLinks.shop,
-            fulfillmentLinks.sourceOrderId,
-            fulfillmentLinks.sourceFulfillmentId,
-          ],
-          set: { fulfillmentId: input.fulfillmentId, hash: input.hash, updatedAt: now() },
-        })
-        .run();
-      this.#complete(tx, input, input.fulfillmentId);
-    });
+    this.#tx.fulfillmentUpserted(input, now());
   }
 
   recordOrderCanceled(input: Keyed & { canceledAt: string }): void {
-    this.db.transaction((tx) => {
-      tx.update(orderLinks)
-        .set({ canceledAt: input.canceledAt })
-        .where(
-          and(eq(orderLinks.shop, input.shop), eq(orderLinks.sourceOrderId, input.sourceOrderId)),
-        )
-        .run();
-      this.#complete(tx, input, null);
-    });
+    this.#tx.orderCanceled(input, now());
   }
 
   markSynced(shop: string, sourceOrderId: string, version: string): void {
-    this.#raw.markSynced.run({ shop, sourceOrderId, version, at: now() });
-    this.#raw.clearFailure.run({ shop, sourceOrderId });
+    this.#tx.synced({ shop, sourceOrderId, version, at: now() });
   }
 
   /** Records a failure, whether or not the provider has the order yet. No customer data. */
