@@ -155,7 +155,8 @@ function spawnWorkers(
       process.execPath,
       [
         ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
-        ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(" ") : []),
+        // The flags the Dockerfile and `npm run start:prod` run the process with.
+        ...(process.env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=16").split(" ").filter(Boolean),
         ...script,
       ],
       {
