@@ -130,6 +130,15 @@ async function main() {
     const web = createWebApp(ctx);
     const server = serve({ fetch: web.app.fetch, port: env.PORT });
     logger.info({ url: config.appUrl, port: env.PORT }, "web process listening");
+    // Shopify deletes a subscription after repeated failed deliveries (an outage of ours):
+    // re-create what is missing and resync the gap, without delaying the start.
+    void ctx.installer.checkAllSubscriptions().then((reports) => {
+      const repaired = reports.filter((r) => r.created.length > 0);
+      logger.info(
+        { shops: reports.length, repaired: repaired.map((r) => r.shop) },
+        "webhook subscriptions checked",
+      );
+    });
     closers.push(async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await web.close();

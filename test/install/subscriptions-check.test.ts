@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SUBSCRIBED_TOPICS, ShopInstaller, topicEnum } from "../../src/shopify/index.ts";
+import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
+
+const SHOP = "subs-shop.myshopify.com";
+
+let h: InstallHarness;
+beforeEach(async () => {
+  h = await startInstallHarness();
+  await h.install(SHOP);
+});
+afterEach(async () => {
+  await h.close();
+});
+
+function installerWith(resyncs: { shop: string; since: Date }[], now: Date) {
+  return new ShopInstaller({
+    adminFor: (shop) => h.ctx.shopifyAdmin.for(shop),
+    shops: h.ctx.shops,
+    sessions: h.ctx.sessions,
+    secrets: h.ctx.secrets,
+    callbackUrl: `${h.appUrl}/webhooks/shopify`,
+    logger: h.ctx.logger,
+    resyncSince: async (shop, since) => {
+      resyncs.push({ shop, since });
+    },
+    now: () => now,
+  });
+}
+
+describe("webhook subscription check (start-up and sweep)", () => {
+  it("changes nothing and resyncs nothing when every subscription is in place", async () => {
+    const resyncs: { shop: string; since: Date }[] = [];
+    const report = await installerWith(resyncs, new Date()).checkSubscriptions(SHOP);
+    expect(report?.created).toEqual([]);
+    expect(report?.present.sort()).toEqual([...SUBSCRIBED_TOPICS].sort());
+    expect(resyncs).toEqual([]);
+  });
+
+  it("re-creates a subscription Shopify deleted and resyncs since the last good check", async () => {
+    const standIn = h.standIn.state.shop(SHOP);
+    const before = h.ctx.shops.getShop(SHOP)?.subscriptionsCheckedAt ?? "";
+    expect(before).not.toBe("");
+    // Shopify removed the orders/updated subscription after failed deliveries.
+    const index = standIn?.subscriptions.findIndex((s) => s.topic === "ORDERS_UPDATED") ?? -1;
+    standIn?.subscriptions.splice(index, 1);
+
+    const resyncs: { shop: string; since: Date }[] = [];
+    const now = new Date(Date.now() + 3_600_000);
+    const report = await installerWith(resyncs, now).checkSubscriptions(SHOP);
+    expect(report?.created).toEqual(["orders/updated"]);
+    expect(report?.resyncedSince).toBe(before);
+    expect(resyncs).toEqual([{ shop: SHOP, since: new Date(before) }]);
+    expect(
+      standIn?.subscriptions.filter((s) => s.topic === topicEnum("orders/updated")).map((s) => s.uri),
+    ).toEqual([`${h.appUrl}/webhooks/shopify`]);
+    expect(h.ctx.shops.getShop(SHOP)?.subscriptionsCheckedAt).toBe(now.toISOString());
+  });
+
+  it("skips uninstalled shops in the start-up check", async () => {
+    h.ctx.shops.setStatus(SHOP, "uninstalled");
+    h.standIn.state.shop(SHOP)?.subscriptions.splice(0);
+    const reports = await installerWith([], new Date()).checkAllSubscriptions();
+    expect(reports).toEqual([]);
+    expect(h.standIn.state.shop(SHOP)?.subscriptions).toEqual([]);
+  });
+});
