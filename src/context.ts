@@ -1,6 +1,7 @@
 import { dirname, join } from "node:path";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { resync } from "./backfill/resync.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
 import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
 import { ConnectorMetrics } from "./metrics/index.ts";
@@ -143,6 +144,11 @@ export function createContext(options: ContextOptions): ConnectorContext {
   const shopify = shopifyAdmin.shopify;
   const shops = new ShopRepository(db);
   const sessions = new SealedSessionStorage(db, secrets);
+  const queues = new SyncQueues(redis, prefix, {
+    attempts: config.env.SYNC_ATTEMPTS,
+    delayMs: config.env.SYNC_RETRY_DELAY_MS,
+  });
+  const snapshots = new SnapshotStore(redis, { prefix });
   const installer = new ShopInstaller({
     adminFor: (shop) => shopifyAdmin.for(shop),
     shops,
@@ -150,11 +156,16 @@ export function createContext(options: ContextOptions): ConnectorContext {
     secrets,
     callbackUrl: new URL("/webhooks/shopify", config.appUrl).toString(),
     logger: logger.child({ component: "install" }),
-  });
-
-  const queues = new SyncQueues(redis, prefix, {
-    attempts: config.env.SYNC_ATTEMPTS,
-    delayMs: config.env.SYNC_RETRY_DELAY_MS,
+    // A subscription was missing: the orders changed since the last good check are read
+    // from the Admin API and reconciled (bulk priority, live webhooks first).
+    resyncSince: async (shop, since) => {
+      const record = shops.getShop(shop);
+      if (!record) return;
+      await resync({ shopifyAdmin, snapshots, queues }, record, {
+        kind: "range",
+        since: since.toISOString(),
+      });
+    },
   });
   return {
     config,
@@ -165,7 +176,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
     db,
     shops,
     links: new LinkRepository(db),
-    snapshots: new SnapshotStore(redis, { prefix }),
+    snapshots,
     queues,
     limiter,
     secrets,

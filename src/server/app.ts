@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { BackfillQueue, BackfillRepository, progressOf, resync } from "../backfill/index.ts";
 import type { ConnectorContext } from "../context.ts";
 import { metricsRoute } from "../metrics/index.ts";
 import { SnapshotStore } from "../queue/snapshot-store.ts";
@@ -57,6 +58,29 @@ async function queueDepths(ctx: ConnectorContext) {
   return rows;
 }
 
+/** The backfill and resync the settings page drives, on src/backfill. */
+function settingsSync(
+  ctx: ConnectorContext,
+  closers: (() => Promise<void>)[],
+): { backfill: SettingsBackfill; resync: SettingsResync } {
+  const backfills = new BackfillRepository(ctx.db);
+  const queue = new BackfillQueue(ctx.redis, ctx.prefix, backfills);
+  closers.push(() => queue.close());
+  return {
+    backfill: {
+      async start(shop, since) {
+        const { backfill } = await queue.start(shop.shop, { since });
+        return progressOf(backfill, { scopes: shop.scopes });
+      },
+      async latest(shop) {
+        const record = backfills.latest(shop.shop);
+        return record ? progressOf(record, { scopes: shop.scopes }) : null;
+      },
+    },
+    resync: { order: (shop, name) => resync(ctx, shop, { kind: "order", order: name }) },
+  };
+}
+
 export interface WebApp {
   app: Hono;
   close(): Promise<void>;
@@ -70,9 +94,6 @@ export function createWebApp(
   ctx: ConnectorContext,
   hooks: {
     onOutcome?: (topic: string, outcome: string) => void;
-    /** What the settings page starts and watches (src/backfill). */
-    backfill?: SettingsBackfill;
-    resync?: SettingsResync;
   } = {},
 ): WebApp {
   const shopify = ctx.shopify;
@@ -136,10 +157,7 @@ export function createWebApp(
   app.route(
     "/settings",
     settingsRoutes({
-      service: new SettingsService(ctx, {
-        ...(hooks.backfill ? { backfill: hooks.backfill } : {}),
-        ...(hooks.resync ? { resync: hooks.resync } : {}),
-      }),
+      service: new SettingsService(ctx, settingsSync(ctx, closers)),
       cookie,
       shops: ctx.shops,
       appOrigin: new URL(ctx.config.appUrl).origin,

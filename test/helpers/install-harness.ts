@@ -12,6 +12,8 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
 import { type ShopifyStandInHandle, startShopifyStandIn } from "../../src/sandbox/shopify/index.ts";
 import { createWebApp, type WebApp } from "../../src/server/app.ts";
+import { type BackfillWorkerHandle, startBackfillWorker } from "../../workers/backfill-worker.ts";
+import { startSyncWorker } from "../../workers/sync-worker.ts";
 
 export const APP_KEY = "install-test-api-key";
 export const APP_SECRET = "install-test-api-secret";
@@ -74,7 +76,12 @@ export interface InstallHarness {
  * Shopify (OAuth, Admin GraphQL; SHOPIFY_ADMIN_URL) and the provider sandbox.
  */
 export async function startInstallHarness(
-  options: { provider?: SandboxOptions; env?: Record<string, string> } = {},
+  options: {
+    provider?: SandboxOptions;
+    env?: Record<string, string>;
+    /** Starts the sync and backfill workers too (backfill and resync tests). */
+    workers?: boolean;
+  } = {},
 ): Promise<InstallHarness> {
   const provider = await startSandbox({
     stores: [1001, 1002],
@@ -116,6 +123,11 @@ export async function startInstallHarness(
     s.once("error", reject);
   });
 
+  const syncWorker = options.workers ? startSyncWorker(ctx, { concurrency: 4 }) : null;
+  const backfillWorker: BackfillWorkerHandle | null = options.workers
+    ? startBackfillWorker(ctx)
+    : null;
+
   const get = (path: string, jar?: CookieJar, headers: Record<string, string> = {}) =>
     fetch(new URL(path, appUrl), {
       redirect: "manual",
@@ -148,6 +160,8 @@ export async function startInstallHarness(
       return { callback, jar };
     },
     async close() {
+      await backfillWorker?.close();
+      await syncWorker?.close();
       await new Promise<void>((resolve) => {
         if ("closeAllConnections" in server) server.closeAllConnections();
         server.close(() => resolve());

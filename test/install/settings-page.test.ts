@@ -1,11 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import type { CookieJar } from "../helpers/install-harness.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
   startInstallHarness,
 } from "../helpers/install-harness.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const SHOP = "settings-shop.myshopify.com";
 const OTHER = "other-merchant.myshopify.com";
@@ -173,5 +175,73 @@ describe("settings page", () => {
     expect(bytes.includes(Buffer.from(PROVIDER.clientId))).toBe(true);
     expect(bytes.includes(Buffer.from(PROVIDER.clientSecret))).toBe(false);
     expect(bytes.includes(Buffer.from(token))).toBe(false);
+  });
+});
+
+describe("settings page with the workers running", () => {
+  let w: InstallHarness;
+  let wjar: CookieJar;
+  afterEach(async () => {
+    await w?.close();
+  });
+
+  it("resyncs one order by its name and names an order Shopify does not have", async () => {
+    w = await startInstallHarness({ workers: true, provider: { ...PROVIDER, stores: [1001] } });
+    ({ jar: wjar } = await w.install(SHOP));
+    const form = (path: string, body: Record<string, string>) =>
+      fetch(new URL(path, w.appUrl), {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin: w.appUrl,
+          cookie: wjar.header(),
+          "user-agent": BROWSER_UA,
+        },
+        body: new URLSearchParams(body),
+      });
+    await form("/settings/provider", { ...PROVIDER, environment: "production" });
+    await form("/settings/store", { storeId: "1001" });
+    expect(w.ctx.shops.getShop(SHOP)?.status).toBe("active");
+    await w.standIn.upsertOrder(
+      SHOP,
+      {
+        ...(orderPayload({
+          id: 7_700_001,
+          number: 1042,
+          email: "resync@example.com",
+          createdAt: "2026-11-10T10:00:00Z",
+          updatedAt: "2026-11-10T10:00:00Z",
+          cancelledAt: null,
+          note: null,
+          shippingCents: 0,
+          taxBps: 0,
+          lines: [
+            {
+              id: 1,
+              variantId: 5101,
+              sku: "SOCK-M",
+              title: "Socks",
+              price: 1800,
+              quantity: 1,
+              currentQuantity: 1,
+            },
+          ],
+          fulfillments: [],
+          locationId: 4001,
+        }) as RestOrder),
+      },
+      { deliver: false },
+    );
+
+    const missing = await form("/settings/resync", { orderName: "#9999" });
+    expect(missing.status).toBe(400);
+    expect(await missing.text()).toContain("Shopify has no order named #9999 in this shop.");
+
+    const queued = await form("/settings/resync", { orderName: "#1042" });
+    expect(queued.status).toBe(303);
+    await expect.poll(() => w.ctx.links.countByResult(SHOP).synced, { timeout: 15_000 }).toBe(1);
+    const page = await (await w.get("/settings", wjar)).text();
+    expect(page).toMatch(/<strong>1<\/strong> orders synced/);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SUBSCRIBED_TOPICS, ShopInstaller, topicEnum } from "../../src/shopify/index.ts";
+import { ShopInstaller, SUBSCRIBED_TOPICS, topicEnum } from "../../src/shopify/index.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 
 const SHOP = "subs-shop.myshopify.com";
@@ -52,7 +52,9 @@ describe("webhook subscription check (start-up and sweep)", () => {
     expect(report?.resyncedSince).toBe(before);
     expect(resyncs).toEqual([{ shop: SHOP, since: new Date(before) }]);
     expect(
-      standIn?.subscriptions.filter((s) => s.topic === topicEnum("orders/updated")).map((s) => s.uri),
+      standIn?.subscriptions
+        .filter((s) => s.topic === topicEnum("orders/updated"))
+        .map((s) => s.uri),
     ).toEqual([`${h.appUrl}/webhooks/shopify`]);
     expect(h.ctx.shops.getShop(SHOP)?.subscriptionsCheckedAt).toBe(now.toISOString());
   });

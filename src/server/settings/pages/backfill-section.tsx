@@ -4,16 +4,17 @@ import type { ShopRecord } from "../../../store/index.ts";
 import type { BackfillView } from "../settings-service.ts";
 
 const STATUS_WORDS: Record<BackfillView["status"], string> = {
-  running: "Running",
+  running: "Reading past orders from Shopify",
   paused: "Paused",
-  completed: "Finished",
+  completed: "All past orders read",
   failed: "Stopped with an error",
 };
 
+/** The backfill reads orders and queues them; the counts below show them reaching the provider. */
 export function progressText(b: BackfillView): string {
   const of = b.total === null ? "" : ` of ${b.total}`;
   const pct = b.percent === null ? "" : ` (${b.percent}%)`;
-  return `${STATUS_WORDS[b.status]}: ${b.done}${of} orders${pct}`;
+  return `${STATUS_WORDS[b.status]}: ${b.done}${of} orders queued for sync${pct}`;
 }
 
 /** Keeps the progress current while a backfill runs (the page works without it: reload). */

@@ -17,7 +17,7 @@ section > p.hint { color:var(--muted); margin:0 0 12px; font-size:13px; }
 label { display:block; font-weight:600; margin:10px 0 4px; }
 .field-hint { font-weight:400; color:var(--muted); font-size:13px; }
 input[type=text], input[type=password], input[type=number], input[type=date], select {
-  width:100%; max-width:420px; padding:7px 9px; border:1px solid var(--line); border-radius:6px;
+  display:block; width:100%; max-width:420px; padding:7px 9px; border:1px solid var(--line); border-radius:6px;
   font:inherit; background:#fff; }
 input:focus, select:focus, button:focus { outline:2px solid var(--accent); outline-offset:1px; }
 fieldset { border:0; padding:0; margin:8px 0; }
