@@ -367,6 +367,13 @@ export class ProviderClient {
     }
     const started = performance.now();
     const hasBody = call.body !== undefined && !(call.method === "DELETE" && isEmpty(call.body));
+    // One timer for the request and its body, cleared on the answer: AbortSignal.timeout would
+    // keep a timer and build a DOMException for every request, ten seconds after it is done.
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new Error(`timed out after ${this.#o.timeoutMs ?? 10_000} ms`)),
+      this.#o.timeoutMs ?? 10_000,
+    );
     let response: Response;
     try {
       response = await this.#fetch(url, {
@@ -377,9 +384,10 @@ export class ProviderClient {
           ...(hasBody ? { "content-type": "application/json" } : {}),
         },
         ...(hasBody ? { body: JSON.stringify(roundMoney(call.body)) } : {}),
-        signal: AbortSignal.timeout(this.#o.timeoutMs ?? 10_000),
+        signal: timeout.signal,
       });
     } catch (cause) {
+      clearTimeout(timer);
       throw new ProviderConnectionError(
         `${call.method} ${call.path} got no answer: ${(cause as Error).message}`,
         {
@@ -402,6 +410,8 @@ export class ProviderClient {
         maybeCommitted: call.method !== "GET",
         cause,
       });
+    } finally {
+      clearTimeout(timer);
     }
     const rateLimit = parseRateLimitHeaders(response.headers);
     if (call.storeId !== undefined) this.#lastRateLimit.set(call.storeId, rateLimit);

@@ -13,6 +13,7 @@ export function clientFor(
     fetch?: typeof fetch;
     clientId?: string;
     clientSecret?: string;
+    timeoutMs?: number;
   } = {},
 ) {
   const redis = options.redis ?? new Redis(inject("redisUrl"));
@@ -24,7 +25,7 @@ export function clientFor(
     clientSecret: options.clientSecret ?? sandbox.clientSecret,
     redis,
     redisPrefix: options.prefix ?? `t-${randomUUID()}`,
-    timeoutMs: 2_000,
+    timeoutMs: options.timeoutMs ?? 2_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return { client, redis };

@@ -481,6 +481,26 @@ describe("authentication and limits", () => {
   });
 });
 
+describe("timeouts", () => {
+  it("gives up on an answer slower than the timeout, as a connection error that may have been committed", async () => {
+    const slow = await startSandbox({ faults: { slowRate: 1, slowMs: 1_500 } });
+    // The token request is slow too: let it through, then time out the order write.
+    const { client, redis } = clientFor(slow, { timeoutMs: 3_000 });
+    await client.getTokenInfo();
+    const quick = clientFor(slow, { timeoutMs: 300, redis });
+    const started = Date.now();
+    const error = await quick.client
+      .createOrder(orderBody({ sourceOrderId: "too-slow" }))
+      .catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(1_400);
+    expect(error).toBeInstanceOf(ProviderConnectionError);
+    expect((error as ProviderConnectionError).message).toMatch(/timed out after 300 ms/);
+    expect((error as ProviderConnectionError).maybeCommitted).toBe(true);
+    redis.disconnect();
+    await slow.close();
+  });
+});
+
 describe("token renewal", () => {
   it("renews a token the provider refuses (401) once, then succeeds", async () => {
     const { createHash } = await import("node:crypto");
