@@ -3,6 +3,7 @@ import { ConfigError, parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
+import { registerShopifyStandInCommand } from "./shopify-standin-command.ts";
 import { registerOrdersCommand, registerShopsCommand } from "./shops-command.ts";
 import { registerStatusCommand } from "./status-command.ts";
 import { registerSyncCommands } from "./sync-commands.ts";
@@ -13,6 +14,7 @@ const program = new Command("connector").description(
 );
 const config = resolveRuntimeConfig(parseEnv());
 registerSandboxCommand(program);
+registerShopifyStandInCommand(program);
 registerShopsCommand(program, config);
 registerOrdersCommand(program, config);
 registerDlqCommand(program, config);

@@ -149,6 +149,7 @@ export function createWebApp(
       states: new OAuthStateStore(ctx.redis, ctx.prefix),
       cookie,
       logger: ctx.logger.child({ component: "install" }),
+      ...(ctx.config.env.SHOPIFY_ADMIN_URL ? { standInUrl: ctx.config.env.SHOPIFY_ADMIN_URL } : {}),
       onInstalled: async (session) => {
         await ctx.installer.install(session);
       },

@@ -28,21 +28,35 @@ function signedCallback(params: Record<string, string>, secret = APP_SECRET) {
 
 describe("merchant install through Shopify OAuth", () => {
   it("redirects to the shop's authorize page with a random state bound to a signed cookie", async () => {
-    const jar = new CookieJar();
-    const begin = await h.get(`/shopify/install?shop=${SHOP}`);
-    jar.take(begin);
-    expect(begin.status).toBe(302);
-    const location = new URL(begin.headers.get("location") ?? "");
-    expect(location.origin).toBe(`https://${SHOP}`);
-    expect(location.pathname).toBe("/admin/oauth/authorize");
-    expect(location.searchParams.get("redirect_uri")).toBe(`${h.appUrl}/shopify/callback`);
-    expect(location.searchParams.get("scope")).toContain("read_orders");
-    expect(location.searchParams.get("state")).toMatch(/^[\w-]{15,}$/);
-    expect(jar.has("shopify_app_state")).toBe(true);
+    // Production: no stand-in, the browser goes to https://{shop}.
+    const prod = await startInstallHarness({ env: { SHOPIFY_ADMIN_URL: "" } });
+    try {
+      const jar = new CookieJar();
+      const begin = await prod.get(`/shopify/install?shop=${SHOP}`);
+      jar.take(begin);
+      expect(begin.status).toBe(302);
+      const location = new URL(begin.headers.get("location") ?? "");
+      expect(location.origin).toBe(`https://${SHOP}`);
+      expect(location.pathname).toBe("/admin/oauth/authorize");
+      expect(location.searchParams.get("redirect_uri")).toBe(`${prod.appUrl}/shopify/callback`);
+      expect(location.searchParams.get("scope")).toContain("read_orders");
+      expect(location.searchParams.get("state")).toMatch(/^[\w-]{15,}$/);
+      expect(jar.has("shopify_app_state")).toBe(true);
 
-    const again = await h.get(`/shopify/install?shop=${SHOP}`);
-    const second = new URL(again.headers.get("location") ?? "").searchParams.get("state");
-    expect(second).not.toBe(location.searchParams.get("state"));
+      const again = await prod.get(`/shopify/install?shop=${SHOP}`);
+      const second = new URL(again.headers.get("location") ?? "").searchParams.get("state");
+      expect(second).not.toBe(location.searchParams.get("state"));
+    } finally {
+      await prod.close();
+    }
+  });
+
+  it("sends the browser to the stand-in's authorize page in local development", async () => {
+    const begin = await h.get(`/shopify/install?shop=${SHOP}`);
+    const location = new URL(begin.headers.get("location") ?? "");
+    expect(location.origin).toBe(h.standIn.url);
+    expect(location.pathname).toBe("/admin/oauth/authorize");
+    expect(location.searchParams.get("shop")).toBe(SHOP);
   });
 
   it("completes authorize → callback → token → subscriptions and lands on the settings", async () => {

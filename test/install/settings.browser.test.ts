@@ -84,31 +84,8 @@ describe("merchant settings in headless Chromium", () => {
 
     // A browser user agent: the Shopify library answers bots with 410.
     context = await browser.newContext({ userAgent: BROWSER_UA });
-    // Playwright does not route the target of a redirect, so the install's redirect to
-    // https://{shop}/admin/oauth/authorize is replayed as a fresh navigation (cookies kept)…
-    await context.route(`${harness.appUrl}/shopify/install?**`, async (route) => {
-      const response = await route.fetch({ maxRedirects: 0 });
-      const target = response.headers().location ?? "";
-      const cookies = response
-        .headersArray()
-        .filter((header) => header.name.toLowerCase() === "set-cookie")
-        .map((header) => header.value);
-      await route.fulfill({
-        status: 200,
-        headers: { "content-type": "text/html", "set-cookie": cookies.join("\n") },
-        body: `<script>location.replace(${JSON.stringify(target)})</script>`,
-      });
-    });
-    // …which reaches the stand-in Shopify, as the library's own calls do.
-    await context.route(/^https:\/\/[a-z0-9-]+\.myshopify\.com\//, async (route) => {
-      const url = new URL(route.request().url());
-      const response = await route.fetch({
-        url: `${harness.standIn.url}${url.pathname}${url.search}`,
-        headers: { ...route.request().headers(), "x-forwarded-host": url.hostname },
-        maxRedirects: 0,
-      });
-      await route.fulfill({ response });
-    });
+    // In local development (SHOPIFY_ADMIN_URL) the install sends the browser to the stand-in
+    // Shopify's authorize page, which approves and redirects back to the callback.
     const page = await context.newPage();
 
     // Install: authorize → callback → settings.

@@ -39,7 +39,10 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
     (c.req.header("x-forwarded-host") ?? c.req.header("host") ?? "").split(":")[0] ?? "";
 
   app.get("/admin/oauth/authorize", (c) => {
-    const shop = shopOf(c);
+    // A browser sent here by the connector's local-development redirect names the shop in the
+    // query (it cannot send X-Forwarded-Host); everything else arrives as https://{shop}.
+    const host = shopOf(c);
+    const shop = host.endsWith(".myshopify.com") ? host : (c.req.query("shop") ?? "");
     if (!/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/.test(shop))
       return c.json({ errors: "the shop is the request's host: a *.myshopify.com domain" }, 400);
     const clientId = c.req.query("client_id") ?? "";

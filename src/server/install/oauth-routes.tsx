@@ -20,6 +20,11 @@ export interface OAuthRouteDeps {
   states: OAuthStateStore;
   cookie: ShopSessionCookie;
   logger: Logger;
+  /**
+   * Local development only (SHOPIFY_ADMIN_URL): the stand-in Shopify's origin. The browser's
+   * redirect to https://{shop}/admin/oauth/authorize goes there instead, naming the shop.
+   */
+  standInUrl?: string;
   /** Stores the session and sets the shop up (subscriptions, shop currency). */
   onInstalled(session: Session): Promise<void>;
 }
@@ -82,10 +87,16 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     });
     const location = response.headers.get("location");
     if (!location) return response; // a bot check answered 410: nothing to remember
-    const state = new URL(location).searchParams.get("state");
+    const authorize = new URL(location);
+    const state = authorize.searchParams.get("state");
     if (state) await states.remember(state, shop);
     logger.info({ shop }, "install started; redirecting to Shopify");
-    return response;
+    if (!deps.standInUrl) return response;
+    const local = new URL(`${authorize.pathname}${authorize.search}`, deps.standInUrl);
+    local.searchParams.set("shop", shop);
+    const headers = new Headers(response.headers);
+    headers.set("location", local.toString());
+    return new Response(null, { status: response.status, headers });
   });
 
   app.get(CALLBACK_PATH, async (c) => {
