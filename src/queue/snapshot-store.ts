@@ -23,6 +23,8 @@ local stored = 0
 if incoming > current then
   redis.call('HSET', KEYS[1], 'o', ARGV[1], 'ov', ARGV[2])
   stored = 1
+elseif incoming == current then
+  stored = 2
 end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'lv', ARGV[4]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -38,11 +40,18 @@ local stored = 0
 if incoming > current then
   redis.call('HSET', KEYS[1], field, ARGV[2], vfield, ARGV[3])
   stored = 1
+elseif incoming == current then
+  stored = 2
 end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'lv', ARGV[5]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return stored
 `;
+
+/** What a snapshot write did: kept the newer state, met the same version, or met a newer one. */
+export type PutOutcome = "stored" | "same" | "older";
+const putOutcome = (code: number): PutOutcome =>
+  code === 1 ? "stored" : code === 2 ? "same" : "older";
 
 const PUT_HINT = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'h') or '-1')
@@ -124,6 +133,15 @@ export class SnapshotStore {
 
   /** Stores the order when it is newer than what is kept. Returns whether it was stored. */
   async putOrder(order: SourceOrder, options: { live?: boolean } = {}): Promise<boolean> {
+    return (await this.storeOrder(order, options)) === "stored";
+  }
+
+  /**
+   * Like `putOrder`, and tells a delivery of the version already held ("same") from an older one:
+   * the receiver queues a job for "same", because an earlier attempt of that delivery may have
+   * stored the snapshot and failed before its job was queued.
+   */
+  async storeOrder(order: SourceOrder, options: { live?: boolean } = {}): Promise<PutOutcome> {
     const stored = await this.#redis.snapshotPutOrder(
       this.key(order.shop, order.id),
       JSON.stringify(order),
@@ -131,7 +149,7 @@ export class SnapshotStore {
       this.#ttlMs,
       options.live ? String(Date.now()) : "",
     );
-    return stored === 1;
+    return putOutcome(stored);
   }
 
   async putFulfillment(
@@ -139,6 +157,15 @@ export class SnapshotStore {
     fulfillment: SourceFulfillment,
     options: { live?: boolean } = {},
   ): Promise<boolean> {
+    return (await this.storeFulfillment(shop, fulfillment, options)) === "stored";
+  }
+
+  /** Like `putFulfillment`, with the outcome of `storeOrder`. */
+  async storeFulfillment(
+    shop: string,
+    fulfillment: SourceFulfillment,
+    options: { live?: boolean } = {},
+  ): Promise<PutOutcome> {
     const stored = await this.#redis.snapshotPutFulfillment(
       this.key(shop, fulfillment.orderId),
       fulfillment.id,
@@ -147,7 +174,7 @@ export class SnapshotStore {
       this.#ttlMs,
       options.live ? String(Date.now()) : "",
     );
-    return stored === 1;
+    return putOutcome(stored);
   }
 
   /** Records that the order changed in a way the payload did not fully describe. */

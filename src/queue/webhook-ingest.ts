@@ -3,7 +3,7 @@ import { normalizeWebhook, PayloadError, parseShopifyJson } from "../shopify/ind
 import type { ShopDomain } from "../sync/source-order.ts";
 import type { DeadLetterData } from "./jobs.ts";
 import { dedupeKey } from "./names.ts";
-import type { SnapshotStore } from "./snapshot-store.ts";
+import type { PutOutcome, SnapshotStore } from "./snapshot-store.ts";
 import { deadLetterId, type SyncQueues } from "./sync-queue.ts";
 
 /** What became of one verified webhook. Every outcome but `unavailable` is answered 200. */
@@ -124,13 +124,13 @@ export class WebhookIngest {
 
     const receivedAt = Date.now();
     let orderId: string;
-    let changed: boolean;
+    let put: PutOutcome;
     if (event.kind === "order") {
       orderId = event.order.id;
-      changed = await snapshots.putOrder(event.order, { live: true });
+      put = await snapshots.storeOrder(event.order, { live: true });
     } else if (event.kind === "fulfillment") {
       orderId = event.orderId;
-      changed = await snapshots.putFulfillment(webhook.shop, event.fulfillment, { live: true });
+      put = await snapshots.storeFulfillment(webhook.shop, event.fulfillment, { live: true });
     } else {
       // Edits and refunds carry only a diff: mark the snapshot stale so the worker refetches the
       // whole order from the Admin API (or waits for the orders/updated that Shopify sends next).
@@ -139,10 +139,12 @@ export class WebhookIngest {
       await snapshots.putHint(webhook.shop, orderId, Number.isNaN(at) ? receivedAt : at, {
         live: true,
       });
-      changed = true;
+      put = "stored";
     }
-    // An older delivery than what we hold changes nothing: no job needed.
-    if (!changed) return "stale";
+    // An older delivery than what we hold changes nothing: no job needed. The same version is
+    // queued again: an earlier attempt may have stored it and failed (503) before its job was
+    // queued, and this retry is then the only thing that will ever queue it.
+    if (put === "older") return "stale";
     await queues.enqueueSync({
       shop: webhook.shop,
       orderId,

@@ -38,9 +38,12 @@ describe("/metrics", { timeout: 60_000 }, () => {
   it("counts webhooks, jobs, provider requests and the lag after a sync", async () => {
     pipeline = await startPipeline();
     await pipeline.send("orders/create", orderPayload(shippedOrder(5_570_001)));
-    await pipeline.send("orders/create", orderPayload(shippedOrder(5_570_001)), {
-      webhookId: "again",
-    });
+    // An older version, delivered after the newer one: stale.
+    await pipeline.send(
+      "orders/create",
+      orderPayload(shippedOrder(5_570_001, { updatedAt: "2026-11-01T10:00:00Z" })),
+      { webhookId: "again" },
+    );
     await pipeline.drain();
 
     const { status, text, type } = await scrape(pipeline);
