@@ -230,9 +230,9 @@ export class Cluster {
     return worker;
   }
 
-  /** kill -9 of one live worker, chosen by `pick`. */
+  /** kill -9 of one running worker (started and serving), chosen by `pick`. */
   async killWorker(pick: number): Promise<ManagedProcess | undefined> {
-    const live = this.workers.filter((w) => w.alive);
+    const live = this.workers.filter((w) => w.alive && w.ready);
     const victim = live[pick % Math.max(1, live.length)];
     await victim?.kill("SIGKILL");
     return victim;

@@ -8,6 +8,8 @@ export const REPO_ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 export class ManagedProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Set once the process printed the line a scenario waited for (it is serving). */
+  ready = false;
   #output = "";
 
   constructor(
@@ -46,7 +48,10 @@ export class ManagedProcess {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const match = pattern.exec(this.#output);
-      if (match) return match[0];
+      if (match) {
+        this.ready = true;
+        return match[0];
+      }
       if (!this.alive) {
         throw new Error(`${this.name} exited before ${pattern}: ${this.#output.slice(-2_000)}`);
       }

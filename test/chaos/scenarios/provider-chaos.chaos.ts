@@ -12,7 +12,7 @@ describe("chaos: provider faults from the sandbox", () => {
         rateWindowMs: 1_000,
         env: { PROVIDER_TIMEOUT_MS: "2000" },
       },
-      workload: (shops) => fulfilledOrdersWorkload({ orders: scaled(300), shops, seed: 6 }),
+      workload: (shops) => fulfilledOrdersWorkload({ orders: scaled(200), shops, seed: 6 }),
       drive: { concurrency: 16, retry: true, ratePerSecond: 50 },
       async fault({ cluster, done, note }) {
         await cluster.setFaults({

@@ -24,7 +24,7 @@ describe.each(["always", "everysec"] as const)(
         const result = await runScenario({
           name: `3 redis kill -9 + restart (appendfsync ${appendfsync})`,
           cluster: { workers: 2, appendfsync },
-          workload: (shops) => lifecycleWorkload({ orders: scaled(200), shops, seed: 4 }),
+          workload: (shops) => lifecycleWorkload({ orders: scaled(150), shops, seed: 4 }),
           drive: { concurrency: 16, retry: true, retryDelayMs: 250, ratePerSecond: 60 },
           async fault({ cluster, progress, note, mark }) {
             for (const at of [0.3, 0.7]) {

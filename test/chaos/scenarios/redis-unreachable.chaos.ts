@@ -8,7 +8,7 @@ describe("chaos: Redis unreachable for 10 s", () => {
     const result = await runScenario({
       name: "4 redis unreachable 10 s (SIGSTOP)",
       cluster: { workers: 2 },
-      workload: (shops) => lifecycleWorkload({ orders: scaled(150), shops, seed: 5 }),
+      workload: (shops) => lifecycleWorkload({ orders: scaled(100), shops, seed: 5 }),
       drive: { concurrency: 16, retry: true, retryDelayMs: 500, ratePerSecond: 30 },
       async fault({ cluster, progress, note }) {
         while (progress() < 0.25) await sleep(100);

@@ -9,7 +9,7 @@ describe("chaos: SQLite busy under several worker processes", () => {
     const result = await runScenario({
       name: "7 sqlite busy: 4 workers + an outside writer holding the lock 1 s in 3",
       cluster: { workers: 4, workerConcurrency: 16 },
-      workload: (shops) => lifecycleWorkload({ orders: scaled(300), shops, seed: 7 }),
+      workload: (shops) => lifecycleWorkload({ orders: scaled(200), shops, seed: 7 }),
       drive: { concurrency: 24, retry: true, ratePerSecond: 80 },
       async fault({ cluster, done, note }) {
         // An outside writer (a backup, the CLI, a migration) holds SQLite's write lock.

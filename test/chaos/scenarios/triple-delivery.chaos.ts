@@ -6,7 +6,7 @@ describe("chaos: every webhook delivered three times at once", () => {
     const result = await runScenario({
       name: "6 every webhook delivered 3× at once",
       cluster: { workers: 3 },
-      workload: (shops) => lifecycleWorkload({ orders: scaled(150), shops, seed: 1 }),
+      workload: (shops) => lifecycleWorkload({ orders: scaled(100), shops, seed: 1 }),
       drive: { concurrency: 12, retry: true, copies: 3 },
     });
     expect(result.figures.attempts).toBeGreaterThanOrEqual(result.figures.events * 3);

@@ -7,7 +7,7 @@ describe("chaos: the web process killed with SIGKILL under webhook load", () => 
     const result = await runScenario({
       name: "2 web kill -9 every 3 s",
       cluster: { workers: 2 },
-      workload: (shops) => lifecycleWorkload({ orders: scaled(300), shops, seed: 3 }),
+      workload: (shops) => lifecycleWorkload({ orders: scaled(200), shops, seed: 3 }),
       drive: { concurrency: 24, retry: true, retryDelayMs: 200, ratePerSecond: 80 },
       async fault({ cluster, done, note }) {
         while (!done()) {

@@ -6,7 +6,7 @@ describe("chaos: worker processes killed with SIGKILL", () => {
     const result = await runScenario({
       name: "0 baseline (no fault)",
       cluster: { workers: 3 },
-      workload: (shops) => lifecycleWorkload({ orders: scaled(150), shops, seed: 1 }),
+      workload: (shops) => lifecycleWorkload({ orders: scaled(100), shops, seed: 1 }),
       drive: { concurrency: 16, retry: true },
     });
     expect(result.report.lost).toEqual([]);
@@ -21,7 +21,7 @@ describe("chaos: worker processes killed with SIGKILL", () => {
     const result = await runScenario({
       name: "1 worker kill -9 every 2 s",
       cluster: { workers: 3 },
-      workload: (shops) => lifecycleWorkload({ orders: scaled(300), shops, seed: 2 }),
+      workload: (shops) => lifecycleWorkload({ orders: scaled(200), shops, seed: 2 }),
       // Spread over ~20 s (CHAOS_SCALE=1) so that several kills land mid-run.
       drive: { concurrency: 16, retry: true, ratePerSecond: 60 },
       async fault({ cluster, done, note }) {
