@@ -46,7 +46,7 @@ async function main() {
     // Next to the database, with AOF on, so queued work survives a restart of `npm start`.
     const dir = resolve(dirname(env.DATABASE_PATH), "redis");
     mkdirSync(dir, { recursive: true });
-    redisServer = await startRedisServer({ appendonly: true, dir });
+    redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
     redisUrl = redisServer.url;
     // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
     writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl);
