@@ -10,8 +10,6 @@ import { QUEUE } from "../src/queue/names.ts";
 
 export interface BackfillWorkerOptions {
   concurrency?: number;
-  /** Bulk sync jobs one backfill may have waiting at once. */
-  maxBacklog?: number;
 }
 
 export interface BackfillWorkerHandle {
@@ -32,8 +30,8 @@ export function startBackfillWorker(
     shopifyAdmin: ctx.shopifyAdmin,
     snapshots: ctx.snapshots,
     queues: ctx.queues,
+    limiter: ctx.limiter,
     logger: ctx.logger.child({ component: "backfill-worker" }),
-    ...(options.maxBacklog ? { maxBacklog: options.maxBacklog } : {}),
   });
   const worker = new Worker<BackfillJobData, BackfillResult>(
     QUEUE.backfill,

@@ -28,6 +28,7 @@ export async function startSweepWorker(ctx: ConnectorContext): Promise<SweepWork
     shopifyAdmin: ctx.shopifyAdmin,
     snapshots: ctx.snapshots,
     queues: ctx.queues,
+    limiter: ctx.limiter,
     logger: ctx.logger.child({ component: "sweep-worker" }),
   });
   const worker = new Worker<SweepJobData>(QUEUE.maintenance, processor, {

@@ -1,7 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
-import type { SnapshotStore } from "../queue/snapshot-store.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
 import {
   type AdminClientFactory,
   OrderSource,
@@ -13,18 +11,14 @@ import type { ShopDomain } from "../sync/source-order.ts";
 import { sixtyDayWarning } from "./backfill-progress.ts";
 import type { BackfillJobData } from "./backfill-queue.ts";
 import type { BackfillRepository } from "./backfill-repository.ts";
-import { FeedAbortedError, OrderFeeder } from "./order-feeder.ts";
+import { feedOrders, type OrderFeederDeps, ShopNotConfiguredError } from "./order-feeder.ts";
 import { nextPage } from "./windowed-pager.ts";
 
-export interface BackfillProcessorDeps {
+export interface BackfillProcessorDeps extends OrderFeederDeps {
   backfills: BackfillRepository;
   shops: ShopRepository;
   shopifyAdmin: AdminClientFactory;
-  snapshots: SnapshotStore;
-  queues: SyncQueues;
   logger: Logger;
-  /** Bulk sync jobs a backfill may have waiting at once (see OrderFeeder). */
-  maxBacklog?: number;
 }
 
 export type BackfillResult =
@@ -64,37 +58,39 @@ export function createBackfillProcessor(deps: BackfillProcessorDeps) {
         if (warning) log.warn({ warning }, "backfill limited to recent orders");
         log.info({ total }, "backfill started");
       }
-      const feeder = new OrderFeeder(deps, {
-        shop,
-        trigger: "backfill",
-        ...(deps.maxBacklog ? { maxBacklog: deps.maxBacklog } : {}),
-        ...(signal ? { signal } : {}),
-      });
+      const { total, until } = backfill;
       let cursor = backfill.cursor;
       let done = backfill.done;
-      for (;;) {
-        if (signal?.aborted) throw new FeedAbortedError("stopped");
-        const page = await nextPage(source, cursor, backfill.until);
-        for (const order of page.orders) await feeder.feed(order);
-        done += page.orders.length;
-        if (!page.next) break;
-        cursor = page.next;
-        deps.backfills.saveProgress(backfillId, cursor, done);
-        await job.updateProgress({ done, total: backfill.total });
+      // Pages are read as the feeder takes their orders, i.e. as the provider budget frees;
+      // the cursor is saved once every order of a page is queued.
+      async function* orders() {
+        for (;;) {
+          const page = await nextPage(source, cursor, until);
+          yield* page.orders;
+          done += page.orders.length;
+          if (!page.next) return;
+          cursor = page.next;
+          deps.backfills.saveProgress(backfillId, cursor, done);
+          await job.updateProgress({ done, total });
+        }
       }
+      await feedOrders(deps, shopRecord, orders(), {
+        trigger: "backfill",
+        ...(signal ? { signal } : {}),
+      });
       deps.backfills.complete(backfillId, done);
       await job.updateProgress({ done, total: backfill.total });
       log.info({ done }, "backfill completed");
       return { outcome: "completed", done };
     } catch (error) {
-      if (error instanceof FeedAbortedError) {
+      if (signal?.aborted) {
         // A shutdown: back to the queue at once; the next worker resumes from the saved cursor.
         log.info("backfill stopped; it resumes from its cursor");
         await job.moveToDelayed(Date.now() + 250, token);
         throw new DelayedError();
       }
       const message = error instanceof Error ? error.message : String(error);
-      if (error instanceof ShopNotConnectedError) {
+      if (error instanceof ShopNotConnectedError || error instanceof ShopNotConfiguredError) {
         deps.backfills.fail(backfillId, message);
         throw new UnrecoverableError(message);
       }

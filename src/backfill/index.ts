@@ -16,7 +16,12 @@ export {
   type BackfillStatus,
 } from "./backfill-repository.ts";
 export { CheckpointRepository } from "./checkpoint-repository.ts";
-export { FeedAbortedError, OrderFeeder } from "./order-feeder.ts";
+export {
+  type FeedResult,
+  feedOrders,
+  type OrderFeederDeps,
+  ShopNotConfiguredError,
+} from "./order-feeder.ts";
 export {
   createSweepProcessor,
   type SweepDeps,

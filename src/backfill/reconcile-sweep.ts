@@ -2,8 +2,6 @@ import { type Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { QUEUE } from "../queue/names.ts";
-import type { SnapshotStore } from "../queue/snapshot-store.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
 import {
   type AdminClientFactory,
   OrderSource,
@@ -13,7 +11,7 @@ import {
 import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
 import type { ShopDomain } from "../sync/source-order.ts";
 import type { CheckpointRepository } from "./checkpoint-repository.ts";
-import { OrderFeeder } from "./order-feeder.ts";
+import { feedOrders, type OrderFeederDeps } from "./order-feeder.ts";
 
 export interface SweepJobData {
   shop: string;
@@ -32,13 +30,11 @@ export const FIRST_SWEEP_LOOKBACK_MS = 24 * 3_600_000;
 
 export const sweepSchedulerId = (shop: string) => `sweep-${shop}`;
 
-export interface SweepDeps {
+export interface SweepDeps extends OrderFeederDeps {
   shops: ShopRepository;
   links: LinkRepository;
   checkpoints: CheckpointRepository;
   shopifyAdmin: AdminClientFactory;
-  snapshots: SnapshotStore;
-  queues: SyncQueues;
   logger: Logger;
 }
 
@@ -81,24 +77,26 @@ export async function sweepShop(
       );
   const since = new Date(sinceMs).toISOString();
   const source = new OrderSource(deps.shopifyAdmin.for(shop), shop.shop as ShopDomain);
-  const feeder = new OrderFeeder(deps, { shop: shop.shop, trigger: "sweep" });
   let checked = 0;
-  let after: string | null = null;
-  do {
-    const page = await source.versions({ query: updatedWindowQuery(since, null), after });
-    checked += page.orders.length;
-    for (const version of page.orders) {
-      const reason = staleReason(deps, shop.shop, version);
-      if (!reason) continue;
-      const order = await source.fetchOrder(version.id);
-      if (!order) continue;
-      deps.logger.info({ shop: shop.shop, orderId: order.id, reason }, "sweep queues an order");
-      await feeder.feed(order);
-    }
-    after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-  } while (after);
+  async function* staleOrders() {
+    let after: string | null = null;
+    do {
+      const page = await source.versions({ query: updatedWindowQuery(since, null), after });
+      checked += page.orders.length;
+      for (const version of page.orders) {
+        const reason = staleReason(deps, shop.shop, version);
+        if (!reason) continue;
+        const order = await source.fetchOrder(version.id);
+        if (!order) continue;
+        deps.logger.info({ shop: shop.shop, orderId: order.id, reason }, "sweep queues an order");
+        yield order;
+      }
+      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+    } while (after);
+  }
+  const { queued } = await feedOrders(deps, shop, staleOrders(), { trigger: "sweep" });
   deps.checkpoints.set(shop.shop, new Date(now).toISOString());
-  return { checked, queued: feeder.queued, since };
+  return { checked, queued, since };
 }
 
 /** The maintenance queue's per-shop sweep schedulers. */

@@ -1,9 +1,7 @@
-import type { SnapshotStore } from "../queue/snapshot-store.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
 import { type AdminClientFactory, OrderSource } from "../shopify/index.ts";
 import type { ShopRecord } from "../store/index.ts";
-import type { ShopDomain } from "../sync/source-order.ts";
-import { OrderFeeder } from "./order-feeder.ts";
+import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
+import { feedOrders, type OrderFeederDeps } from "./order-feeder.ts";
 import { firstCursor, nextPage, type PagerCursor } from "./windowed-pager.ts";
 
 export type ResyncTarget =
@@ -11,10 +9,8 @@ export type ResyncTarget =
   | { kind: "range"; since: string; until?: string }
   | { kind: "all" };
 
-export interface ResyncDeps {
+export interface ResyncDeps extends OrderFeederDeps {
   shopifyAdmin: AdminClientFactory;
-  snapshots: SnapshotStore;
-  queues: SyncQueues;
 }
 
 export interface ResyncResult {
@@ -58,26 +54,34 @@ export async function resync(
   options: { onPage?: (found: number) => void; signal?: AbortSignal } = {},
 ): Promise<ResyncResult> {
   const source = new OrderSource(deps.shopifyAdmin.for(shop), shop.shop as ShopDomain);
-  const feeder = new OrderFeeder(deps, {
-    shop: shop.shop,
-    trigger: "resync",
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  const feed = (orders: AsyncIterable<SourceOrder>) =>
+    feedOrders(deps, shop, orders, {
+      trigger: "resync",
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   if (target.kind === "order") {
     const order = await source.findOrder(target.order);
     if (!order) return { found: 0, stored: 0, queued: 0, notFound: target.order };
-    await feeder.feed(order);
-    return { found: 1, stored: feeder.stored, queued: feeder.queued };
+    const fed = await feed(
+      (async function* () {
+        yield order;
+      })(),
+    );
+    return { found: 1, ...fed };
   }
   const until = target.kind === "range" ? (target.until ?? null) : null;
-  let cursor: PagerCursor | null = firstCursor(target.kind === "range" ? target.since : null);
   let found = 0;
-  while (cursor) {
-    const page = await nextPage(source, cursor, until);
-    for (const order of page.orders) await feeder.feed(order);
-    found += page.orders.length;
-    options.onPage?.(found);
-    cursor = page.next;
+  // Pages are read only as fast as the feeder takes their orders (the provider budget).
+  async function* pages() {
+    let cursor: PagerCursor | null = firstCursor(target.kind === "range" ? target.since : null);
+    while (cursor) {
+      const page = await nextPage(source, cursor, until);
+      yield* page.orders;
+      found += page.orders.length;
+      options.onPage?.(found);
+      cursor = page.next;
+    }
   }
-  return { found, stored: feeder.stored, queued: feeder.queued };
+  const fed = await feed(pages());
+  return { found, ...fed };
 }

@@ -43,7 +43,7 @@ export interface Pipeline {
   ): Promise<Response>;
   drain(timeoutMs?: number): Promise<void>;
   /** Starts a backfill worker (closed with the pipeline unless closed before). */
-  startBackfillWorker(options?: { maxBacklog?: number }): BackfillWorkerHandle;
+  startBackfillWorker(): BackfillWorkerHandle;
   close(): Promise<void>;
 }
 
@@ -166,8 +166,8 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       }
       throw new Error("the sync queue did not drain in time");
     },
-    startBackfillWorker(o = {}) {
-      const handle = startBackfillWorker(ctx, o);
+    startBackfillWorker() {
+      const handle = startBackfillWorker(ctx);
       backfillWorkers.push(handle);
       return handle;
     },

@@ -29,3 +29,13 @@ export function standInOrder(id: number, updatedAt: string, overrides: Partial<M
   };
   return { model, payload: orderPayload(model) };
 }
+
+/**
+ * A provider budget the connector and the sandbox agree on, large enough that tests about
+ * Shopify-side behaviour never wait for it (the limiter learns a store's budget only from
+ * answers within the limit it is configured with).
+ */
+export const AMPLE_BUDGET = {
+  sandbox: { rateLimit: 100_000 },
+  env: { PROVIDER_RATE_LIMIT: "100000" },
+} as const;

@@ -6,7 +6,7 @@ import {
   progressOf,
 } from "../../src/backfill/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
-import { standInOrder } from "../helpers/standin-orders.ts";
+import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
 let pipeline: Pipeline;
 let queue: BackfillQueue | undefined;
@@ -42,37 +42,58 @@ function providerCreates() {
   ).length;
 }
 
+/** Samples the sync queue's delayed set until stopped; answers the largest size seen. */
+function sampleDelayed() {
+  let largest = 0;
+  let sampling = true;
+  const run = (async () => {
+    while (sampling) {
+      largest = Math.max(largest, await pipeline.ctx.queues.sync.getDelayedCount());
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await run;
+      return largest;
+    },
+  };
+}
+
 describe("backfill", () => {
+  it("feeds the sync queue at the provider's budget: no 429, no delayed jobs", async () => {
+    // 20 requests a second at the provider, and the connector told the same.
+    pipeline = await startPipeline({
+      sandbox: { rateLimit: 20, windowMs: 1_000 },
+      env: { PROVIDER_RATE_LIMIT: "20", PROVIDER_RATE_WINDOW_MS: "1000" },
+    });
+    seedOrders(60, Date.now() - DAY, 60_000);
+    const repo = new BackfillRepository(pipeline.ctx.db);
+    queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
+    const delayed = sampleDelayed();
+    const { backfill } = await queue.start(TEST_SHOP);
+    pipeline.startBackfillWorker();
+    await waitFor("the backfill to complete", () => repo.get(backfill.id)?.status === "completed");
+    await pipeline.drain(30_000);
+
+    expect(pipeline.sandbox.state.orders.all).toHaveLength(60);
+    expect(pipeline.sandbox.state.counters.rateLimited).toBe(0);
+    expect(pipeline.sandbox.state.maxInAnyWindow(1001, 1_000)).toBeLessThanOrEqual(20);
+    expect(await delayed.stop()).toBe(0);
+  });
+
   it("syncs 1,000 orders exactly once when its worker is stopped half-way and started again", async () => {
     // A budget of 100 a minute would make this a 10-minute test: the budget is not what it checks.
-    pipeline = await startPipeline({ env: { PROVIDER_RATE_LIMIT: "1000000" } });
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
     seedOrders(1_000, Date.now() - DAY, 60_000);
     const repo = new BackfillRepository(pipeline.ctx.db);
     queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
-    const maxBacklog = 20;
-
-    // How many sync jobs wait at any moment: the backfill must never flood the queue.
-    let largestBacklog = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const counts = await pipeline.ctx.queues.sync.getJobCounts(
-          "waiting",
-          "prioritized",
-          "delayed",
-          "active",
-        );
-        largestBacklog = Math.max(
-          largestBacklog,
-          Object.values(counts).reduce((a, b) => a + b, 0),
-        );
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
+    const delayed = sampleDelayed();
 
     const { backfill, started } = await queue.start(TEST_SHOP);
     expect(started).toBe(true);
-    const first = pipeline.startBackfillWorker({ maxBacklog });
+    const first = pipeline.startBackfillWorker();
     await waitFor("half of the orders", () => (repo.get(backfill.id)?.done ?? 0) >= 400);
     await first.close();
 
@@ -85,11 +106,9 @@ describe("backfill", () => {
     // Asking again while it is unfinished does not start a second one.
     expect((await queue.start(TEST_SHOP)).started).toBe(false);
 
-    pipeline.startBackfillWorker({ maxBacklog });
+    pipeline.startBackfillWorker();
     await waitFor("the backfill to complete", () => repo.get(backfill.id)?.status === "completed");
     await pipeline.drain(60_000);
-    sampling = false;
-    await sampler;
 
     const done = repo.get(backfill.id);
     expect(done?.done).toBe(1_000);
@@ -97,13 +116,14 @@ describe("backfill", () => {
     expect(new Set(ids).size).toBe(1_000);
     expect(ids).toHaveLength(1_000);
     expect(providerCreates()).toBe(1_000);
-    expect(largestBacklog).toBeLessThanOrEqual(maxBacklog);
+    // Every job was queued with a budget slot: none ever waited in the delayed set.
+    expect(await delayed.stop()).toBe(0);
     const progress = progressOf(done ?? backfill, { scopes: "read_orders read_all_orders" });
     expect(progress).toMatchObject({ percent: 100, etaSeconds: 0, warnings: [] });
   }, 120_000);
 
   it("reads only the last 60 days without read_all_orders, and says so in its progress", async () => {
-    pipeline = await startPipeline({ shopify: { scopes: ["read_orders"] } });
+    pipeline = await startPipeline({ ...AMPLE_BUDGET, shopify: { scopes: ["read_orders"] } });
     pipeline.ctx.shops.updateSettings(TEST_SHOP, { scopes: "read_orders" });
     // 10 orders, one every 10 days: the 6 newest are within 60 days.
     seedOrders(10, Date.now() - DAY, 10 * DAY);
@@ -124,7 +144,10 @@ describe("backfill", () => {
 
   it("starts through the admin API and reports done, total and ETA there", async () => {
     const ADMIN_TOKEN = "backfill-admin-token-0123456789";
-    pipeline = await startPipeline({ env: { ADMIN_TOKEN } });
+    pipeline = await startPipeline({
+      sandbox: AMPLE_BUDGET.sandbox,
+      env: { ...AMPLE_BUDGET.env, ADMIN_TOKEN },
+    });
     seedOrders(12, Date.now() - DAY, 60_000);
     const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
     const path = `/admin/api/shops/${TEST_SHOP}/backfill`;

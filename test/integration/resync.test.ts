@@ -3,7 +3,7 @@ import { resync } from "../../src/backfill/index.ts";
 import type { ShopRecord } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
-import { standInOrder } from "../helpers/standin-orders.ts";
+import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
 const ADMIN_TOKEN = "resync-admin-token-0123456789";
 
@@ -25,7 +25,7 @@ async function seed(days: number[]) {
 
 describe("resync", () => {
   it("syncs one order found by its name, and only that order", async () => {
-    pipeline = await startPipeline();
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
     await seed([1, 2, 3]);
     const result = await resync(pipeline.ctx, shopRecord(), { kind: "order", order: "#1002" });
     expect(result).toEqual({ found: 1, stored: 1, queued: 1 });
@@ -35,7 +35,7 @@ describe("resync", () => {
   });
 
   it("syncs the orders updated in a date range, including the start and excluding the end", async () => {
-    pipeline = await startPipeline();
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
     await seed([1, 5, 9, 10, 11, 20]);
     const result = await resync(pipeline.ctx, shopRecord(), {
       kind: "range",
@@ -48,7 +48,7 @@ describe("resync", () => {
   });
 
   it("keeps a newer snapshot from a webhook over an older state read from Shopify", async () => {
-    pipeline = await startPipeline();
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
     const { model, payload } = standInOrder(7, "2026-10-07T12:00:00Z");
     await pipeline.shopify.upsertOrder(TEST_SHOP, payload, { deliver: false });
     // The webhook of a later edit arrived; Shopify's search still returns the older version.
@@ -62,7 +62,10 @@ describe("resync", () => {
   });
 
   it("answers the admin API with the result, and 404 for an order Shopify does not have", async () => {
-    pipeline = await startPipeline({ env: { ADMIN_TOKEN } });
+    pipeline = await startPipeline({
+      sandbox: AMPLE_BUDGET.sandbox,
+      env: { ...AMPLE_BUDGET.env, ADMIN_TOKEN },
+    });
     await seed([3]);
     const call = (body: unknown) =>
       pipeline.web.app.request(`/admin/api/shops/${TEST_SHOP}/resync`, {

@@ -11,7 +11,7 @@ import { QUEUE } from "../../src/queue/names.ts";
 import type { ShopRecord } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
-import { standInOrder } from "../helpers/standin-orders.ts";
+import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
 let pipeline: Pipeline;
 const closers: (() => Promise<unknown>)[] = [];
@@ -31,6 +31,7 @@ function sweepDeps(): SweepDeps {
     shopifyAdmin: ctx.shopifyAdmin,
     snapshots: ctx.snapshots,
     queues: ctx.queues,
+    limiter: ctx.limiter,
     logger: ctx.logger,
   };
 }
@@ -39,7 +40,7 @@ const shopRecord = () => pipeline.ctx.shops.getShop(TEST_SHOP) as ShopRecord;
 
 describe("reconciliation sweep", () => {
   it("heals an order whose webhooks were never delivered, and an update that was missed", async () => {
-    pipeline = await startPipeline();
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
     // Order 1 arrives by webhook; order 2's webhook never comes.
     const one = standInOrder(1, iso(10 * 60_000));
     const two = standInOrder(2, iso(9 * 60_000));
@@ -66,7 +67,10 @@ describe("reconciliation sweep", () => {
   });
 
   it("runs on its own from the shop's job scheduler", async () => {
-    pipeline = await startPipeline({ env: { RECONCILE_INTERVAL_MS: "200" } });
+    pipeline = await startPipeline({
+      sandbox: AMPLE_BUDGET.sandbox,
+      env: { ...AMPLE_BUDGET.env, RECONCILE_INTERVAL_MS: "200" },
+    });
     await pipeline.shopify.upsertOrder(TEST_SHOP, standInOrder(3, iso(60_000)).payload, {
       deliver: false,
     });
