@@ -161,7 +161,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
     resyncSince: async (shop, since) => {
       const record = shops.getShop(shop);
       if (!record) return;
-      await resync({ shopifyAdmin, snapshots, queues }, record, {
+      await resync({ shopifyAdmin, snapshots, queues, limiter }, record, {
         kind: "range",
         since: since.toISOString(),
       });
