@@ -88,10 +88,12 @@ export async function recordDeadLetter(
   prefix: string,
   id: string,
   data: DeadLetterData,
+  lockWaitMs = LOCK_TTL_MS,
 ) {
   const lock = new DeadLetterLock(redis, prefix);
-  // A retry holds the lock for a few round trips; wait for it rather than race it.
-  const token = await lock.acquire(id, LOCK_TTL_MS);
+  // A retry holds the lock for a few round trips; wait for it rather than race it. A caller
+  // that cannot wait long (the webhook receiver) records without it after its own wait.
+  const token = await lock.acquire(id, lockWaitMs);
   try {
     const existing = await queue.getJob(id);
     if (existing) {
@@ -103,6 +105,30 @@ export async function recordDeadLetter(
     const job = await queue.add("dead-letter", merged, { jobId: id, removeOnComplete: true });
     if (retired) await redis.del(retiredKey(prefix, id));
     return job;
+  } finally {
+    if (token) await lock.release(id, token);
+  }
+}
+
+/**
+ * Removes an order's entry (and any history waiting for it) once the order synced after all:
+ * for example a later webhook went through after the operator fixed the mapping, or a retried
+ * order succeeded. Returns whether an entry was removed.
+ */
+export async function resolveDeadLetter(
+  queue: Queue<DeadLetterData>,
+  redis: Redis,
+  prefix: string,
+  id: string,
+): Promise<boolean> {
+  const lock = new DeadLetterLock(redis, prefix);
+  const token = await lock.acquire(id, LOCK_TTL_MS);
+  try {
+    await redis.del(retiredKey(prefix, id));
+    const existing = await queue.getJob(id);
+    if (!existing) return false;
+    await existing.remove();
+    return true;
   } finally {
     if (token) await lock.release(id, token);
   }

@@ -92,6 +92,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     }
 
     let calls = 0;
+    let wasDeadLettered = false;
     // The body of the operation in flight, kept for the dead-letter record if it fails.
     let lastBody: unknown;
     try {
@@ -107,6 +108,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         ]);
       }
       const storeId = shopRecord.storeId as ProviderStoreId;
+      // Read before any call: creating the order clears the failure record.
+      wasDeadLettered = deps.links.lastFailure(shop, orderId) === "dead-lettered";
       const order = await loadOrder(deps, shopRecord, orderId);
       if (!order) {
         deps.metrics?.jobDone("waiting");
@@ -188,6 +191,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         }
       }
       deps.links.markSynced(shop, orderId, order.updatedAt);
+      // It was dead-lettered and went through now (a retry, or a later event after a fix).
+      if (wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {
+        log.info("dead letter resolved by this sync");
+      }
       // Lag is webhook → provider acknowledgement: an order the provider already had adds none.
       if (calls > 0 && job.data.receivedAt) deps.metrics?.lag(Date.now() - job.data.receivedAt);
       deps.metrics?.jobDone(calls > 0 ? "synced" : "unchanged");

@@ -1,6 +1,6 @@
 import { type JobsOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { recordDeadLetter } from "./dead-letter-record.ts";
+import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
 import type { DeadLetterData, SyncJobData, SyncPriority } from "./jobs.ts";
 import { QUEUE } from "./names.ts";
 
@@ -29,12 +29,15 @@ export class SyncQueues {
   readonly #jobOptions: JobsOptions;
   readonly #redis: Redis;
   readonly #prefix: string;
+  readonly #lockWaitMs: number | undefined;
 
   constructor(
     connection: Redis,
     prefix: string,
     retry: { attempts?: number; delayMs?: number } = {},
+    options: { deadLetterLockWaitMs?: number } = {},
   ) {
+    this.#lockWaitMs = options.deadLetterLockWaitMs;
     this.#jobOptions = {
       ...SYNC_JOB_OPTIONS,
       attempts: retry.attempts ?? SYNC_JOB_OPTIONS.attempts,
@@ -66,7 +69,17 @@ export class SyncQueues {
    * failures get their own. See `dead-letter-record.ts`.
    */
   async addDeadLetter(id: string, data: DeadLetterData) {
-    return recordDeadLetter(this.deadLetter, this.#redis, this.#prefix, id, data);
+    return recordDeadLetter(this.deadLetter, this.#redis, this.#prefix, id, data, this.#lockWaitMs);
+  }
+
+  /** Removes an order's dead letter once the order synced (see dead-letter-record.ts). */
+  async resolveDeadLetter(shop: string, orderId: string): Promise<boolean> {
+    return resolveDeadLetter(
+      this.deadLetter,
+      this.#redis,
+      this.#prefix,
+      deadLetterId(shop, orderId),
+    );
   }
 
   async close() {

@@ -97,10 +97,13 @@ export function createWebApp(
   } = {},
 ): WebApp {
   const shopify = ctx.shopify;
-  const ingestQueues = new SyncQueues(ctx.ingestRedis, ctx.prefix, {
-    attempts: ctx.config.env.SYNC_ATTEMPTS,
-    delayMs: ctx.config.env.SYNC_RETRY_DELAY_MS,
-  });
+  const ingestQueues = new SyncQueues(
+    ctx.ingestRedis,
+    ctx.prefix,
+    { attempts: ctx.config.env.SYNC_ATTEMPTS, delayMs: ctx.config.env.SYNC_RETRY_DELAY_MS },
+    // Shopify gives a webhook 5 s: never wait long for an operator's retry of the same entry.
+    { deadLetterLockWaitMs: 1_000 },
+  );
   const shopStatus = cachedShopStatus(ctx);
   const ingest = new WebhookIngest({
     redis: ctx.ingestRedis,

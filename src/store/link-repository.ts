@@ -65,6 +65,9 @@ export class LinkRepository {
       clearFailure: db.$client.prepare(
         "DELETE FROM order_failures WHERE shop = @shop AND source_order_id = @sourceOrderId",
       ),
+      lastFailure: db.$client.prepare(
+        "SELECT result FROM order_failures WHERE shop = @shop AND source_order_id = @sourceOrderId",
+      ),
       upsertOrderLink: db.$client.prepare(
         `INSERT INTO order_links (shop, source_order_id, store_id, order_id, order_name, order_hash, created_at)
          VALUES (@shop, @sourceOrderId, @storeId, @orderId, @orderName, @orderHash, @at)
@@ -319,6 +322,14 @@ export class LinkRepository {
 
   recordOrderCanceled(input: Keyed & { canceledAt: string }): void {
     this.#tx.orderCanceled(input, now());
+  }
+
+  /** How the order's last sync failed, when its failure is not cleared by a success yet. */
+  lastFailure(shop: string, sourceOrderId: string): "failed" | "dead-lettered" | null {
+    const row = this.#raw.lastFailure.get({ shop, sourceOrderId }) as
+      | { result: "failed" | "dead-lettered" }
+      | undefined;
+    return row?.result ?? null;
   }
 
   markSynced(shop: string, sourceOrderId: string, version: string): void {

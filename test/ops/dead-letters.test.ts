@@ -85,6 +85,24 @@ describe("dead-letter queue", { timeout: 60_000 }, () => {
     expect(pipeline.ctx.links.getOrderLinkRow(TEST_SHOP, "5550001")?.lastResult).toBe("synced");
   });
 
+  it("removes the entry when a later webhook syncs the order after the cause was fixed", async () => {
+    pipeline = await misconfiguredPipeline();
+    const model = shippedOrder(5_550_021);
+    await pipeline.send("orders/create", orderPayload(model));
+    await pipeline.drain();
+    const id = deadLetterId(TEST_SHOP, "5550021");
+    expect(await entryOf(pipeline, id)).toBeDefined();
+
+    pipeline.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 77 } });
+    await pipeline.send(
+      "orders/updated",
+      orderPayload({ ...model, updatedAt: "2026-11-03T10:00:00Z", note: "gift" }),
+    );
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.find(1001, "5550021")?.fulfillments).toHaveLength(1);
+    expect(await entryOf(pipeline, id)).toBeUndefined();
+  });
+
   it("brings a retried order that fails again back with its history", async () => {
     pipeline = await misconfiguredPipeline();
     await pipeline.send("orders/create", orderPayload(shippedOrder(5_550_001)));
