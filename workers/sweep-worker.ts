@@ -30,6 +30,7 @@ export async function startSweepWorker(ctx: ConnectorContext): Promise<SweepWork
     queues: ctx.queues,
     limiter: ctx.limiter,
     logger: ctx.logger.child({ component: "sweep-worker" }),
+    checkSubscriptions: (shop) => ctx.installer.checkSubscriptions(shop),
   });
   const worker = new Worker<SweepJobData>(QUEUE.maintenance, processor, {
     connection: ctx.redis.duplicate(),

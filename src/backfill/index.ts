@@ -29,6 +29,7 @@ export {
   type SweepResult,
   SweepScheduler,
   staleReason,
+  sweepSchedulerId,
   sweepShop,
 } from "./reconcile-sweep.ts";
 export {

@@ -36,6 +36,11 @@ export interface SweepDeps extends OrderFeederDeps {
   checkpoints: CheckpointRepository;
   shopifyAdmin: AdminClientFactory;
   logger: Logger;
+  /**
+   * Re-creates the shop's missing webhook subscriptions and resyncs their gap (the installer's
+   * check): Shopify deletes a subscription after repeated failed deliveries.
+   */
+  checkSubscriptions?: (shop: string) => Promise<unknown>;
 }
 
 /**
@@ -149,6 +154,17 @@ export function createSweepProcessor(deps: SweepDeps) {
     const shop = deps.shops.getShop(job.data.shop);
     if (shop?.status !== "active") return { skipped: "shop not active" };
     if (!shop.accessTokenSealed) return { skipped: "no Shopify access token" };
+    if (deps.checkSubscriptions) {
+      try {
+        await deps.checkSubscriptions(shop.shop);
+      } catch (error) {
+        // The sweep itself still heals what the missing webhooks would have carried.
+        deps.logger.warn(
+          { shop: shop.shop, err: { message: (error as Error).message } },
+          "webhook subscription check failed; sweeping anyway",
+        );
+      }
+    }
     const result = await sweepShop(deps, shop);
     deps.logger.info({ shop: shop.shop, ...result, jobId: job.id }, "reconciliation sweep done");
     return result;

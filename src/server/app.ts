@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { BackfillQueue, BackfillRepository, progressOf, resync } from "../backfill/index.ts";
 import type { ConnectorContext } from "../context.ts";
 import { metricsRoute } from "../metrics/index.ts";
 import { SnapshotStore } from "../queue/snapshot-store.ts";
@@ -11,12 +10,8 @@ import { createAdminApp } from "./admin/index.ts";
 import { errorResponse } from "./errors.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
-import {
-  type SettingsBackfill,
-  type SettingsResync,
-  SettingsService,
-  settingsRoutes,
-} from "./settings/index.ts";
+import { SettingsService, settingsRoutes } from "./settings/index.ts";
+import { createShopJobs } from "./shop-jobs.ts";
 import { webhookRoutes } from "./webhook-route.ts";
 
 /**
@@ -58,29 +53,6 @@ async function queueDepths(ctx: ConnectorContext) {
   return rows;
 }
 
-/** The backfill and resync the settings page drives, on src/backfill. */
-function settingsSync(
-  ctx: ConnectorContext,
-  closers: (() => Promise<void>)[],
-): { backfill: SettingsBackfill; resync: SettingsResync } {
-  const backfills = new BackfillRepository(ctx.db);
-  const queue = new BackfillQueue(ctx.redis, ctx.prefix, backfills);
-  closers.push(() => queue.close());
-  return {
-    backfill: {
-      async start(shop, since) {
-        const { backfill } = await queue.start(shop.shop, { since });
-        return progressOf(backfill, { scopes: shop.scopes });
-      },
-      async latest(shop) {
-        const record = backfills.latest(shop.shop);
-        return record ? progressOf(record, { scopes: shop.scopes }) : null;
-      },
-    },
-    resync: { order: (shop, name) => resync(ctx, shop, { kind: "order", order: name }) },
-  };
-}
-
 export interface WebApp {
   app: Hono;
   close(): Promise<void>;
@@ -105,13 +77,18 @@ export function createWebApp(
     { deadLetterLockWaitMs: 1_000 },
   );
   const shopStatus = cachedShopStatus(ctx);
+  const shopJobs = createShopJobs(ctx);
+  const closers: (() => Promise<void>)[] = [() => shopJobs.close()];
   const ingest = new WebhookIngest({
     redis: ctx.ingestRedis,
     prefix: ctx.prefix,
     snapshots: new SnapshotStore(ctx.ingestRedis, { prefix: ctx.prefix }),
     queues: ingestQueues,
     shops: shopStatus,
-    lifecycle: createLifecycleHandlers(ctx, { onShopChanged: (shop) => shopStatus.forget(shop) }),
+    lifecycle: createLifecycleHandlers(ctx, {
+      onShopChanged: (shop) => shopStatus.forget(shop),
+      onUninstalled: (shop) => shopJobs.uninstalled(shop),
+    }),
   });
 
   const app = new Hono();
@@ -142,7 +119,6 @@ export function createWebApp(
   });
   ctx.metrics.trackQueues(() => queueDepths(ctx));
   app.route("/", metricsRoute(ctx.metrics, ctx.config.env.METRICS_TOKEN));
-  const closers: (() => Promise<void>)[] = [];
   app.route("/admin", createAdminApp({ ctx, onClose: (close) => closers.push(close) }));
   const cookie = new ShopSessionCookie(ctx.config.encryptionKey, ctx.config.appUrl);
   app.route(
@@ -155,13 +131,14 @@ export function createWebApp(
       ...(ctx.config.env.SHOPIFY_ADMIN_URL ? { standInUrl: ctx.config.env.SHOPIFY_ADMIN_URL } : {}),
       onInstalled: async (session) => {
         await ctx.installer.install(session);
+        await shopJobs.installed(session.shop);
       },
     }),
   );
   app.route(
     "/settings",
     settingsRoutes({
-      service: new SettingsService(ctx, settingsSync(ctx, closers)),
+      service: new SettingsService(ctx, { backfill: shopJobs.backfill, resync: shopJobs.resync }),
       cookie,
       shops: ctx.shops,
       appOrigin: new URL(ctx.config.appUrl).origin,

@@ -14,6 +14,8 @@ export const PRIVACY_DUE_MS = 30 * 24 * 3600_000;
 export interface LifecycleOptions {
   /** Called after a shop's status changed, so cached statuses (the receiver's) are dropped. */
   onShopChanged?(shop: string): void;
+  /** Called once an uninstalled shop's work is dropped (its sweep schedule is removed). */
+  onUninstalled?(shop: string): Promise<void>;
 }
 
 /**
@@ -60,6 +62,7 @@ export function createLifecycleHandlers(
       options.onShopChanged?.(shop);
       const dropped = await dropQueuedWork<SyncJobData>(ctx.queues.sync, shop);
       await ctx.sessions.deleteShopSessions(shop);
+      await options.onUninstalled?.(shop);
       ctx.logger.info({ shop, droppedJobs: dropped }, "app uninstalled; sync stopped, links kept");
     },
 
@@ -89,6 +92,7 @@ export function createLifecycleHandlers(
         const snapshots = await ctx.snapshots.deleteShop(shop);
         const deadLetters = await removeShopDeadLetters(ctx.queues.deadLetter, retired, shop);
         await ctx.sessions.deleteShopSessions(shop);
+        await options.onUninstalled?.(shop);
         ctx.shops.deleteShopData(shop);
         done = { snapshotsDeleted: snapshots, deadLettersDeleted: deadLetters, jobsDropped: jobs };
       } else {

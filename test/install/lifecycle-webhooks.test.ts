@@ -1,4 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  BackfillQueue,
+  BackfillRepository,
+  SweepScheduler,
+  sweepSchedulerId,
+} from "../../src/backfill/index.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
 import { PRIVACY_DUE_MS } from "../../src/server/lifecycle.ts";
@@ -95,6 +101,29 @@ describe("app/uninstalled", () => {
     // The very next order webhook is not queued (no cached "active" status survives).
     const after = await p.send("orders/create", orderPayload(order(5002, 1002, "b@example.com")));
     expect(await after.json()).toMatchObject({ outcome: "unknown-shop" });
+  });
+});
+
+describe("app/uninstalled and background work", () => {
+  it("removes the shop's sweep schedule and pauses its backfill, dropping the queued backfill job", async () => {
+    p = await startPipeline();
+    const backfills = new BackfillRepository(p.ctx.db);
+    const backfillQueue = new BackfillQueue(p.ctx.redis, p.ctx.prefix, backfills);
+    const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
+    try {
+      await sweeps.schedule(TEST_SHOP);
+      const { backfill } = await backfillQueue.start(TEST_SHOP, { since: "2026-10-01T00:00:00Z" });
+      expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 1 });
+
+      await p.send("app/uninstalled", { id: 1, domain: TEST_SHOP });
+
+      expect(await sweeps.queue.getJobScheduler(sweepSchedulerId(TEST_SHOP))).toBeUndefined();
+      expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 0 });
+      expect(backfills.get(backfill.id)?.status).toBe("paused");
+    } finally {
+      await backfillQueue.close();
+      await sweeps.close();
+    }
   });
 });
 

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SweepScheduler, sweepSchedulerId } from "../../src/backfill/index.ts";
 import { ShopInstaller, SUBSCRIBED_TOPICS, topicEnum } from "../../src/shopify/index.ts";
+import { startSweepWorker } from "../../workers/sweep-worker.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 
 const SHOP = "subs-shop.myshopify.com";
@@ -65,5 +67,32 @@ describe("webhook subscription check (start-up and sweep)", () => {
     const reports = await installerWith([], new Date()).checkAllSubscriptions();
     expect(reports).toEqual([]);
     expect(h.standIn.state.shop(SHOP)?.subscriptions).toEqual([]);
+  });
+
+  it("schedules the shop's reconciliation sweep at install", async () => {
+    const sweeps = new SweepScheduler(h.ctx.redis, h.ctx.prefix, 60_000);
+    try {
+      expect(await sweeps.queue.getJobScheduler(sweepSchedulerId(SHOP))).toBeDefined();
+    } finally {
+      await sweeps.close();
+    }
+  });
+
+  it("the reconciliation sweep re-creates a deleted subscription", async () => {
+    h.ctx.shops.setStatus(SHOP, "active");
+    const standIn = h.standIn.state.shop(SHOP);
+    const index = standIn?.subscriptions.findIndex((s) => s.topic === "APP_UNINSTALLED") ?? -1;
+    standIn?.subscriptions.splice(index, 1);
+    const sweep = await startSweepWorker(h.ctx);
+    try {
+      await sweep.scheduler.queue.add("sweep", { shop: SHOP });
+      await expect
+        .poll(() => standIn?.subscriptions.some((s) => s.topic === "APP_UNINSTALLED"), {
+          timeout: 10_000,
+        })
+        .toBe(true);
+    } finally {
+      await sweep.close();
+    }
   });
 });
