@@ -14,9 +14,13 @@ export interface SweepWorkerHandle {
   close(): Promise<void>;
 }
 
+/** How often the worker looks for shops installed or uninstalled since the last look. */
+const RESCHEDULE_EVERY_MS = 60_000;
+
 /**
- * The reconciliation sweep worker. At start it makes sure every active shop with a Shopify
- * token has its job scheduler (every RECONCILE_INTERVAL_MS) and none of the others do.
+ * The reconciliation sweep worker. At start, and every minute after, it makes sure every active
+ * shop with a Shopify token has its job scheduler (every RECONCILE_INTERVAL_MS) and none of the
+ * others do.
  */
 export async function startSweepWorker(ctx: ConnectorContext): Promise<SweepWorkerHandle> {
   const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, ctx.config.env.RECONCILE_INTERVAL_MS);
@@ -41,10 +45,20 @@ export async function startSweepWorker(ctx: ConnectorContext): Promise<SweepWork
   worker.on("error", (error) =>
     ctx.logger.error({ err: { message: error.message } }, "sweep worker error"),
   );
+  const refresh = setInterval(() => {
+    scheduler.scheduleAll(ctx.shops).catch((error: unknown) => {
+      ctx.logger.warn(
+        { err: { message: (error as Error).message } },
+        "sweep schedulers not refreshed",
+      );
+    });
+  }, RESCHEDULE_EVERY_MS);
+  refresh.unref();
   return {
     worker,
     scheduler,
     async close() {
+      clearInterval(refresh);
       await worker.close();
       await scheduler.close();
     },

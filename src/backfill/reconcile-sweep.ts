@@ -133,11 +133,18 @@ export class SweepScheduler {
     await this.queue.removeJobScheduler(sweepSchedulerId(shop));
   }
 
-  /** One scheduler per active shop that has a Shopify token; none for the others. */
+  /**
+   * One scheduler per active shop that has a Shopify token; none for the others. Only the
+   * missing ones are created and only the unwanted ones removed, so calling it often (shops are
+   * installed and uninstalled while workers run) never pushes a shop's next sweep back.
+   */
   async scheduleAll(shops: ShopRepository) {
+    const existing = new Set((await this.queue.getJobSchedulers()).map((s) => s.key));
     for (const shop of shops.listShops()) {
-      if (shop.status !== "uninstalled" && shop.accessTokenSealed) await this.schedule(shop.shop);
-      else await this.unschedule(shop.shop);
+      const wanted = shop.status !== "uninstalled" && shop.accessTokenSealed !== null;
+      const id = sweepSchedulerId(shop.shop);
+      if (wanted && !existing.has(id)) await this.schedule(shop.shop);
+      if (!wanted && existing.has(id)) await this.unschedule(shop.shop);
     }
   }
 

@@ -138,6 +138,9 @@ async function follow(repo: BackfillRepository, id: number, scopes: string | nul
     {
       format: "{bar} {percentage}% | {value}/{total} orders | ETA {eta_formatted} | {status}",
       etaBuffer: 50,
+      // Not a terminal (a log, CI): a plain line every 2 s instead of a redrawn bar.
+      noTTYOutput: true,
+      notTTYSchedule: 2_000,
     },
     Presets.shades_classic,
   );

@@ -96,4 +96,30 @@ describe("reconciliation sweep", () => {
     }
     expect(pipeline.sandbox.state.orders.find(1001, "3")?.orderName).toBe("#1003");
   });
+
+  it("keeps one scheduler per connected shop as shops are installed and uninstalled", async () => {
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
+    const { ctx } = pipeline;
+    const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, 60_000);
+    closers.push(
+      () => scheduler.queue.obliterate({ force: true }),
+      () => scheduler.close(),
+    );
+    const keys = async () => (await scheduler.queue.getJobSchedulers()).map((s) => s.key).sort();
+
+    await scheduler.scheduleAll(ctx.shops);
+    const first = await scheduler.queue.getJobScheduler(`sweep-${TEST_SHOP}`);
+    ctx.shops.upsertShop("second-shop.myshopify.com", {
+      accessTokenSealed: ctx.secrets.seal("shpat_second"),
+    });
+    ctx.shops.upsertShop("no-token-shop.myshopify.com", {});
+    await scheduler.scheduleAll(ctx.shops);
+    expect(await keys()).toEqual([`sweep-${TEST_SHOP}`, "sweep-second-shop.myshopify.com"]);
+    // The existing shop's next sweep was not pushed back.
+    expect((await scheduler.queue.getJobScheduler(`sweep-${TEST_SHOP}`))?.next).toBe(first?.next);
+
+    ctx.shops.setStatus(TEST_SHOP, "uninstalled");
+    await scheduler.scheduleAll(ctx.shops);
+    expect(await keys()).toEqual(["sweep-second-shop.myshopify.com"]);
+  });
 });
