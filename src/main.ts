@@ -40,6 +40,13 @@ async function main() {
     );
   }
 
+  const metrics = new ConnectorMetrics({ defaultMetrics: true });
+  // First, so a port in use stops the process before anything else was started. The worker
+  // role serves no HTTP otherwise; in the other roles this is a second listener.
+  const metricsServer = env.METRICS_PORT
+    ? await startMetricsServer(metrics, { port: env.METRICS_PORT, token: env.METRICS_TOKEN })
+    : undefined;
+
   let redisServer: RedisServerHandle | undefined;
   let redisUrl = env.REDIS_URL;
   if (!redisUrl) {
@@ -107,7 +114,7 @@ async function main() {
     providerDefaults,
     ...(providerStaging ? { providerStaging } : {}),
     prefix: env.REDIS_PREFIX,
-    metrics: new ConnectorMetrics({ defaultMetrics: true }),
+    metrics,
   });
   await ctx.ready();
   if (sandbox && !ctx.shops.getShop(DEMO_SHOP)) {
@@ -161,14 +168,10 @@ async function main() {
     );
   }
 
-  if (env.METRICS_PORT) {
-    // The worker role serves no HTTP otherwise; in the other roles this is a second listener.
-    const metricsServer = startMetricsServer(ctx.metrics, {
-      port: env.METRICS_PORT,
-      token: env.METRICS_TOKEN,
-    });
+  if (metricsServer) {
+    const server = metricsServer;
     logger.info({ port: env.METRICS_PORT }, "metrics listening");
-    closers.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())));
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   }
 
   const shutdown = async (signal: string) => {

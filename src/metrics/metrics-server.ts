@@ -1,5 +1,6 @@
-import { serve } from "@hono/node-server";
+import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
+import { ConfigError } from "../config/env.ts";
 import { tokenMatches } from "../lib/token-match.ts";
 import { errorResponse } from "../server/errors.ts";
 import type { ConnectorMetrics } from "./connector-metrics.ts";
@@ -31,12 +32,24 @@ export function metricsRoute(metrics: ConnectorMetrics, token?: string): Hono {
  * serves no HTTP otherwise, is scraped. Each process exposes its own counters; Prometheus
  * sums them across instances.
  */
-export function startMetricsServer(
+export async function startMetricsServer(
   metrics: ConnectorMetrics,
   options: { port: number; token?: string | undefined },
-) {
+): Promise<ServerType> {
   const app = new Hono();
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.route("/", metricsRoute(metrics, options.token));
-  return serve({ fetch: app.fetch, port: options.port });
+  const server = serve({ fetch: app.fetch, port: options.port });
+  // A port in use is a configuration error: say which variable, do not crash on an 'error' event.
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", () => resolve());
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        new ConfigError(
+          `METRICS_PORT ${options.port} cannot be used: ${error.code ?? error.message}`,
+        ),
+      ),
+    );
+  });
+  return server;
 }

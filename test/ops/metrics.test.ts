@@ -114,7 +114,7 @@ describe("/metrics", { timeout: 60_000 }, () => {
     metrics.sync.jobDone("synced");
     metrics.sync.limiterWait("window");
     const port = await freePort();
-    const server = startMetricsServer(metrics, { port });
+    const server = await startMetricsServer(metrics, { port });
     try {
       const response = await fetch(`http://127.0.0.1:${port}/metrics`);
       const text = await response.text();
@@ -124,6 +124,19 @@ describe("/metrics", { timeout: 60_000 }, () => {
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it("refuses a METRICS_PORT that is in use, naming the variable", async () => {
+    const metrics = new ConnectorMetrics();
+    const port = await freePort();
+    const first = await startMetricsServer(metrics, { port });
+    try {
+      await expect(startMetricsServer(metrics, { port })).rejects.toThrow(
+        `METRICS_PORT ${port} cannot be used: EADDRINUSE`,
+      );
+    } finally {
+      await new Promise<void>((resolve) => first.close(() => resolve()));
     }
   });
 });
