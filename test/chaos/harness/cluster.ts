@@ -131,7 +131,7 @@ export class Cluster {
       { LOG_LEVEL: "warn" },
       join(this.logDir, "sandbox.log"),
     );
-    await this.sandbox.waitFor(/provider sandbox running/);
+    await this.sandbox.waitFor(/provider sandbox running/, 120_000);
     this.#registerShops();
     await this.startWeb();
     await Promise.all(Array.from({ length: this.options.workers }, () => this.startWorker()));
@@ -205,7 +205,7 @@ export class Cluster {
       this.connectorEnv(),
       join(this.logDir, `web-${this.#serial}.log`),
     );
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 120_000;
     for (;;) {
       if (!this.web.alive) throw new Error(`web exited: ${this.web.log().slice(-2_000)}`);
       try {
@@ -226,7 +226,8 @@ export class Cluster {
       join(this.logDir, `worker-${this.#serial}.log`),
     );
     this.workers.push(worker);
-    await worker.waitFor(/sync worker running/);
+    // A cold tsx start on a loaded 2-core machine can take tens of seconds.
+    await worker.waitFor(/sync worker running/, 120_000);
     return worker;
   }
 
