@@ -19,24 +19,56 @@ const base = JSON.parse(
 base.line_items = base.line_items.slice(0, 1);
 const template = JSON.stringify(base);
 
-const redis = await startRedisServer();
-const server = spawn(
-  process.execPath,
-  [
-    ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
-    "--import",
-    "tsx",
-    "bench/ingest-server.ts",
-    redis.url,
-  ],
-  { stdio: ["ignore", "pipe", "inherit"] },
-);
-const port = await new Promise<number>((resolve) => {
-  server.stdout.on("data", (chunk: Buffer) => {
-    const match = /listening (\d+)/.exec(chunk.toString());
-    if (match?.[1]) resolve(Number(match[1]));
-  });
+// The receiver runs as a production bundle, like `npm run start:prod` (the Dockerfile's flags).
+const { build } = await import("esbuild");
+await build({
+  entryPoints: ["bench/ingest-server.ts"],
+  outfile: "dist/bench-ingest-server.mjs",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node22",
+  external: ["better-sqlite3", "msgpackr-extract", "playwright-core"],
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+  logLevel: "warning",
 });
+
+type RedisMode = { appendonly: false } | { appendonly: true; appendfsync: "always" | "everysec" };
+
+async function startReceiver(mode: RedisMode) {
+  const redis = await startRedisServer(mode);
+  const server = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
+      "--max-semi-space-size=16",
+      "dist/bench-ingest-server.mjs",
+      redis.url,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const port = await new Promise<number>((resolve) => {
+    server.stdout.on("data", (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(chunk.toString());
+      if (match?.[1]) resolve(Number(match[1]));
+    });
+  });
+  const probe = new Redis(redis.url);
+  return {
+    port,
+    server,
+    probe,
+    async stop() {
+      probe.disconnect();
+      server.kill("SIGTERM");
+      await new Promise((r) => server.once("exit", r));
+      await redis.stop();
+    },
+  };
+}
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 let seq = 0;
 function webhookRequest() {
@@ -58,7 +90,6 @@ function webhookRequest() {
   };
 }
 
-const probe = new Redis(redis.url);
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** CPU seconds a process has used so far (utime + stime from /proc). */
@@ -67,7 +98,7 @@ function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
-async function redisCounters() {
+async function redisCounters(probe: Redis) {
   const info = await probe.info();
   const read = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
   return {
@@ -76,11 +107,17 @@ async function redisCounters() {
   };
 }
 
-async function load(name: string, path: string, overallRate?: number) {
+async function load(
+  receiver: Receiver,
+  name: string,
+  path: string,
+  overallRate?: number,
+): Promise<Row> {
+  const { server, probe } = receiver;
   const cpuBefore = processCpuSeconds(server.pid as number);
-  const redisBefore = await redisCounters();
+  const redisBefore = await redisCounters(probe);
   const result = await autocannon({
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${receiver.port}`,
     connections: CONNECTIONS,
     duration: DURATION,
     ...(overallRate ? { overallRate } : {}),
@@ -96,7 +133,7 @@ async function load(name: string, path: string, overallRate?: number) {
     ],
   });
   const errors = result.errors + result.timeouts + result.non2xx;
-  const redisAfter = await redisCounters();
+  const redisAfter = await redisCounters(probe);
   const served = Math.max(1, result.requests.total);
   return {
     name,
@@ -110,31 +147,55 @@ async function load(name: string, path: string, overallRate?: number) {
   };
 }
 
+interface Row {
+  name: string;
+  receiverCpuMs: number;
+  redisCpuMs: number;
+  redisCommands: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
 console.log(
-  `bench:ingest — ${Buffer.byteLength(template)} byte order webhooks, ${CONNECTIONS} connections, ${DURATION} s per row, receiver in its own process, load generator in another\n`,
+  `bench:ingest — ${Buffer.byteLength(template)} byte order webhooks, ${CONNECTIONS} connections, ${DURATION} s per row, receiver (production bundle) in its own process, load generator in another\n`,
 );
-const bare = await load("bare Hono 200 OK (bound)", "/bare");
-const full = await load("receiver, max rate", "/webhooks/shopify");
-const paced = await load(
-  "receiver at 80% of its max",
-  "/webhooks/shopify",
-  Math.floor(full.rps * 0.8),
-);
-const queued =
-  Number(await probe.zcard("bench-ingest:sync:prioritized")) +
-  Number(await probe.llen("bench-ingest:sync:wait"));
-probe.disconnect();
+const rows: Row[] = [];
+let queued = 0;
+const modes: [string, RedisMode][] = [
+  ["Redis without persistence", { appendonly: false }],
+  ["Redis AOF appendfsync always (recommended)", { appendonly: true, appendfsync: "always" }],
+];
+let bare: Row | undefined;
+for (const [label, mode] of modes) {
+  const receiver = await startReceiver(mode);
+  if (!bare) {
+    bare = await load(receiver, "bare Hono 200 OK (bound)", "/bare");
+    rows.push(bare);
+  }
+  const full = await load(receiver, `receiver, max rate, ${label}`, "/webhooks/shopify");
+  const paced = await load(
+    receiver,
+    `receiver at 80% of its max, ${label}`,
+    "/webhooks/shopify",
+    Math.floor(full.rps * 0.8),
+  );
+  rows.push(full, paced);
+  queued +=
+    Number(await receiver.probe.zcard("bench-ingest:sync:prioritized")) +
+    Number(await receiver.probe.llen("bench-ingest:sync:wait"));
+  await receiver.stop();
+}
+const bound = bare?.rps ?? 1;
 console.log(
   "| run | req/s | p50 ms | p99 ms | errors | share of bound | receiver CPU ms/req | Redis CPU ms/req | Redis commands/req |",
 );
 console.log("|---|---|---|---|---|---|---|---|---|");
-for (const row of [bare, full, paced]) {
+for (const row of rows) {
   console.log(
-    `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${((row.rps / bare.rps) * 100).toFixed(0)}% | ${row.receiverCpuMs.toFixed(3)} | ${row.redisCpuMs.toFixed(3)} | ${row.redisCommands.toFixed(1)} |`,
+    `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${((row.rps / bound) * 100).toFixed(0)}% | ${row.receiverCpuMs.toFixed(3)} | ${row.redisCpuMs.toFixed(3)} | ${row.redisCommands.toFixed(1)} |`,
   );
 }
-console.log(`\nsync jobs queued by the run: ${queued}`);
-server.kill("SIGTERM");
-await new Promise((r) => server.once("exit", r));
-await redis.stop();
+console.log(`\nsync jobs queued by the run (every accepted webhook is one): ${queued}`);
 process.exit(0);
