@@ -139,6 +139,7 @@ export function createWebApp(
     "/settings",
     settingsRoutes({
       service: new SettingsService(ctx, { backfill: shopJobs.backfill, resync: shopJobs.resync }),
+      shopify,
       cookie,
       shops: ctx.shops,
       appOrigin: new URL(ctx.config.appUrl).origin,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { signOAuthQuery } from "../../src/sandbox/shopify/index.ts";
 import { SUBSCRIBED_TOPICS, topicEnum } from "../../src/shopify/index.ts";
+import { schema } from "../../src/store/index.ts";
 import {
   APP_SECRET,
   CookieJar,
@@ -86,7 +87,11 @@ describe("merchant install through Shopify OAuth", () => {
     expect(shop?.pausedReason).toMatch(/provider settings/);
     expect(shop?.subscriptionsCheckedAt).not.toBeNull();
 
-    // The library's offline session, tokens sealed, loads back with the plain token.
+    // The library's offline session row holds the token sealed…
+    const rows = h.ctx.db.select().from(schema.session).all();
+    expect(rows.map((r) => [r.id, r.shop, r.isOnline])).toEqual([[`offline_${SHOP}`, SHOP, false]]);
+    expect(rows[0]?.accessToken).toMatch(/^v1:/);
+    // …and loads back through the storage with the plain token.
     const session = await h.ctx.sessions.loadSession(h.ctx.shopify.session.getOfflineId(SHOP));
     expect(session?.accessToken).toBe(standInShop?.accessToken);
   });

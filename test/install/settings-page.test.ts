@@ -1,8 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
+import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import type { CookieJar } from "../helpers/install-harness.ts";
 import {
+  APP_KEY,
+  APP_SECRET,
   BROWSER_UA,
   type InstallHarness,
   startInstallHarness,
@@ -57,7 +60,9 @@ describe("settings page", () => {
     const res = await h.get("/settings", jar);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
-    expect(res.headers.get("content-security-policy")).toMatch(/frame-ancestors 'none'/);
+    expect(res.headers.get("content-security-policy")).toMatch(
+      /frame-ancestors https:\/\/admin\.shopify\.com https:\/\/\*\.myshopify\.com/,
+    );
     const page = await res.text();
     expect(page).toContain(`Settings for ${SHOP}`);
     expect(page).toContain("Sync is paused: waiting for the provider settings");
@@ -79,6 +84,28 @@ describe("settings page", () => {
     expect(mine).not.toContain(OTHER);
     const theirs = await (await h.get("/settings", other.jar)).text();
     expect(theirs).toContain(`Settings for ${OTHER}`);
+  });
+
+  it("accepts Shopify's session token for the shop it names when embedded, and refuses a forged one", async () => {
+    const token = (secret: string, aud = APP_KEY) =>
+      new SignJWT({ dest: `https://${SHOP}`, sid: "s1" })
+        .setProtectedHeader({ alg: "HS256" })
+        .setIssuer(`https://${SHOP}/admin`)
+        .setAudience(aud)
+        .setSubject("42")
+        .setIssuedAt()
+        .setNotBefore("0s")
+        .setExpirationTime("1m")
+        .sign(new TextEncoder().encode(secret));
+    const ok = await h.get("/settings", undefined, {
+      authorization: `Bearer ${await token(APP_SECRET)}`,
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain(`Settings for ${SHOP}`);
+    for (const bad of [await token("another-secret"), await token(APP_SECRET, "another-app")]) {
+      const res = await h.get("/settings", undefined, { authorization: `Bearer ${bad}` });
+      expect(res.status).toBe(401);
+    }
   });
 
   it("refuses a form posted from another origin (CSRF) without changing anything", async () => {

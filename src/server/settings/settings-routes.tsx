@@ -3,7 +3,9 @@ import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
+import type { Shopify } from "../../shopify/api.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
+import { ShopDomain } from "../../sync/source-order.ts";
 import type { ShopSessionCookie } from "../install/shop-session-cookie.ts";
 import { progressText } from "./pages/backfill-section.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
@@ -12,6 +14,8 @@ import type { Environment, SettingsService } from "./settings-service.ts";
 
 export interface SettingsRouteDeps {
   service: SettingsService;
+  /** Decodes Shopify's session token (embedded in the admin: `Authorization: Bearer …`). */
+  shopify: Shopify;
   cookie: ShopSessionCookie;
   shops: ShopRepository;
   /** APP_URL's origin: the only origin allowed to post the forms (CSRF). */
@@ -44,7 +48,8 @@ const html = (
  * GET /settings and its forms. Every route needs the shop's session cookie (set by the OAuth
  * callback) and reads the shop from it alone; forms are accepted only from APP_URL's origin
  * (Hono's csrf middleware) and the cookie is SameSite=Lax. Pages carry a strict CSP: scripts
- * and styles only with the response's nonce, forms only to this origin, no framing.
+ * and styles only with the response's nonce, forms only to this origin, framed only by the
+ * Shopify admin. Embedded in the admin, Shopify's session token stands in for the cookie.
  */
 export function settingsRoutes(deps: SettingsRouteDeps) {
   const { service, cookie, shops } = deps;
@@ -74,15 +79,34 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         styleSrc: [NONCE],
         imgSrc: ["'self'", "data:"],
         formAction: ["'self'"],
-        frameAncestors: ["'none'"],
+        // Only the Shopify admin may frame the page (embedded use), nobody else.
+        frameAncestors: ["https://admin.shopify.com", "https://*.myshopify.com"],
         baseUri: ["'none'"],
       },
       referrerPolicy: "same-origin",
     }),
   );
   app.use("*", csrf({ origin: deps.appOrigin }));
+  /**
+   * Inside the Shopify admin the page's requests carry Shopify's session token instead of our
+   * cookie: an HS256 JWT signed with the app secret for our API key (`aud`), whose `dest` is the
+   * shop. The library checks the signature, the audience and the expiry.
+   */
+  const fromSessionToken = async (header: string | undefined): Promise<ShopDomain | null> => {
+    const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1];
+    if (!token) return null;
+    try {
+      const payload = await deps.shopify.session.decodeSessionToken(token);
+      const shop = ShopDomain.safeParse(new URL(String(payload.dest)).hostname);
+      return shop.success ? shop.data : null;
+    } catch {
+      return null;
+    }
+  };
+
   app.use("*", async (c, next) => {
-    const domain = await cookie.read(c);
+    const domain =
+      (await cookie.read(c)) ?? (await fromSessionToken(c.req.header("authorization")));
     const shop = domain ? shops.getShop(domain) : null;
     if (!shop) {
       return html(
