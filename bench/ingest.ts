@@ -20,20 +20,8 @@ base.line_items = base.line_items.slice(0, 1);
 const template = JSON.stringify(base);
 
 // The receiver runs as a production bundle, like `npm run start:prod` (the Dockerfile's flags).
-const { build } = await import("esbuild");
-await build({
-  entryPoints: ["bench/ingest-server.ts"],
-  outfile: "dist/bench-ingest-server.mjs",
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node22",
-  external: ["better-sqlite3", "msgpackr-extract", "playwright-core"],
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
+const { bundle } = await import("../scripts/bundle.ts");
+await bundle(["bench/ingest-server.ts"], { outfile: "dist/bench-ingest-server.mjs" });
 
 type RedisMode = { appendonly: false } | { appendonly: true; appendfsync: "always" | "everysec" };
 

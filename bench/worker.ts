@@ -35,21 +35,9 @@ const PROCESSES = args.processes.split(",").map(Number);
 
 // Both sides run as production bundles: the connector's own build, and the bare worker built
 // with the same settings, so the comparison is not about the TypeScript loader.
-execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
-const { build } = await import("esbuild");
-await build({
-  entryPoints: ["bench/bare-worker.ts"],
-  outfile: "dist/bench-bare-worker.mjs",
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node22",
-  external: ["msgpackr-extract"],
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
+execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { stdio: "inherit" });
+const { bundle } = await import("../scripts/bundle.ts");
+await bundle(["bench/bare-worker.ts"], { outfile: "dist/bench-bare-worker.mjs" });
 
 const redisServer = await startRedisServer();
 const redis = new Redis(redisServer.url);

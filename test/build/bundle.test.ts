@@ -15,7 +15,7 @@ let web: ChildProcess | undefined;
 let port = 0;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "pipe" });
+  execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { stdio: "pipe" });
   port = await freePort();
   web = spawn(
     process.execPath,
