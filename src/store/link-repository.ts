@@ -21,6 +21,23 @@ interface Keyed {
   key: string;
 }
 
+type OrderCreated = Keyed & {
+  storeId: number;
+  orderId: number;
+  orderHash: string;
+  orderName: string;
+  lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
+};
+type OrderUpdated = Keyed & { orderHash: string };
+type LineItemAdded = Keyed & { sourceLineItemId: string; lineItemId: number; hash: string };
+type LineItemCanceled = Keyed & { lineItemId: number; canceledAt: string };
+type FulfillmentUpserted = Keyed & {
+  sourceFulfillmentId: string;
+  fulfillmentId: number;
+  hash: string;
+};
+type OrderCanceled = Keyed & { canceledAt: string };
+
 const now = () => new Date().toISOString();
 
 /**
@@ -100,101 +117,53 @@ export class LinkRepository {
       ),
     };
     const raw = this.#raw;
-    const complete = (k: Keyed, resultId: number | null, at: string) =>
-      raw.completeIntent.run({
-        shop: k.shop,
-        sourceOrderId: k.sourceOrderId,
-        key: k.key,
-        resultId,
-        at,
-      });
     // Each effect and the completion of its intent commit together (better-sqlite3 transactions:
     // BEGIN IMMEDIATE, so concurrent worker processes wait on busy_timeout instead of failing).
+    // Statements take the input as named parameters; keys they do not name are ignored.
+    const recorded = <T extends Keyed>(
+      effect: (input: T, at: string) => void,
+      resultId: (input: T) => number | null,
+    ) =>
+      db.$client.transaction((input: T, at: string) => {
+        effect(input, at);
+        raw.completeIntent.run({ ...input, resultId: resultId(input), at });
+      }).immediate;
     this.#tx = {
-      orderCreated: db.$client.transaction(
-        (
-          input: Keyed & {
-            storeId: number;
-            orderId: number;
-            orderHash: string;
-            orderName: string;
-            lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
-          },
-          at: string,
-        ) => {
-          const keys = { shop: input.shop, sourceOrderId: input.sourceOrderId };
-          raw.upsertOrderLink.run({
-            ...keys,
-            storeId: input.storeId,
-            orderId: input.orderId,
-            orderName: input.orderName,
-            orderHash: input.orderHash,
-            at,
-          });
-          for (const line of input.lineItems) raw.upsertLineItemLink.run({ ...keys, ...line, at });
-          raw.clearFailure.run(keys);
-          complete(input, input.orderId, at);
+      orderCreated: recorded<OrderCreated>(
+        (input, at) => {
+          raw.upsertOrderLink.run({ ...input, at });
+          for (const line of input.lineItems) {
+            raw.upsertLineItemLink.run({
+              ...line,
+              shop: input.shop,
+              sourceOrderId: input.sourceOrderId,
+              at,
+            });
+          }
+          raw.clearFailure.run(input);
         },
-      ).immediate,
-      orderUpdated: db.$client.transaction((input: Keyed & { orderHash: string }, at: string) => {
-        raw.setOrderHash.run({
-          shop: input.shop,
-          sourceOrderId: input.sourceOrderId,
-          orderHash: input.orderHash,
-        });
-        complete(input, null, at);
-      }).immediate,
-      lineItemAdded: db.$client.transaction(
-        (
-          input: Keyed & { sourceLineItemId: string; lineItemId: number; hash: string },
-          at: string,
-        ) => {
-          raw.upsertLineItemLink.run({
-            shop: input.shop,
-            sourceOrderId: input.sourceOrderId,
-            sourceLineItemId: input.sourceLineItemId,
-            lineItemId: input.lineItemId,
-            hash: input.hash,
-            at,
-          });
-          complete(input, input.lineItemId, at);
-        },
-      ).immediate,
-      lineItemCanceled: db.$client.transaction(
-        (input: Keyed & { lineItemId: number; canceledAt: string }, at: string) => {
-          raw.cancelLineItem.run({
-            shop: input.shop,
-            sourceOrderId: input.sourceOrderId,
-            lineItemId: input.lineItemId,
-            canceledAt: input.canceledAt,
-          });
-          complete(input, input.lineItemId, at);
-        },
-      ).immediate,
-      fulfillmentUpserted: db.$client.transaction(
-        (
-          input: Keyed & { sourceFulfillmentId: string; fulfillmentId: number; hash: string },
-          at: string,
-        ) => {
-          raw.upsertFulfillmentLink.run({
-            shop: input.shop,
-            sourceOrderId: input.sourceOrderId,
-            sourceFulfillmentId: input.sourceFulfillmentId,
-            fulfillmentId: input.fulfillmentId,
-            hash: input.hash,
-            at,
-          });
-          complete(input, input.fulfillmentId, at);
-        },
-      ).immediate,
-      orderCanceled: db.$client.transaction((input: Keyed & { canceledAt: string }, at: string) => {
-        raw.cancelOrder.run({
-          shop: input.shop,
-          sourceOrderId: input.sourceOrderId,
-          canceledAt: input.canceledAt,
-        });
-        complete(input, null, at);
-      }).immediate,
+        (input) => input.orderId,
+      ),
+      orderUpdated: recorded<OrderUpdated>(
+        (input) => raw.setOrderHash.run(input),
+        () => null,
+      ),
+      lineItemAdded: recorded<LineItemAdded>(
+        (input, at) => raw.upsertLineItemLink.run({ ...input, at }),
+        (input) => input.lineItemId,
+      ),
+      lineItemCanceled: recorded<LineItemCanceled>(
+        (input) => raw.cancelLineItem.run(input),
+        (input) => input.lineItemId,
+      ),
+      fulfillmentUpserted: recorded<FulfillmentUpserted>(
+        (input, at) => raw.upsertFulfillmentLink.run({ ...input, at }),
+        (input) => input.fulfillmentId,
+      ),
+      orderCanceled: recorded<OrderCanceled>(
+        (input) => raw.cancelOrder.run(input),
+        () => null,
+      ),
       synced: db.$client.transaction(
         (row: { shop: string; sourceOrderId: string; version: string; at: string }) => {
           raw.markSynced.run(row);
@@ -288,39 +257,27 @@ export class LinkRepository {
     this.#raw.releaseIntent.run({ shop, sourceOrderId, key });
   }
 
-  recordOrderCreated(
-    input: Keyed & {
-      storeId: number;
-      orderId: number;
-      orderHash: string;
-      orderName: string;
-      lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
-    },
-  ): void {
+  recordOrderCreated(input: OrderCreated): void {
     this.#tx.orderCreated(input, now());
   }
 
-  recordOrderUpdated(input: Keyed & { orderHash: string }): void {
+  recordOrderUpdated(input: OrderUpdated): void {
     this.#tx.orderUpdated(input, now());
   }
 
-  recordLineItemAdded(
-    input: Keyed & { sourceLineItemId: string; lineItemId: number; hash: string },
-  ): void {
+  recordLineItemAdded(input: LineItemAdded): void {
     this.#tx.lineItemAdded(input, now());
   }
 
-  recordLineItemCanceled(input: Keyed & { lineItemId: number; canceledAt: string }): void {
+  recordLineItemCanceled(input: LineItemCanceled): void {
     this.#tx.lineItemCanceled(input, now());
   }
 
-  recordFulfillmentUpserted(
-    input: Keyed & { sourceFulfillmentId: string; fulfillmentId: number; hash: string },
-  ): void {
+  recordFulfillmentUpserted(input: FulfillmentUpserted): void {
     this.#tx.fulfillmentUpserted(input, now());
   }
 
-  recordOrderCanceled(input: Keyed & { canceledAt: string }): void {
+  recordOrderCanceled(input: OrderCanceled): void {
     this.#tx.orderCanceled(input, now());
   }
 
