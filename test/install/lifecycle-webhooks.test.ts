@@ -8,7 +8,7 @@ import {
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
 import { PRIVACY_DUE_MS } from "../../src/server/lifecycle.ts";
-import { schema } from "../../src/store/index.ts";
+import { type LinkRepository, schema } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -101,6 +101,47 @@ describe("app/uninstalled", () => {
     // The very next order webhook is not queued (no cached "active" status survives).
     const after = await p.send("orders/create", orderPayload(order(5002, 1002, "b@example.com")));
     expect(await after.json()).toMatchObject({ outcome: "unknown-shop" });
+  });
+});
+
+describe("app/uninstalled during a sync", () => {
+  it("makes no further provider call for an order whose sync is under way", async () => {
+    let pipeline: Pipeline | undefined;
+    // The uninstall lands right after the provider created the order, before its fulfillment.
+    const links = (inner: LinkRepository): LinkRepository =>
+      new Proxy(inner, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (property !== "recordOrderCreated" || typeof value !== "function")
+            return typeof value === "function" ? value.bind(target) : value;
+          return (...args: unknown[]) => {
+            const result = value.apply(target, args);
+            pipeline?.ctx.shops.setStatus(TEST_SHOP, "uninstalled");
+            return result;
+          };
+        },
+      });
+    p = pipeline = await startPipeline({ wrapLinks: links });
+    const model = order(5101, 1101, "a@example.com");
+    model.fulfillments.push({
+      id: 7101,
+      status: "success",
+      trackingNumber: "1Z9",
+      shipmentStatus: "in_transit",
+      lineIds: [5102],
+      createdAt: "2026-11-02T10:00:00Z",
+      updatedAt: "2026-11-02T10:00:00Z",
+    });
+    model.updatedAt = "2026-11-02T10:00:00Z";
+    await p.send("orders/create", orderPayload(model));
+    await p.drain();
+
+    const [created] = p.sandbox.state.orders.all;
+    expect(created).toBeDefined();
+    expect(created?.fulfillments).toEqual([]);
+    expect(p.sandbox.state.arrivals.map((a) => `${a.method} ${a.path}`)).toEqual([
+      "POST /v1/orders",
+    ]);
   });
 });
 
