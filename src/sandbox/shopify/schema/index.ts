@@ -1,6 +1,8 @@
 import { baseModule } from "./base.ts";
 import { catalogModule } from "./catalog.ts";
+import { fulfillmentsModule } from "./fulfillments.ts";
 import type { SchemaModule } from "./module.ts";
+import { orderLinesModule } from "./order-lines.ts";
 import { ordersModule } from "./orders.ts";
 import { webhooksModule } from "./webhooks.ts";
 
@@ -14,6 +16,8 @@ export { buildStandInSchema, type SchemaModule, type StandInContext } from "./mo
 export const STAND_IN_MODULES: SchemaModule[] = [
   baseModule,
   ordersModule,
+  orderLinesModule,
+  fulfillmentsModule,
   webhooksModule,
   catalogModule,
 ];

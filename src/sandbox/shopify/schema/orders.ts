@@ -2,45 +2,19 @@ import type { RestOrder } from "../state.ts";
 import { connectionOf, type SortKey } from "./connection.ts";
 import type { Resolver, SchemaModule } from "./module.ts";
 import { parseOrderSearch } from "./order-search.ts";
+import { gid, isObject, type Json, list, moneyBag } from "./rest-json.ts";
 
 /**
- * Orders: `orders(first, after, query, sortKey, reverse)`, `order(id)` and the Order node with
- * Shopify's Admin GraphQL field names. The stand-in keeps each order as the REST-shaped JSON its
+ * Orders: `orders(first, after, query, sortKey, reverse)`, `order(id)`, `ordersCount` and the
+ * Order node with Shopify's Admin GraphQL field names (its lines in order-lines.ts, its
+ * fulfillments in fulfillments.ts). The stand-in keeps each order as the REST-shaped JSON its
  * webhooks carry; the resolvers here translate that one record to the GraphQL shape, so a
  * webhook and a query always describe the same order.
  */
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
-const list = (v: unknown): Json[] => (Array.isArray(v) ? v.filter(isObject) : []);
-const gid = (type: string, id: unknown) => `gid://shopify/${type}/${String(id)}`;
 const field =
   (name: string): Resolver =>
   (source) =>
     (source as Json)[name] ?? null;
-
-function moneyV2(raw: unknown, fallbackCurrency: string) {
-  const m = isObject(raw) ? raw : {};
-  return {
-    amount: String(m.amount ?? "0.00"),
-    currencyCode: String(m.currency_code ?? fallbackCurrency),
-  };
-}
-
-/** A REST `*_set` (or a plain decimal) as a GraphQL MoneyBag. */
-function moneyBag(set: unknown, plain: unknown, order: Json) {
-  const currency = String(order.currency ?? "USD");
-  if (isObject(set)) {
-    return {
-      shopMoney: moneyV2(set.shop_money, currency),
-      presentmentMoney: moneyV2(set.presentment_money ?? set.shop_money, currency),
-    };
-  }
-  if (plain === undefined || plain === null) return null;
-  const m = { amount: String(plain), currency_code: currency };
-  return { shopMoney: moneyV2(m, currency), presentmentMoney: moneyV2(m, currency) };
-}
 
 const bag =
   (setName: string, plainName?: string, required = true): Resolver =>
@@ -86,20 +60,6 @@ function sortKey(sortKeyName: string): (o: RestOrder) => SortKey {
     Number(o.id),
   ];
 }
-
-/** Shipment statuses that Fulfillment.displayStatus reports under the same name. */
-const SHIPMENT_STATUSES = [
-  "label_printed",
-  "label_purchased",
-  "attempted_delivery",
-  "ready_for_pickup",
-  "picked_up",
-  "confirmed",
-  "in_transit",
-  "out_for_delivery",
-  "delivered",
-  "failure",
-];
 
 export const ordersModule: SchemaModule = {
   typeDefs: /* GraphQL */ `
@@ -208,127 +168,6 @@ export const ordersModule: SchemaModule = {
       priceSet: MoneyBag!
     }
 
-    type ShippingLine {
-      title: String!
-      originalPriceSet: MoneyBag!
-      taxLines: [TaxLine!]!
-    }
-
-    type ShippingLineConnection {
-      nodes: [ShippingLine!]!
-      pageInfo: PageInfo!
-    }
-
-    type DiscountAllocation {
-      allocatedAmountSet: MoneyBag!
-    }
-
-    type Attribute {
-      key: String!
-      value: String
-    }
-
-    type ProductVariant implements Node {
-      id: ID!
-      legacyResourceId: UnsignedInt64!
-    }
-
-    type Product implements Node {
-      id: ID!
-      legacyResourceId: UnsignedInt64!
-    }
-
-    type LineItem implements Node {
-      id: ID!
-      name: String!
-      title: String!
-      variantTitle: String
-      sku: String
-      vendor: String
-      quantity: Int!
-      currentQuantity: Int!
-      requiresShipping: Boolean!
-      isGiftCard: Boolean!
-      originalUnitPriceSet: MoneyBag!
-      discountAllocations: [DiscountAllocation!]!
-      taxLines(first: Int): [TaxLine!]!
-      customAttributes: [Attribute!]!
-      variant: ProductVariant
-      product: Product
-    }
-
-    type LineItemConnection {
-      nodes: [LineItem!]!
-      edges: [LineItemEdge!]!
-      pageInfo: PageInfo!
-    }
-
-    type LineItemEdge {
-      cursor: String!
-      node: LineItem!
-    }
-
-    enum FulfillmentStatus {
-      CANCELLED
-      ERROR
-      FAILURE
-      OPEN
-      PENDING
-      SUCCESS
-    }
-
-    enum FulfillmentDisplayStatus {
-      ATTEMPTED_DELIVERY
-      CANCELED
-      CONFIRMED
-      DELIVERED
-      FAILURE
-      FULFILLED
-      IN_TRANSIT
-      LABEL_PRINTED
-      LABEL_PURCHASED
-      MARKED_AS_FULFILLED
-      NOT_DELIVERED
-      OUT_FOR_DELIVERY
-      PICKED_UP
-      READY_FOR_PICKUP
-      SUBMITTED
-    }
-
-    type Location implements Node {
-      id: ID!
-      legacyResourceId: UnsignedInt64!
-    }
-
-    type FulfillmentTrackingInfo {
-      company: String
-      number: String
-      url: URL
-    }
-
-    type FulfillmentLineItem {
-      id: ID!
-      quantity: Int
-      lineItem: LineItem!
-    }
-
-    type FulfillmentLineItemConnection {
-      nodes: [FulfillmentLineItem!]!
-      pageInfo: PageInfo!
-    }
-
-    type Fulfillment implements Node {
-      id: ID!
-      legacyResourceId: UnsignedInt64!
-      name: String!
-      status: FulfillmentStatus!
-      displayStatus: FulfillmentDisplayStatus
-      createdAt: DateTime!
-      updatedAt: DateTime!
-      location: Location
-      trackingInfo(first: Int): [FulfillmentTrackingInfo!]!
-      fulfillmentLineItems(first: Int, after: String): FulfillmentLineItemConnection!
-    }
   `,
   resolvers: {
     Query: {
@@ -427,119 +266,5 @@ export const ordersModule: SchemaModule = {
           .slice(0, Number(args.first ?? 250))
           .map((f) => ({ fulfillment: f, order: o })),
     },
-    ShippingLine: {
-      title: (s) => (s as { line: Json }).line.title ?? "",
-      originalPriceSet: (s) => {
-        const { line, order } = s as { line: Json; order: Json };
-        return moneyBag(line.price_set, line.price ?? "0.00", order);
-      },
-      taxLines: (s) => taxLines(s as { line: Json; order: Json }),
-    },
-    LineItem: {
-      id: (s) => gid("LineItem", (s as { line: Json }).line.id),
-      name: (s) => {
-        const { line } = s as { line: Json };
-        return line.name ?? line.title ?? "";
-      },
-      title: (s) => (s as { line: Json }).line.title ?? "",
-      variantTitle: (s) => (s as { line: Json }).line.variant_title ?? null,
-      sku: (s) => (s as { line: Json }).line.sku ?? null,
-      vendor: (s) => (s as { line: Json }).line.vendor ?? null,
-      quantity: (s) => (s as { line: Json }).line.quantity ?? 0,
-      currentQuantity: (s) => {
-        const { line } = s as { line: Json };
-        return line.current_quantity ?? line.quantity ?? 0;
-      },
-      requiresShipping: (s) => (s as { line: Json }).line.requires_shipping !== false,
-      isGiftCard: (s) => (s as { line: Json }).line.gift_card === true,
-      originalUnitPriceSet: (s) => {
-        const { line, order } = s as { line: Json; order: Json };
-        return moneyBag(line.price_set, line.price ?? "0.00", order);
-      },
-      discountAllocations: (s) => {
-        const { line, order } = s as { line: Json; order: Json };
-        return list(line.discount_allocations).map((d) => ({
-          allocatedAmountSet: moneyBag(d.amount_set, d.amount ?? "0.00", order),
-        }));
-      },
-      taxLines: (s) => taxLines(s as { line: Json; order: Json }),
-      customAttributes: (s) =>
-        list((s as { line: Json }).line.properties).map((p) => ({
-          key: String(p.name ?? ""),
-          value: p.value === null || p.value === undefined ? null : String(p.value),
-        })),
-      variant: (s) => {
-        const id = (s as { line: Json }).line.variant_id;
-        return id ? { id: gid("ProductVariant", id), legacyResourceId: String(id) } : null;
-      },
-      product: (s) => {
-        const id = (s as { line: Json }).line.product_id;
-        return id ? { id: gid("Product", id), legacyResourceId: String(id) } : null;
-      },
-    },
-    Fulfillment: {
-      id: (s) => gid("Fulfillment", (s as { fulfillment: Json }).fulfillment.id),
-      legacyResourceId: (s) => String((s as { fulfillment: Json }).fulfillment.id),
-      name: (s) => (s as { fulfillment: Json }).fulfillment.name ?? "",
-      status: (s) =>
-        String((s as { fulfillment: Json }).fulfillment.status ?? "success").toUpperCase(),
-      displayStatus: (s) => {
-        const { fulfillment } = s as { fulfillment: Json };
-        const shipment = fulfillment.shipment_status;
-        if (typeof shipment === "string" && SHIPMENT_STATUSES.includes(shipment))
-          return shipment.toUpperCase();
-        if (fulfillment.status === "cancelled") return "CANCELED";
-        return "FULFILLED";
-      },
-      createdAt: (s) => (s as { fulfillment: Json }).fulfillment.created_at,
-      updatedAt: (s) => {
-        const { fulfillment } = s as { fulfillment: Json };
-        return fulfillment.updated_at ?? fulfillment.created_at;
-      },
-      location: (s) => {
-        const id = (s as { fulfillment: Json }).fulfillment.location_id;
-        return id ? { id: gid("Location", id), legacyResourceId: String(id) } : null;
-      },
-      trackingInfo: (s) => {
-        const { fulfillment: f } = s as { fulfillment: Json };
-        const numbers = Array.isArray(f.tracking_numbers)
-          ? (f.tracking_numbers as unknown[])
-          : f.tracking_number
-            ? [f.tracking_number]
-            : [];
-        const urls = Array.isArray(f.tracking_urls)
-          ? (f.tracking_urls as unknown[])
-          : f.tracking_url
-            ? [f.tracking_url]
-            : [];
-        return numbers.map((number, i) => ({
-          company: f.tracking_company ?? null,
-          number,
-          url: urls[i] ?? null,
-        }));
-      },
-      fulfillmentLineItems: (s, args) => {
-        const { fulfillment, order } = s as { fulfillment: Json; order: Json };
-        const orderLines = list(order.line_items);
-        const items = list(fulfillment.line_items).map((l) => ({
-          id: gid("FulfillmentLineItem", `${String(fulfillment.id)}${String(l.id)}`),
-          quantity: l.quantity ?? 0,
-          lineItem: {
-            line: orderLines.find((ol) => String(ol.id) === String(l.id)) ?? l,
-            order,
-          },
-          key: Number(l.id),
-        }));
-        return connectionOf(items, (i) => [i.key, i.key], args);
-      },
-    },
   },
 };
-
-function taxLines({ line, order }: { line: Json; order: Json }) {
-  return list(line.tax_lines).map((t) => ({
-    title: t.title ?? null,
-    rate: typeof t.rate === "number" ? t.rate : null,
-    priceSet: moneyBag(t.price_set, t.price ?? "0.00", order),
-  }));
-}
