@@ -223,7 +223,21 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
       }
       deps.metrics?.jobDone("dead-lettered");
-      log.error({ category: dead.category, reason: dead.message }, "sync dead-lettered");
+      // Our own reasons (config, mapping) name fields only; a provider's message may echo what
+      // we sent (an email, an address), so for those only its status and field paths are logged.
+      const ours = dead.category === "config" || dead.category === "mapping";
+      log.error(
+        {
+          category: dead.category,
+          errorClass: describe(error).name,
+          ...(error instanceof ProviderError
+            ? { status: error.status, requestId: error.requestId }
+            : {}),
+          ...(dead.fields ? { fields: dead.fields.map((f) => f.path) } : {}),
+          ...(ours ? { reason: dead.message } : {}),
+        },
+        "sync dead-lettered",
+      );
       return { outcome: "dead-lettered", reason: dead.message };
     }
   };

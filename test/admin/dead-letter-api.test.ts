@@ -114,6 +114,15 @@ describe("/admin/api/dead-letters", () => {
       "filter_required",
     );
 
+    const broken = await call("/admin/api/dead-letters/retry", { method: "POST", body: "{shop" });
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+    const badReason = await call("/admin/api/dead-letters/retry", {
+      method: "POST",
+      body: JSON.stringify({ reason: "Provider Validation!" }),
+    });
+    expect(badReason.status).toBe(400);
+
     const response = await call("/admin/api/dead-letters/retry", {
       method: "POST",
       headers: { "content-type": "application/json" },

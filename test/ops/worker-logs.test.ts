@@ -60,11 +60,17 @@ describe("worker logs", { timeout: 60_000 }, () => {
     const warning = jobLines.find((l) => l.msg === "order mapped with warnings");
     expect(warning).toMatchObject({ level: "info", orderId: "5590001" });
     expect((warning?.warnings as string[] | undefined)?.[0]).toContain("has no SKU");
-    expect(jobLines.find((l) => l.msg === "sync dead-lettered")).toMatchObject({
+    const dead = jobLines.find((l) => l.msg === "sync dead-lettered");
+    expect(dead).toMatchObject({
       level: "error",
       orderId: "5590011",
       category: "provider-validation",
+      errorClass: "ProviderValidationError",
+      status: 400,
+      fields: ["fulfillmentLocationId"],
     });
+    // The provider's own words may echo what we sent: they stay in the dead letter only.
+    expect(dead).not.toHaveProperty("reason");
 
     // The dead letter keeps the customer's data; the logs never show it.
     const entry = await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|5590011`);

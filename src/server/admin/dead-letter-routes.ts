@@ -62,8 +62,18 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
   });
 
   api.post("/dead-letters/retry", async (c) => {
-    const raw = await c.req.json().catch(() => undefined);
-    const body = BulkBody.safeParse(raw ?? {});
+    const text = await c.req.text();
+    let raw: unknown = {};
+    if (text.trim() !== "") {
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        return errorResponse(c, 400, "invalid_json", "the body is not valid JSON", [
+          { path: "", message: "invalid JSON" },
+        ]);
+      }
+    }
+    const body = BulkBody.safeParse(raw);
     if (!body.success) return invalid(c, body.error);
     const { all, ...filter } = body.data;
     if (!all && !filter.shop && !filter.reason) {
