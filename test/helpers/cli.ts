@@ -33,7 +33,7 @@ export async function runCli(ctx: ConnectorContext, args: string[]): Promise<Cli
           SHOPIFY_API_SECRET: ctx.config.shopifyApiSecret,
           LOG_LEVEL: "silent",
         },
-        timeout: 30_000,
+        timeout: 60_000,
       },
     );
     return { code: 0, stdout, stderr };

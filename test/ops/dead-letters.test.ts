@@ -28,7 +28,7 @@ async function misconfiguredPipeline() {
 const entryOf = async (p: Pipeline, id: string) =>
   (await p.ctx.queues.deadLetter.getJob(id))?.data as DeadLetterData | undefined;
 
-describe("dead-letter queue", { timeout: 60_000 }, () => {
+describe("dead-letter queue", { timeout: 120_000 }, () => {
   it("keeps a provider 400 with the request sent and the response received", async () => {
     pipeline = await misconfiguredPipeline();
     const model = shippedOrder(5_550_001);

@@ -60,7 +60,7 @@ function expectBusyStatus(status: ConnectorStatus) {
   expect(status.backfills[0]?.etaSeconds).toBe(180);
 }
 
-describe("status", { timeout: 60_000 }, () => {
+describe("status", { timeout: 120_000 }, () => {
   it("reports queues, budget, last sync, dead letters and backfills from the CLI", async () => {
     pipeline = await busyPipeline();
     const json = await runCli(pipeline.ctx, ["status", "--json"]);
