@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { signWebhook } from "../../src/cli/webhook-command.ts";
 import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import type { CookieJar } from "../helpers/install-harness.ts";
 import {
@@ -10,7 +11,7 @@ import {
   type InstallHarness,
   startInstallHarness,
 } from "../helpers/install-harness.ts";
-import { orderPayload } from "../helpers/shopify-order-builder.ts";
+import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const SHOP = "settings-shop.myshopify.com";
 const OTHER = "other-merchant.myshopify.com";
@@ -270,5 +271,78 @@ describe("settings page with the workers running", () => {
     await expect.poll(() => w.ctx.links.countByResult(SHOP).synced, { timeout: 15_000 }).toBe(1);
     const page = await (await w.get("/settings", wjar)).text();
     expect(page).toMatch(/<strong>1<\/strong> orders synced/);
+  });
+
+  it("shows a failed order in words, saying which location to map", async () => {
+    w = await startInstallHarness({ workers: true, provider: { ...PROVIDER, stores: [1001] } });
+    ({ jar: wjar } = await w.install(SHOP));
+    const form = (path: string, body: Record<string, string>) =>
+      fetch(new URL(path, w.appUrl), {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin: w.appUrl,
+          cookie: wjar.header(),
+          "user-agent": BROWSER_UA,
+        },
+        body: new URLSearchParams(body),
+      });
+    await form("/settings/provider", { ...PROVIDER, environment: "production" });
+    await form("/settings/store", { storeId: "1001" });
+    const model: ModelOrder = {
+      id: 7_700_077,
+      number: 1077,
+      email: "failing@example.com",
+      createdAt: "2026-11-10T10:00:00Z",
+      updatedAt: "2026-11-11T10:00:00Z",
+      cancelledAt: null,
+      note: null,
+      shippingCents: 0,
+      taxBps: 0,
+      lines: [
+        {
+          id: 11,
+          variantId: 5101,
+          sku: "SOCK-M",
+          title: "Socks",
+          price: 1800,
+          quantity: 1,
+          currentQuantity: 1,
+        },
+      ],
+      fulfillments: [
+        {
+          id: 8801,
+          status: "success",
+          trackingNumber: "1Z77",
+          shipmentStatus: "in_transit",
+          lineIds: [11],
+          createdAt: "2026-11-11T10:00:00Z",
+          updatedAt: "2026-11-11T10:00:00Z",
+        },
+      ],
+      locationId: 4002,
+    };
+    const signed = signWebhook({
+      topic: "orders/create",
+      shop: SHOP,
+      body: JSON.stringify(orderPayload(model)),
+      secret: APP_SECRET,
+    });
+    const res = await fetch(new URL("/webhooks/shopify", w.appUrl), {
+      method: "POST",
+      headers: signed.headers,
+      body: signed.body,
+    });
+    expect(res.status).toBe(200);
+    await expect
+      .poll(() => w.ctx.links.countByResult(SHOP).deadLettered, { timeout: 15_000 })
+      .toBe(1);
+
+    const page = await (await w.get("/settings", wjar)).text();
+    expect(page).toMatch(/<strong>1<\/strong> failed/);
+    expect(page).toContain("A Shopify location is not mapped to a provider fulfillment location");
+    expect(page).toContain("Shopify location 4002 is not mapped");
   });
 });
