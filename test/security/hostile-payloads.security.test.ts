@@ -134,6 +134,7 @@ afterAll(async () => {
 });
 
 let seq = 0;
+let queued = 0;
 const outcomes: Record<string, number> = {};
 
 describe("hostile but validly signed order payloads", () => {
@@ -186,6 +187,7 @@ describe("hostile but validly signed order payloads", () => {
               verdict = "payload dead-lettered";
             } else {
               expect(outcome).toBe("queued");
+              queued++;
               expect(synced.length + mine.length).toBe(1);
               verdict =
                 synced.length === 1 ? "synced" : `dead-lettered (${mine[0]?.data.category})`;
@@ -206,6 +208,14 @@ describe("hostile but validly signed order payloads", () => {
         { numRuns: Number(process.env.HOSTILE_RUNS ?? 60), seed: 20261123 },
       );
       console.log(`hostile payload outcomes: ${JSON.stringify(outcomes)}`);
+      // Job accounting: one job per accepted webhook (each is its own order), every one completed.
+      const jobs = await pipeline.ctx.queues.sync.getJobCounts(
+        "completed",
+        "failed",
+        "active",
+        "wait",
+      );
+      expect(jobs).toEqual({ completed: queued, failed: 0, active: 0, wait: 0 });
       expect(Object.keys(outcomes).length).toBeGreaterThan(1);
     },
     60_000 + Number(process.env.HOSTILE_RUNS ?? 60) * 2_000,

@@ -15,7 +15,7 @@ import type { Arrival } from "../../../src/sandbox/app.ts";
 import type { SandboxFaults } from "../../../src/sandbox/index.ts";
 import type { StoredOrder } from "../../../src/sandbox/orders.ts";
 import { openDatabase, ShopRepository } from "../../../src/store/index.ts";
-import { ManagedProcess, sleep } from "./processes.ts";
+import { killOnHarnessExit, ManagedProcess, sleep } from "./processes.ts";
 
 export interface ClusterOptions {
   /** Worker processes. */
@@ -146,6 +146,7 @@ export class Cluster {
       ...(this.#redisPort ? { port: this.#redisPort } : {}),
     });
     this.#redisPort = this.redis.port;
+    killOnHarnessExit(this.redis.process);
   }
 
   get redisUrl(): string {

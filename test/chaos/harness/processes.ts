@@ -4,6 +4,18 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
+/** Every child the harness started and has not seen exit: killed if the harness itself exits. */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+/** Also kills `child` if the harness process exits first (a timed-out test, a crash). */
+export function killOnHarnessExit(child: ChildProcess): void {
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+}
+
 /** A real child process (node + tsx), its output appended to a log file the harness can scan. */
 export class ManagedProcess {
   readonly child: ChildProcess;
@@ -24,6 +36,7 @@ export class ManagedProcess {
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    killOnHarnessExit(this.child);
     const collect = (chunk: Buffer) => {
       log.write(chunk);
       // Only the start of the output is kept in memory, for readiness lines.
