@@ -83,6 +83,24 @@ describe("prepaid slots", () => {
   });
 });
 
+describe("observe", () => {
+  it("counts other clients against the server's own limit when it is below ours", async () => {
+    const { limiter } = setup({ limit: 100, windowMs: 10_000 });
+    for (let i = 0; i < 3; i++) await limiter.acquire(31, "live");
+    // The server allows only 10 and has 2 left: other clients made 5, not 95.
+    expect(await limiter.observe(31, { limit: 10, remaining: 2, resetMs: 1_000 })).toBe(5);
+    expect((await limiter.state(31)).used).toBe(8);
+  });
+
+  it("marks the store as learned even when the server's budget is larger than ours", async () => {
+    const { limiter } = setup({ limit: 10, windowMs: 10_000 });
+    expect(await limiter.knows(32)).toBe(false);
+    expect(await limiter.observe(32, { limit: 1_000, remaining: 990, resetMs: 1_000 })).toBe(0);
+    expect(await limiter.knows(32)).toBe(true);
+    expect((await limiter.state(32)).used).toBe(0);
+  });
+});
+
 describe("settle", () => {
   it("holds a slot whose request left late until the server lets it go", async () => {
     const { limiter } = setup({ limit: 1, windowMs: 300 });

@@ -99,7 +99,8 @@ return 0
 export const RELEASE = `return redis.call('ZREM', KEYS[1], ARGV[1])`;
 
 /**
- * KEYS: slots, seen. ARGV: limit, windowMs, marginMs, serverRemaining, serverResetMs.
+ * KEYS: slots, seen. ARGV: limit (the smaller of ours and the server's), windowMs, marginMs,
+ * serverRemaining, serverResetMs.
  * When the server reports fewer requests left than we count (another client shares the
  * store), phantom slots are added. When the other client's requests arrived is unknown, so they
  * are taken as just now: a phantom lives a full window (safe; RateLimit-Reset tells only when
@@ -114,7 +115,8 @@ local serverRemaining = tonumber(ARGV[4])
 redis.call('SET', KEYS[2], now, 'PX', window)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window - margin)
 local ours = limit - redis.call('ZCARD', KEYS[1])
-local missing = ours - serverRemaining
+-- Bounded: one script call must stay short whatever a misconfigured budget says.
+local missing = math.min(ours - serverRemaining, 10000)
 if missing <= 0 then return 0 end
 local score = now - margin
 for i = 1, missing do

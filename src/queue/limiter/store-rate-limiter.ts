@@ -162,23 +162,36 @@ export class StoreRateLimiter {
     await this.#call("limiterRelease", this.#keys(storeId)[0], slotId);
   }
 
-  /** Learns from RateLimit-* headers; only ever lowers our estimate of what is left. */
+  /**
+   * Learns from RateLimit-* headers; only ever lowers our estimate of what is left. The server's
+   * own limit bounds what it can report: a server whose budget is larger than ours says nothing
+   * we do not know (but the store is still marked as learned), and one whose budget is smaller
+   * than the configured limit (a misconfigured PROVIDER_RATE_LIMIT) is modelled with its own,
+   * so the count of other clients' requests stays within what a window can hold.
+   */
   async observe(
     storeId: number,
-    info: { remaining?: number | undefined; resetMs?: number | undefined },
+    info: {
+      limit?: number | undefined;
+      remaining?: number | undefined;
+      resetMs?: number | undefined;
+    },
   ): Promise<number> {
-    if (info.remaining === undefined || info.resetMs === undefined) return 0;
-    if (!Number.isFinite(info.remaining) || info.remaining < 0 || info.remaining > this.limit)
+    if (info.remaining === undefined || !Number.isFinite(info.remaining) || info.remaining < 0)
       return 0;
+    const serverLimit =
+      info.limit !== undefined && Number.isFinite(info.limit) && info.limit > 0
+        ? Math.min(this.limit, Math.floor(info.limit))
+        : this.limit;
     return (await this.#call(
       "limiterObserve",
       this.#keys(storeId)[0],
       this.#seenKey(storeId),
-      this.limit,
+      serverLimit,
       this.windowMs,
       this.marginMs,
-      Math.floor(info.remaining),
-      Math.floor(info.resetMs),
+      Math.min(serverLimit, Math.floor(info.remaining)),
+      Math.floor(info.resetMs ?? 0),
     )) as number;
   }
 
