@@ -1,12 +1,11 @@
-import { and, desc, eq } from "drizzle-orm";
 import type { ConnectorContext } from "../../context.ts";
 import {
   type VerifiedStore,
   verifyProviderCredentials,
 } from "../../provider/verify-credentials.ts";
-import { countQueuedForShop } from "../../queue/shop-work.ts";
 import { AWAITING_SETTINGS } from "../../shopify/install/index.ts";
-import { type ShopRecord, schema } from "../../store/index.ts";
+import type { ShopRecord } from "../../store/index.ts";
+import { readSyncStatus, type StatusView } from "./sync-status.ts";
 
 /** What the page shows of a backfill (the backfill module's progress fits this shape). */
 export interface BackfillView {
@@ -50,22 +49,6 @@ export interface CatalogLocation {
 export type Catalog =
   | { ok: true; products: CatalogProduct[]; locations: CatalogLocation[] }
   | { ok: false; message: string };
-
-export interface FailureView {
-  order: string;
-  when: string;
-  /** In words, with what the merchant can do about it. */
-  explanation: string;
-}
-
-export interface StatusView {
-  synced: number;
-  pending: number;
-  /** True when the queue was too long to count to the end. */
-  pendingAtLeast: boolean;
-  failed: number;
-  failures: FailureView[];
-}
 
 /** Sized under Shopify's 1,000-point single-query limit (products × variants dominate). */
 const CATALOG = `#graphql
@@ -263,55 +246,7 @@ export class SettingsService {
     this.#ctx.shops.updateSettings(shop.shop, { locationMap: map, defaultLocationId });
   }
 
-  async status(shop: ShopRecord): Promise<StatusView> {
-    const counts = this.#ctx.links.countByResult(shop.shop);
-    const pending = await countQueuedForShop(this.#ctx.queues.sync, shop.shop);
-    const rows = this.#ctx.db
-      .select({
-        sourceOrderId: schema.orderFailures.sourceOrderId,
-        error: schema.orderFailures.error,
-        failedAt: schema.orderFailures.failedAt,
-        orderName: schema.orderLinks.orderName,
-      })
-      .from(schema.orderFailures)
-      .leftJoin(
-        schema.orderLinks,
-        and(
-          eq(schema.orderLinks.shop, schema.orderFailures.shop),
-          eq(schema.orderLinks.sourceOrderId, schema.orderFailures.sourceOrderId),
-        ),
-      )
-      .where(eq(schema.orderFailures.shop, shop.shop))
-      .orderBy(desc(schema.orderFailures.failedAt))
-      .limit(5)
-      .all();
-    return {
-      synced: counts.synced,
-      pending: pending.count,
-      pendingAtLeast: pending.truncated,
-      failed: counts.failed + counts.deadLettered,
-      failures: rows.map((r) => ({
-        order: r.orderName ?? `Shopify order ${r.sourceOrderId}`,
-        when: r.failedAt,
-        explanation: explainFailure(r.error),
-      })),
-    };
+  status(shop: ShopRecord): Promise<StatusView> {
+    return readSyncStatus(this.#ctx, shop);
   }
-}
-
-/** Turns a sync error into what a merchant can act on; unknown errors are shown as they are. */
-export function explainFailure(error: string): string {
-  if (/fulfillmentLocationId|location/i.test(error) && /map|unknown|missing/i.test(error)) {
-    return `A Shopify location is not mapped to a provider fulfillment location: map it under "Locations" below, then resync the order. (${error})`;
-  }
-  if (/currency/i.test(error)) {
-    return `The order's currency differs from the provider store's currency. (${error})`;
-  }
-  if (/paused|credentials|no provider store/i.test(error)) {
-    return `The provider settings are incomplete or no longer accepted: check "Provider connection" above. (${error})`;
-  }
-  if (/email|phone|address/i.test(error)) {
-    return `The provider refused the customer's details on this order. Correct them in Shopify and the order syncs again. (${error})`;
-  }
-  return error;
 }

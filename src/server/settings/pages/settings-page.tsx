@@ -1,6 +1,7 @@
 import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
 import type { ShopRecord } from "../../../store/index.ts";
-import type { BackfillView, Catalog, StatusView } from "../settings-service.ts";
+import type { BackfillView, Catalog } from "../settings-service.ts";
+import type { StatusView } from "../sync-status.ts";
 import { BackfillSection } from "./backfill-section.tsx";
 import { Layout } from "./layout.tsx";
 import { LocationsSection } from "./locations-section.tsx";
