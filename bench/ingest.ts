@@ -31,7 +31,8 @@ async function startReceiver(mode: RedisMode) {
     process.execPath,
     [
       ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
-      "--max-semi-space-size=16",
+      "--max-semi-space-size=8",
+      "--max-old-space-size=160",
       "dist/bench-ingest-server.mjs",
       redis.url,
     ],

@@ -144,7 +144,9 @@ function spawnWorkers(
       [
         ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
         // The flags the Dockerfile and `npm run start:prod` run the process with.
-        ...(process.env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=16").split(" ").filter(Boolean),
+        ...(process.env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=8 --max-old-space-size=160")
+          .split(" ")
+          .filter(Boolean),
         ...script,
       ],
       {

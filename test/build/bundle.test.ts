@@ -19,7 +19,14 @@ beforeAll(async () => {
   port = await freePort();
   web = spawn(
     process.execPath,
-    ["--enable-source-maps", "--max-semi-space-size=16", "dist/main.mjs", "--role", "web"],
+    [
+      "--enable-source-maps",
+      "--max-semi-space-size=8",
+      "--max-old-space-size=160",
+      "dist/main.mjs",
+      "--role",
+      "web",
+    ],
     {
       env: {
         ...process.env,
