@@ -4,6 +4,7 @@ import type {
   ShopifyLineItemId,
   ShopifyLocationId,
   ShopifyOrderId,
+  SourceAddress,
   SourceFulfillment,
   SourceLineItem,
   SourceOrder,
@@ -33,8 +34,8 @@ export function sourceOrder(overrides: Partial<SourceOrder> = {}): SourceOrder {
       email: "ada@example.com",
       phone: null,
     },
-    billingAddress: address(),
-    shippingAddress: address(),
+    billingAddress: sourceAddress(),
+    shippingAddress: sourceAddress(),
     taxesIncluded: false,
     money: {
       subtotalCents: 2000,
@@ -99,7 +100,7 @@ export function sourceFulfillment(overrides: Partial<SourceFulfillment> = {}): S
   };
 }
 
-function address() {
+export function sourceAddress(overrides: Partial<SourceAddress> = {}): SourceAddress {
   return {
     firstName: "Ada",
     lastName: "Lovelace",
@@ -115,5 +116,6 @@ function address() {
     phone: null,
     latitude: null,
     longitude: null,
+    ...overrides,
   };
 }
