@@ -10,7 +10,17 @@ import type {
   SourceOrder,
 } from "../sync/source-order.ts";
 import { toCents } from "./money.ts";
-import { idOf, PayloadError } from "./normalize.ts";
+import {
+  idOf,
+  isObject,
+  type Json,
+  num,
+  optionalDate,
+  PayloadError,
+  requireDate,
+  requireId,
+  str,
+} from "./payload-fields.ts";
 
 /**
  * An Admin GraphQL Order node (selected by ORDER_FIELDS) → SourceOrder, the same model a
@@ -20,12 +30,6 @@ import { idOf, PayloadError } from "./normalize.ts";
  * `Fulfillment.displayStatus` carries the carrier's shipment status. Line weights are not in
  * Admin GraphQL's LineItem: `grams` is null here (mapping does not use it).
  */
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
-const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const list = (v: unknown): Json[] => (Array.isArray(v) ? v.filter(isObject) : []);
 const nodes = (connection: unknown): Json[] => (isObject(connection) ? list(connection.nodes) : []);
 const lower = (v: unknown) => str(v)?.toLowerCase() ?? null;
@@ -35,24 +39,6 @@ function shopMoney(bag: unknown): number | null {
 }
 
 const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (b ?? 0), 0);
-
-function requireId(value: unknown, field: string): string {
-  const id = idOf(value);
-  if (!id) throw new PayloadError(field, "a Shopify ID (gid or number) is required");
-  return id;
-}
-
-function requireDate(value: unknown, field: string): string {
-  const text = str(value);
-  if (!text || Number.isNaN(Date.parse(text)))
-    throw new PayloadError(field, "an ISO 8601 date-time is required");
-  return text;
-}
-
-const optionalDate = (value: unknown) => {
-  const text = str(value);
-  return text && !Number.isNaN(Date.parse(text)) ? text : null;
-};
 
 /** Carrier statuses that displayStatus reports under their REST names. */
 const SHIPMENT_STATUSES = new Set([

@@ -11,18 +11,18 @@ import type {
   SourceOrder,
 } from "../sync/source-order.ts";
 import { toCents } from "./money.ts";
+import {
+  idOf,
+  isObject,
+  type Json,
+  num,
+  optionalDate,
+  PayloadError,
+  requireDate,
+  requireId,
+  str,
+} from "./payload-fields.ts";
 import { normalizeTopic, TOPICS } from "./topics.ts";
-
-/** A validly signed body we cannot use; `field` names what is wrong. */
-export class PayloadError extends Error {
-  override name = "PayloadError";
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-  }
-}
 
 export type NormalizedEvent =
   | { kind: "order"; order: SourceOrder }
@@ -43,44 +43,9 @@ export type NormalizedEvent =
     }
   | { kind: "ignored"; topic: string };
 
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
-const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** IDs arrive as numbers, bigints or (losslessly parsed) strings; they leave as decimal strings. */
-export function idOf(value: unknown): string | null {
-  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return String(value);
-  if (typeof value === "bigint" && value > 0n) return value.toString();
-  if (typeof value === "string") {
-    const gid = /^gid:\/\/shopify\/\w+\/(\d+)/.exec(value);
-    if (gid?.[1]) return gid[1];
-    if (/^\d+$/.test(value)) return value;
-  }
-  return null;
-}
-
-function requireId(value: unknown, field: string): string {
-  const id = idOf(value);
-  if (!id) throw new PayloadError(field, "a numeric Shopify ID is required");
-  return id;
-}
-
-function requireDate(value: unknown, field: string): string {
-  const text = str(value);
-  if (!text || Number.isNaN(Date.parse(text)))
-    throw new PayloadError(field, "an ISO 8601 date-time is required");
-  return text;
-}
-
-function optionalDate(value: unknown): string | null {
-  const text = str(value);
-  return text && !Number.isNaN(Date.parse(text)) ? text : null;
-}
-
 /** Shop money of a `*_set` object, falling back to the plain decimal field. */
 function shopMoney(set: unknown, plain?: unknown): number | null {
   if (isObject(set) && isObject(set.shop_money)) {
@@ -335,3 +300,5 @@ function normalizeAddress(raw: unknown): SourceAddress | null {
     longitude: num(raw.longitude),
   };
 }
+
+export { idOf, PayloadError };
