@@ -16,7 +16,21 @@ import { snapshotKey } from "./names.ts";
  * delivery arriving late can never overwrite a newer state.
  */
 
-const PUT_ORDER = `
+/**
+ * The receiver's variant of each write (`seen` given) also takes the event's dedupe mark as
+ * KEYS[2]: a mark already there answers 3 ("duplicate") before anything is written, and an older
+ * delivery, which needs no job, gets its mark in the same call. A delivery that needs a job is
+ * marked by the receiver only after the job is queued (DESIGN.md principle 6): a mark written
+ * before a job that then failed would turn Shopify's retry into a "duplicate" and lose the event.
+ */
+const DUPLICATE = 3;
+const checkSeen = (seen: boolean) =>
+  seen ? `if redis.call('EXISTS', KEYS[2]) == 1 then return ${DUPLICATE} end` : "";
+const markSeenIfOlder = (seen: boolean, ttlArg: number) =>
+  seen ? `if stored == 0 then redis.call('SET', KEYS[2], '1', 'EX', ARGV[${ttlArg}]) end` : "";
+
+const putOrder = (seen: boolean) => `
+${checkSeen(seen)}
 local current = tonumber(redis.call('HGET', KEYS[1], 'ov') or '-1')
 local incoming = tonumber(ARGV[2])
 local stored = 0
@@ -28,10 +42,12 @@ elseif incoming == current then
 end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'lv', ARGV[4]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+${markSeenIfOlder(seen, 5)}
 return stored
 `;
 
-const PUT_FULFILLMENT = `
+const putFulfillment = (seen: boolean) => `
+${checkSeen(seen)}
 local field = 'f:' .. ARGV[1]
 local vfield = 'fv:' .. ARGV[1]
 local current = tonumber(redis.call('HGET', KEYS[1], vfield) or '-1')
@@ -45,21 +61,39 @@ elseif incoming == current then
 end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'lv', ARGV[5]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+${markSeenIfOlder(seen, 6)}
 return stored
 `;
 
 /** What a snapshot write did: kept the newer state, met the same version, or met a newer one. */
 export type PutOutcome = "stored" | "same" | "older";
-const putOutcome = (code: number): PutOutcome =>
-  code === 1 ? "stored" : code === 2 ? "same" : "older";
+/** What the receiver's write did: a `PutOutcome`, or nothing because the event was seen before. */
+export type ReceiveOutcome = PutOutcome | "duplicate";
+const putOutcome = (code: number): ReceiveOutcome =>
+  code === 1 ? "stored" : code === 2 ? "same" : code === DUPLICATE ? "duplicate" : "older";
 
-const PUT_HINT = `
+/** A hint is always "stored": it never holds a version a job could skip. */
+const putHint = (seen: boolean) => `
+${checkSeen(seen)}
 local current = tonumber(redis.call('HGET', KEYS[1], 'h') or '-1')
 if tonumber(ARGV[1]) > current then redis.call('HSET', KEYS[1], 'h', ARGV[1]) end
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'lv', ARGV[3]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
+
+/** The receiver's dedupe mark for one event: Redis key and how long it is kept. */
+export interface SeenMark {
+  key: string;
+  ttlSeconds: number;
+}
+
+interface WriteOptions {
+  /** Records when a live event last touched the order. */
+  live?: boolean;
+  /** Checks this mark first (see above); the outcome may then be "duplicate". */
+  seen?: SeenMark;
+}
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -80,6 +114,32 @@ declare module "ioredis" {
     ): Result<number, Context>;
     snapshotPutHint(
       key: string,
+      version: number,
+      ttlMs: number,
+      liveAt: string,
+    ): Result<number, Context>;
+    snapshotReceiveOrder(
+      key: string,
+      seenKey: string,
+      json: string,
+      version: number,
+      ttlMs: number,
+      liveAt: string,
+      seenTtlSeconds: number,
+    ): Result<number, Context>;
+    snapshotReceiveFulfillment(
+      key: string,
+      seenKey: string,
+      id: string,
+      json: string,
+      version: number,
+      ttlMs: number,
+      liveAt: string,
+      seenTtlSeconds: number,
+    ): Result<number, Context>;
+    snapshotReceiveHint(
+      key: string,
+      seenKey: string,
       version: number,
       ttlMs: number,
       liveAt: string,
@@ -121,9 +181,18 @@ export class SnapshotStore {
     this.#prefix = options.prefix;
     this.#ttlMs = options.ttlMs ?? 14 * 24 * 3600_000;
     if (typeof (redis as Partial<Redis>).snapshotPutOrder !== "function") {
-      redis.defineCommand("snapshotPutOrder", { numberOfKeys: 1, lua: PUT_ORDER });
-      redis.defineCommand("snapshotPutFulfillment", { numberOfKeys: 1, lua: PUT_FULFILLMENT });
-      redis.defineCommand("snapshotPutHint", { numberOfKeys: 1, lua: PUT_HINT });
+      redis.defineCommand("snapshotPutOrder", { numberOfKeys: 1, lua: putOrder(false) });
+      redis.defineCommand("snapshotPutFulfillment", {
+        numberOfKeys: 1,
+        lua: putFulfillment(false),
+      });
+      redis.defineCommand("snapshotPutHint", { numberOfKeys: 1, lua: putHint(false) });
+      redis.defineCommand("snapshotReceiveOrder", { numberOfKeys: 2, lua: putOrder(true) });
+      redis.defineCommand("snapshotReceiveFulfillment", {
+        numberOfKeys: 2,
+        lua: putFulfillment(true),
+      });
+      redis.defineCommand("snapshotReceiveHint", { numberOfKeys: 2, lua: putHint(true) });
     }
   }
 
@@ -139,17 +208,27 @@ export class SnapshotStore {
   /**
    * Like `putOrder`, and tells a delivery of the version already held ("same") from an older one:
    * the receiver queues a job for "same", because an earlier attempt of that delivery may have
-   * stored the snapshot and failed before its job was queued.
+   * stored the snapshot and failed before its job was queued. With `seen`, "duplicate" when the
+   * event's mark is there (nothing written), and an "older" delivery is marked in the same call.
    */
-  async storeOrder(order: SourceOrder, options: { live?: boolean } = {}): Promise<PutOutcome> {
-    const stored = await this.#redis.snapshotPutOrder(
-      this.key(order.shop, order.id),
-      JSON.stringify(order),
-      versionOf(order.updatedAt),
-      this.#ttlMs,
-      options.live ? String(Date.now()) : "",
-    );
-    return putOutcome(stored);
+  async storeOrder(order: SourceOrder, options: WriteOptions = {}): Promise<ReceiveOutcome> {
+    const key = this.key(order.shop, order.id);
+    const json = JSON.stringify(order);
+    const version = versionOf(order.updatedAt);
+    const liveAt = options.live ? String(Date.now()) : "";
+    const { seen } = options;
+    const code = seen
+      ? await this.#redis.snapshotReceiveOrder(
+          key,
+          seen.key,
+          json,
+          version,
+          this.#ttlMs,
+          liveAt,
+          seen.ttlSeconds,
+        )
+      : await this.#redis.snapshotPutOrder(key, json, version, this.#ttlMs, liveAt);
+    return putOutcome(code);
   }
 
   async putFulfillment(
@@ -160,31 +239,55 @@ export class SnapshotStore {
     return (await this.storeFulfillment(shop, fulfillment, options)) === "stored";
   }
 
-  /** Like `putFulfillment`, with the outcome of `storeOrder`. */
+  /** Like `putFulfillment`, with the outcomes of `storeOrder`. */
   async storeFulfillment(
     shop: string,
     fulfillment: SourceFulfillment,
-    options: { live?: boolean } = {},
-  ): Promise<PutOutcome> {
-    const stored = await this.#redis.snapshotPutFulfillment(
-      this.key(shop, fulfillment.orderId),
-      fulfillment.id,
-      JSON.stringify(fulfillment),
-      versionOf(fulfillment.updatedAt),
-      this.#ttlMs,
-      options.live ? String(Date.now()) : "",
-    );
-    return putOutcome(stored);
+    options: WriteOptions = {},
+  ): Promise<ReceiveOutcome> {
+    const key = this.key(shop, fulfillment.orderId);
+    const json = JSON.stringify(fulfillment);
+    const version = versionOf(fulfillment.updatedAt);
+    const liveAt = options.live ? String(Date.now()) : "";
+    const { seen } = options;
+    const code = seen
+      ? await this.#redis.snapshotReceiveFulfillment(
+          key,
+          seen.key,
+          fulfillment.id,
+          json,
+          version,
+          this.#ttlMs,
+          liveAt,
+          seen.ttlSeconds,
+        )
+      : await this.#redis.snapshotPutFulfillment(
+          key,
+          fulfillment.id,
+          json,
+          version,
+          this.#ttlMs,
+          liveAt,
+        );
+    return putOutcome(code);
   }
 
-  /** Records that the order changed in a way the payload did not fully describe. */
-  async putHint(shop: string, orderId: string, atMs: number, options: { live?: boolean } = {}) {
-    await this.#redis.snapshotPutHint(
-      this.key(shop, orderId),
-      atMs,
-      this.#ttlMs,
-      options.live ? String(Date.now()) : "",
-    );
+  /**
+   * Records that the order changed in a way the payload did not fully describe: "stored", or
+   * with `seen`, "duplicate" when the event's mark is there (nothing written then).
+   */
+  async putHint(
+    shop: string,
+    orderId: string,
+    atMs: number,
+    options: WriteOptions = {},
+  ): Promise<"stored" | "duplicate"> {
+    const key = this.key(shop, orderId);
+    const liveAt = options.live ? String(Date.now()) : "";
+    const code = options.seen
+      ? await this.#redis.snapshotReceiveHint(key, options.seen.key, atMs, this.#ttlMs, liveAt)
+      : await this.#redis.snapshotPutHint(key, atMs, this.#ttlMs, liveAt);
+    return code === DUPLICATE ? "duplicate" : "stored";
   }
 
   async get(shop: string, orderId: string): Promise<OrderSnapshot | null> {

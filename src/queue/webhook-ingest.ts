@@ -1,9 +1,14 @@
 import type { Redis } from "ioredis";
-import { normalizeWebhook, PayloadError, parseShopifyJson } from "../shopify/index.ts";
+import {
+  type NormalizedEvent,
+  normalizeWebhook,
+  PayloadError,
+  parseShopifyJson,
+} from "../shopify/index.ts";
 import type { ShopDomain } from "../sync/source-order.ts";
 import type { DeadLetterData } from "./jobs.ts";
 import { dedupeKey } from "./names.ts";
-import type { PutOutcome, SnapshotStore } from "./snapshot-store.ts";
+import type { ReceiveOutcome, SeenMark, SnapshotStore } from "./snapshot-store.ts";
 import { deadLetterId, type SyncQueues } from "./sync-queue.ts";
 
 /** What became of one verified webhook. Every outcome but `unavailable` is answered 200. */
@@ -58,6 +63,11 @@ export interface WebhookIngestDeps {
  * is either queued or dead-lettered, never lost, and it is answered 200 only after that is
  * durable in Redis. Any Redis failure propagates, and the route answers 503 so Shopify retries.
  *
+ * An order, fulfillment or hint event for an active shop (nearly every webhook) costs three
+ * Redis calls: one script checks the event's dedupe mark and writes the newer-only snapshot
+ * (and marks an older delivery, which needs no job), then BullMQ's add, then the mark. Other
+ * events check the mark, are handled, and are marked.
+ *
  * The dedupe mark is written last: a crash before it only means a redelivery is processed
  * again, which is harmless because the snapshot write is newer-only and the sync job is
  * deduplicated per order.
@@ -70,19 +80,15 @@ export class WebhookIngest {
   }
 
   async ingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
-    const { redis, prefix, snapshots, queues, shops } = this.#deps;
+    const { prefix } = this.#deps;
     // The event id is shared across topics, so it is only a safe key together with the topic.
-    const seenKey = dedupeKey(
+    const key = dedupeKey(
       prefix,
       webhook.shop,
       webhook.topic,
       webhook.eventId ?? webhook.webhookId,
     );
-    if ((await redis.exists(seenKey)) === 1) return "duplicate";
-
-    const outcome = await this.#handle(webhook, shops.shopStatus(webhook.shop), snapshots, queues);
-    await redis.set(seenKey, "1", "EX", DEDUPE_TTL_SECONDS);
-    return outcome;
+    return this.#process(webhook, { key, ttlSeconds: DEDUPE_TTL_SECONDS });
   }
 
   /**
@@ -90,60 +96,90 @@ export class WebhookIngest {
    * the dead-letter queue), without the duplicate check its first delivery set.
    */
   async reingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
-    const { snapshots, queues, shops } = this.#deps;
-    return this.#handle(webhook, shops.shopStatus(webhook.shop), snapshots, queues);
+    return this.#process(webhook, null);
   }
 
-  async #handle(
-    webhook: VerifiedWebhook,
-    status: ReturnType<ShopLookup["shopStatus"]>,
-    snapshots: SnapshotStore,
-    queues: SyncQueues,
-  ): Promise<IngestOutcome> {
-    let event: ReturnType<typeof normalizeWebhook>;
+  async #process(webhook: VerifiedWebhook, seen: SeenMark | null): Promise<IngestOutcome> {
+    let event: NormalizedEvent;
     try {
       event = normalizeWebhook(webhook.topic, webhook.shop, parseShopifyJson(webhook.rawBody));
     } catch (error) {
-      await this.#deadLetterPayload(webhook, error);
-      return "dead-lettered";
+      return this.#checked(seen, async () => {
+        await this.#deadLetterPayload(webhook, error);
+        return "dead-lettered";
+      });
     }
-
     switch (event.kind) {
       case "app-uninstalled":
-        await this.#deps.lifecycle.appUninstalled(webhook.shop);
-        return "uninstalled";
-      case "privacy":
-        await this.#deps.lifecycle.privacy(webhook.shop, event);
-        return "privacy";
+        return this.#checked(seen, async () => {
+          await this.#deps.lifecycle.appUninstalled(webhook.shop);
+          return "uninstalled";
+        });
+      case "privacy": {
+        const privacy = event;
+        return this.#checked(seen, async () => {
+          await this.#deps.lifecycle.privacy(webhook.shop, privacy);
+          return "privacy";
+        });
+      }
       case "ignored":
-        return "ignored";
+        return this.#checked(seen, async () => "ignored");
       default:
         break;
     }
-    if (status !== "active") return "unknown-shop";
+    if (this.#deps.shops.shopStatus(webhook.shop) !== "active") {
+      return this.#checked(seen, async () => "unknown-shop");
+    }
+    return this.#store(webhook, event, seen);
+  }
 
+  /** The rarer events: the dedupe check, the work, then the mark. */
+  async #checked(
+    seen: SeenMark | null,
+    handle: () => Promise<IngestOutcome>,
+  ): Promise<IngestOutcome> {
+    if (seen && (await this.#deps.redis.exists(seen.key)) === 1) return "duplicate";
+    const outcome = await handle();
+    await this.#mark(seen);
+    return outcome;
+  }
+
+  async #mark(seen: SeenMark | null): Promise<void> {
+    if (seen) await this.#deps.redis.set(seen.key, "1", "EX", seen.ttlSeconds);
+  }
+
+  async #store(
+    webhook: VerifiedWebhook,
+    event: Extract<NormalizedEvent, { kind: "order" | "fulfillment" | "order-hint" }>,
+    seen: SeenMark | null,
+  ): Promise<IngestOutcome> {
+    const { snapshots, queues } = this.#deps;
+    const options = { live: true, ...(seen ? { seen } : {}) };
     const receivedAt = Date.now();
     let orderId: string;
-    let put: PutOutcome;
+    let put: ReceiveOutcome;
     if (event.kind === "order") {
       orderId = event.order.id;
-      put = await snapshots.storeOrder(event.order, { live: true });
+      put = await snapshots.storeOrder(event.order, options);
     } else if (event.kind === "fulfillment") {
       orderId = event.orderId;
-      put = await snapshots.storeFulfillment(webhook.shop, event.fulfillment, { live: true });
+      put = await snapshots.storeFulfillment(webhook.shop, event.fulfillment, options);
     } else {
       // Edits and refunds carry only a diff: mark the snapshot stale so the worker refetches the
       // whole order from the Admin API (or waits for the orders/updated that Shopify sends next).
       orderId = event.orderId;
       const at = event.updatedAt ? Date.parse(event.updatedAt) : receivedAt;
-      await snapshots.putHint(webhook.shop, orderId, Number.isNaN(at) ? receivedAt : at, {
-        live: true,
-      });
-      put = "stored";
+      put = await snapshots.putHint(
+        webhook.shop,
+        orderId,
+        Number.isNaN(at) ? receivedAt : at,
+        options,
+      );
     }
-    // An older delivery than what we hold changes nothing: no job needed. The same version is
-    // queued again: an earlier attempt may have stored it and failed (503) before its job was
-    // queued, and this retry is then the only thing that will ever queue it.
+    if (put === "duplicate") return "duplicate";
+    // An older delivery than what we hold changes nothing: no job needed (the script marked it).
+    // The same version is queued again: an earlier attempt may have stored it and failed (503)
+    // before its job was queued, and this retry is then the only thing that will ever queue it.
     if (put === "older") return "stale";
     await queues.enqueueSync({
       shop: webhook.shop,
@@ -152,6 +188,7 @@ export class WebhookIngest {
       trigger: webhook.topic,
       receivedAt,
     });
+    await this.#mark(seen);
     return "queued";
   }
 

@@ -87,4 +87,62 @@ describe("SnapshotStore", () => {
     expect(await store.deleteShop(shop)).toBe(1);
     expect(await store.get(shop, "5002")).toBeNull();
   });
+
+  describe("with the receiver's dedupe mark (one script: check, newer-only write, mark)", () => {
+    const seen = (id: string) => ({ key: `seen-${randomUUID()}-${id}`, ttlSeconds: 60 });
+
+    it("answers duplicate and writes nothing when the event was already marked", async () => {
+      const mark = seen("e1");
+      await redis.set(mark.key, "1");
+      const order = sourceOrder({ updatedAt: "2026-11-01T12:00:00Z" });
+      expect(await store.storeOrder(order, { seen: mark })).toBe("duplicate");
+      expect(await store.storeFulfillment(shop, sourceFulfillment(), { seen: mark })).toBe(
+        "duplicate",
+      );
+      expect(await store.putHint(shop, "5001", Date.now(), { seen: mark })).toBe("duplicate");
+      expect(await store.get(shop, order.id)).toBeNull();
+    });
+
+    it("stores a newer order and leaves the mark to the receiver, which sets it after the job", async () => {
+      const mark = seen("e2");
+      const order = sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "new" });
+      expect(await store.storeOrder(order, { seen: mark })).toBe("stored");
+      expect(await redis.exists(mark.key)).toBe(0);
+      expect((await store.get(shop, order.id))?.order?.note).toBe("new");
+      // A retry of a delivery whose job failed meets the same version, unmarked: queued again.
+      expect(await store.storeOrder(order, { seen: mark })).toBe("same");
+      expect(await redis.exists(mark.key)).toBe(0);
+    });
+
+    it("marks an older delivery in the same call, since no job follows it", async () => {
+      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "newer" }));
+      const mark = seen("e3");
+      const older = sourceOrder({ updatedAt: "2026-11-01T11:00:00Z", note: "older" });
+      expect(await store.storeOrder(older, { seen: mark })).toBe("older");
+      expect(await redis.ttl(mark.key)).toBeGreaterThan(0);
+      expect((await store.get(shop, older.id))?.order?.note).toBe("newer");
+      expect(await store.storeOrder(older, { seen: mark })).toBe("duplicate");
+    });
+
+    it("applies the same rules to fulfillments: newer stored unmarked, older marked", async () => {
+      const newer = sourceFulfillment({ updatedAt: "2026-11-03T10:00:00Z" });
+      const older = sourceFulfillment({ updatedAt: "2026-11-02T10:00:00Z" });
+      const first = seen("f1");
+      const second = seen("f2");
+      expect(await store.storeFulfillment(shop, newer, { seen: first })).toBe("stored");
+      expect(await redis.exists(first.key)).toBe(0);
+      expect(await store.storeFulfillment(shop, older, { seen: second })).toBe("older");
+      expect(await redis.exists(second.key)).toBe(1);
+      const snap = await store.get(shop, "5001");
+      expect(snap?.orphanFulfillments.map((f) => f.updatedAt)).toEqual(["2026-11-03T10:00:00Z"]);
+    });
+
+    it("records a hint as stored and leaves its mark to the receiver (a hint always needs a job)", async () => {
+      const mark = seen("h1");
+      const at = Date.parse("2026-11-01T11:00:00Z");
+      expect(await store.putHint(shop, "5001", at, { seen: mark })).toBe("stored");
+      expect(await redis.exists(mark.key)).toBe(0);
+      expect((await store.get(shop, "5001"))?.staleSince).toBe(at);
+    });
+  });
 });
