@@ -41,6 +41,12 @@ import {
   Store,
 } from "./schemas.ts";
 import { type TokenInfo, TokenSource } from "./token-cache.ts";
+import {
+  fetchTransport,
+  type Transport,
+  type TransportResponse,
+  undiciTransport,
+} from "./transport.ts";
 
 export interface ResponseInfo {
   storeId: number | undefined;
@@ -62,6 +68,10 @@ export interface ProviderClientOptions {
   redis: Redis;
   redisPrefix?: string;
   timeoutMs?: number;
+  /**
+   * Replaces the transport of API and token requests (tests count or break requests through
+   * it). Without it, API requests go through undici's `request` on a shared keep-alive pool.
+   */
   fetch?: typeof fetch;
   /** Called after every response, 429s and errors included (the limiter learns from it). */
   onResponse?: (info: ResponseInfo) => void;
@@ -114,19 +124,20 @@ function unwrap(body: unknown, key: string): unknown {
 export class ProviderClient {
   readonly #o: ProviderClientOptions;
   readonly #tokens: TokenSource;
-  readonly #fetch: typeof fetch;
+  readonly #transport: Transport;
   readonly #lastRateLimit = new Map<number, RateLimitInfo>();
 
   constructor(options: ProviderClientOptions) {
     this.#o = options;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#transport = options.fetch ? fetchTransport(options.fetch) : undiciTransport();
     this.#tokens = new TokenSource({
       authUrl: options.authUrl,
       clientId: options.clientId,
       clientSecret: options.clientSecret,
       audience: options.audience,
       redis: options.redis,
-      fetch: this.#fetch,
+      // Token requests are a few an hour: fetch is fine for them.
+      ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.redisPrefix ? { prefix: options.redisPrefix } : {}),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     });
@@ -361,35 +372,43 @@ export class ProviderClient {
   }
 
   async #send(call: Call, token: string): Promise<{ body: unknown; status: number }> {
-    const url = new URL(`${this.#o.baseUrl.replace(/\/$/, "")}${call.path}`);
-    for (const [k, v] of Object.entries(call.query ?? {})) {
-      if (v !== undefined) url.searchParams.set(k, String(v));
+    let url = `${this.#o.baseUrl.replace(/\/$/, "")}${call.path}`;
+    if (call.query) {
+      const search = new URLSearchParams();
+      for (const [k, v] of Object.entries(call.query)) {
+        if (v !== undefined) search.set(k, String(v));
+      }
+      const query = search.toString();
+      if (query) url += `?${query}`;
     }
     const started = performance.now();
     const hasBody = call.body !== undefined && !(call.method === "DELETE" && isEmpty(call.body));
     // One timer for the request and its body, cleared on the answer: AbortSignal.timeout would
     // keep a timer and build a DOMException for every request, ten seconds after it is done.
+    const timeoutMs = this.#o.timeoutMs ?? 10_000;
     const timeout = new AbortController();
     const timer = setTimeout(
-      () => timeout.abort(new Error(`timed out after ${this.#o.timeoutMs ?? 10_000} ms`)),
-      this.#o.timeoutMs ?? 10_000,
+      () => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)),
+      timeoutMs,
     );
-    let response: Response;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      accept: "application/json",
+    };
+    if (hasBody) headers["content-type"] = "application/json";
+    let response: TransportResponse;
     try {
-      response = await this.#fetch(url, {
+      response = await this.#transport({
         method: call.method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          accept: "application/json",
-          ...(hasBody ? { "content-type": "application/json" } : {}),
-        },
+        url,
+        headers,
         ...(hasBody ? { body: JSON.stringify(roundMoney(call.body)) } : {}),
         signal: timeout.signal,
       });
     } catch (cause) {
       clearTimeout(timer);
       throw new ProviderConnectionError(
-        `${call.method} ${call.path} got no answer: ${(cause as Error).message}`,
+        `${call.method} ${call.path} got no answer: ${reasonOf(cause, timeout.signal)}`,
         {
           method: call.method,
           path: call.path,
@@ -431,9 +450,10 @@ export class ProviderClient {
         body = text;
       }
     }
-    if (!response.ok)
-      throw errorFromResponse(response, body, { method: call.method, path: call.path });
+    const ok = response.status >= 200 && response.status < 300;
+    if (!ok) throw errorFromResponse(response, body, { method: call.method, path: call.path });
     if (response.status !== 204 && typeof body === "string") {
+      const requestId = requestIdOf(response.headers);
       throw new ProviderError(
         `${call.method} ${call.path} answered ${response.status} without JSON`,
         {
@@ -441,12 +461,18 @@ export class ProviderClient {
           method: call.method,
           path: call.path,
           body,
-          ...(requestIdOf(response.headers) ? { requestId: requestIdOf(response.headers) } : {}),
+          ...(requestId ? { requestId } : {}),
         },
       );
     }
     return { body, status: response.status };
   }
+}
+
+/** The timeout's own message when our timer aborted the request, else the error's. */
+function reasonOf(cause: unknown, signal: AbortSignal): string {
+  if (signal.aborted && signal.reason instanceof Error) return signal.reason.message;
+  return (cause as Error).message;
 }
 
 function isEmpty(body: unknown): boolean {

@@ -1,4 +1,4 @@
-import { parseRateLimitHeaders } from "./rate-limit-headers.ts";
+import { type HeaderSource, parseRateLimitHeaders } from "./rate-limit-headers.ts";
 
 /**
  * One error class per failure a caller must tell apart (STYLE.md item 4, after stripe-node's
@@ -117,7 +117,7 @@ export class ProviderConnectionError extends ProviderError {
 }
 
 /** The request ID under any of the spellings services use. */
-export function requestIdOf(headers: Headers): string | undefined {
+export function requestIdOf(headers: HeaderSource): string | undefined {
   return (
     headers.get("x-request-id") ??
     headers.get("request-id") ??
@@ -192,7 +192,7 @@ export function extractErrorBody(body: unknown): ExtractedBody {
 
 /** The one status → class mapping. Why each is retried or not is written next to its class. */
 export function errorFromResponse(
-  response: { status: number; headers: Headers },
+  response: { status: number; headers: HeaderSource },
   body: unknown,
   request: { method: string; path: string },
 ): ProviderError {

@@ -1,3 +1,8 @@
+/** Response headers, read by name case-insensitively (a fetch `Headers` object is one). */
+export interface HeaderSource {
+  get(name: string): string | null;
+}
+
 /** What a response says about the store's budget (provider-api.md section 8). */
 export interface RateLimitInfo {
   limit?: number;
@@ -24,7 +29,7 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /** Parses RateLimit-* (and the older X-RateLimit-* spelling); garbage and absence are undefined. */
-export function parseRateLimitHeaders(headers: Headers, now = Date.now()): RateLimitInfo {
+export function parseRateLimitHeaders(headers: HeaderSource, now = Date.now()): RateLimitInfo {
   const get = (name: string) =>
     headers.get(`ratelimit-${name}`) ?? headers.get(`x-ratelimit-${name}`);
   const info: RateLimitInfo = {};

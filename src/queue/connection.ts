@@ -7,11 +7,23 @@ import { Redis, type RedisOptions } from "ioredis";
  * - `ingest`: the webhook receiver must answer 503 quickly when Redis is down, so Shopify
  *   retries later, instead of queueing commands in memory and answering 200 for an event that
  *   was never stored (DESIGN.md principle 6).
+ * - `pipelined`: like `worker`, with ioredis auto-pipelining: the commands issued in one
+ *   event-loop turn leave in one socket write. For the sync jobs' own short commands (limiter
+ *   scripts, snapshot reads, token reads), never for BullMQ, whose workers block on their
+ *   connection and were seen to misbehave with auto-pipelining (taskforcesh/bullmq#457).
  */
-export function createRedis(url: string, kind: "worker" | "ingest", name?: string): Redis {
+export function createRedis(
+  url: string,
+  kind: "worker" | "ingest" | "pipelined",
+  name?: string,
+): Redis {
   const options: RedisOptions =
-    kind === "worker"
-      ? { maxRetriesPerRequest: null, enableReadyCheck: true }
+    kind === "worker" || kind === "pipelined"
+      ? {
+          maxRetriesPerRequest: null,
+          enableReadyCheck: true,
+          ...(kind === "pipelined" ? { enableAutoPipelining: true } : {}),
+        }
       : {
           maxRetriesPerRequest: 1,
           enableOfflineQueue: false,

@@ -6,7 +6,7 @@ import {
   ProviderRateLimitError,
   type ProviderStoreId,
 } from "../provider/index.ts";
-import type { LinkRepository } from "../store/index.ts";
+import type { LinkRepository, SyncedCheck } from "../store/index.ts";
 import { canonicalHash, canonicalJson, orderLevel, type SyncOp } from "../sync/index.ts";
 
 export interface OpContext {
@@ -28,16 +28,20 @@ export interface OpContext {
  * reached the provider (crash, timeout, dropped response). Creates are then looked up first
  * instead of sent again, so a lost answer never becomes a second order or line item. Updates,
  * cancels and fulfillment upserts are idempotent at the provider and are simply sent again.
+ *
+ * `synced` (given for the last planned call) lets the effect's transaction also mark the order
+ * synced when the links it leaves need nothing more; `synced: true` in the result says it did.
  */
 export async function executeOp(
   client: ProviderClient,
   links: LinkRepository,
   op: SyncOp,
   ctx: OpContext,
-): Promise<ProviderOrderId> {
+  synced?: SyncedCheck,
+): Promise<{ orderId: ProviderOrderId; synced: boolean }> {
   const intent = links.beginIntent(ctx.shop, ctx.sourceOrderId, op.key, op.kind);
   try {
-    return await runOp(client, links, op, ctx, intent.attempts > 1);
+    return await runOp(client, links, op, ctx, intent.attempts > 1, synced);
   } catch (error) {
     // A 429 is answered before the provider does anything: this attempt cannot have created
     // anything, so it must not make the next attempt pay for a lookup.
@@ -54,7 +58,8 @@ async function runOp(
   op: SyncOp,
   ctx: OpContext,
   resumed: boolean,
-): Promise<ProviderOrderId> {
+  check: SyncedCheck | undefined,
+): Promise<{ orderId: ProviderOrderId; synced: boolean }> {
   switch (op.kind) {
     case "createOrder": {
       let order: Order | null = resumed ? await findExisting(client, ctx) : null;
@@ -71,40 +76,49 @@ async function runOp(
         }
       }
       const orderId = order.orderId as ProviderOrderId;
-      links.recordOrderCreated({
-        shop: ctx.shop,
-        storeId: ctx.storeId,
-        sourceOrderId: ctx.sourceOrderId,
-        orderId,
-        orderHash: adoptedOrderHash(order, op),
-        orderName: ctx.orderName,
-        lineItems: adoptedLineItems(order, op),
-        key: op.key,
-      });
-      return orderId;
+      const synced = links.recordOrderCreated(
+        {
+          shop: ctx.shop,
+          storeId: ctx.storeId,
+          sourceOrderId: ctx.sourceOrderId,
+          orderId,
+          orderHash: adoptedOrderHash(order, op),
+          orderName: ctx.orderName,
+          lineItems: adoptedLineItems(order, op),
+          key: op.key,
+        },
+        check,
+      );
+      return { orderId, synced };
     }
     case "updateOrder": {
       const orderId = requireOrder(ctx);
       await client.updateOrder(ctx.storeId, orderId, op.body);
-      links.recordOrderUpdated({
-        shop: ctx.shop,
-        sourceOrderId: ctx.sourceOrderId,
-        orderHash: op.orderHash,
-        key: op.key,
-      });
-      return orderId;
+      const synced = links.recordOrderUpdated(
+        {
+          shop: ctx.shop,
+          sourceOrderId: ctx.sourceOrderId,
+          orderHash: op.orderHash,
+          key: op.key,
+        },
+        check,
+      );
+      return { orderId, synced };
     }
     case "cancelLineItem": {
       const orderId = requireOrder(ctx);
       await client.cancelLineItem(ctx.storeId, orderId, op.lineItemId, op.body);
-      links.recordLineItemCanceled({
-        shop: ctx.shop,
-        sourceOrderId: ctx.sourceOrderId,
-        lineItemId: op.lineItemId,
-        canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
-        key: op.key,
-      });
-      return orderId;
+      const synced = links.recordLineItemCanceled(
+        {
+          shop: ctx.shop,
+          sourceOrderId: ctx.sourceOrderId,
+          lineItemId: op.lineItemId,
+          canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
+          key: op.key,
+        },
+        check,
+      );
+      return { orderId, synced };
     }
     case "addLineItem": {
       const orderId = requireOrder(ctx);
@@ -123,39 +137,48 @@ async function runOp(
           if (lineItemId === null) throw error;
         }
       }
-      links.recordLineItemAdded({
-        shop: ctx.shop,
-        sourceOrderId: ctx.sourceOrderId,
-        sourceLineItemId: op.sourceLineItemId,
-        lineItemId,
-        hash: op.hash,
-        key: op.key,
-      });
-      return orderId;
+      const synced = links.recordLineItemAdded(
+        {
+          shop: ctx.shop,
+          sourceOrderId: ctx.sourceOrderId,
+          sourceLineItemId: op.sourceLineItemId,
+          lineItemId,
+          hash: op.hash,
+          key: op.key,
+        },
+        check,
+      );
+      return { orderId, synced };
     }
     case "upsertFulfillment": {
       const orderId = requireOrder(ctx);
       const { fulfillment } = await client.createFulfillment(ctx.storeId, orderId, op.body);
-      links.recordFulfillmentUpserted({
-        shop: ctx.shop,
-        sourceOrderId: ctx.sourceOrderId,
-        sourceFulfillmentId: op.sourceFulfillmentId,
-        fulfillmentId: fulfillment.fulfillmentId as never,
-        hash: op.hash,
-        key: op.key,
-      });
-      return orderId;
+      const synced = links.recordFulfillmentUpserted(
+        {
+          shop: ctx.shop,
+          sourceOrderId: ctx.sourceOrderId,
+          sourceFulfillmentId: op.sourceFulfillmentId,
+          fulfillmentId: fulfillment.fulfillmentId as never,
+          hash: op.hash,
+          key: op.key,
+        },
+        check,
+      );
+      return { orderId, synced };
     }
     case "cancelOrder": {
       const orderId = requireOrder(ctx);
       await client.cancelOrder(ctx.storeId, orderId, op.body);
-      links.recordOrderCanceled({
-        shop: ctx.shop,
-        sourceOrderId: ctx.sourceOrderId,
-        canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
-        key: op.key,
-      });
-      return orderId;
+      const synced = links.recordOrderCanceled(
+        {
+          shop: ctx.shop,
+          sourceOrderId: ctx.sourceOrderId,
+          canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
+          key: op.key,
+        },
+        check,
+      );
+      return { orderId, synced };
     }
   }
 }

@@ -79,10 +79,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   return async function processSync(job: Job<SyncJobData>, token?: string): Promise<SyncResult> {
     const { shop, orderId } = job.data;
     // Every line of this job carries its shop, order, job and trigger (never customer data).
-    const log = deps.logger.child({ shop, orderId, jobId: job.id, trigger: job.data.trigger });
-    if (deps.logger.isLevelEnabled("debug")) {
-      log.debug({ attempt: job.attemptsMade + 1 }, "sync job started");
-    }
+    const log = jobLogger(deps.logger, {
+      shop,
+      orderId,
+      jobId: job.id,
+      trigger: job.data.trigger,
+    });
+    log.debug({ attempt: job.attemptsMade + 1 }, "sync job started");
     const shopRecord = deps.shops.getShop(shop);
     if (!shopRecord || shopRecord.status === "uninstalled") {
       deps.metrics?.jobDone("skipped");
@@ -141,12 +144,17 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       await client.getTokenInfo();
 
       // Re-plan after every call: the links are the truth, so a resumed job never repeats a call.
-      for (;;) {
+      const wanted = { order: mapped.order, fulfillments: mapped.fulfillments, canceled };
+      // The last planned call's write also marks the order synced when its links need nothing
+      // more (checked inside that transaction): one SQLite commit less per order.
+      const syncedCheck = {
+        version: order.updatedAt,
+        done: (after: Parameters<typeof planSync>[1]) => planSync(wanted, after).length === 0,
+      };
+      let synced = false;
+      while (!synced) {
         const links = deps.links.loadLinks(shop, orderId);
-        const ops = planSync(
-          { order: mapped.order, fulfillments: mapped.fulfillments, canceled },
-          links,
-        );
+        const ops = planSync(wanted, links);
         const op = ops[0];
         if (!op) break;
         // An uninstall stops the shop at once: no further call, even in the middle of an order.
@@ -177,9 +185,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         calls++;
         try {
           // Settled on the answer or the failure, so the slot covers the request's real arrival.
-          await executeOp(client, deps.links, op, ctx).finally(() =>
-            deps.limiter.settle(storeId, decision.slotId).catch(() => {}),
-          );
+          const result = await executeOp(
+            client,
+            deps.links,
+            op,
+            ctx,
+            ops.length === 1 ? syncedCheck : undefined,
+          ).finally(() => deps.limiter.settle(storeId, decision.slotId).catch(() => {}));
+          synced = result.synced;
           deps.metrics?.providerCall(200);
         } catch (error) {
           if (error instanceof ProviderRateLimitError) {
@@ -195,7 +208,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           throw error;
         }
       }
-      deps.links.markSynced(shop, orderId, order.updatedAt);
+      if (!synced) deps.links.markSynced(shop, orderId, order.updatedAt);
       // It was dead-lettered and went through now (a retry, or a later event after a fix).
       if (wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {
         log.info("dead letter resolved by this sync");
@@ -241,6 +254,24 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       return { outcome: "dead-lettered", reason: dead.message };
     }
   };
+}
+
+type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/**
+ * The job's logger, made only when a line is actually written at its level: a pino child with
+ * bindings and redaction costs more than the rest of a quiet job's logging (bench:worker).
+ */
+function jobLogger(logger: Logger, bindings: Record<string, unknown>): JobLog {
+  let child: Logger | undefined;
+  const at =
+    (level: "debug" | "info" | "warn" | "error") =>
+    (...args: Parameters<Logger["info"]>) => {
+      if (!logger.isLevelEnabled(level)) return;
+      child ??= logger.child(bindings);
+      child[level](...args);
+    };
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") } as JobLog;
 }
 
 async function loadOrder(deps: SyncProcessorDeps, shop: ShopRecord, orderId: string) {

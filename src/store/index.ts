@@ -1,5 +1,5 @@
 export { type Db, openDatabase } from "./database.ts";
-export { type IntentRow, LinkRepository } from "./link-repository.ts";
+export { type IntentRow, LinkRepository, type SyncedCheck } from "./link-repository.ts";
 export * as schema from "./schema.ts";
 export {
   type ShopRecord,

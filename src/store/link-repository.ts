@@ -38,12 +38,25 @@ type FulfillmentUpserted = Keyed & {
 };
 type OrderCanceled = Keyed & { canceledAt: string };
 
+/**
+ * Lets the write of an order's last planned call also mark the order synced, in the same
+ * transaction (one commit less per order): `done` is asked with the links as that write leaves
+ * them (the sync planner: nothing left to send), and only then is the order marked.
+ */
+export interface SyncedCheck {
+  /** The Shopify version (updated_at) the synced mark records. */
+  version: string;
+  done(links: OrderLinks | null): boolean;
+}
+
 const now = () => new Date().toISOString();
 
 /**
  * The links between Shopify and provider records, and the intent rows that make every provider
  * write recoverable (DESIGN.md principle 4). Each `record…` call writes the effect and completes
- * its intent in one transaction: either both are there after a crash, or neither.
+ * its intent in one transaction: either both are there after a crash, or neither. Given a
+ * `SyncedCheck`, the same transaction marks the order synced when nothing is left to send, and
+ * the call returns whether it did.
  */
 export class LinkRepository {
   // Prepared once: the sync loop reads the links before every provider call, and building the
@@ -124,9 +137,14 @@ export class LinkRepository {
       effect: (input: T, at: string) => void,
       resultId: (input: T) => number | null,
     ) =>
-      db.$client.transaction((input: T, at: string) => {
+      db.$client.transaction((input: T, at: string, check: SyncedCheck | undefined): boolean => {
         effect(input, at);
         raw.completeIntent.run({ ...input, resultId: resultId(input), at });
+        if (!check?.done(this.loadLinks(input.shop, input.sourceOrderId))) return false;
+        const row = { shop: input.shop, sourceOrderId: input.sourceOrderId };
+        raw.markSynced.run({ ...row, version: check.version, at });
+        raw.clearFailure.run(row);
+        return true;
       }).immediate;
     this.#tx = {
       orderCreated: recorded<OrderCreated>(
@@ -257,28 +275,28 @@ export class LinkRepository {
     this.#raw.releaseIntent.run({ shop, sourceOrderId, key });
   }
 
-  recordOrderCreated(input: OrderCreated): void {
-    this.#tx.orderCreated(input, now());
+  recordOrderCreated(input: OrderCreated, synced?: SyncedCheck): boolean {
+    return this.#tx.orderCreated(input, now(), synced);
   }
 
-  recordOrderUpdated(input: OrderUpdated): void {
-    this.#tx.orderUpdated(input, now());
+  recordOrderUpdated(input: OrderUpdated, synced?: SyncedCheck): boolean {
+    return this.#tx.orderUpdated(input, now(), synced);
   }
 
-  recordLineItemAdded(input: LineItemAdded): void {
-    this.#tx.lineItemAdded(input, now());
+  recordLineItemAdded(input: LineItemAdded, synced?: SyncedCheck): boolean {
+    return this.#tx.lineItemAdded(input, now(), synced);
   }
 
-  recordLineItemCanceled(input: LineItemCanceled): void {
-    this.#tx.lineItemCanceled(input, now());
+  recordLineItemCanceled(input: LineItemCanceled, synced?: SyncedCheck): boolean {
+    return this.#tx.lineItemCanceled(input, now(), synced);
   }
 
-  recordFulfillmentUpserted(input: FulfillmentUpserted): void {
-    this.#tx.fulfillmentUpserted(input, now());
+  recordFulfillmentUpserted(input: FulfillmentUpserted, synced?: SyncedCheck): boolean {
+    return this.#tx.fulfillmentUpserted(input, now(), synced);
   }
 
-  recordOrderCanceled(input: OrderCanceled): void {
-    this.#tx.orderCanceled(input, now());
+  recordOrderCanceled(input: OrderCanceled, synced?: SyncedCheck): boolean {
+    return this.#tx.orderCanceled(input, now(), synced);
   }
 
   /** How the order's last sync failed, when its failure is not cleared by a success yet. */

@@ -66,12 +66,28 @@ export function orderLevel(order: OrderCreate): OrderUpdate {
  * `sourceUpdatedOn`, which changes with each Shopify update, also the ones the provider does not
  * care about (tags, payment status): those cost no call. It is sent with the next real update.
  */
-export const orderHashOf = (order: OrderCreate) => {
-  const { sourceUpdatedOn: _version, ...fields } = orderLevel(order);
-  return canonicalHash(fields);
-};
-export const lineHashOf = (line: LineItemWrite) => canonicalHash(line);
-export const fulfillmentHashOf = (f: FulfillmentWrite) => canonicalHash(f);
+export const orderHashOf = (order: OrderCreate) =>
+  memo(order, () => {
+    const { sourceUpdatedOn: _version, ...fields } = orderLevel(order);
+    return canonicalHash(fields);
+  });
+export const lineHashOf = (line: LineItemWrite) => memo(line, () => canonicalHash(line));
+export const fulfillmentHashOf = (f: FulfillmentWrite) => memo(f, () => canonicalHash(f));
+
+/**
+ * Hashes remembered per object: a sync job plans again after every call with the same mapped
+ * order, and hashing it was the largest cost of planning. Mapped orders are never mutated
+ * (mapping builds new objects, planning only reads them), so an object's hash cannot go stale.
+ */
+const hashes = new WeakMap<object, string>();
+function memo(value: object, hash: () => string): string {
+  let known = hashes.get(value);
+  if (known === undefined) {
+    known = hash();
+    hashes.set(value, known);
+  }
+  return known;
+}
 
 const cancelBody = (canceled: NonNullable<PlanInput["canceled"]>): OrderCancel => ({
   sourceCanceledOn: canceled.at,

@@ -151,6 +151,57 @@ describe("LinkRepository", () => {
     expect(links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
   });
 
+  it("marks the order synced in its last write's transaction only when nothing is left to send", () => {
+    const links = new LinkRepository(db);
+    const shop = "a.myshopify.com";
+    const created = {
+      shop,
+      sourceOrderId: "5002",
+      key: "createOrder",
+      storeId: 1001,
+      orderId: 11,
+      orderHash: "h1",
+      orderName: "#1002",
+      lineItems: [{ sourceLineItemId: "a", lineItemId: 110, hash: "la" }],
+    };
+    links.beginIntent(shop, "5002", "createOrder", "createOrder");
+    const seen: (number | null)[] = [];
+    // Something is still to send (say a fulfillment): the order is not marked.
+    const notYet = links.recordOrderCreated(created, {
+      version: "2026-11-01T10:00:00Z",
+      done: (after) => {
+        seen.push(after?.orderId ?? null);
+        return false;
+      },
+    });
+    expect(notYet).toBe(false);
+    expect(links.loadLinks(shop, "5002")?.syncedVersion).toBeNull();
+    // The check sees the links as this write leaves them.
+    expect(seen).toEqual([11]);
+
+    links.markFailed(shop, "5002", "failed", "provider answered 503");
+    links.beginIntent(shop, "5002", "upsertFulfillment:f1", "upsertFulfillment");
+    const last = links.recordFulfillmentUpserted(
+      {
+        shop,
+        sourceOrderId: "5002",
+        key: "upsertFulfillment:f1",
+        sourceFulfillmentId: "f1",
+        fulfillmentId: 310,
+        hash: "fh",
+      },
+      {
+        version: "2026-11-01T10:05:00Z",
+        done: (after) => after?.fulfillments.some((f) => f.fulfillmentId === 310) ?? false,
+      },
+    );
+    expect(last).toBe(true);
+    expect(links.loadLinks(shop, "5002")?.syncedVersion).toBe("2026-11-01T10:05:00Z");
+    // Like markSynced: a success clears the failure record.
+    expect(links.lastFailure(shop, "5002")).toBeNull();
+    expect(links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
+  });
+
   it("counts failures of orders the provider does not have yet", () => {
     const links = new LinkRepository(db);
     links.markFailed(
