@@ -1,16 +1,26 @@
 /**
  * npm run bench:ingest — signed ~4 KB order webhooks against the receiver, next to a bare Hono
  * "200 OK" route on the same server (the physical bound), in one run. Each webhook is a distinct
- * order with its own webhook id, signed with the app secret like Shopify's.
+ * order with its own webhook id, signed with the app secret like Shopify's. The receiver runs
+ * as 1 and as 2 web processes (WEB_PROCESSES's cluster), each with its own bound.
+ *
+ * BENCH_SECONDS (10) per row; BENCH_PROCESSES ("1,2"); BENCH_PROFILE=1 writes a --cpu-prof of
+ * every receiver process to a fresh temp directory, printed at the end.
  */
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import autocannon from "autocannon";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const PROCESS_COUNTS = (process.env.BENCH_PROCESSES ?? "1,2").split(",").map(Number);
+const PROFILE_DIR = process.env.BENCH_PROFILE
+  ? mkdtempSync(join(tmpdir(), "bench-ingest-prof-"))
+  : undefined;
 const CONNECTIONS = 64;
 const base = JSON.parse(
   readFileSync(new URL("../examples/orders-create.json", import.meta.url), "utf8"),
@@ -25,28 +35,35 @@ await bundle(["bench/ingest-server.ts"], { outfile: "dist/bench-ingest-server.mj
 
 type RedisMode = { appendonly: false } | { appendonly: true; appendfsync: "always" | "everysec" };
 
-async function startReceiver(mode: RedisMode) {
+async function startReceiver(mode: RedisMode, processes: number) {
   const redis = await startRedisServer(mode);
+  const databasePath = join(mkdtempSync(join(tmpdir(), "bench-ingest-")), "c.sqlite");
   const server = spawn(
     process.execPath,
     [
-      ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
+      ...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
       "--max-semi-space-size=8",
       "--max-old-space-size=160",
       "dist/bench-ingest-server.mjs",
       redis.url,
+      databasePath,
+      String(processes),
     ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  const port = await new Promise<number>((resolve) => {
+  // The primary (when there is one) and every web process: CPU is counted over all of them.
+  const { port, pids } = await new Promise<{ port: number; pids: number[] }>((resolve) => {
     server.stdout.on("data", (chunk: Buffer) => {
-      const match = /listening (\d+)/.exec(chunk.toString());
-      if (match?.[1]) resolve(Number(match[1]));
+      const match = /listening (\d+) pids ([\d,]+)/.exec(chunk.toString());
+      if (match?.[1] && match[2]) {
+        resolve({ port: Number(match[1]), pids: match[2].split(",").map(Number) });
+      }
     });
   });
   const probe = new Redis(redis.url);
   return {
     port,
+    pids,
     server,
     probe,
     async stop() {
@@ -81,10 +98,14 @@ function webhookRequest() {
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** CPU seconds a process has used so far (utime + stime from /proc). */
-function processCpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+/** CPU seconds the processes have used so far (utime + stime from /proc). */
+function processCpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / CLOCK_TICKS_PER_SECOND;
 }
 
 async function redisCounters(probe: Redis) {
@@ -102,8 +123,8 @@ async function load(
   path: string,
   overallRate?: number,
 ): Promise<Row> {
-  const { server, probe } = receiver;
-  const cpuBefore = processCpuSeconds(server.pid as number);
+  const { pids, probe } = receiver;
+  const cpuBefore = processCpuSeconds(pids);
   const redisBefore = await redisCounters(probe);
   const result = await autocannon({
     url: `http://127.0.0.1:${receiver.port}`,
@@ -126,7 +147,7 @@ async function load(
   const served = Math.max(1, result.requests.total);
   return {
     name,
-    receiverCpuMs: ((processCpuSeconds(server.pid as number) - cpuBefore) * 1000) / served,
+    receiverCpuMs: ((processCpuSeconds(pids) - cpuBefore) * 1000) / served,
     redisCpuMs: ((redisAfter.cpu - redisBefore.cpu) * 1000) / served,
     redisCommands: (redisAfter.commands - redisBefore.commands - 1) / served,
     rps: result.requests.average,
@@ -138,6 +159,8 @@ async function load(
 
 interface Row {
   name: string;
+  /** The bare route's req/s on the same setup: what this row is a share of. */
+  bound?: number;
   receiverCpuMs: number;
   redisCpuMs: number;
   redisCommands: number;
@@ -148,7 +171,7 @@ interface Row {
 }
 
 console.log(
-  `bench:ingest — ${Buffer.byteLength(template)} byte order webhooks, ${CONNECTIONS} connections, ${DURATION} s per row, receiver (production bundle) in its own process, load generator in another\n`,
+  `bench:ingest — ${Buffer.byteLength(template)} byte order webhooks, ${CONNECTIONS} connections, ${DURATION} s per row, receiver (production bundle) as ${PROCESS_COUNTS.join(" and ")} web processes, load generator in another process\n`,
 );
 const rows: Row[] = [];
 let queued = 0;
@@ -156,35 +179,43 @@ const modes: [string, RedisMode][] = [
   ["Redis without persistence", { appendonly: false }],
   ["Redis AOF appendfsync always (recommended)", { appendonly: true, appendfsync: "always" }],
 ];
-let bare: Row | undefined;
-for (const [label, mode] of modes) {
-  const receiver = await startReceiver(mode);
-  if (!bare) {
-    bare = await load(receiver, "bare Hono 200 OK (bound)", "/bare");
-    rows.push(bare);
+for (const processes of PROCESS_COUNTS) {
+  const label = processes === 1 ? "1 process" : `${processes} processes`;
+  let bound = 0;
+  for (const [modeLabel, mode] of modes) {
+    const receiver = await startReceiver(mode, processes);
+    if (!bound) {
+      const bare = await load(receiver, `bare Hono 200 OK (bound), ${label}`, "/bare");
+      bound = bare.rps;
+      rows.push({ ...bare, bound });
+    }
+    const full = await load(
+      receiver,
+      `receiver, ${label}, max rate, ${modeLabel}`,
+      "/webhooks/shopify",
+    );
+    const paced = await load(
+      receiver,
+      `receiver, ${label}, at 80% of its max, ${modeLabel}`,
+      "/webhooks/shopify",
+      Math.floor(full.rps * 0.8),
+    );
+    rows.push({ ...full, bound }, { ...paced, bound });
+    queued +=
+      Number(await receiver.probe.zcard("bench-ingest:sync:prioritized")) +
+      Number(await receiver.probe.llen("bench-ingest:sync:wait"));
+    await receiver.stop();
   }
-  const full = await load(receiver, `receiver, max rate, ${label}`, "/webhooks/shopify");
-  const paced = await load(
-    receiver,
-    `receiver at 80% of its max, ${label}`,
-    "/webhooks/shopify",
-    Math.floor(full.rps * 0.8),
-  );
-  rows.push(full, paced);
-  queued +=
-    Number(await receiver.probe.zcard("bench-ingest:sync:prioritized")) +
-    Number(await receiver.probe.llen("bench-ingest:sync:wait"));
-  await receiver.stop();
 }
-const bound = bare?.rps ?? 1;
 console.log(
   "| run | req/s | p50 ms | p99 ms | errors | share of bound | receiver CPU ms/req | Redis CPU ms/req | Redis commands/req |",
 );
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const row of rows) {
   console.log(
-    `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${((row.rps / bound) * 100).toFixed(0)}% | ${row.receiverCpuMs.toFixed(3)} | ${row.redisCpuMs.toFixed(3)} | ${row.redisCommands.toFixed(1)} |`,
+    `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${((row.rps / (row.bound || 1)) * 100).toFixed(0)}% | ${row.receiverCpuMs.toFixed(3)} | ${row.redisCpuMs.toFixed(3)} | ${row.redisCommands.toFixed(1)} |`,
   );
 }
 console.log(`\nsync jobs queued by the run (every accepted webhook is one): ${queued}`);
+if (PROFILE_DIR) console.log(`CPU profiles of the receiver processes: ${PROFILE_DIR}`);
 process.exit(0);

@@ -14,6 +14,12 @@ import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts"
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
 import { type SandboxHandle, startSandbox } from "./sandbox/index.ts";
 import { createWebApp } from "./server/app.ts";
+import {
+  isFirstWebProcess,
+  isWebPrimary,
+  shareMetricsWithPrimary,
+  startWebPrimary,
+} from "./server/web-cluster.ts";
 
 /** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
 export const DEMO_SHOP = "demo-shop.myshopify.com";
@@ -40,12 +46,49 @@ async function main() {
     );
   }
 
+  // The worker role ignores WEB_PROCESSES (docker-compose shares one environment); `all` refuses
+  // it. Every web process would otherwise start its own private Redis, and the built-in sandbox
+  // on a port the processes share: a cluster is for a deployment with its own Redis.
+  const webProcesses = role === "worker" ? 1 : env.WEB_PROCESSES;
+  if (webProcesses > 1) {
+    const missing = [
+      role !== "web" ? "--role web" : null,
+      env.REDIS_URL ? null : "REDIS_URL",
+      env.PROVIDER_BASE_URL ? null : "PROVIDER_BASE_URL",
+    ].filter((m): m is string => m !== null);
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `invalid environment:\n  WEB_PROCESSES: ${webProcesses} web processes need ${missing.join(", ")}`,
+      );
+    }
+  }
+  if (isWebPrimary(webProcesses)) {
+    const primary = await startWebPrimary({
+      processes: webProcesses,
+      logger,
+      ...(env.METRICS_PORT
+        ? { metrics: { port: env.METRICS_PORT, token: env.METRICS_TOKEN } }
+        : {}),
+    });
+    const stop = async (signal: string) => {
+      logger.info({ signal }, "shutting down the web processes");
+      await primary.stop();
+      process.exit(0);
+    };
+    process.once("SIGINT", () => void stop("SIGINT"));
+    process.once("SIGTERM", () => void stop("SIGTERM"));
+    return;
+  }
+
   const metrics = new ConnectorMetrics({ defaultMetrics: true });
+  shareMetricsWithPrimary(metrics.registry);
   // First, so a port in use stops the process before anything else was started. The worker
-  // role serves no HTTP otherwise; in the other roles this is a second listener.
-  const metricsServer = env.METRICS_PORT
-    ? await startMetricsServer(metrics, { port: env.METRICS_PORT, token: env.METRICS_TOKEN })
-    : undefined;
+  // role serves no HTTP otherwise; in the other roles this is a second listener. In a web
+  // cluster the primary serves it, summed over the web processes.
+  const metricsServer =
+    env.METRICS_PORT && webProcesses === 1
+      ? await startMetricsServer(metrics, { port: env.METRICS_PORT, token: env.METRICS_TOKEN })
+      : undefined;
 
   let redisServer: RedisServerHandle | undefined;
   let redisUrl = env.REDIS_URL;
@@ -135,17 +178,24 @@ async function main() {
   const closers: (() => Promise<void>)[] = [];
   if (role !== "worker") {
     const web = createWebApp(ctx);
-    const server = serve({ fetch: web.app.fetch, port: env.PORT });
-    logger.info({ url: config.appUrl, port: env.PORT }, "web process listening");
-    // Shopify deletes a subscription after repeated failed deliveries (an outage of ours):
-    // re-create what is missing and resync the gap, without delaying the start.
-    void ctx.installer.checkAllSubscriptions().then((reports) => {
-      const repaired = reports.filter((r) => r.created.length > 0);
+    const server = serve({ fetch: web.app.fetch, port: env.PORT }, (info) =>
       logger.info(
-        { shops: reports.length, repaired: repaired.map((r) => r.shop) },
-        "webhook subscriptions checked",
-      );
-    });
+        { url: config.appUrl, port: info.port, pid: process.pid },
+        "web process listening",
+      ),
+    );
+    // Shopify deletes a subscription after repeated failed deliveries (an outage of ours):
+    // re-create what is missing and resync the gap, without delaying the start. One web
+    // process of a cluster does it.
+    if (isFirstWebProcess()) {
+      void ctx.installer.checkAllSubscriptions().then((reports) => {
+        const repaired = reports.filter((r) => r.created.length > 0);
+        logger.info(
+          { shops: reports.length, repaired: repaired.map((r) => r.shop) },
+          "webhook subscriptions checked",
+        );
+      });
+    }
     closers.push(async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await web.close();
@@ -174,7 +224,11 @@ async function main() {
     closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   }
 
+  let shuttingDown = false;
   const shutdown = async (signal: string) => {
+    // A web process of a cluster can get both the terminal's SIGINT and its primary's SIGTERM.
+    if (shuttingDown) return;
+    shuttingDown = true;
     logger.info({ signal }, "shutting down");
     for (const close of closers) await close();
     await ctx.close();

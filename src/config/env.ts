@@ -53,6 +53,11 @@ export const EnvSchema = z.object({
   PROVIDER_RATE_MARGIN_MS: z.coerce.number().int().nonnegative().optional(),
   /** How long a provider request may take before it counts as failed (and is retried). */
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * `--role web` only: how many processes serve PORT (node:cluster, one per core is the useful
+   * most). Each is a whole receiver with its own Redis connections; needs REDIS_URL.
+   */
+  WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
   /**
    * A worker's job lock; a worker that dies (kill -9, OOM) leaves its active jobs locked this

@@ -110,6 +110,8 @@ export class ConnectorMetrics {
       help: "Jobs per queue and state, read from Redis when scraped",
       labelNames: ["queue", "state"] as const,
       registers: [this.registry],
+      // Every web process of a cluster reads the same queues: the primary's sum takes one.
+      aggregator: "max",
       async collect() {
         this.reset();
         for (const { queue, state, count } of await source()) this.set({ queue, state }, count);

@@ -10,7 +10,10 @@ import type { ConnectorMetrics } from "./connector-metrics.ts";
  * bearer token (set it whenever the port is reachable from outside: the web port is, since
  * Shopify posts webhooks to it).
  */
-export function metricsRoute(metrics: ConnectorMetrics, token?: string): Hono {
+export function metricsRoute(
+  metrics: Pick<ConnectorMetrics, "text" | "contentType">,
+  token?: string,
+): Hono {
   const app = new Hono();
   if (token) {
     app.use("/metrics", async (c, next) => {
