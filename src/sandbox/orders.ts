@@ -45,6 +45,8 @@ export interface OrderBookOptions {
 /** Orders, line items and fulfillments, with the rules of provider-api.md and our contract. */
 export class OrderBook {
   readonly #orders = new Map<number, StoredOrder>();
+  /** `storeId:sourceOrderId` → orderId: a create's duplicate check must not scan every order. */
+  readonly #bySource = new Map<string, number>();
   #nextOrderId = 10_001;
   #nextLineItemId = 20_001;
   #nextFulfillmentId = 30_001;
@@ -55,8 +57,14 @@ export class OrderBook {
     return [...this.#orders.values()];
   }
 
+  /** How many orders the sandbox holds (benchmarks poll it). */
+  get size(): number {
+    return this.#orders.size;
+  }
+
   find(storeId: number, sourceOrderId: string): StoredOrder | undefined {
-    return this.all.find((o) => o.storeId === storeId && o.sourceOrderId === sourceOrderId);
+    const orderId = this.#bySource.get(`${storeId}:${sourceOrderId}`);
+    return orderId === undefined ? undefined : this.#orders.get(orderId);
   }
 
   get(orderId: number, storeIds: number[]): StoredOrder {
@@ -101,6 +109,7 @@ export class OrderBook {
     };
     order.isShippingProtected = this.#protected(order, body.isShippingProtected);
     this.#orders.set(orderId, order);
+    this.#bySource.set(`${order.storeId}:${order.sourceOrderId}`, orderId);
     return order;
   }
 

@@ -197,3 +197,34 @@ describe("sandbox faults", () => {
     await s.close();
   });
 });
+
+describe("sandbox tokens", () => {
+  it("refuses a token it accepted before once the token expires", async () => {
+    // Expiry is in whole seconds: this token lives between one and two seconds.
+    const shortLived = await sandbox.issueToken({ expiresInSeconds: 2 });
+    const get = async () =>
+      fetch(`${sandbox.url}/stores/1001`, { headers: { authorization: `Bearer ${shortLived}` } });
+    expect((await get()).status).toBe(200);
+    // The second use is answered from the verified-token cache, the expiry still checked.
+    expect((await get()).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const late = await get();
+    expect(late.status).toBe(401);
+    expect(((await late.json()) as { error: { message: string } }).error.message).toMatch(
+      /expired/,
+    );
+  });
+
+  it("refuses a token signed by another sandbox even after its own were accepted", async () => {
+    const other = await startSandbox({ stores: [1001] });
+    try {
+      const foreign = await other.issueToken();
+      const response = await fetch(`${sandbox.url}/stores/1001`, {
+        headers: { authorization: `Bearer ${foreign}` },
+      });
+      expect(response.status).toBe(401);
+    } finally {
+      await other.close();
+    }
+  });
+});
