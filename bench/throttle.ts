@@ -298,6 +298,19 @@ async function run(
       oobAt.filter((t) => t >= from && t <= backlogDone).length;
     return admitted / (((backlogDone - from) / WINDOW) * LIMIT);
   };
+  // BENCH_DIAG=1: what the sandbox's window held at each 429 on the hot store.
+  if (process.env.BENCH_DIAG && !idle) {
+    const hot = sandbox.state.arrivals.filter((a) => a.storeId === HOT);
+    for (const a of hot.filter((x) => x.status === 429)) {
+      const ours = hot.filter((x) => x.status !== 429 && x.at > a.at - WINDOW && x.at <= a.at);
+      const others = oobAt.filter((t) => t > a.at - WINDOW && t <= a.at);
+      const prev = hot.filter((x) => x.at < a.at).at(-1);
+      const lastOob = oobAt.filter((t) => t <= a.at).at(-1);
+      console.log(
+        `${name} 429 at +${a.at - started} ms: window ours ${ours.length} + other ${others.length}; previous arrival ${prev ? a.at - prev.at : "-"} ms before, last other ${lastOob !== undefined ? a.at - lastOob : "-"} ms before`,
+      );
+    }
+  }
   const firstAt = Math.min(...sandbox.state.arrivals.map((a) => a.at));
   const result: RunResult = {
     name,

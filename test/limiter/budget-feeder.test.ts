@@ -86,10 +86,27 @@ describe("prepaid slots", () => {
 describe("observe", () => {
   it("counts other clients against the server's own limit when it is below ours", async () => {
     const { limiter } = setup({ limit: 100, windowMs: 10_000 });
-    for (let i = 0; i < 3; i++) await limiter.acquire(31, "live");
+    for (let i = 0; i < 3; i++) {
+      const slot = await limiter.acquire(31, "live");
+      if (slot.granted) await limiter.settle(31, slot.slotId);
+    }
     // The server allows only 10 and has 2 left: other clients made 5, not 95.
     expect(await limiter.observe(31, { limit: 10, remaining: 2, resetMs: 1_000 })).toBe(5);
     expect((await limiter.state(31)).used).toBe(8);
+  });
+
+  it("does not let our requests still in flight hide the other client's", async () => {
+    const { limiter } = setup({ limit: 10, windowMs: 10_000 });
+    const answered = await limiter.acquire(33, "live");
+    if (!answered.granted) throw new Error("expected a grant");
+    for (let i = 0; i < 3; i++) await limiter.acquire(33, "live");
+    // The answer to the first: the server counts 3, so 2 are another client's; the 3 of ours
+    // granted after it had not arrived yet.
+    expect(await limiter.observe(33, { remaining: 7, resetMs: 9_000 })).toBe(2);
+    expect((await limiter.state(33)).used).toBe(6);
+    await limiter.settle(33, answered.slotId);
+    // With every answer back, the same report teaches nothing new.
+    expect(await limiter.observe(33, { remaining: 7, resetMs: 9_000 })).toBe(0);
   });
 
   it("marks the store as learned even when the server's budget is larger than ours", async () => {
@@ -178,11 +195,12 @@ describe("feedAtBudget", () => {
     );
     await new Promise((r) => setTimeout(r, 150));
     expect(await q.sync.count()).toBe(1);
-    // The first answer: another client already spent 6 of the 10 (we hold 1, 3 are left).
+    // The first answer: another client already spent 6 of the 10 (we hold 1, 3 are left), and
+    // while it spends, one slot stays unused for its requests we have not seen yet.
     await limiter.observe(15, { remaining: 3, resetMs: 5_000 });
     await new Promise((r) => setTimeout(r, 150));
-    expect(await q.sync.count()).toBe(4);
-    expect((await limiter.state(15)).used).toBe(10);
+    expect(await q.sync.count()).toBe(3);
+    expect((await limiter.state(15)).used).toBe(9);
     controller.abort();
     await expect(feeding).rejects.toThrow(/abort/i);
   });

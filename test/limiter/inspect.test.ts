@@ -44,7 +44,7 @@ describe("StoreRateLimiter.inspect", () => {
     const limiter = new StoreRateLimiter(redis, { limit: 5, windowMs: 100, marginMs: 0, prefix });
     await limiter.acquire(7);
     await limiter.acquire(7);
-    const key = `${prefix}:limiter:{7}:slots`;
+    const key = `${prefix}:limiter:{7}:slots:live`;
     // The key's own TTL (two windows) must not be what removes the slots in a slow run.
     await redis.persist(key);
     await new Promise((r) => setTimeout(r, 150));

@@ -13,7 +13,13 @@ afterAll(() => {
   for (const r of connections) r.disconnect();
 });
 const limiterFor = (
-  options: { limit: number; windowMs: number; marginMs?: number; bulkReserve?: number },
+  options: {
+    limit: number;
+    windowMs: number;
+    marginMs?: number;
+    bulkReserve?: number;
+    sharedHeadroom?: number;
+  },
   redis = connect(),
   prefix = `t-${randomUUID()}`,
 ) => new StoreRateLimiter(redis, { jitterMs: 0, ...options, prefix });
@@ -89,6 +95,86 @@ describe("StoreRateLimiter", () => {
     expect(full.granted ? "granted" : full.reason).toBe("window");
   });
 
+  it("lets live orders add to a window backfill has filled, instead of taking backfill's share", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 10_000, bulkReserve: 0.2 });
+    for (let i = 0; i < 2; i++) expect((await limiter.acquire(3, "live")).granted).toBe(true);
+    let bulk = 0;
+    for (let i = 0; i < 10; i++) if ((await limiter.acquire(3, "bulk")).granted) bulk++;
+    // The reserve is counted against bulk work only: the two live slots did not shrink it.
+    expect(bulk).toBe(8);
+    expect((await limiter.state(3)).used).toBe(10);
+    const full = await limiter.acquire(3, "live");
+    expect(full.granted ? "granted" : full.reason).toBe("window");
+  });
+
+  it("lets live work use what backfill leaves, beyond its reserve", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 10_000, bulkReserve: 0.2 });
+    for (let i = 0; i < 7; i++) expect((await limiter.acquire(4, "live")).granted).toBe(true);
+    let bulk = 0;
+    for (let i = 0; i < 5; i++) if ((await limiter.acquire(4, "bulk")).granted) bulk++;
+    expect(bulk).toBe(3);
+  });
+
+  it("leaves headroom to backfill only while another client is seen spending the budget", async () => {
+    const alone = limiterFor({ limit: 10, windowMs: 10_000, bulkReserve: 0, sharedHeadroom: 0.2 });
+    let granted = 0;
+    for (let i = 0; i < 12; i++) if ((await alone.acquire(21, "bulk")).granted) granted++;
+    expect(granted).toBe(10);
+
+    const shared = limiterFor({ limit: 10, windowMs: 10_000, bulkReserve: 0, sharedHeadroom: 0.2 });
+    for (let i = 0; i < 3; i++) {
+      const slot = await shared.acquire(22, "bulk");
+      if (slot.granted) await shared.settle(22, slot.slotId);
+    }
+    // The server counts 5: another client made 2 we could not see.
+    expect(await shared.observe(22, { remaining: 5, resetMs: 9_000 })).toBe(2);
+    granted = 0;
+    for (let i = 0; i < 5; i++) if ((await shared.acquire(22, "bulk")).granted) granted++;
+    // 10 - 2 headroom = 8 in all: 3 before, 2 of the other client's, 3 now.
+    expect(granted).toBe(3);
+    expect((await shared.state(22)).used).toBe(8);
+    // A live order may still use the headroom.
+    expect((await shared.acquire(22, "live")).granted).toBe(true);
+  });
+
+  it("keeps more headroom the longer another client's store has not answered", async () => {
+    const options = { limit: 10, windowMs: 2_000, bulkReserve: 0, sharedHeadroom: 0 };
+    const fresh = limiterFor(options);
+    // Another client made 4 requests in the window.
+    expect(await fresh.observe(24, { remaining: 6, resetMs: 1_500 })).toBe(4);
+    let granted = 0;
+    for (let i = 0; i < 8; i++) if ((await fresh.acquire(24, "live")).granted) granted++;
+    expect(granted).toBe(6);
+
+    const stale = limiterFor(options);
+    expect(await stale.observe(25, { remaining: 6, resetMs: 1_500 })).toBe(4);
+    await new Promise((r) => setTimeout(r, 1_000));
+    granted = 0;
+    for (let i = 0; i < 8; i++) if ((await stale.acquire(25, "live")).granted) granted++;
+    // Half a window without an answer: about 2 more of its requests are expected, unseen.
+    expect(granted).toBe(4);
+  });
+
+  it("tells refused backfill when a slot of bulk work frees, not when a live one does", async () => {
+    const prefix = `t-${randomUUID()}`;
+    const redis = connect();
+    const limiter = limiterFor(
+      { limit: 4, windowMs: 10_000, marginMs: 0, bulkReserve: 0.5 },
+      redis,
+      prefix,
+    );
+    expect((await limiter.acquire(23, "live")).granted).toBe(true);
+    await new Promise((r) => setTimeout(r, 30));
+    for (let i = 0; i < 2; i++) expect((await limiter.acquire(23, "bulk")).granted).toBe(true);
+    const refused = await limiter.acquire(23, "bulk");
+    expect(refused.granted ? "granted" : refused.reason).toBe("reserved");
+    const bulkScores = (await redis.zrange(`${prefix}:limiter:{23}:slots`, "0", "-1", "WITHSCORES"))
+      .filter((_, i) => i % 2 === 1)
+      .map(Number);
+    // The live slot is older and frees first, but only a bulk slot freeing makes room.
+    if (!refused.granted) expect(refused.retryAtMs).toBe((bulkScores[0] as number) + 10_000);
+  });
+
   it("lowers its estimate when the server reports less left, and never raises it", async () => {
     const limiter = limiterFor({ limit: 10, windowMs: 10_000 });
     await limiter.acquire(4);
@@ -116,7 +202,7 @@ describe("StoreRateLimiter", () => {
     const redis = connect();
     const limiter = limiterFor({ limit: 10, windowMs: 1_000 }, redis, prefix);
     await limiter.acquire(9);
-    const ttl = await redis.pttl(`${prefix}:limiter:{9}:slots`);
+    const ttl = await redis.pttl(`${prefix}:limiter:{9}:slots:live`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(2_000 + 25);
   });
@@ -131,7 +217,7 @@ describe("StoreRateLimiter waiters", () => {
     for (let i = 3; i < 9; i++) refused.push(await limiter.acquire(1, "live", `job-${i}`));
     const times = refused.map((d) => (d.granted ? 0 : d.retryAtMs));
     const redis = connect();
-    const scores = (await redis.zrange(`${prefix}:limiter:{1}:slots`, "0", "-1", "WITHSCORES"))
+    const scores = (await redis.zrange(`${prefix}:limiter:{1}:slots:live`, "0", "-1", "WITHSCORES"))
       .filter((_, i) => i % 2 === 1)
       .map(Number);
     // Waiter k gets the slot of grant k mod 3, one window later per full round.

@@ -10,12 +10,19 @@ export interface LimiterOptions {
   /** Added to each slot's life to cover the time from our grant to the server's arrival. */
   marginMs?: number;
   /**
-   * Share of the limit backfill and resync never use (default 5 %), on top of live-first
-   * ordering. Live waiters always go ahead of bulk ones, so bulk work gets only what live work
-   * leaves; the small reserve is headroom for other clients of the same store, whose use we
-   * learn only from the next response, and lets a live order go out at once.
+   * Share of the limit kept for live work (default 5 %): backfill, resync and other clients'
+   * requests together never use it, so a live order goes out at once. It is counted against
+   * everything but live work, so live orders add to a saturated window rather than replace bulk
+   * slots. Live waiters also go ahead of bulk ones.
    */
   bulkReserve?: number;
+  /**
+   * Share of the limit left unused while another client is seen spending the store's budget
+   * (default 2 %, rounded up to whole slots): that client's requests made since our last answer
+   * are unseen until the next one. The limiter adds the requests it expects from that client in
+   * the time since the last answer. 0 leaves only that.
+   */
+  sharedHeadroom?: number;
   /** Random extra wait after a 429, so blocked workers do not return in one burst. */
   jitterMs?: number;
   prefix?: string;
@@ -65,6 +72,10 @@ export class StoreRateLimiter {
   readonly windowMs: number;
   readonly marginMs: number;
   readonly bulkCeiling: number;
+  /** Slots of the limit bulk work leaves to live work (limit - bulkCeiling). */
+  readonly liveReserve: number;
+  /** Slots left unused while another client spends the same budget. */
+  readonly sharedHeadroom: number;
   readonly #jitterMs: number;
   readonly #prefix: string;
   readonly #redis: Redis;
@@ -73,14 +84,14 @@ export class StoreRateLimiter {
     this.#redis = redis;
     // Registered once per connection; ioredis then sends EVALSHA and falls back to EVAL.
     if (typeof (redis as unknown as Record<string, unknown>).limiterAcquire !== "function") {
-      redis.defineCommand("limiterAcquire", { numberOfKeys: 4, lua: ACQUIRE });
-      redis.defineCommand("limiterRelease", { numberOfKeys: 1, lua: RELEASE });
-      redis.defineCommand("limiterSettle", { numberOfKeys: 1, lua: SETTLE });
-      redis.defineCommand("limiterObserve", { numberOfKeys: 2, lua: OBSERVE });
+      redis.defineCommand("limiterAcquire", { numberOfKeys: 8, lua: ACQUIRE });
+      redis.defineCommand("limiterRelease", { numberOfKeys: 3, lua: RELEASE });
+      redis.defineCommand("limiterSettle", { numberOfKeys: 3, lua: SETTLE });
+      redis.defineCommand("limiterObserve", { numberOfKeys: 5, lua: OBSERVE });
       redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
-      redis.defineCommand("limiterState", { numberOfKeys: 2, lua: STATE });
+      redis.defineCommand("limiterState", { numberOfKeys: 4, lua: STATE });
       redis.defineCommand("limiterNow", { numberOfKeys: 0, lua: NOW_SCRIPT });
-      redis.defineCommand("limiterInspect", { numberOfKeys: 4, lua: INSPECT });
+      redis.defineCommand("limiterInspect", { numberOfKeys: 6, lua: INSPECT });
     }
     this.limit = options.limit;
     this.windowMs = options.windowMs;
@@ -89,27 +100,38 @@ export class StoreRateLimiter {
     this.marginMs =
       options.marginMs ?? Math.min(50, Math.max(2, Math.ceil(options.windowMs / 200)));
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
+    this.liveReserve = options.limit - this.bulkCeiling;
+    this.sharedHeadroom = Math.min(
+      options.limit - 1,
+      Math.ceil(options.limit * (options.sharedHeadroom ?? 0.02)),
+    );
     this.#jitterMs = options.jitterMs ?? Math.min(1_000, Math.ceil(options.windowMs / 20));
     this.#prefix = options.prefix ?? "connector";
   }
 
-  #keys(storeId: number): [string, string] {
+  /** A store's keys, hash-tagged by store so one script touches one Redis Cluster slot. */
+  #keys(storeId: number) {
     const base = `${this.#prefix}:limiter:{${storeId}}`;
-    return [`${base}:slots`, `${base}:blocked`];
-  }
-
-  #seenKey(storeId: number): string {
-    return `${this.#prefix}:limiter:{${storeId}}:seen`;
+    return {
+      /** Bulk work's slots (backfill, resync, sweep). */
+      slots: `${base}:slots`,
+      /** Live work's slots, apart so the live reserve is counted against the rest. */
+      live: `${base}:slots:live`,
+      /** Other clients' requests, learned from the server's RateLimit headers. */
+      others: `${base}:others`,
+      /** Our slots whose answer is not back yet (the server may not have counted them). */
+      pending: `${base}:pending`,
+      blocked: `${base}:blocked`,
+      /** The time of the store's last answer; present while its budget is known. */
+      seen: `${base}:seen`,
+      liveWaiters: `${base}:waiters:live`,
+      bulkWaiters: `${base}:waiters:bulk`,
+    };
   }
 
   /** Whether a response from this store taught us its budget within the last window. */
   async knows(storeId: number): Promise<boolean> {
-    return (await this.#redis.exists(this.#seenKey(storeId))) === 1;
-  }
-
-  #waiterKeys(storeId: number): [string, string] {
-    const base = `${this.#prefix}:limiter:{${storeId}}`;
-    return [`${base}:waiters:live`, `${base}:waiters:bulk`];
+    return (await this.#redis.exists(this.#keys(storeId).seen)) === 1;
   }
 
   /**
@@ -125,19 +147,26 @@ export class StoreRateLimiter {
     prepaid = "",
   ): Promise<Decision> {
     const slotId = randomUUID();
-    const ceiling = priority === "live" ? this.limit : this.bulkCeiling;
+    const k = this.#keys(storeId);
     const [granted, time, reason, remaining] = (await this.#call(
       "limiterAcquire",
-      ...this.#keys(storeId),
-      ...this.#waiterKeys(storeId),
+      k.slots,
+      k.blocked,
+      k.liveWaiters,
+      k.bulkWaiters,
+      k.live,
+      k.others,
+      k.pending,
+      k.seen,
       this.limit,
       this.windowMs,
       this.marginMs,
-      ceiling,
+      this.liveReserve,
       slotId,
       waiter,
       priority,
       prepaid,
+      this.sharedHeadroom,
     )) as [number, number, string, number];
     if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
     const now = await this.nowMs();
@@ -154,12 +183,14 @@ export class StoreRateLimiter {
    * request that left late is never forgotten before the server forgets it (see SETTLE).
    */
   async settle(storeId: number, slotId: string): Promise<void> {
-    await this.#call("limiterSettle", this.#keys(storeId)[0], slotId, this.marginMs);
+    const k = this.#keys(storeId);
+    await this.#call("limiterSettle", k.slots, k.live, k.pending, slotId, this.marginMs);
   }
 
   /** Gives a slot back when its request was never sent. */
   async release(storeId: number, slotId: string): Promise<void> {
-    await this.#call("limiterRelease", this.#keys(storeId)[0], slotId);
+    const k = this.#keys(storeId);
+    await this.#call("limiterRelease", k.slots, k.live, k.pending, slotId);
   }
 
   /**
@@ -183,10 +214,14 @@ export class StoreRateLimiter {
       info.limit !== undefined && Number.isFinite(info.limit) && info.limit > 0
         ? Math.min(this.limit, Math.floor(info.limit))
         : this.limit;
+    const k = this.#keys(storeId);
     return (await this.#call(
       "limiterObserve",
-      this.#keys(storeId)[0],
-      this.#seenKey(storeId),
+      k.slots,
+      k.seen,
+      k.live,
+      k.others,
+      k.pending,
       serverLimit,
       this.windowMs,
       this.marginMs,
@@ -199,16 +234,20 @@ export class StoreRateLimiter {
   async block(storeId: number, retryAfterMs: number): Promise<number> {
     return (await this.#call(
       "limiterBlock",
-      this.#keys(storeId)[1],
+      this.#keys(storeId).blocked,
       Math.max(0, Math.ceil(retryAfterMs)),
       this.#jitterMs,
     )) as number;
   }
 
   async state(storeId: number): Promise<LimiterState> {
+    const k = this.#keys(storeId);
     const [used, blocked, oldest, now] = (await this.#call(
       "limiterState",
-      ...this.#keys(storeId),
+      k.slots,
+      k.blocked,
+      k.live,
+      k.others,
       this.windowMs,
       this.marginMs,
     )) as [number, number, string | number, number];
@@ -223,10 +262,15 @@ export class StoreRateLimiter {
 
   /** A read-only look at a store's budget (for status pages): nothing is removed or added. */
   async inspect(storeId: number): Promise<LimiterInspection> {
+    const k = this.#keys(storeId);
     const [used, blocked, oldest, live, bulk, now] = (await this.#call(
       "limiterInspect",
-      ...this.#keys(storeId),
-      ...this.#waiterKeys(storeId),
+      k.slots,
+      k.blocked,
+      k.liveWaiters,
+      k.bulkWaiters,
+      k.live,
+      k.others,
       this.windowMs,
       this.marginMs,
     )) as [number, number, string | number, number, number, number];
