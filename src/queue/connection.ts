@@ -6,7 +6,8 @@ import { Redis, type RedisOptions } from "ioredis";
  *   retry forever (`maxRetriesPerRequest: null`, as BullMQ requires).
  * - `ingest`: the webhook receiver must answer 503 quickly when Redis is down, so Shopify
  *   retries later, instead of queueing commands in memory and answering 200 for an event that
- *   was never stored (DESIGN.md principle 6).
+ *   was never stored (DESIGN.md principle 6). Callers bound their work with a deadline
+ *   (`withDeadline`): nothing here times out a command that Redis never answers.
  * - `pipelined`: like `worker`, with ioredis auto-pipelining: the commands issued in one
  *   event-loop turn leave in one socket write. For the sync jobs' own short commands (limiter
  *   scripts, snapshot reads, token reads), never for BullMQ, whose workers block on their
@@ -28,7 +29,9 @@ export function createRedis(
           maxRetriesPerRequest: 1,
           enableOfflineQueue: false,
           connectTimeout: 2_000,
-          commandTimeout: 2_000,
+          // No `commandTimeout`: its timer per command (and the `delete` that clears it) cost
+          // about as much CPU as the command. A Redis that holds the port open and answers
+          // nothing is bounded by the receiver's one deadline per webhook (INGEST_DEADLINE_MS).
           retryStrategy: (times) => Math.min(times * 200, 2_000),
           // Concurrent webhooks' commands leave in one write per event-loop turn instead of one
           // each: socket writes were the receiver's largest cost after HMAC (BENCHMARKS.md).

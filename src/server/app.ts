@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ConnectorContext } from "../context.ts";
+import { withDeadline } from "../lib/deadline.ts";
 import { metricsRoute } from "../metrics/index.ts";
 import { SnapshotStore } from "../queue/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
@@ -12,7 +13,7 @@ import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
 import { SettingsService, settingsRoutes } from "./settings/index.ts";
 import { createShopJobs } from "./shop-jobs.ts";
-import { webhookRoutes } from "./webhook-route.ts";
+import { INGEST_DEADLINE_MS, webhookRoutes } from "./webhook-route.ts";
 
 /**
  * Shop status for the receiver, cached for a few seconds: a flash sale sends thousands of
@@ -105,7 +106,8 @@ export function createWebApp(
   app.get("/readyz", async (c) => {
     const checks: Record<string, boolean> = {};
     try {
-      checks.redis = (await ctx.ingestRedis.ping()) === "PONG";
+      checks.redis =
+        (await withDeadline(ctx.ingestRedis.ping(), INGEST_DEADLINE_MS, "Redis PING")) === "PONG";
     } catch {
       checks.redis = false;
     }

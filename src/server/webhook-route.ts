@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Logger } from "pino";
+import { withDeadline } from "../lib/deadline.ts";
 import type { WebhookIngest } from "../queue/webhook-ingest.ts";
 import { normalizeTopic, verifyShopifyWebhook } from "../shopify/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
@@ -12,6 +13,8 @@ export interface WebhookRouteDeps {
   ingest: WebhookIngest;
   logger: Logger;
   maxBytes: number;
+  /** Default INGEST_DEADLINE_MS. */
+  deadlineMs?: number;
   onOutcome?: (topic: string, outcome: string) => void;
 }
 
@@ -21,6 +24,13 @@ export interface WebhookRouteDeps {
  * event could not be made durable, so Shopify retries; never 200 for an event not stored.
  */
 const decoder = new TextDecoder();
+
+/**
+ * How long a webhook may wait for Redis before it is answered 503 (Shopify allows 5 s). One
+ * timer per webhook covers every command of it, including a Redis that keeps the port open and
+ * answers nothing; work still under way then may complete later, which a retry then finds.
+ */
+export const INGEST_DEADLINE_MS = 2_000;
 
 export function webhookRoutes(deps: WebhookRouteDeps) {
   const { secret, ingest, logger } = deps;
@@ -85,14 +95,18 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       // A child logger only when something is logged: it costs more than the rest of a request.
       const log = () => logger.child({ shop: shop.data, topic, webhookId: check.webhookId });
       try {
-        const outcome = await ingest.ingest({
-          shop: shop.data,
-          topic,
-          webhookId: check.webhookId,
-          eventId: check.eventId,
-          triggeredAt: check.triggeredAt,
-          rawBody: decoder.decode(bytes),
-        });
+        const outcome = await withDeadline(
+          ingest.ingest({
+            shop: shop.data,
+            topic,
+            webhookId: check.webhookId,
+            eventId: check.eventId,
+            triggeredAt: check.triggeredAt,
+            rawBody: decoder.decode(bytes),
+          }),
+          deps.deadlineMs ?? INGEST_DEADLINE_MS,
+          "making the webhook durable",
+        );
         deps.onOutcome?.(topic, outcome);
         if (outcome === "unknown-shop")
           log().warn("webhook for a shop that is not installed or active");

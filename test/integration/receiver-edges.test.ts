@@ -122,4 +122,69 @@ describe("receiver edges", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("answers 503 when Redis keeps the port open and answers nothing, and the retry is 200 once it answers again", async () => {
+    const redis = await startRedisServer();
+    const dir = mkdtempSync(join(tmpdir(), "connector-stopped-"));
+    const env = parseEnv({
+      DATABASE_PATH: join(dir, "c.sqlite"),
+      SHOPIFY_API_SECRET: SHOPIFY_SECRET,
+      LOG_LEVEL: "silent",
+    });
+    const ctx = createContext({
+      config: resolveRuntimeConfig(env),
+      logger: createLogger("silent"),
+      redisUrl: redis.url,
+      prefix: `t-${randomUUID()}`,
+      providerDefaults: {
+        baseUrl: "http://127.0.0.1:9/v1",
+        authUrl: "http://127.0.0.1:9",
+        audience: "a",
+      },
+    });
+    await ctx.ready();
+    ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
+    const web = createWebApp(ctx);
+    const signed = signWebhook({
+      topic: "orders/create",
+      shop: TEST_SHOP,
+      secret: SHOPIFY_SECRET,
+      webhookId: "w-stopped",
+      body: JSON.stringify({
+        id: 5002,
+        updated_at: "2026-11-01T10:00:00Z",
+        created_at: "2026-11-01T10:00:00Z",
+        currency: "USD",
+        current_total_price_set: { shop_money: { amount: "1.00" } },
+      }),
+    });
+    const send = () =>
+      web.app.request("/webhooks/shopify", {
+        method: "POST",
+        headers: signed.headers,
+        body: signed.body,
+      });
+    try {
+      // SIGSTOP: the connection stays up and nothing answers, as in a network partition. The
+      // receiver's deadline (one per webhook) answers for it.
+      redis.process.kill("SIGSTOP");
+      const stalled = await send();
+      expect(stalled.status).toBe(503);
+      expect(stalled.headers.get("retry-after")).toBe("5");
+      redis.process.kill("SIGCONT");
+      // The work left under way may have completed by now: the retry is then a duplicate.
+      const retry = await send();
+      expect(retry.status).toBe(200);
+      expect(["queued", "duplicate"]).toContain(
+        ((await retry.json()) as { outcome: string }).outcome,
+      );
+      expect(await ctx.queues.sync.count()).toBe(1);
+    } finally {
+      redis.process.kill("SIGCONT");
+      await web.close().catch(() => {});
+      await ctx.close().catch(() => {});
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
