@@ -158,7 +158,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         const op = ops[0];
         if (!op) break;
         // An uninstall stops the shop at once: no further call, even in the middle of an order.
-        if (deps.shops.getShop(shop)?.status === "uninstalled") {
+        if (deps.shops.statusOf(shop) === "uninstalled") {
           deps.metrics?.jobDone("skipped");
           return { outcome: "skipped", reason: "shop uninstalled" };
         }

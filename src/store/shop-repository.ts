@@ -61,8 +61,9 @@ function toColumns(input: ShopSettingsInput) {
 }
 
 export class ShopRepository {
-  // Prepared once: every sync job reads its shop.
+  // Prepared once: every sync job reads its shop, and its status again before each call.
   readonly #selectShop;
+  readonly #selectStatus;
 
   constructor(private readonly db: Db) {
     this.#selectShop = db
@@ -70,6 +71,7 @@ export class ShopRepository {
       .from(shops)
       .where(eq(shops.shop, sql.placeholder("shop")))
       .prepare();
+    this.#selectStatus = db.$client.prepare("SELECT status FROM shops WHERE shop = ?").pluck();
   }
 
   upsertShop(shop: string, input: ShopSettingsInput): ShopRecord {
@@ -86,6 +88,11 @@ export class ShopRepository {
   getShop(shop: string): ShopRecord | null {
     const row = this.#selectShop.get({ shop });
     return row ? toRecord(row) : null;
+  }
+
+  /** Only the status (the sync loop's check before each provider call), null for an unknown shop. */
+  statusOf(shop: string): ShopStatus | null {
+    return (this.#selectStatus.get(shop) as ShopStatus | undefined) ?? null;
   }
 
   listShops(filter: { status?: ShopStatus } = {}): ShopRecord[] {

@@ -202,6 +202,15 @@ describe("LinkRepository", () => {
     expect(links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
   });
 
+  it("reads a shop's status alone, as the sync loop re-checks it before each call", () => {
+    const shops = new ShopRepository(db);
+    expect(shops.statusOf("nobody.myshopify.com")).toBeNull();
+    shops.upsertShop("a.myshopify.com", { storeId: 1001 });
+    expect(shops.statusOf("a.myshopify.com")).toBe("active");
+    shops.setStatus("a.myshopify.com", "uninstalled");
+    expect(shops.statusOf("a.myshopify.com")).toBe("uninstalled");
+  });
+
   it("counts failures of orders the provider does not have yet", () => {
     const links = new LinkRepository(db);
     links.markFailed(
