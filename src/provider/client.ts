@@ -94,15 +94,9 @@ const MONEY_KEYS = new Set([
   "tax",
   "price",
 ]);
-function roundMoney(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(roundMoney);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [
-      k,
-      MONEY_KEYS.has(k) && typeof v === "number" ? Math.round(v * 100) / 100 : roundMoney(v),
-    ]),
-  );
+/** A JSON.stringify replacer: rounds while serializing, instead of copying the body first. */
+function roundMoney(key: string, value: unknown): unknown {
+  return MONEY_KEYS.has(key) && typeof value === "number" ? Math.round(value * 100) / 100 : value;
 }
 
 /** Responses may come bare or wrapped (`{ order: … }`); both are accepted. */
@@ -402,7 +396,7 @@ export class ProviderClient {
         method: call.method,
         url,
         headers,
-        ...(hasBody ? { body: JSON.stringify(roundMoney(call.body)) } : {}),
+        ...(hasBody ? { body: JSON.stringify(call.body, roundMoney) } : {}),
         signal: timeout.signal,
       });
     } catch (cause) {
