@@ -30,7 +30,9 @@ export type Transport = (req: TransportRequest) => Promise<TransportResponse>;
  */
 let sharedAgent: Agent | undefined;
 function agent(): Agent {
-  sharedAgent ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+  // undici's defaults, as `fetch`'s global dispatcher had them: idle sockets kept 4 s (less when
+  // the server's Keep-Alive header says so), so a socket the server is closing is not reused.
+  sharedAgent ??= new Agent();
   return sharedAgent;
 }
 
