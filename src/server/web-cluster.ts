@@ -12,8 +12,9 @@ import { metricsRoute } from "../metrics/index.ts";
  * connection and hands it to the next process in turn). Every web process is a whole receiver
  * with its own Redis connections; what makes a webhook durable is unchanged.
  *
- * The primary holds no Redis or SQLite connection. It replaces a web process that dies, stops
- * the whole role if one dies before it ever listened (a start-up error would otherwise loop),
+ * The primary holds no Redis or SQLite connection. It replaces a web process that dies (a
+ * replacement that dies before it listens is retried later each time), stops the whole role if
+ * one of the first processes dies before it listened (a start-up error would otherwise loop),
  * and serves /metrics on METRICS_PORT as the sum over its web processes (prom-client's
  * AggregatorRegistry); /metrics on the web port answers for the one process that took the
  * connection.
@@ -59,18 +60,26 @@ export async function startWebPrimary(options: WebPrimaryOptions): Promise<WebPr
     ? await serveClusterMetrics(options.metrics.port, options.metrics.token)
     : undefined;
 
+  let started = false;
+  // Replacements that die before they listen wait longer each time (up to 30 s).
+  let failedStarts = 0;
   const port = await new Promise<number>((resolve, reject) => {
     let ready = 0;
     cluster.on("listening", (worker, address) => {
       if (listened.has(worker)) return;
       listened.add(worker);
+      failedStarts = 0;
       ready += 1;
-      if (ready === processes) resolve(address.port);
+      if (ready === processes) {
+        started = true;
+        resolve(address.port);
+      }
     });
     cluster.on("exit", (worker, code, signal) => {
       if (stopping) return;
-      if (!listened.has(worker)) {
-        // It never served: the same error would kill every replacement. Stop the role.
+      const served = listened.delete(worker);
+      if (!started && !served) {
+        // A first process never served: the same error would kill every replacement.
         stopping = true;
         for (const other of Object.values(cluster.workers ?? {})) other?.kill("SIGTERM");
         reject(
@@ -78,14 +87,15 @@ export async function startWebPrimary(options: WebPrimaryOptions): Promise<WebPr
         );
         return;
       }
-      listened.delete(worker);
+      if (!served) failedStarts += 1;
+      const delay = Math.min(restartDelayMs * 2 ** failedStarts, 30_000);
       logger.error(
-        { pid: worker.process.pid, code, signal },
+        { pid: worker.process.pid, code, signal, restartInMs: delay },
         "a web process died; starting a replacement",
       );
       setTimeout(() => {
         if (!stopping) cluster.fork();
-      }, restartDelayMs).unref();
+      }, delay).unref();
     });
     for (let i = 0; i < processes; i++) cluster.fork();
   });

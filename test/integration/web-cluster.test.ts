@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue } from "bullmq";
@@ -212,6 +213,20 @@ describe("the web role with WEB_PROCESSES=2 (node:cluster)", { timeout: 90_000 }
       Array.from({ length: 6 }, (_, i) => sendWebhook(port, 200 + i)),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+  });
+
+  it("stops the whole role, exit code 1, when its web processes cannot listen (port in use)", async () => {
+    const taken = createServer();
+    const port = await new Promise<number>((resolve) =>
+      taken.listen(0, () => resolve((taken.address() as AddressInfo).port)),
+    );
+    try {
+      const role = startRole(["--role", "web"], { WEB_PROCESSES: "2", PORT: String(port) });
+      expect(await role.exited).toBe(1);
+      expect(role.stderr.join("")).toContain("a web process exited before it listened");
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it("refuses WEB_PROCESSES > 1 outside the web role, naming the variable", async () => {
