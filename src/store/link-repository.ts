@@ -46,6 +46,18 @@ export interface SyncedCheck {
 
 const now = () => new Date().toISOString();
 
+/**
+ * Whether the check says the order is done. A check that throws says no: the effect of a call
+ * the provider already applied must commit whatever the check does.
+ */
+function settled(check: SyncedCheck, links: () => OrderLinks | null): boolean {
+  try {
+    return check.done(links());
+  } catch {
+    return false;
+  }
+}
+
 interface OrderRow {
   storeId: number;
   orderId: number;
@@ -157,7 +169,9 @@ export class LinkRepository {
       db.$client.transaction((input: T, at: string, check: SyncedCheck | undefined): boolean => {
         effect(input, at);
         raw.completeIntent.run({ ...input, resultId: resultId(input), at });
-        if (!check?.done(this.loadLinks(input.shop, input.sourceOrderId))) return false;
+        if (!check || !settled(check, () => this.loadLinks(input.shop, input.sourceOrderId))) {
+          return false;
+        }
         const row = { shop: input.shop, sourceOrderId: input.sourceOrderId };
         raw.markSynced.run({ ...row, version: check.version, at });
         raw.clearFailure.run(row);

@@ -200,6 +200,23 @@ describe("LinkRepository", () => {
     // Like markSynced: a success clears the failure record.
     expect(links.lastFailure(shop, "5002")).toBeNull();
     expect(links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
+
+    // A check that throws leaves the order unmarked but never loses the call's effect.
+    links.beginIntent(shop, "5002", "updateOrder:h2", "updateOrder");
+    const broken = links.recordOrderUpdated(
+      { shop, sourceOrderId: "5002", key: "updateOrder:h2", orderHash: "h2" },
+      {
+        version: "2026-11-01T10:09:00Z",
+        done: () => {
+          throw new Error("planner bug");
+        },
+      },
+    );
+    expect(broken).toBe(false);
+    expect(links.loadLinks(shop, "5002")).toMatchObject({
+      orderHash: "h2",
+      syncedVersion: "2026-11-01T10:05:00Z",
+    });
   });
 
   it("reads a shop's status alone, as the sync loop re-checks it before each call", () => {
