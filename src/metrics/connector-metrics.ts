@@ -62,7 +62,7 @@ export class ConnectorMetrics {
 
   readonly limiterWaits = new Counter({
     name: "connector_limiter_waits_total",
-    help: "Times a sync job was delayed for the per-store budget, by reason (window, blocked, reserved)",
+    help: "Times a sync job was delayed for the per-store budget, by reason (window, blocked, reserved, paced)",
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });

@@ -25,10 +25,17 @@ function setup(options: {
   windowMs: number;
   bulkReserve?: number;
   marginMs?: number;
+  paceBulk?: boolean;
 }) {
   const prefix = `t-${randomUUID()}`;
   const redis = connect();
-  const limiter = new StoreRateLimiter(redis, { jitterMs: 0, marginMs: 5, ...options, prefix });
+  const limiter = new StoreRateLimiter(redis, {
+    jitterMs: 0,
+    marginMs: 5,
+    paceBulk: false,
+    ...options,
+    prefix,
+  });
   const q = new SyncQueues(redis, prefix);
   queues.push(q);
   return { limiter, queues: q };

@@ -19,10 +19,12 @@ const limiterFor = (
     marginMs?: number;
     bulkReserve?: number;
     sharedHeadroom?: number;
+    paceBulk?: boolean;
   },
   redis = connect(),
   prefix = `t-${randomUUID()}`,
-) => new StoreRateLimiter(redis, { jitterMs: 0, ...options, prefix });
+  // Pacing spreads bulk grants over the window; most tests look at other rules in one burst.
+) => new StoreRateLimiter(redis, { jitterMs: 0, paceBulk: false, ...options, prefix });
 
 describe("StoreRateLimiter", () => {
   it("grants exactly the limit in a burst and says when the next slot frees", async () => {
@@ -173,6 +175,46 @@ describe("StoreRateLimiter", () => {
       .map(Number);
     // The live slot is older and frees first, but only a bulk slot freeing makes room.
     if (!refused.granted) expect(refused.retryAtMs).toBe((bulkScores[0] as number) + 10_000);
+  });
+
+  it("spreads bulk slots evenly over the window, with a burst of two intervals", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 1_000, bulkReserve: 0, paceBulk: true });
+    const decisions = [];
+    for (let i = 0; i < 5; i++) decisions.push(await limiter.acquire(26, "bulk"));
+    const [first] = decisions;
+    if (!first?.granted) throw new Error("expected a grant");
+    // One interval is window / limit = 100 ms: the first grant and two early ones.
+    expect(decisions.map((d) => d.granted)).toEqual([true, true, true, false, false]);
+    const paced = decisions[3];
+    if (!paced || paced.granted) throw new Error("expected a refusal");
+    expect(paced.reason).toBe("paced");
+    expect(paced.retryAtMs - first.grantedAtMs).toBeGreaterThanOrEqual(100);
+    expect(paced.retryAtMs - first.grantedAtMs).toBeLessThanOrEqual(101);
+    // Live work is never paced.
+    expect((await limiter.acquire(26, "live")).granted).toBe(true);
+    await new Promise((r) => setTimeout(r, paced.waitMs + 5));
+    expect((await limiter.acquire(26, "bulk")).granted).toBe(true);
+    expect((await limiter.acquire(26, "bulk")).granted).toBe(false);
+  });
+
+  it("paces bulk work at the share other clients leave it", async () => {
+    const limiter = limiterFor({
+      limit: 10,
+      windowMs: 1_000,
+      bulkReserve: 0,
+      sharedHeadroom: 0,
+      paceBulk: true,
+    });
+    expect(await limiter.observe(27, { remaining: 5, resetMs: 900 })).toBe(5);
+    const first = await limiter.acquire(27, "bulk");
+    if (!first.granted) throw new Error("expected a grant");
+    await limiter.acquire(27, "bulk");
+    await limiter.acquire(27, "bulk");
+    const paced = await limiter.acquire(27, "bulk");
+    // Five slots left to bulk work in a window of 1,000 ms: one per 200 ms.
+    if (paced.granted) throw new Error("expected a refusal");
+    expect(paced.retryAtMs - first.grantedAtMs).toBeGreaterThanOrEqual(200);
+    expect(paced.retryAtMs - first.grantedAtMs).toBeLessThanOrEqual(201);
   });
 
   it("lowers its estimate when the server reports less left, and never raises it", async () => {

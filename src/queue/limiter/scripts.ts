@@ -34,7 +34,7 @@ end
 /**
  * KEYS: slots (bulk work's), blocked, live waiters, bulk waiters, live slots, others (other
  * clients' requests learned from the server's headers), pending (our slots whose answer is not
- * back yet), seen (the time of the last answer).
+ * back yet), seen (the time of the last answer), paced (the time of the last bulk grant).
  * ARGV: limit, windowMs, marginMs, reserve (slots bulk work leaves to live work), member, waiter
  * (a job id, or ''), priority ('live' | 'bulk'), prepaid (a slot granted earlier to whoever
  * queued the job, or ''), headroom (slots left unused while another client is spending).
@@ -49,6 +49,17 @@ end
  * its requests since our last answer are unseen. Every cap is also lowered by the other
  * client's requests expected since that answer (its count in the last window, pro rata), so a
  * stalled process does not spend what the other client has meanwhile used.
+ *
+ * Pacing (ARGV[10] = '1'): bulk work's slots are spread evenly over the window, one per
+ * `window / (bulk ceiling - other clients' requests)` on average (the most it can use in a
+ * window), a generic cell rate algorithm allowing two intervals of burst. A slot
+ * pattern repeats itself a window later (a slot is taken again when it frees), so bursts and
+ * silences would otherwise last: other clients' requests are learned in clumps (all those made
+ * since our last answer, at once) and leave the ledger in clumps, bulk work taking every freed
+ * slot at once copies the clump into the next window, and a window filled faster than its length
+ * leaves a silence at its end in which nothing is learned and live orders find the window full.
+ * Paced, our requests spread evenly, we hear from the server every slot or so, and bulk work
+ * still gets its whole share.
  *
  * Prepaid: a backfill feeder takes the slot before it queues the job (see budget-feeder.ts), so
  * the job never waits in the delayed set. The slot is moved to now when the job uses it (its life
@@ -105,6 +116,15 @@ local liveCap = math.max(1, limit - unseen)
 local cap = math.max(1, limit - unseen - headroom)
 local bulkCap = math.max(1, cap - reserve)
 local nonLive = bulkUsed + othersUsed
+-- Pacing as GCRA: \`paced\` holds the theoretical time of the next bulk grant; a grant may come
+-- up to two intervals early (so a late caller catches up), and moves it one interval on.
+local pacedUntil = 0
+local nextAt = now
+local interval = window / math.max(1, bulkCap - othersUsed)
+if not live and ARGV[10] == '1' then
+  nextAt = math.max(tonumber(redis.call('GET', KEYS[9]) or '0'), now)
+  pacedUntil = math.ceil(nextAt - 2 * interval)
+end
 -- Slots already promised to waiters whose moment has come (they are on their way back).
 local liveDue = redis.call('ZCOUNT', KEYS[3], '-inf', now)
 local bulkDue = 0
@@ -112,9 +132,10 @@ if not live then bulkDue = redis.call('ZCOUNT', KEYS[4], '-inf', now) end
 local fits
 if live then fits = used + liveDue < liveCap
 else fits = used + liveDue + bulkDue < cap and nonLive + bulkDue < bulkCap end
-if fits then
+if fits and pacedUntil <= now then
   local key = KEYS[1]
-  if live then key = KEYS[5] end
+  if live then key = KEYS[5]
+  elseif ARGV[10] == '1' then redis.call('SET', KEYS[9], tostring(nextAt + interval), 'PX', window) end
   redis.call('ZADD', key, now, ARGV[5])
   redis.call('PEXPIRE', key, window * 2 + margin)
   redis.call('ZADD', KEYS[7], now, ARGV[5])
@@ -131,6 +152,7 @@ else
   retry = math.max(
     kth(all, math.max(used - cap, 0) + ahead + bulkAhead, now, life),
     kth({KEYS[1], KEYS[6]}, math.max(nonLive - bulkCap, 0) + bulkAhead, now, life))
+  if fits then retry = pacedUntil end
 end
 if waiter ~= '' then
   local set = KEYS[4]
@@ -139,7 +161,8 @@ if waiter ~= '' then
   redis.call('PEXPIRE', set, math.max(retry - now, 0) + life * 2)
 end
 local reason = 'window'
-if not live and used < cap then reason = 'reserved' end
+if fits then reason = 'paced'
+elseif not live and used < cap then reason = 'reserved' end
 return {0, retry, reason, 0}
 `;
 

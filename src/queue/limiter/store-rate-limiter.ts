@@ -23,6 +23,11 @@ export interface LimiterOptions {
    * the time since the last answer. 0 leaves only that.
    */
   sharedHeadroom?: number;
+  /**
+   * Spread bulk work's slots evenly over the window (default true) instead of granting every
+   * free slot at once; see ACQUIRE in scripts.ts.
+   */
+  paceBulk?: boolean;
   /** Random extra wait after a 429, so blocked workers do not return in one burst. */
   jitterMs?: number;
   prefix?: string;
@@ -36,7 +41,7 @@ export type Decision =
       granted: false;
       retryAtMs: number;
       waitMs: number;
-      reason: "window" | "blocked" | "reserved";
+      reason: "window" | "blocked" | "reserved" | "paced";
     };
 
 /** What `inspect` reports: the store's budget as every process sees it, read without writing. */
@@ -76,6 +81,7 @@ export class StoreRateLimiter {
   readonly liveReserve: number;
   /** Slots left unused while another client spends the same budget. */
   readonly sharedHeadroom: number;
+  readonly paceBulk: boolean;
   readonly #jitterMs: number;
   readonly #prefix: string;
   readonly #redis: Redis;
@@ -84,7 +90,7 @@ export class StoreRateLimiter {
     this.#redis = redis;
     // Registered once per connection; ioredis then sends EVALSHA and falls back to EVAL.
     if (typeof (redis as unknown as Record<string, unknown>).limiterAcquire !== "function") {
-      redis.defineCommand("limiterAcquire", { numberOfKeys: 8, lua: ACQUIRE });
+      redis.defineCommand("limiterAcquire", { numberOfKeys: 9, lua: ACQUIRE });
       redis.defineCommand("limiterRelease", { numberOfKeys: 3, lua: RELEASE });
       redis.defineCommand("limiterSettle", { numberOfKeys: 3, lua: SETTLE });
       redis.defineCommand("limiterObserve", { numberOfKeys: 5, lua: OBSERVE });
@@ -101,6 +107,7 @@ export class StoreRateLimiter {
       options.marginMs ?? Math.min(50, Math.max(2, Math.ceil(options.windowMs / 200)));
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.liveReserve = options.limit - this.bulkCeiling;
+    this.paceBulk = options.paceBulk ?? true;
     this.sharedHeadroom = Math.min(
       options.limit - 1,
       Math.ceil(options.limit * (options.sharedHeadroom ?? 0.02)),
@@ -124,6 +131,8 @@ export class StoreRateLimiter {
       blocked: `${base}:blocked`,
       /** The time of the store's last answer; present while its budget is known. */
       seen: `${base}:seen`,
+      /** The time of the last bulk grant (bulk work gets one slot per slot interval). */
+      paced: `${base}:paced`,
       liveWaiters: `${base}:waiters:live`,
       bulkWaiters: `${base}:waiters:bulk`,
     };
@@ -158,6 +167,7 @@ export class StoreRateLimiter {
       k.others,
       k.pending,
       k.seen,
+      k.paced,
       this.limit,
       this.windowMs,
       this.marginMs,
@@ -167,6 +177,7 @@ export class StoreRateLimiter {
       priority,
       prepaid,
       this.sharedHeadroom,
+      this.paceBulk ? "1" : "0",
     )) as [number, number, string, number];
     if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
     const now = await this.nowMs();
@@ -174,7 +185,7 @@ export class StoreRateLimiter {
       granted: false,
       retryAtMs: time,
       waitMs: Math.max(0, time - now),
-      reason: reason as "window" | "blocked" | "reserved",
+      reason: reason as "window" | "blocked" | "reserved" | "paced",
     };
   }
 
