@@ -177,6 +177,30 @@ describe("feedAtBudget", () => {
     expect((await limiter.state(11)).used).toBeLessThanOrEqual(5);
   });
 
+  it("spreads bulk jobs over the window when pacing is on, without delaying any", async () => {
+    const { limiter, queues: q } = setup({
+      limit: 10,
+      windowMs: 1_000,
+      bulkReserve: 0,
+      paceBulk: true,
+    });
+    const fed = await feedAtBudget(
+      { limiter, queues: q },
+      16,
+      Array.from({ length: 7 }, (_, i) => item(String(6000 + i))),
+      { learnTimeoutMs: 0 },
+    );
+    expect(fed).toBe(7);
+    const times = (await q.sync.getJobs(["prioritized", "waiting"]))
+      .map((j) => j.timestamp)
+      .sort((a, b) => a - b);
+    // One slot per 100 ms after a burst of three: the seventh is queued ~400 ms after the first,
+    // not at once, though the window had room for all seven.
+    expect((times[6] as number) - (times[0] as number)).toBeGreaterThanOrEqual(350);
+    expect(await q.sync.getDelayedCount()).toBe(0);
+    expect((await limiter.state(16)).used).toBe(7);
+  });
+
   it("leaves room for live work: live requests are granted while the feeder waits", async () => {
     const { limiter, queues: q } = setup({ limit: 4, windowMs: 500, bulkReserve: 0.25 });
     const feeding = feedAtBudget(
