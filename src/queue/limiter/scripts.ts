@@ -34,10 +34,11 @@ end
 /**
  * KEYS: slots (bulk work's), blocked, live waiters, bulk waiters, live slots, others (other
  * clients' requests learned from the server's headers), pending (our slots whose answer is not
- * back yet), seen (the time of the last answer), paced (the time of the last bulk grant).
+ * back yet), seen (the time of the last answer), paced (when the next bulk grant is due).
  * ARGV: limit, windowMs, marginMs, reserve (slots bulk work leaves to live work), member, waiter
  * (a job id, or ''), priority ('live' | 'bulk'), prepaid (a slot granted earlier to whoever
- * queued the job, or ''), headroom (slots left unused while another client is spending).
+ * queued the job, or ''), headroom (slots left unused while another client is spending), pace
+ * ('1' to pace bulk work).
  * Returns {granted(1|0), time (grant time or retry-at), reason, remaining}.
  *
  * The rule (ADR 0001): bulk work and other clients' requests together stay below
@@ -145,14 +146,16 @@ end
 local ahead = redis.call('ZCARD', KEYS[3])
 local all = {KEYS[1], KEYS[5], KEYS[6]}
 local retry
-if live then
+if fits then
+  -- Only pacing refused it.
+  retry = pacedUntil
+elseif live then
   retry = kth(all, math.max(used - liveCap, 0) + ahead, now, life)
 else
   local bulkAhead = redis.call('ZCARD', KEYS[4])
   retry = math.max(
     kth(all, math.max(used - cap, 0) + ahead + bulkAhead, now, life),
     kth({KEYS[1], KEYS[6]}, math.max(nonLive - bulkCap, 0) + bulkAhead, now, life))
-  if fits then retry = pacedUntil end
 end
 if waiter ~= '' then
   local set = KEYS[4]

@@ -131,7 +131,7 @@ export class StoreRateLimiter {
       blocked: `${base}:blocked`,
       /** The time of the store's last answer; present while its budget is known. */
       seen: `${base}:seen`,
-      /** The time of the last bulk grant (bulk work gets one slot per slot interval). */
+      /** When the next bulk grant is due (bulk work is paced over the window). */
       paced: `${base}:paced`,
       liveWaiters: `${base}:waiters:live`,
       bulkWaiters: `${base}:waiters:bulk`,
