@@ -18,6 +18,59 @@ afterEach(async () => {
   pipeline = undefined;
 });
 
+/**
+ * The web app on a context of its own whose Redis the test may kill or pause (the shared test
+ * Redis must stay up). `send` posts a signed order webhook with the given delivery id.
+ */
+async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
+  const dir = mkdtempSync(join(tmpdir(), "connector-receiver-"));
+  const env = parseEnv({
+    DATABASE_PATH: join(dir, "c.sqlite"),
+    SHOPIFY_API_SECRET: SHOPIFY_SECRET,
+    LOG_LEVEL: "silent",
+  });
+  const ctx = createContext({
+    config: resolveRuntimeConfig(env),
+    logger: createLogger("silent"),
+    redisUrl,
+    prefix: `t-${randomUUID()}`,
+    providerDefaults: {
+      baseUrl: "http://127.0.0.1:9/v1",
+      authUrl: "http://127.0.0.1:9",
+      audience: "a",
+    },
+  });
+  await ctx.ready();
+  ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
+  const web = createWebApp(ctx);
+  const send = (webhookId: string) => {
+    const signed = signWebhook({
+      topic: "orders/create",
+      shop: TEST_SHOP,
+      secret: SHOPIFY_SECRET,
+      webhookId,
+      body: JSON.stringify({
+        id: orderId,
+        updated_at: "2026-11-01T10:00:00Z",
+        created_at: "2026-11-01T10:00:00Z",
+        currency: "USD",
+        current_total_price_set: { shop_money: { amount: "1.00" } },
+      }),
+    });
+    return web.app.request("/webhooks/shopify", {
+      method: "POST",
+      headers: signed.headers,
+      body: signed.body,
+    });
+  };
+  const close = async () => {
+    await web.close().catch(() => {});
+    await ctx.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { ctx, send, close };
+}
+
 describe("receiver edges", () => {
   it("answers 413 to a body over the size limit, before checking anything else", async () => {
     pipeline = await startPipeline({ env: { WEBHOOK_MAX_BYTES: "1024" } });
@@ -60,46 +113,7 @@ describe("receiver edges", () => {
 
   it("answers 503, never 200, while Redis is down, and 200 again once it is back", async () => {
     const redis = await startRedisServer();
-    const dir = mkdtempSync(join(tmpdir(), "connector-503-"));
-    const env = parseEnv({
-      DATABASE_PATH: join(dir, "c.sqlite"),
-      SHOPIFY_API_SECRET: SHOPIFY_SECRET,
-      LOG_LEVEL: "silent",
-    });
-    const ctx = createContext({
-      config: resolveRuntimeConfig(env),
-      logger: createLogger("silent"),
-      redisUrl: redis.url,
-      prefix: `t-${randomUUID()}`,
-      providerDefaults: {
-        baseUrl: "http://127.0.0.1:9/v1",
-        authUrl: "http://127.0.0.1:9",
-        audience: "a",
-      },
-    });
-    await ctx.ready();
-    ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
-    const web = createWebApp(ctx);
-    const send = (id: string) => {
-      const signed = signWebhook({
-        topic: "orders/create",
-        shop: TEST_SHOP,
-        secret: SHOPIFY_SECRET,
-        webhookId: id,
-        body: JSON.stringify({
-          id: 5001,
-          updated_at: "2026-11-01T10:00:00Z",
-          created_at: "2026-11-01T10:00:00Z",
-          currency: "USD",
-          current_total_price_set: { shop_money: { amount: "1.00" } },
-        }),
-      });
-      return web.app.request("/webhooks/shopify", {
-        method: "POST",
-        headers: signed.headers,
-        body: signed.body,
-      });
-    };
+    const { ctx, send, close } = await receiverOnOwnRedis(redis.url, 5001);
     try {
       expect((await send("w1")).status).toBe(200);
       await redis.stop("SIGKILL");
@@ -117,53 +131,14 @@ describe("receiver edges", () => {
         await back.stop();
       }
     } finally {
-      await web.close().catch(() => {});
-      await ctx.close().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
+      await close();
     }
   });
 
   it("answers 503 when Redis keeps the port open and answers nothing, and the retry is 200 once it answers again", async () => {
     const redis = await startRedisServer();
-    const dir = mkdtempSync(join(tmpdir(), "connector-stopped-"));
-    const env = parseEnv({
-      DATABASE_PATH: join(dir, "c.sqlite"),
-      SHOPIFY_API_SECRET: SHOPIFY_SECRET,
-      LOG_LEVEL: "silent",
-    });
-    const ctx = createContext({
-      config: resolveRuntimeConfig(env),
-      logger: createLogger("silent"),
-      redisUrl: redis.url,
-      prefix: `t-${randomUUID()}`,
-      providerDefaults: {
-        baseUrl: "http://127.0.0.1:9/v1",
-        authUrl: "http://127.0.0.1:9",
-        audience: "a",
-      },
-    });
-    await ctx.ready();
-    ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
-    const web = createWebApp(ctx);
-    const signed = signWebhook({
-      topic: "orders/create",
-      shop: TEST_SHOP,
-      secret: SHOPIFY_SECRET,
-      webhookId: "w-stopped",
-      body: JSON.stringify({
-        id: 5002,
-        updated_at: "2026-11-01T10:00:00Z",
-        created_at: "2026-11-01T10:00:00Z",
-        currency: "USD",
-        current_total_price_set: { shop_money: { amount: "1.00" } },
-      }),
-    });
-    const send = () =>
-      web.app.request("/webhooks/shopify", {
-        method: "POST",
-        headers: signed.headers,
-        body: signed.body,
-      });
+    const { ctx, send: sendAs, close } = await receiverOnOwnRedis(redis.url, 5002);
+    const send = () => sendAs("w-stopped");
     try {
       // SIGSTOP: the connection stays up and nothing answers, as in a network partition. The
       // receiver's deadline (one per webhook) answers for it.
@@ -181,10 +156,8 @@ describe("receiver edges", () => {
       expect(await ctx.queues.sync.count()).toBe(1);
     } finally {
       redis.process.kill("SIGCONT");
-      await web.close().catch(() => {});
-      await ctx.close().catch(() => {});
+      await close();
       await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
