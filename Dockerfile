@@ -1,23 +1,32 @@
-# Build: bundle the process and the CLI (npm run build → dist/), with dev dependencies.
+# Build: bundle the process and the CLI (npm run build → dist/), with dev dependencies. The
+# bundle leaves out the development stand-ins (the provider sandbox, the stand-in Shopify).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci
+RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 
-# Run: production dependencies (better-sqlite3 is native and stays in node_modules), the bundle
-# and the migrations. Heap sized for a service whose live data is small (~35 MB per worker under
-# load, BENCHMARKS.md): an 8 MB young generation and old space capped at 160 MB keep each process
-# under 200 MB; a process that outgrows it fails loudly and its jobs resume from the links.
+# Run: production dependencies only (better-sqlite3 is native and stays in node_modules), the
+# bundle, the migrations and the `connector` command. Heap sized for a service whose live data is
+# small (~35 MB per worker under load, BENCHMARKS.md): an 8 MB young generation and old space
+# capped at 160 MB keep each process under 200 MB; a process that outgrows it fails loudly and its
+# jobs resume from the links.
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 ENV NODE_OPTIONS="--enable-source-maps --max-semi-space-size=8 --max-old-space-size=160"
+ENV DATABASE_PATH=/data/connector.sqlite
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY drizzle ./drizzle
+COPY bin ./bin
+# The data directory belongs to the runtime user and only to it: a named volume mounted on /data
+# copies this owner and mode when it is first created, so SQLite can open its file there.
+RUN mkdir -p /data && chown node:node /data && chmod 0700 /data
+VOLUME ["/data"]
 USER node
 EXPOSE 3000
+# Health checks are per role (web: /readyz, worker: /healthz on METRICS_PORT): docker-compose.yml.
 CMD ["node", "dist/main.mjs"]

@@ -3,5 +3,10 @@
 // of RSS (BENCHMARKS.md, bench:worker); the bundle starts in a fraction of that.
 import { bundle } from "./bundle.ts";
 
-await bundle({ main: "src/main.ts", cli: "src/cli/index.ts" }, { outdir: "dist" });
+// The provider sandbox and the stand-in Shopify are development tools: never in the product.
+await bundle(
+  { main: "src/main.ts", cli: "src/cli/index.ts" },
+  { outdir: "dist" },
+  { leaveOut: /(^|\/)sandbox\// },
+);
 console.log("built dist/main.mjs and dist/cli.mjs");

@@ -6,7 +6,9 @@ import { build } from "esbuild";
 export async function bundle(
   entryPoints: Record<string, string> | string[],
   out: { outdir: string } | { outfile: string },
+  options: { leaveOut?: RegExp } = {},
 ): Promise<void> {
+  const { leaveOut } = options;
   await build({
     entryPoints,
     ...out,
@@ -21,5 +23,19 @@ export async function bundle(
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },
     logLevel: "warning",
+    // Modules the build must not contain (the development stand-ins): their imports stay as
+    // they are written and fail to resolve at run time, where loadDevTool explains why.
+    plugins: leaveOut
+      ? [
+          {
+            name: "leave-out",
+            setup(b) {
+              b.onResolve({ filter: leaveOut }, (args) =>
+                leaveOut.test(args.importer) ? undefined : { path: args.path, external: true },
+              );
+            },
+          },
+        ]
+      : [],
   });
 }

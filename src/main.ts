@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
@@ -9,10 +9,12 @@ import { startSyncWorker } from "../workers/sync-worker.ts";
 import { ConfigError, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig } from "./config/runtime-config.ts";
 import { createContext, type ProviderDefaults, redisUrlFile } from "./context.ts";
+import { loadDevTool } from "./lib/dev-tools.ts";
 import { createLogger } from "./lib/logger.ts";
+import { ensurePrivateDir } from "./lib/private-files.ts";
 import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts";
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
-import { type SandboxHandle, startSandbox } from "./sandbox/index.ts";
+import type { SandboxHandle } from "./sandbox/index.ts";
 import { createWebApp } from "./server/app.ts";
 import {
   isFirstWebProcess,
@@ -67,7 +69,7 @@ async function main() {
       processes: webProcesses,
       logger,
       ...(env.METRICS_PORT
-        ? { metrics: { port: env.METRICS_PORT, token: env.METRICS_TOKEN } }
+        ? { metrics: { port: env.METRICS_PORT, host: config.host, token: env.METRICS_TOKEN } }
         : {}),
     });
     const stop = async (signal: string) => {
@@ -87,7 +89,11 @@ async function main() {
   // cluster the primary serves it, summed over the web processes.
   const metricsServer =
     env.METRICS_PORT && webProcesses === 1
-      ? await startMetricsServer(metrics, { port: env.METRICS_PORT, token: env.METRICS_TOKEN })
+      ? await startMetricsServer(metrics, {
+          port: env.METRICS_PORT,
+          host: config.host,
+          token: env.METRICS_TOKEN,
+        })
       : undefined;
 
   let redisServer: RedisServerHandle | undefined;
@@ -95,11 +101,11 @@ async function main() {
   if (!redisUrl) {
     // Next to the database, with AOF on, so queued work survives a restart of `npm start`.
     const dir = resolve(dirname(env.DATABASE_PATH), "redis");
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
     redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
     redisUrl = redisServer.url;
     // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
-    writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl);
+    writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl, { mode: 0o600 });
     logger.info(
       { url: redisUrl },
       "started a private redis-server (set REDIS_URL to use your own)",
@@ -120,6 +126,10 @@ async function main() {
       audience: env.PROVIDER_AUDIENCE,
     };
   } else {
+    const { startSandbox } = await loadDevTool(
+      "the built-in provider sandbox",
+      () => import("./sandbox/index.ts"),
+    );
     sandbox = await startSandbox({
       port: env.PORT === 0 ? 0 : env.PORT + 1,
       stores: [1001, 1002],
@@ -178,7 +188,7 @@ async function main() {
   const closers: (() => Promise<void>)[] = [];
   if (role !== "worker") {
     const web = createWebApp(ctx);
-    const server = serve({ fetch: web.app.fetch, port: env.PORT }, (info) =>
+    const server = serve({ fetch: web.app.fetch, hostname: config.host, port: env.PORT }, (info) =>
       logger.info(
         { url: config.appUrl, port: info.port, pid: process.pid },
         "web process listening",

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { startSandbox } from "../sandbox/index.ts";
+import { loadDevTool } from "../lib/dev-tools.ts";
 
 const int = (value: string) => {
   const n = Number(value);
@@ -36,7 +36,9 @@ export function registerSandboxCommand(program: Command) {
         registrations: number;
         control?: boolean;
       }) => {
-        const sandbox = await startSandbox({
+        const sandbox = await (
+          await loadDevTool("connector sandbox", () => import("../sandbox/index.ts"))
+        ).startSandbox({
           port: opts.port,
           stores: opts.stores,
           rateLimit: opts.rateLimit,

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { startShopifyStandIn } from "../sandbox/shopify/index.ts";
+import { loadDevTool } from "../lib/dev-tools.ts";
 
 const int = (value: string) => {
   const n = Number(value);
@@ -23,7 +23,9 @@ export function registerShopifyStandInCommand(program: Command) {
       "dev-shopify-api-secret",
     )
     .action(async (opts: { port: number; apiKey: string; apiSecret: string }) => {
-      const standIn = await startShopifyStandIn({
+      const standIn = await (
+        await loadDevTool("connector shopify-standin", () => import("../sandbox/shopify/index.ts"))
+      ).startShopifyStandIn({
         port: opts.port,
         apiKey: opts.apiKey,
         apiSecret: opts.apiSecret,

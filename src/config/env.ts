@@ -13,6 +13,11 @@ const optionalUrl = z.url().optional();
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /**
+   * The interface every HTTP listener binds. Default: 0.0.0.0 in production (a container's
+   * port mapping needs it), 127.0.0.1 otherwise; development defaults refuse anything else.
+   */
+  HOST: z.string().min(1).optional(),
   APP_URL: z.url().optional(),
   REDIS_URL: optionalUrl,
   /** Key prefix of every Redis key (queues, snapshots, limiter), so deployments can share a Redis. */

@@ -1,14 +1,18 @@
 import { createHash } from "node:crypto";
+import { isIP } from "node:net";
 import { ConfigError, type Env } from "./env.ts";
 
 /**
  * The environment resolved into what the processes need, with the embedded defaults that make
- * `npm start` work on a fresh machine. In production the development fallbacks are refused:
- * a deployment must set its own secrets.
+ * `npm start` work on a fresh machine. In production (NODE_ENV=production, the one switch) no
+ * development default ever runs: not the fallback secrets, not the built-in provider sandbox,
+ * not the private redis-server, not the stand-in Shopify.
  */
 export interface RuntimeConfig {
   env: Env;
   appUrl: string;
+  /** The interface the HTTP listeners bind: HOST, else 0.0.0.0 in production, 127.0.0.1 otherwise. */
+  host: string;
   shopifyApiKey: string;
   shopifyApiSecret: string;
   encryptionKey: string;
@@ -23,24 +27,83 @@ const DEV_ENCRYPTION_KEY = createHash("sha256")
   .update("order-sync-connector development key")
   .digest("base64");
 
+/** Values this repository prints: a deployment that sets one of them has no secret at all. */
+const PUBLIC_SECRET_VALUES: Partial<Record<keyof Env, readonly string[]>> = {
+  SHOPIFY_API_KEY: [DEV_SHOPIFY_KEY],
+  SHOPIFY_API_SECRET: [DEV_SHOPIFY_SECRET],
+  ENCRYPTION_KEY: [DEV_ENCRYPTION_KEY],
+};
+
+const PRODUCTION_REQUIRED: readonly [keyof Env, string][] = [
+  ["PROVIDER_BASE_URL", "there is no built-in provider sandbox in production"],
+  ["PROVIDER_AUTH_URL", "the provider's OAuth token endpoint"],
+  ["PROVIDER_AUDIENCE", "the provider's token audience"],
+  ["REDIS_URL", "production runs no private redis-server"],
+  ["APP_URL", "the public https URL Shopify calls"],
+  ["METRICS_TOKEN", "/metrics is not served without a token in production"],
+];
+
+/** Every reason the environment is unfit for production, one line per variable. */
+export function productionProblems(env: Env): string[] {
+  const problems: string[] = [];
+  for (const [name, why] of PRODUCTION_REQUIRED) {
+    if (env[name] === undefined) problems.push(`${name}: required in production (${why})`);
+  }
+  for (const name of ["SHOPIFY_API_KEY", "SHOPIFY_API_SECRET", "ENCRYPTION_KEY"] as const) {
+    if (env[name] === undefined) problems.push(`${name}: required in production`);
+  }
+  for (const [name, values] of Object.entries(PUBLIC_SECRET_VALUES)) {
+    const value = env[name as keyof Env];
+    if (typeof value === "string" && values?.includes(value)) {
+      problems.push(`${name}: a development value is set; generate a secret of your own`);
+    }
+  }
+  if (env.APP_URL && !env.APP_URL.startsWith("https://")) {
+    problems.push("APP_URL: must be an https URL in production (Shopify calls it)");
+  }
+  if (env.SHOPIFY_ADMIN_URL) {
+    problems.push(
+      "SHOPIFY_ADMIN_URL: must be unset in production (it sends Admin API calls to a stand-in)",
+    );
+  }
+  return problems;
+}
+
+function isLoopback(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1";
+}
+
 export function resolveRuntimeConfig(env: Env): RuntimeConfig {
+  if (env.NODE_ENV === "production") {
+    const problems = productionProblems(env);
+    if (problems.length > 0) {
+      throw new ConfigError(
+        `invalid environment for NODE_ENV=production:\n${problems.map((p) => `  ${p}`).join("\n")}`,
+      );
+    }
+  }
   const devDefaults: string[] = [];
   const pick = (name: keyof Env, value: string | undefined, fallback: string) => {
     if (value !== undefined) return value;
     devDefaults.push(name);
     return fallback;
   };
+  const host = env.HOST ?? (env.NODE_ENV === "production" ? "0.0.0.0" : "127.0.0.1");
   const config: RuntimeConfig = {
     env,
     appUrl: env.APP_URL ?? `http://localhost:${env.PORT}`,
+    host,
     shopifyApiKey: pick("SHOPIFY_API_KEY", env.SHOPIFY_API_KEY, DEV_SHOPIFY_KEY),
     shopifyApiSecret: pick("SHOPIFY_API_SECRET", env.SHOPIFY_API_SECRET, DEV_SHOPIFY_SECRET),
     encryptionKey: pick("ENCRYPTION_KEY", env.ENCRYPTION_KEY, DEV_ENCRYPTION_KEY),
     devDefaults,
   };
-  if (env.NODE_ENV === "production" && devDefaults.length > 0) {
+  // Development secrets are public: a process that uses them answers on loopback only.
+  if (devDefaults.length > 0 && !isLoopback(host)) {
     throw new ConfigError(
-      `invalid environment:\n${devDefaults.map((name) => `  ${name}: required in production`).join("\n")}`,
+      `invalid environment:\n  HOST: ${host} is reachable from other machines, but ${devDefaults.join(", ")} ${devDefaults.length > 1 ? "use" : "uses"} a development default; set ${devDefaults.length > 1 ? "them" : "it"} or listen on 127.0.0.1`,
     );
   }
   return config;

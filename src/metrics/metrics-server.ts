@@ -37,12 +37,16 @@ export function metricsRoute(
  */
 export async function startMetricsServer(
   metrics: ConnectorMetrics,
-  options: { port: number; token?: string | undefined },
+  options: { port: number; host?: string; token?: string | undefined },
 ): Promise<ServerType> {
   const app = new Hono();
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.route("/", metricsRoute(metrics, options.token));
-  const server = serve({ fetch: app.fetch, port: options.port });
+  const server = serve({
+    fetch: app.fetch,
+    port: options.port,
+    ...(options.host ? { hostname: options.host } : {}),
+  });
   // A port in use is a configuration error: say which variable, do not crash on an 'error' event.
   await new Promise<void>((resolve, reject) => {
     server.once("listening", () => resolve());

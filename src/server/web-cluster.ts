@@ -37,7 +37,7 @@ export interface WebPrimaryOptions {
   processes: number;
   logger: Logger;
   /** Serves the web processes' summed metrics (and /healthz) on this port. */
-  metrics?: { port: number; token?: string | undefined };
+  metrics?: { port: number; host?: string; token?: string | undefined };
   /** A replacement for a dead web process is forked after this long. */
   restartDelayMs?: number;
 }
@@ -56,9 +56,7 @@ export async function startWebPrimary(options: WebPrimaryOptions): Promise<WebPr
   let stopping = false;
   const listened = new Set<Worker>();
 
-  const metricsServer = options.metrics
-    ? await serveClusterMetrics(options.metrics.port, options.metrics.token)
-    : undefined;
+  const metricsServer = options.metrics ? await serveClusterMetrics(options.metrics) : undefined;
 
   let started = false;
   // Replacements that die before they listen wait longer each time (up to 30 s).
@@ -123,7 +121,15 @@ export async function startWebPrimary(options: WebPrimaryOptions): Promise<WebPr
   };
 }
 
-async function serveClusterMetrics(port: number, token: string | undefined) {
+async function serveClusterMetrics({
+  port,
+  host,
+  token,
+}: {
+  port: number;
+  host?: string;
+  token?: string | undefined;
+}) {
   const aggregate = new AggregatorRegistry();
   const app = new Hono();
   app.get("/healthz", (c) => c.json({ ok: true }));
@@ -134,7 +140,7 @@ async function serveClusterMetrics(port: number, token: string | undefined) {
       token,
     ),
   );
-  const server = serve({ fetch: app.fetch, port });
+  const server = serve({ fetch: app.fetch, port, ...(host ? { hostname: host } : {}) });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", () => resolve());
     server.once("error", (error: NodeJS.ErrnoException) =>

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { ensurePrivateDir } from "../lib/private-files.ts";
 import * as schema from "./schema.ts";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: BetterSqlite3.Database };
@@ -19,7 +20,13 @@ const MIGRATIONS = ["../../drizzle", "../drizzle"]
  * migrations (drizzle's migrator runs them in one transaction, so concurrent starts are safe).
  */
 export function openDatabase(path: string): Db {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") {
+    // Links and sealed secrets: readable by the connector's user only. SQLite gives its -wal
+    // and -shm files the database file's mode.
+    ensurePrivateDir(dirname(path));
+    closeSync(openSync(path, "a", 0o600));
+    chmodSync(path, 0o600);
+  }
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("busy_timeout = 5000");

@@ -1,5 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -84,5 +84,22 @@ describe("production bundle", () => {
     });
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/<html/i);
+  });
+
+  it("contains neither development stand-in, and names what to set when one is asked for", () => {
+    for (const file of ["dist/main.mjs", "dist/cli.mjs"]) {
+      const code = readFileSync(file, "utf8");
+      // The provider sandbox's app, the stand-in Shopify's app, and graphql-js they need.
+      expect(code).not.toMatch(/function createSandboxApp|function createShopifyStandInApp/);
+      expect(code).not.toMatch(/node_modules\/graphql\//);
+    }
+    const run = spawnSync(process.execPath, ["dist/cli.mjs", "sandbox"], {
+      encoding: "utf8",
+      env: { ...process.env, LOG_LEVEL: "silent" },
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      "connector sandbox is a development tool and is not in the production build: run it from a source checkout after `npm install`",
+    );
   });
 });

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { EnvSchema, parseEnv } from "../../src/config/env.ts";
+import { productionProblems } from "../../src/config/runtime-config.ts";
 
 interface ComposeService {
   command?: string[];
@@ -11,6 +13,8 @@ interface ComposeService {
 
 const compose = parse(
   readFileSync(new URL("../../docker-compose.yml", import.meta.url), "utf8"),
+  // Docker Compose applies YAML merge keys (`<<: *connector-env`).
+  { merge: true },
 ) as {
   services: Record<string, ComposeService>;
   volumes: Record<string, unknown>;
@@ -38,5 +42,73 @@ describe("docker-compose.yml", () => {
     expect(Object.keys(compose.volumes)).toEqual(
       expect.arrayContaining(["sqlite-data", "redis-data"]),
     );
+  });
+});
+
+describe("docker-compose.yml, the production settings", () => {
+  const raw = readFileSync(new URL("../../docker-compose.yml", import.meta.url), "utf8");
+  const { web, worker } = compose.services as Record<
+    string,
+    ComposeService & { healthcheck?: { test: string[] } }
+  >;
+
+  it("passes every setting the connector reads to both roles, except the stand-in Shopify's", () => {
+    const settings = Object.keys(EnvSchema.shape).filter(
+      // Production refuses it: it sends Admin API calls to the stand-in Shopify.
+      (name) => name !== "SHOPIFY_ADMIN_URL",
+    );
+    for (const service of [web, worker]) {
+      const passed = Object.keys(service?.environment ?? {});
+      const missing = settings.filter(
+        (name) => !passed.includes(name) && !(name === "METRICS_PORT" && service === web),
+      );
+      expect(missing).toEqual([]);
+      expect(service?.environment?.NODE_ENV).toBe("production");
+      expect(service?.environment?.SHOPIFY_ADMIN_URL).toBeUndefined();
+    }
+  });
+
+  it("requires the provider and secret variables instead of defaulting them to empty", () => {
+    for (const name of [
+      "PROVIDER_BASE_URL",
+      "PROVIDER_AUTH_URL",
+      "PROVIDER_AUDIENCE",
+      "SHOPIFY_API_KEY",
+      "SHOPIFY_API_SECRET",
+      "ENCRYPTION_KEY",
+      "APP_URL",
+      "METRICS_TOKEN",
+    ]) {
+      expect(raw).toMatch(new RegExp(`${name}: \\$\\{${name}:\\?[^}]+\\}`));
+    }
+  });
+
+  it("checks the web role's readiness and the worker's health", () => {
+    expect(web?.healthcheck?.test.join(" ")).toContain("/readyz");
+    expect(worker?.healthcheck?.test.join(" ")).toContain(
+      `${worker?.environment?.METRICS_PORT}/healthz`,
+    );
+  });
+
+  it("gives the production environment it declares everything production requires", () => {
+    const env = Object.fromEntries(
+      Object.entries(web?.environment ?? {}).map(([name, value]) => [
+        name,
+        // ${NAME:?…} stands for the operator's value; ${NAME:-default} for the default.
+        String(value)
+          .replace(
+            /^\$\{\w+:\?.*\}$/,
+            name === "ENCRYPTION_KEY"
+              ? Buffer.alloc(32, 1).toString("base64")
+              : name === "APP_URL"
+                ? "https://connector.example.com"
+                : name.endsWith("_URL")
+                  ? "https://provider.example.com/v1"
+                  : `operator-value-for-${name}`,
+          )
+          .replace(/^\$\{\w+:-(.*)\}$/, "$1"),
+      ]),
+    );
+    expect(productionProblems(parseEnv(env))).toEqual([]);
   });
 });
