@@ -4,6 +4,7 @@ import {
   normalizeWebhook,
   PayloadError,
   parseShopifyJson,
+  ShopMismatchError,
 } from "../shopify/index.ts";
 import type { ShopDomain } from "../sync/source-order.ts";
 import type { DeadLetterData } from "./jobs.ts";
@@ -20,7 +21,9 @@ export type IngestOutcome =
   | "unknown-shop"
   | "ignored"
   | "uninstalled"
-  | "privacy";
+  | "privacy"
+  /** shop/redact for a shop that is installed: Shopify sends it only 48 h after an uninstall. */
+  | "refused-installed";
 
 export interface VerifiedWebhook {
   shop: ShopDomain;
@@ -104,6 +107,9 @@ export class WebhookIngest {
     try {
       event = normalizeWebhook(webhook.topic, webhook.shop, parseShopifyJson(webhook.rawBody));
     } catch (error) {
+      // Not the header shop's data: nothing is stored or dead-lettered under that shop; the
+      // receiver answers 400.
+      if (error instanceof ShopMismatchError) throw error;
       return this.#checked(seen, async () => {
         await this.#deadLetterPayload(webhook, error);
         return "dead-lettered";
@@ -117,6 +123,10 @@ export class WebhookIngest {
         });
       case "privacy": {
         const privacy = event;
+        const status = this.#deps.shops.shopStatus(webhook.shop);
+        if (privacy.topic === "shop/redact" && (status === "active" || status === "paused")) {
+          return this.#checked(seen, async () => "refused-installed");
+        }
         return this.#checked(seen, async () => {
           await this.#deps.lifecycle.privacy(webhook.shop, privacy);
           return "privacy";

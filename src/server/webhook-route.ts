@@ -3,7 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { Logger } from "pino";
 import { withDeadline } from "../lib/deadline.ts";
 import type { WebhookIngest } from "../queue/webhook-ingest.ts";
-import { normalizeTopic, verifyShopifyWebhook } from "../shopify/index.ts";
+import { normalizeTopic, ShopMismatchError, verifyShopifyWebhook } from "../shopify/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 import { errorResponse } from "./errors.ts";
 
@@ -110,10 +110,24 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         deps.onOutcome?.(topic, outcome);
         if (outcome === "unknown-shop")
           log().warn("webhook for a shop that is not installed or active");
+        else if (outcome === "refused-installed")
+          log().warn(
+            "shop/redact refused: the shop is installed (Shopify sends it only after an uninstall)",
+          );
         else if (outcome === "dead-lettered") log().warn("webhook body unusable; dead-lettered");
         else if (logger.isLevelEnabled("debug")) log().debug({ outcome }, "webhook ingested");
         return c.json({ ok: true, outcome });
       } catch (error) {
+        if (error instanceof ShopMismatchError) {
+          deps.onOutcome?.(topic, "rejected:shop_mismatch");
+          log().warn(
+            { field: error.field },
+            "signed body names another shop than its header; refused",
+          );
+          return errorResponse(c, 400, "shop_mismatch", error.message, [
+            { path: `body.${error.field}`, message: "must be X-Shopify-Shop-Domain's shop" },
+          ]);
+        }
         deps.onOutcome?.(topic, "unavailable");
         log().error(
           { err: { message: (error as Error).message } },

@@ -29,5 +29,6 @@ export {
   type OrderVersion,
   updatedWindowQuery,
 } from "./order-source.ts";
+export { ShopMismatchError } from "./payload-fields.ts";
 export { normalizeTopic, SUBSCRIBED_TOPICS, TOPICS, type TopicKind } from "./topics.ts";
 export { verifyShopifyWebhook, type WebhookCheck } from "./webhook-verify.ts";

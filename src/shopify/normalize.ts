@@ -20,6 +20,7 @@ import {
   PayloadError,
   requireDate,
   requireId,
+  ShopMismatchError,
   str,
 } from "./payload-fields.ts";
 import { normalizeTopic, TOPICS } from "./topics.ts";
@@ -63,14 +64,48 @@ function presentmentMoney(set: unknown): number | null {
 
 const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (b ?? 0), 0);
 
+/**
+ * The shop a lifecycle or compliance body names: the compliance payloads' `shop_domain`, or the
+ * Shop resource's `myshopify_domain` (app/uninstalled, shop/update). `domain` is the shop's
+ * primary domain, a custom one for most shops, so it counts only when it is a myshopify.com one.
+ */
+function requireBodyShop(body: Json, shop: ShopDomain): void {
+  for (const field of ["shop_domain", "myshopify_domain", "domain"] as const) {
+    const named = str(body[field])?.toLowerCase() ?? null;
+    if (named === null) continue;
+    if (named === shop) return;
+    if (field !== "domain" || named.endsWith(".myshopify.com")) {
+      throw new ShopMismatchError(field, named);
+    }
+  }
+  throw new ShopMismatchError("shop_domain", null);
+}
+
+/**
+ * An order body does not name its shop, except through `order_status_url` when that is on the
+ * shop's myshopify.com domain: then it must be the header's shop.
+ */
+function checkOrderShop(body: Json, shop: ShopDomain): void {
+  const url = str(body.order_status_url);
+  if (!url || !URL.canParse(url)) return;
+  const host = new URL(url).hostname.toLowerCase();
+  if (host.endsWith(".myshopify.com") && host !== shop) {
+    throw new ShopMismatchError("order_status_url", host);
+  }
+}
+
 export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown): NormalizedEvent {
   const name = normalizeTopic(topic);
   const kind = TOPICS[name];
   if (!kind) return { kind: "ignored", topic: name };
-  if (kind === "app-uninstalled") return { kind: "app-uninstalled" };
   if (!isObject(body)) throw new PayloadError("body", "a JSON object is required");
+  if (kind === "app-uninstalled") {
+    requireBodyShop(body, shop);
+    return { kind: "app-uninstalled" };
+  }
   switch (kind) {
     case "privacy":
+      requireBodyShop(body, shop);
       return {
         kind: "privacy",
         topic: name,
@@ -103,6 +138,7 @@ export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown)
       };
     }
     case "full-order":
+      checkOrderShop(body, shop);
       return { kind: "order", order: normalizeRestOrder(shop, body) };
   }
 }

@@ -16,6 +16,25 @@ export class PayloadError extends Error {
   }
 }
 
+/**
+ * A signed body that names another shop than the X-Shopify-Shop-Domain header. Shopify's HMAC
+ * covers the body only, so this is a captured delivery replayed under another shop's header:
+ * refused (400), never stored or dead-lettered under the header's shop.
+ */
+export class ShopMismatchError extends Error {
+  override name = "ShopMismatchError";
+  constructor(
+    readonly field: string,
+    readonly bodyShop: string | null,
+  ) {
+    super(
+      bodyShop === null
+        ? `${field}: the body must name the shop of X-Shopify-Shop-Domain`
+        : `${field}: names another shop than X-Shopify-Shop-Domain`,
+    );
+  }
+}
+
 export const isObject = (v: unknown): v is Json =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 export const str = (v: unknown): string | null =>

@@ -255,8 +255,11 @@ describe("privacy webhooks", () => {
     await p.ctx.queues.addDeadLetter(`${TEST_SHOP}|5001`, deadLetter(TEST_SHOP, "5001", "{}"));
     await p.ctx.queues.addDeadLetter(`${OTHER_SHOP}|1`, deadLetter(OTHER_SHOP, "1", "{}"));
 
+    // Shopify sends shop/redact 48 hours after the uninstall.
+    await p.send("app/uninstalled", { id: 1, myshopify_domain: TEST_SHOP });
     const res = await p.send("shop/redact", { shop_id: 1, shop_domain: TEST_SHOP });
     expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ outcome: "privacy" });
 
     expect(p.ctx.shops.getShop(TEST_SHOP)).toBeNull();
     expect(p.ctx.links.loadLinks(TEST_SHOP, "5001")).toBeNull();
