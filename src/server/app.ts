@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ConnectorContext } from "../context.ts";
 import { withDeadline } from "../lib/deadline.ts";
@@ -63,6 +64,9 @@ export interface WebApp {
  * The web process: webhooks in; health, metrics and the admin area out. The receiver has its own fail-fast Redis
  * connection, so a Redis outage answers 503 at once instead of queueing in memory.
  */
+/** The largest body of any route but the webhooks': login, settings forms, admin filters. */
+export const FORM_MAX_BYTES = 8 * 1024;
+
 export function createWebApp(
   ctx: ConnectorContext,
   hooks: {
@@ -102,6 +106,20 @@ export function createWebApp(
   app.notFound((c) =>
     errorResponse(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`),
   );
+  // Every body but a webhook's is a small form or JSON filter: refused past 8 KB from its
+  // Content-Length before a byte is read, or as soon as a chunked body passes it. The webhook
+  // route keeps its own limit (WEBHOOK_MAX_BYTES).
+  const smallBodies = bodyLimit({
+    maxSize: FORM_MAX_BYTES,
+    onError: (c) =>
+      errorResponse(
+        c,
+        413,
+        "payload_too_large",
+        `request bodies are limited to ${FORM_MAX_BYTES} bytes`,
+      ),
+  });
+  app.use("*", (c, next) => (c.req.path.startsWith("/webhooks/") ? next() : smallBodies(c, next)));
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/readyz", async (c) => {
     const checks: Record<string, boolean> = {};
@@ -132,8 +150,9 @@ export function createWebApp(
       logger: ctx.logger.child({ component: "install" }),
       ...(ctx.config.env.SHOPIFY_ADMIN_URL ? { standInUrl: ctx.config.env.SHOPIFY_ADMIN_URL } : {}),
       onInstalled: async (session) => {
-        await ctx.installer.install(session);
+        const record = await ctx.installer.install(session);
         await shopJobs.installed(session.shop);
+        return record.installedAt ?? "";
       },
     }),
   );

@@ -26,7 +26,8 @@ export interface OAuthRouteDeps {
    */
   standInUrl?: string;
   /** Stores the session and sets the shop up (subscriptions, shop currency). */
-  onInstalled(session: Session): Promise<void>;
+  /** Records the installation; answers its installedAt, which the settings cookie is bound to. */
+  onInstalled(session: Session): Promise<string>;
 }
 
 /**
@@ -66,7 +67,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
   app.get("/", async (c) => {
     const shop = validShop(shopify, c.req.query("shop"));
     if (!shop) return c.redirect("/settings", 302);
-    if ((await cookie.read(c)) === shop) return c.redirect("/settings", 302);
+    if ((await cookie.read(c))?.shop === shop) return c.redirect("/settings", 302);
     return c.redirect(`/shopify/install?shop=${encodeURIComponent(shop)}`, 302);
   });
 
@@ -159,8 +160,8 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
         "Shopify did not hand over access for this shop. Try the install again in a minute.",
       );
     }
-    await deps.onInstalled(session);
-    await cookie.set(c, session.shop);
+    const installedAt = await deps.onInstalled(session);
+    await cookie.set(c, session.shop, installedAt);
     for (const [name, value] of headers.entries()) {
       if (name.toLowerCase() === "set-cookie") c.header("set-cookie", value, { append: true });
     }

@@ -9,7 +9,8 @@ const MAX_AGE_SECONDS = 8 * 3600;
 
 /**
  * The settings page's session: a signed, http-only cookie naming one shop, set by the OAuth
- * callback. It carries the shop and an expiry, signed (HMAC-SHA256, Hono's signed cookies) with
+ * callback. It carries the shop, the installation it was issued for (the shop's installedAt: an
+ * uninstall or a reinstall ends every cookie issued before) and an expiry, signed (HMAC-SHA256, Hono's signed cookies) with
  * a key derived from ENCRYPTION_KEY, so it cannot be forged or pointed at another shop. Every
  * settings route reads the shop from here and nowhere else: no query or form field can choose
  * another shop's settings.
@@ -31,9 +32,9 @@ export class ShopSessionCookie {
     this.#secure = new URL(appUrl).protocol === "https:";
   }
 
-  async set(c: Context, shop: string, now = Date.now()): Promise<void> {
+  async set(c: Context, shop: string, installedAt: string, now = Date.now()): Promise<void> {
     const expiresAt = now + MAX_AGE_SECONDS * 1000;
-    await setSignedCookie(c, COOKIE, `${shop}|${expiresAt}`, this.#key, {
+    await setSignedCookie(c, COOKIE, `${shop}|${installedAt}|${expiresAt}`, this.#key, {
       httpOnly: true,
       secure: this.#secure,
       sameSite: "Lax",
@@ -42,14 +43,17 @@ export class ShopSessionCookie {
     });
   }
 
-  /** The shop of a valid, unexpired cookie, or null. */
-  async read(c: Context, now = Date.now()): Promise<ShopDomain | null> {
+  /** The shop and installation of a valid, unexpired cookie, or null. */
+  async read(
+    c: Context,
+    now = Date.now(),
+  ): Promise<{ shop: ShopDomain; installedAt: string } | null> {
     const value = await getSignedCookie(c, this.#key, COOKIE);
     if (!value) return null;
-    const [shop, expires] = value.split("|");
-    if (!shop || !expires || Number(expires) < now) return null;
+    const [shop, installedAt, expires] = value.split("|");
+    if (!shop || !installedAt || !expires || Number(expires) < now) return null;
     const parsed = ShopDomain.safeParse(shop);
-    return parsed.success ? parsed.data : null;
+    return parsed.success ? { shop: parsed.data, installedAt } : null;
   }
 
   clear(c: Context): void {

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Shopify } from "../../shopify/api.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import { ShopDomain } from "../../sync/source-order.ts";
+import { errorResponse } from "../errors.ts";
 import type { ShopSessionCookie } from "../install/shop-session-cookie.ts";
 import { progressText } from "./pages/backfill-section.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
@@ -104,10 +105,43 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     }
   };
 
-  app.use("*", async (c, next) => {
-    const domain =
-      (await cookie.read(c)) ?? (await fromSessionToken(c.req.header("authorization")));
+  /**
+   * The shop of the request: an installed shop whose cookie was issued for its current
+   * installation (an uninstall or reinstall ends older cookies), or whose Shopify session token
+   * is valid. An uninstalled shop has no settings page.
+   */
+  const currentShop = async (c: Context<Env>): Promise<ShopRecord | null> => {
+    const session = await cookie.read(c);
+    if (session) {
+      const shop = shops.getShop(session.shop);
+      if (shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt) {
+        return shop;
+      }
+    }
+    const domain = await fromSessionToken(c.req.header("authorization"));
     const shop = domain ? shops.getShop(domain) : null;
+    return shop && shop.status !== "uninstalled" ? shop : null;
+  };
+
+  // Forms only: any other body (JSON, text, a missing type) would be read as an empty form,
+  // and the CSRF check covers form types alone.
+  app.use("*", async (c, next) => {
+    if (c.req.method !== "POST") return next();
+    const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+    if (type === "application/x-www-form-urlencoded" || type === "multipart/form-data") {
+      return next();
+    }
+    return errorResponse(
+      c,
+      415,
+      "unsupported_media_type",
+      "settings forms are sent as application/x-www-form-urlencoded or multipart/form-data",
+      [{ path: "headers.content-type", message: type ? `${type} is not a form` : "missing" }],
+    );
+  });
+
+  app.use("*", async (c, next) => {
+    const shop = await currentShop(c);
     if (!shop) {
       return html(
         c,
