@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { createSecretBox } from "../lib/secret-box.ts";
+import { isShopifyId } from "../shopify/payload-fields.ts";
 import { LinkRepository, openDatabase, ShopRepository } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 
@@ -11,15 +12,17 @@ const shopDomain = (value: string) => {
 };
 const positiveInt = (value: string) => {
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new InvalidArgumentError("must be a positive whole number");
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw new InvalidArgumentError(`must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
   return n;
 };
 const locationPair = (value: string, previous: Record<string, number> = {}) => {
   const match = /^(\d+)=(\d+)$/.exec(value);
   if (!match?.[1] || !match[2])
     throw new InvalidArgumentError("must be SHOPIFY_LOCATION_ID=PROVIDER_LOCATION_ID");
-  return { ...previous, [match[1]]: Number(match[2]) };
+  if (!isShopifyId(match[1]))
+    throw new InvalidArgumentError("the Shopify location ID must be from 1 to 2^64-1");
+  return { ...previous, [match[1]]: positiveInt(match[2]) };
 };
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 

@@ -38,15 +38,44 @@ const SENSITIVE_KEYS = [
   "rawBody",
 ];
 
-export const REDACT_PATHS = SENSITIVE_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
+const SENSITIVE = new Set(SENSITIVE_KEYS);
+const CENSOR = "[redacted]";
+
+/**
+ * The logged object with every sensitive key censored at any depth (pino's own `redact` takes
+ * fixed paths, so a body nested one level deeper than foreseen went out whole). Objects without
+ * a sensitive key are returned as they are, so the common line costs one walk and no copy.
+ */
+export function redactDeep(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== "object" || depth > 32) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const clean = redactDeep(item, depth + 1);
+      if (clean !== item) (copy ??= [...value])[i] = clean;
+    });
+    return copy ?? value;
+  }
+  if (value instanceof Error) {
+    return redactDeep({ name: value.name, message: value.message, stack: value.stack }, depth);
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const clean = SENSITIVE.has(key) ? CENSOR : redactDeep(item, depth + 1);
+    if (clean !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = clean;
+  }
+  return copy ?? value;
+}
 
 export function createLogger(level = "info", destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
       base: undefined,
-      redact: { paths: REDACT_PATHS, censor: "[redacted]" },
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (object) => redactDeep(object) as Record<string, unknown>,
+      },
     },
     destination,
   );

@@ -454,7 +454,6 @@ export class ProviderClient {
           status: response.status,
           method: call.method,
           path: call.path,
-          body,
           ...(requestId ? { requestId } : {}),
         },
       );

@@ -2,12 +2,23 @@ import { type HeaderSource, parseRateLimitHeaders } from "./rate-limit-headers.t
 
 /**
  * One error class per failure a caller must tell apart (STYLE.md item 4, after stripe-node's
- * generateV1Error). Each keeps the request ID, status, raw body and whether retrying can help.
+ * generateV1Error). Each keeps the request ID, status, what the body said (its code and the
+ * paths of the fields it names: never its free text, which can quote customer data) and whether
+ * retrying can help.
  */
+/** What an error body is kept as: logged, stored in dead letters, shown to operators. */
+export interface ErrorBodySummary {
+  code?: string;
+  /** The paths of the fields the provider named. */
+  fields?: string[];
+  existingOrderId?: number;
+  existingLineItemId?: number;
+}
+
 export interface ProviderErrorDetails {
   status?: number;
   requestId?: string;
-  body?: unknown;
+  body?: ErrorBodySummary;
   method: string;
   path: string;
   retryAfterMs?: number;
@@ -18,7 +29,7 @@ export class ProviderError extends Error {
   override name = "ProviderError";
   readonly status: number | undefined;
   readonly requestId: string | undefined;
-  readonly body: unknown;
+  readonly body: ErrorBodySummary | undefined;
   readonly method: string;
   readonly path: string;
   readonly retryAfterMs: number | undefined;
@@ -39,6 +50,24 @@ export class ProviderError extends Error {
 export interface FieldError {
   path: string;
   message: string;
+}
+
+/**
+ * The parts of an error body that carry no customer data: the code and the field paths. The
+ * provider's messages are free text that can quote what was sent (an email, an address).
+ */
+export function summarizeErrorBody(extracted: ExtractedBody): ErrorBodySummary | undefined {
+  const summary: ErrorBodySummary = {
+    ...(extracted.code ? { code: extracted.code } : {}),
+    ...(extracted.fields.length > 0 ? { fields: extracted.fields.map((f) => f.path) } : {}),
+    ...(extracted.existingOrderId !== undefined
+      ? { existingOrderId: extracted.existingOrderId }
+      : {}),
+    ...(extracted.existingLineItemId !== undefined
+      ? { existingLineItemId: extracted.existingLineItemId }
+      : {}),
+  };
+  return Object.keys(summary).length > 0 ? summary : undefined;
 }
 
 /** 400/422: the provider refused the body. The same body will be refused again. */
@@ -126,7 +155,7 @@ export function requestIdOf(headers: HeaderSource): string | undefined {
   );
 }
 
-interface ExtractedBody {
+export interface ExtractedBody {
   code: string | undefined;
   message: string | undefined;
   fields: FieldError[];
@@ -168,7 +197,7 @@ export function extractErrorBody(body: unknown): ExtractedBody {
   if (!root) {
     return {
       code: undefined,
-      message: typeof body === "string" && body.length > 0 ? body.slice(0, 500) : undefined,
+      message: typeof body === "string" && body.length > 0 ? body : undefined,
       fields: [],
       existingOrderId: undefined,
       existingLineItemId: undefined,
@@ -198,16 +227,24 @@ export function errorFromResponse(
 ): ProviderError {
   const extracted = extractErrorBody(body);
   const limits = parseRateLimitHeaders(response.headers);
+  const summary = summarizeErrorBody(extracted);
   const details: ProviderErrorDetails = {
     status: response.status,
-    body,
+    ...(summary ? { body: summary } : {}),
     method: request.method,
     path: request.path,
     ...(requestIdOf(response.headers) ? { requestId: requestIdOf(response.headers) } : {}),
     ...(limits.retryAfterMs !== undefined ? { retryAfterMs: limits.retryAfterMs } : {}),
   };
+  // The message names the code and the fields, never the provider's text (it can quote data).
   const what = `${request.method} ${request.path} answered ${response.status}`;
-  const message = extracted.message ? `${what}: ${extracted.message}` : what;
+  const named = [
+    extracted.code,
+    extracted.fields.length > 0
+      ? `fields ${extracted.fields.map((f) => f.path || "(body)").join(", ")}`
+      : undefined,
+  ].filter(Boolean);
+  const message = named.length > 0 ? `${what}: ${named.join("; ")}` : what;
   const status = response.status;
   const text = `${extracted.code ?? ""} ${extracted.message ?? ""}`.toLowerCase();
 
@@ -225,7 +262,12 @@ export function errorFromResponse(
     if (/cancel/.test(text) && /(immutable|already|canceled|cancelled)/.test(text)) {
       return new ProviderConflictError(message, { ...details, code: "order_canceled" });
     }
-    return new ProviderValidationError(message, { ...details, fields: extracted.fields });
+    // The field paths, never the provider's text about them (it can quote what was sent).
+    const fields = extracted.fields.map((f) => ({
+      path: f.path,
+      message: "refused by the provider",
+    }));
+    return new ProviderValidationError(message, { ...details, fields });
   }
   if (status === 401) {
     return new ProviderAuthError(message, {

@@ -178,7 +178,7 @@ export class TokenSource {
             status: response.status,
             method: "POST",
             path,
-            body,
+            ...(error.body ? { body: error.body } : {}),
             kind: "invalid_client",
           },
         );

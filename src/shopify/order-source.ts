@@ -1,4 +1,5 @@
 import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
+import { isShopifyId } from "../sync/source-order.ts";
 import type { ShopifyAdminClient } from "./admin-client.ts";
 import { normalizeGraphqlOrder } from "./normalize-graphql.ts";
 import {
@@ -53,7 +54,7 @@ export class OrderSource {
   /** `#1001` (or any non-numeric text) is a name; digits or a gid are an ID, then a name. */
   async findOrder(idOrName: string): Promise<SourceOrder | null> {
     const text = idOrName.trim();
-    const asId = /^\d+$/.test(text) || text.startsWith("gid://");
+    const asId = isShopifyId(text) || text.startsWith("gid://");
     if (asId) {
       const found = await this.fetchOrder(text);
       if (found) return found;

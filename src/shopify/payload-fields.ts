@@ -1,3 +1,4 @@
+import { isShopifyId } from "../sync/source-order.ts";
 /**
  * Reading untrusted Shopify JSON, shared by the webhook (REST) and Admin GraphQL normalizers:
  * small total readers that answer null for anything unusable, and the required-field readers
@@ -42,21 +43,30 @@ export const str = (v: unknown): string | null =>
 export const num = (v: unknown): number | null =>
   typeof v === "number" && Number.isFinite(v) ? v : null;
 
+const MAX_SHOPIFY_ID = 2n ** 64n - 1n;
+
 /** A Shopify ID as decimal text, from a number, a bigint, decimal text or a gid. */
+export { isShopifyId };
+
 export function idOf(value: unknown): string | null {
   if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return String(value);
-  if (typeof value === "bigint" && value > 0n) return value.toString();
+  if (typeof value === "bigint")
+    return value > 0n && value <= MAX_SHOPIFY_ID ? value.toString() : null;
   if (typeof value === "string") {
-    const gid = /^gid:\/\/shopify\/\w+\/(\d+)/.exec(value);
-    if (gid?.[1]) return gid[1];
-    if (/^\d+$/.test(value)) return value;
+    const digits = /^gid:\/\/shopify\/\w+\/(\d+)/.exec(value)?.[1] ?? value;
+    return isShopifyId(digits) ? digits : null;
   }
   return null;
 }
 
 export function requireId(value: unknown, field: string): string {
   const id = idOf(value);
-  if (!id) throw new PayloadError(field, "a Shopify ID (a number or a gid) is required");
+  if (!id) {
+    throw new PayloadError(
+      field,
+      "a Shopify ID (a number or a gid, from 1 to 18446744073709551615) is required",
+    );
+  }
   return id;
 }
 

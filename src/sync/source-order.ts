@@ -18,7 +18,17 @@ export const ShopDomain = z
   .brand<"ShopDomain">();
 export type ShopDomain = z.infer<typeof ShopDomain>;
 
-const numericId = z.string().regex(/^\d+$/, "must be a numeric Shopify ID");
+/** Shopify IDs are unsigned 64-bit integers. */
+const MAX_SHOPIFY_ID = 2n ** 64n - 1n;
+
+/** Whether decimal text is a Shopify ID: 1 to 2^64−1, no sign, no leading zero. */
+export function isShopifyId(text: string): boolean {
+  return /^[1-9]\d{0,19}$/.test(text) && BigInt(text) <= MAX_SHOPIFY_ID;
+}
+
+const numericId = z
+  .string()
+  .refine(isShopifyId, "must be a Shopify ID (a whole number from 1 to 18446744073709551615)");
 export const ShopifyOrderId = numericId.brand<"ShopifyOrderId">();
 export type ShopifyOrderId = z.infer<typeof ShopifyOrderId>;
 export const ShopifyLineItemId = numericId.brand<"ShopifyLineItemId">();

@@ -43,7 +43,7 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
       category: "provider-validation",
       errorClass: "ProviderValidationError",
       attempts: 1,
-      fields: [{ path: "fulfillmentLocationId", message: "unknown fulfillment location" }],
+      fields: [{ path: "fulfillmentLocationId", message: "refused by the provider" }],
       request: {
         method: "POST",
         path: expect.stringMatching(/^\/orders\/\d+\/fulfillments$/),
@@ -52,10 +52,14 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
       response: {
         status: 400,
         requestId: expect.any(String),
-        body: { error: { code: "validation_error" } },
+        body: { code: "validation_error", fields: ["fulfillmentLocationId"] },
       },
     });
-    expect(entry?.reason).toContain("fulfillmentLocationId 78 is not a fulfillment location");
+    expect(entry?.reason).toBe(
+      `the provider refused the request: ${entry?.request?.path ? `POST ${entry.request.path}` : ""} answered 400: validation_error; fields fulfillmentLocationId`,
+    );
+    // The provider's own text (which can quote customer data) is neither stored nor shown.
+    expect(JSON.stringify(entry)).not.toContain("is not a fulfillment location");
     expect(entry?.firstFailedAt).toBe(entry?.lastFailedAt);
     // The order itself went through; only its fulfillment is missing at the provider.
     expect(pipeline.sandbox.state.orders.find(1001, "5550001")?.fulfillments).toHaveLength(0);

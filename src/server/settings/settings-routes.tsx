@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
 import type { Shopify } from "../../shopify/api.ts";
+import { isShopifyId } from "../../shopify/payload-fields.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import { ShopDomain } from "../../sync/source-order.ts";
 import { errorResponse } from "../errors.ts";
@@ -219,7 +220,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
 
   app.post("/store", async (c) => {
     const storeId = Number(text((await c.req.parseBody()).storeId));
-    if (!Number.isInteger(storeId) || storeId <= 0)
+    if (!Number.isSafeInteger(storeId) || storeId <= 0)
       return refuse(c, "store", "Choose a store from the list.");
     const result = await service.chooseStore(c.get("shop"), storeId);
     if (!result.ok) return refuse(c, "store", result.message ?? "Choose a store from the list.");
@@ -242,10 +243,10 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
       if (!key.startsWith("location.")) continue;
       const shopifyId = key.slice("location.".length);
       const entered = text(value);
-      if (!/^\d+$/.test(shopifyId)) continue;
+      if (!isShopifyId(shopifyId)) continue;
       if (entered === "") continue;
       const providerId = Number(entered);
-      if (!Number.isInteger(providerId) || providerId <= 0)
+      if (!Number.isSafeInteger(providerId) || providerId <= 0)
         return refuse(
           c,
           "locations",
@@ -255,7 +256,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     }
     const entered = text(body.defaultLocationId);
     const fallback = entered === "" ? null : Number(entered);
-    if (fallback !== null && (!Number.isInteger(fallback) || fallback <= 0))
+    if (fallback !== null && (!Number.isSafeInteger(fallback) || fallback <= 0))
       return refuse(
         c,
         "locations",
