@@ -7,6 +7,7 @@
  * live orders arriving as signed webhooks on every store, the hot one included; the sandbox
  * spending 20 % of the hot store's budget out of band, as another client of that store would.
  */
+
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,7 @@ import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
 import { type ConnectorContext, createContext } from "../src/context.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
+import { sealedFor } from "../src/lib/secret-box.ts";
 import { type FeedItem, feedAtBudget } from "../src/queue/budget-feeder.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
 import type { StoreRateLimiter } from "../src/queue/limiter/index.ts";
@@ -115,7 +117,10 @@ async function run(
     ctx.shops.upsertShop(shopOf(store), {
       storeId: store,
       providerClientId: sandbox.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(sandbox.clientSecret),
+      providerClientSecretSealed: ctx.secrets.seal(
+        sandbox.clientSecret,
+        sealedFor.providerClientSecret(shopOf(store)),
+      ),
       storeCurrency: "USD",
     });
   }

@@ -4,6 +4,7 @@
  * --role worker`, built first by `npm run build`), next to a bare BullMQ worker whose processor
  * does nothing (the queue's own bound, bundled the same way).
  */
+
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +17,7 @@ import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
 import { createContext } from "../src/context.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
+import { sealedFor } from "../src/lib/secret-box.ts";
 import { QUEUE } from "../src/queue/names.ts";
 import { SYNC_JOB_OPTIONS, syncDedupId } from "../src/queue/sync-queue.ts";
 import { startSandbox } from "../src/sandbox/index.ts";
@@ -109,7 +111,10 @@ async function prepare(prefix: string, dbPath: string) {
     ctx.shops.upsertShop(`bench-${storeId}.myshopify.com`, {
       storeId,
       providerClientId: sandbox.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(sandbox.clientSecret),
+      providerClientSecretSealed: ctx.secrets.seal(
+        sandbox.clientSecret,
+        sealedFor.providerClientSecret(`bench-${storeId}.myshopify.com`),
+      ),
       storeCurrency: "USD",
     });
   }

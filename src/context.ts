@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { resync } from "./backfill/resync.ts";
 import type { RuntimeConfig } from "./config/runtime-config.ts";
-import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
+import { createSecretBox, type SecretBox, sealedFor } from "./lib/secret-box.ts";
 import { ConnectorMetrics } from "./metrics/index.ts";
 import { ProviderClient } from "./provider/index.ts";
 import { createRedis } from "./queue/connection.ts";
@@ -99,7 +99,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
   // jobs issue them in the same event-loop turns, so they share socket writes (BENCHMARKS.md).
   const jobRedis = createRedis(options.redisUrl, "pipelined", "connector-jobs");
   const db = openDatabase(config.env.DATABASE_PATH);
-  const secrets = createSecretBox(config.encryptionKey);
+  const secrets = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
   const limiter = new StoreRateLimiter(jobRedis, {
     limit: config.env.PROVIDER_RATE_LIMIT,
     windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
@@ -122,7 +122,11 @@ export function createContext(options: ContextOptions): ConnectorContext {
       authUrl: shop.providerAuthUrl ?? options.providerDefaults.authUrl,
       audience: shop.providerAudience ?? options.providerDefaults.audience,
       clientId: shop.providerClientId,
-      clientSecret: secrets.open(shop.providerClientSecretSealed),
+      clientSecret: secrets.open(
+        shop.providerClientSecretSealed,
+        sealedFor.providerClientSecret(shop.shop),
+      ),
+      secrets,
       redis: jobRedis,
       redisPrefix: prefix,
       timeoutMs: config.env.PROVIDER_TIMEOUT_MS,

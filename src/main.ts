@@ -13,7 +13,9 @@ import { loadDevTool } from "./lib/dev-tools.ts";
 import { createLogger } from "./lib/logger.ts";
 import { ensurePrivateDir } from "./lib/private-files.ts";
 import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts";
+import { createSecretBox, type SecretBox, sealedFor } from "./lib/secret-box.ts";
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
+import { sealedSecretsProblem } from "./ops/index.ts";
 import type { SandboxHandle } from "./sandbox/index.ts";
 import { createWebApp } from "./server/app.ts";
 import {
@@ -22,6 +24,7 @@ import {
   shareMetricsWithPrimary,
   startWebPrimary,
 } from "./server/web-cluster.ts";
+import { openDatabase, ShopRepository } from "./store/index.ts";
 
 /** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
 export const DEMO_SHOP = "demo-shop.myshopify.com";
@@ -41,6 +44,12 @@ async function main() {
   const env = parseEnv();
   const config = resolveRuntimeConfig(env);
   const logger = createLogger(env.LOG_LEVEL);
+  // Before anything is started: a key that cannot open the stored secrets stops the process
+  // with the fix, instead of every sync retrying on values it cannot open.
+  checkStoredSecrets(
+    env.DATABASE_PATH,
+    createSecretBox(config.encryptionKey, config.previousEncryptionKeys),
+  );
   if (config.devDefaults.length > 0) {
     logger.warn(
       { variables: config.devDefaults },
@@ -175,7 +184,10 @@ async function main() {
       storeId: 1001,
       providerEnvironment: "sandbox",
       providerClientId: SANDBOX_CLIENT.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(SANDBOX_CLIENT.clientSecret),
+      providerClientSecretSealed: ctx.secrets.seal(
+        SANDBOX_CLIENT.clientSecret,
+        sealedFor.providerClientSecret(DEMO_SHOP),
+      ),
       storeCurrency: "USD",
       shopCurrency: "USD",
       locationMap: { "48752903": 1 },
@@ -251,6 +263,16 @@ async function main() {
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+function checkStoredSecrets(databasePath: string, secrets: SecretBox): void {
+  const db = openDatabase(databasePath);
+  try {
+    const problem = sealedSecretsProblem(new ShopRepository(db), secrets);
+    if (problem) throw new ConfigError(problem);
+  } finally {
+    db.$client.close();
+  }
 }
 
 main().catch((error: unknown) => {

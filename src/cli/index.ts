@@ -3,6 +3,7 @@ import { ConfigError, parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
+import { registerSecretsCommand } from "./secrets-command.ts";
 import { registerShopifyStandInCommand } from "./shopify-standin-command.ts";
 import { registerOrdersCommand, registerShopsCommand } from "./shops-command.ts";
 import { registerStatusCommand } from "./status-command.ts";
@@ -20,6 +21,7 @@ registerOrdersCommand(program, config);
 registerDlqCommand(program, config);
 registerStatusCommand(program, config);
 registerSyncCommands(program, config);
+registerSecretsCommand(program, config);
 registerWebhookCommand(program, {
   url: `${config.appUrl}/webhooks/shopify`,
   secret: config.shopifyApiSecret,

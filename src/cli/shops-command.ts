@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from "commander";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
-import { createSecretBox } from "../lib/secret-box.ts";
+import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
 import { LinkRepository, openDatabase, ShopRepository } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
@@ -68,17 +68,27 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         accessToken?: string;
       }) => {
         const db = openDatabase(config.env.DATABASE_PATH);
-        const box = createSecretBox(config.encryptionKey);
+        const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
         const record = new ShopRepository(db).upsertShop(opts.shop, {
           status: "active",
           storeId: opts.storeId,
           providerClientId: opts.providerClientId,
-          providerClientSecretSealed: box.seal(opts.providerClientSecret),
+          providerClientSecretSealed: box.seal(
+            opts.providerClientSecret,
+            sealedFor.providerClientSecret(opts.shop),
+          ),
           storeCurrency: opts.currency.toUpperCase(),
           protectionVariantIds: opts.protectionVariantId ?? [],
           locationMap: opts.location ?? {},
           defaultLocationId: opts.defaultLocation ?? null,
-          ...(opts.accessToken ? { accessTokenSealed: box.seal(opts.accessToken) } : {}),
+          ...(opts.accessToken
+            ? {
+                accessTokenSealed: box.seal(
+                  opts.accessToken,
+                  sealedFor.shopifyAccessToken(opts.shop),
+                ),
+              }
+            : {}),
           installedAt: new Date().toISOString(),
         });
         db.$client.close();

@@ -39,6 +39,20 @@ export const EnvSchema = z.object({
   SHOPIFY_ADMIN_URL: optionalUrl,
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   ENCRYPTION_KEY: base64Key32.optional(),
+  /**
+   * Keys that still open what they sealed, while `connector secrets rotate` re-seals it under
+   * ENCRYPTION_KEY: comma-separated, base64 like ENCRYPTION_KEY.
+   */
+  ENCRYPTION_KEY_PREVIOUS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(",")
+        .map((k) => k.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(base64Key32))
+    .optional(),
   PROVIDER_BASE_URL: z
     .url()
     .refine((v) => /\/v1\/?$/.test(v), "must end in /v1")

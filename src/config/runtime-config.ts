@@ -16,6 +16,8 @@ export interface RuntimeConfig {
   shopifyApiKey: string;
   shopifyApiSecret: string;
   encryptionKey: string;
+  /** ENCRYPTION_KEY_PREVIOUS: keys that still open what they sealed (rotation). */
+  previousEncryptionKeys: string[];
   /** Names of the values that fell back to development defaults, for a start-up warning. */
   devDefaults: string[];
 }
@@ -98,6 +100,7 @@ export function resolveRuntimeConfig(env: Env): RuntimeConfig {
     shopifyApiKey: pick("SHOPIFY_API_KEY", env.SHOPIFY_API_KEY, DEV_SHOPIFY_KEY),
     shopifyApiSecret: pick("SHOPIFY_API_SECRET", env.SHOPIFY_API_SECRET, DEV_SHOPIFY_SECRET),
     encryptionKey: pick("ENCRYPTION_KEY", env.ENCRYPTION_KEY, DEV_ENCRYPTION_KEY),
+    previousEncryptionKeys: env.ENCRYPTION_KEY_PREVIOUS ?? [],
     devDefaults,
   };
   // Development secrets are public: a process that uses them answers on loopback only.

@@ -52,7 +52,9 @@ export function redactDeep(value: unknown, depth = 0): unknown {
     let copy: unknown[] | undefined;
     value.forEach((item, i) => {
       const clean = redactDeep(item, depth + 1);
-      if (clean !== item) (copy ??= [...value])[i] = clean;
+      if (clean === item) return;
+      copy ??= [...value];
+      copy[i] = clean;
     });
     return copy ?? value;
   }
@@ -62,7 +64,9 @@ export function redactDeep(value: unknown, depth = 0): unknown {
   let copy: Record<string, unknown> | undefined;
   for (const [key, item] of Object.entries(value)) {
     const clean = SENSITIVE.has(key) ? CENSOR : redactDeep(item, depth + 1);
-    if (clean !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = clean;
+    if (clean === item) continue;
+    copy ??= { ...(value as Record<string, unknown>) };
+    copy[key] = clean;
   }
   return copy ?? value;
 }

@@ -1,4 +1,5 @@
 export { createDeadLetters } from "./dead-letters.ts";
+export { type RotationReport, rotateSecrets, sealedSecretsProblem } from "./secrets.ts";
 export {
   type BackfillStatus,
   type ConnectorStatus,

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { z } from "zod";
+import type { SecretBox } from "../lib/secret-box.ts";
 import {
   errorFromResponse,
   ProviderAuthError,
@@ -66,6 +67,8 @@ export interface ProviderClientOptions {
   clientId: string;
   clientSecret: string;
   redis: Redis;
+  /** Seals the access token the processes share in Redis. */
+  secrets: SecretBox;
   redisPrefix?: string;
   timeoutMs?: number;
   /**
@@ -130,6 +133,7 @@ export class ProviderClient {
       clientSecret: options.clientSecret,
       audience: options.audience,
       redis: options.redis,
+      secrets: options.secrets,
       // Token requests are a few an hour: fetch is fine for them.
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.redisPrefix ? { prefix: options.redisPrefix } : {}),

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { decodeJwt } from "jose";
+import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import {
   errorFromResponse,
   ProviderAuthError,
@@ -23,6 +24,8 @@ export interface TokenSourceOptions {
   clientSecret: string;
   audience: string;
   redis: Redis;
+  /** Seals the cached token in Redis: a bearer token is a credential. */
+  secrets: SecretBox;
   /** Key prefix in Redis (per deployment). */
   prefix?: string;
   fetch?: typeof fetch;
@@ -34,6 +37,14 @@ export interface TokenSourceOptions {
 }
 
 const RENEW_BEFORE_MS = 5 * 60_000;
+
+/** The token as every process shares it in Redis: sealed, with a hash to invalidate it by. */
+interface SharedToken {
+  sealed: string;
+  tokenHash: string;
+}
+
+const tokenHash = (token: string) => createHash("sha256").update(token).digest("hex");
 const LOCK_MS = 15_000;
 
 /**
@@ -79,8 +90,8 @@ export class TokenSource {
    */
   async invalidate(token: string): Promise<void> {
     if (this.#memory?.token === token) this.#memory = undefined;
-    const script = `if redis.call('GET', KEYS[1]) and cjson.decode(redis.call('GET', KEYS[1])).token == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-    await this.#o.redis.eval(script, 1, this.#key, token);
+    const script = `if redis.call('GET', KEYS[1]) and cjson.decode(redis.call('GET', KEYS[1])).tokenHash == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+    await this.#o.redis.eval(script, 1, this.#key, tokenHash(token));
   }
 
   #remember(info: TokenInfo): TokenInfo {
@@ -95,7 +106,16 @@ export class TokenSource {
   async #readShared(): Promise<TokenInfo | undefined> {
     const raw = await this.#o.redis.get(this.#key);
     if (!raw) return undefined;
-    const info = JSON.parse(raw) as TokenInfo;
+    let info: TokenInfo;
+    try {
+      const stored = JSON.parse(raw) as SharedToken;
+      info = JSON.parse(
+        this.#o.secrets.open(stored.sealed, sealedFor.providerToken(this.#key)),
+      ) as TokenInfo;
+    } catch {
+      // Cached by an earlier version (plain text) or under a retired key: ask for a new one.
+      return undefined;
+    }
     return this.#fresh(info) ? info : undefined;
   }
 
@@ -113,7 +133,11 @@ export class TokenSource {
           if (again) return this.#remember(again);
           const info = await this.#request();
           const ttl = Math.max(1, info.expiresAt - Date.now());
-          await this.#o.redis.set(this.#key, JSON.stringify(info), "PX", ttl);
+          const shared: SharedToken = {
+            sealed: this.#o.secrets.seal(JSON.stringify(info), sealedFor.providerToken(this.#key)),
+            tokenHash: tokenHash(info.token),
+          };
+          await this.#o.redis.set(this.#key, JSON.stringify(shared), "PX", ttl);
           return this.#remember(info);
         } finally {
           await this.#o.redis.eval(

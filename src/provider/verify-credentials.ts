@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import type { SecretBox } from "../lib/secret-box.ts";
 import { ProviderClient } from "./client.ts";
 import {
   ProviderAuthError,
@@ -35,6 +36,8 @@ export interface VerifyOptions {
   clientSecret: string;
   environment: string;
   redis: Redis;
+  /** Seals the token the check obtains while it sits in Redis. */
+  secrets: SecretBox;
   prefix: string;
   fetch?: typeof fetch;
 }
@@ -64,6 +67,7 @@ export async function verifyProviderCredentials(
     clientId: options.clientId,
     clientSecret: options.clientSecret,
     redis: options.redis,
+    secrets: options.secrets,
     redisPrefix: `${options.prefix}:verify:${secretTag}`,
     timeoutMs: 8_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),

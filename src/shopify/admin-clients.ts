@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
-import type { SecretBox } from "../lib/secret-box.ts";
+import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import type { ShopRecord } from "../store/index.ts";
 import { ShopifyAdminClient } from "./admin-client.ts";
 import { installAdminFetchRewrite } from "./admin-fetch.ts";
@@ -48,7 +48,10 @@ export class AdminClientFactory {
     const client = new ShopifyAdminClient({
       shopify: this.shopify,
       shop: shop.shop,
-      accessToken: this.#secrets.open(shop.accessTokenSealed),
+      accessToken: this.#secrets.open(
+        shop.accessTokenSealed,
+        sealedFor.shopifyAccessToken(shop.shop),
+      ),
       throttle: this.throttle,
       logger: this.#logger,
     });

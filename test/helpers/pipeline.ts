@@ -9,6 +9,7 @@ import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type ConnectorContext, createContext } from "../../src/context.ts";
 import { createLogger } from "../../src/lib/logger.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
 import {
@@ -113,11 +114,14 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     ctx.shops.upsertShop(TEST_SHOP, {
       storeId: 1001,
       providerClientId: sandbox.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(sandbox.clientSecret),
+      providerClientSecretSealed: ctx.secrets.seal(
+        sandbox.clientSecret,
+        sealedFor.providerClientSecret(TEST_SHOP),
+      ),
       storeCurrency: "USD",
       locationMap: { "4001": 77 },
       protectionVariantIds: ["999"],
-      accessTokenSealed: ctx.secrets.seal(SHOPIFY_TOKEN),
+      accessTokenSealed: ctx.secrets.seal(SHOPIFY_TOKEN, sealedFor.shopifyAccessToken(TEST_SHOP)),
     });
   }
   const web = createWebApp(ctx);

@@ -1,10 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
+import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { type OrderCreate, ProviderClient } from "../../src/provider/index.ts";
 import type { SandboxHandle } from "../../src/sandbox/index.ts";
 
 /** A client for the sandbox with its own Redis key prefix (token cache isolation per test). */
+/** One key for every client of a test run: clients share the sealed token through Redis. */
+const FIXTURE_SECRETS = createSecretBox(Buffer.alloc(32, 5).toString("base64"));
+
 export function clientFor(
   sandbox: SandboxHandle,
   options: {
@@ -24,6 +28,7 @@ export function clientFor(
     clientId: options.clientId ?? sandbox.clientId,
     clientSecret: options.clientSecret ?? sandbox.clientSecret,
     redis,
+    secrets: FIXTURE_SECRETS,
     redisPrefix: options.prefix ?? `t-${randomUUID()}`,
     timeoutMs: options.timeoutMs ?? 2_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { sealedFor } from "../../src/lib/secret-box.ts";
 import { signOAuthQuery } from "../../src/sandbox/shopify/index.ts";
 import { SUBSCRIBED_TOPICS, topicEnum } from "../../src/shopify/index.ts";
 import { schema } from "../../src/store/index.ts";
@@ -80,8 +81,10 @@ describe("merchant install through Shopify OAuth", () => {
     );
 
     const shop = h.ctx.shops.getShop(SHOP);
-    expect(shop?.accessTokenSealed).toMatch(/^v1:/);
-    expect(h.ctx.secrets.open(shop?.accessTokenSealed ?? "")).toBe(standInShop?.accessToken);
+    expect(shop?.accessTokenSealed).toMatch(new RegExp(`^v2:${h.ctx.secrets.keyId}:`));
+    expect(
+      h.ctx.secrets.open(shop?.accessTokenSealed ?? "", sealedFor.shopifyAccessToken(SHOP)),
+    ).toBe(standInShop?.accessToken);
     expect(shop?.shopCurrency).toBe("USD");
     expect(shop?.status).toBe("paused");
     expect(shop?.pausedReason).toMatch(/provider settings/);
@@ -90,7 +93,7 @@ describe("merchant install through Shopify OAuth", () => {
     // The library's offline session row holds the token sealed…
     const rows = h.ctx.db.select().from(schema.session).all();
     expect(rows.map((r) => [r.id, r.shop, r.isOnline])).toEqual([[`offline_${SHOP}`, SHOP, false]]);
-    expect(rows[0]?.accessToken).toMatch(/^v1:/);
+    expect(rows[0]?.accessToken).toMatch(/^v2:[0-9a-f]{8}:/);
     // …and loads back through the storage with the plain token.
     const session = await h.ctx.sessions.loadSession(h.ctx.shopify.session.getOfflineId(SHOP));
     expect(session?.accessToken).toBe(standInShop?.accessToken);
@@ -109,7 +112,7 @@ describe("merchant install through Shopify OAuth", () => {
     expect(all.includes(Buffer.from(token.slice(6)))).toBe(false);
     // The shop row and the library's session row are there, sealed.
     expect(all.includes(Buffer.from(SHOP))).toBe(true);
-    expect(all.includes(Buffer.from("v1:"))).toBe(true);
+    expect(all.includes(Buffer.from("v2:"))).toBe(true);
   });
 
   it("refuses a forged state signed with the app secret (403) and stores nothing", async () => {

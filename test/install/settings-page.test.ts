@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import type { CookieJar } from "../helpers/install-harness.ts";
 import {
@@ -160,7 +161,12 @@ describe("settings page", () => {
       providerEnvironment: "staging",
       status: "active",
     });
-    expect(h.ctx.secrets.open(shop?.providerClientSecretSealed ?? "")).toBe(PROVIDER.clientSecret);
+    expect(
+      h.ctx.secrets.open(
+        shop?.providerClientSecretSealed ?? "",
+        sealedFor.providerClientSecret(shop?.shop ?? ""),
+      ),
+    ).toBe(PROVIDER.clientSecret);
 
     // A store the token does not cover is refused.
     const foreign = await post("/settings/store", { storeId: "4242" });

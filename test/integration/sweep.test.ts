@@ -7,6 +7,7 @@ import {
   SweepScheduler,
   sweepShop,
 } from "../../src/backfill/index.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
 import { QUEUE } from "../../src/queue/names.ts";
 import type { ShopRecord } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -110,7 +111,10 @@ describe("reconciliation sweep", () => {
     await scheduler.scheduleAll(ctx.shops);
     const first = await scheduler.queue.getJobScheduler(`sweep-${TEST_SHOP}`);
     ctx.shops.upsertShop("second-shop.myshopify.com", {
-      accessTokenSealed: ctx.secrets.seal("shpat_second"),
+      accessTokenSealed: ctx.secrets.seal(
+        "shpat_second",
+        sealedFor.shopifyAccessToken("second-shop.myshopify.com"),
+      ),
     });
     ctx.shops.upsertShop("no-token-shop.myshopify.com", {});
     await scheduler.scheduleAll(ctx.shops);

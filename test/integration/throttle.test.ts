@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterEach, describe, expect, inject, it } from "vitest";
+import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { ProviderStoreId } from "../../src/provider/schemas.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
@@ -64,7 +65,10 @@ async function setup(sandboxStores = [1001, 1002]) {
     pipeline.ctx.shops.upsertShop(shop, {
       storeId,
       providerClientId: pipeline.sandbox.clientId,
-      providerClientSecretSealed: pipeline.ctx.secrets.seal(pipeline.sandbox.clientSecret),
+      providerClientSecretSealed: pipeline.ctx.secrets.seal(
+        pipeline.sandbox.clientSecret,
+        sealedFor.providerClientSecret(shop),
+      ),
       storeCurrency: "USD",
     });
   }

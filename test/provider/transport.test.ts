@@ -1,8 +1,9 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createSecretBox } from "../../src/lib/secret-box.ts";
 import {
   ProviderClient,
   ProviderConnectionError,
@@ -47,6 +48,7 @@ function client(timeoutMs = 2_000) {
     baseUrl: `${url}/v1`,
     authUrl: url,
     audience: "test",
+    secrets: createSecretBox(randomBytes(32).toString("base64")),
     clientId: "client",
     clientSecret: "secret",
     redis,

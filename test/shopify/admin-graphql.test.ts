@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { createSecretBox } from "../../src/lib/secret-box.ts";
+import { createSecretBox, sealedFor } from "../../src/lib/secret-box.ts";
 import { type ShopifyStandInHandle, startShopifyStandIn } from "../../src/sandbox/shopify/index.ts";
 import {
   AdminClientFactory,
@@ -71,7 +71,9 @@ function adminFor(url: string) {
   const dir = mkdtempSync(join(tmpdir(), "admin-graphql-"));
   dirs.push(dir);
   const shops = new ShopRepository(openDatabase(join(dir, "connector.sqlite")));
-  const shop = shops.upsertShop(SHOP, { accessTokenSealed: secrets.seal(TOKEN) });
+  const shop = shops.upsertShop(SHOP, {
+    accessTokenSealed: secrets.seal(TOKEN, sealedFor.shopifyAccessToken(SHOP)),
+  });
   return { factory, shop, source: new OrderSource(factory.for(shop), SHOP) };
 }
 

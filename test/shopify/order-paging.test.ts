@@ -6,7 +6,7 @@ import { firstCursor, nextPage, type PagerCursor } from "../../src/backfill/wind
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { createSecretBox } from "../../src/lib/secret-box.ts";
+import { createSecretBox, sealedFor } from "../../src/lib/secret-box.ts";
 import {
   MAX_QUERY_COST,
   type ShopifyStandInHandle,
@@ -34,7 +34,7 @@ async function sourceFor(url: string) {
   const dir = mkdtempSync(join(tmpdir(), "order-paging-"));
   dirs.push(dir);
   const shop = new ShopRepository(openDatabase(join(dir, "c.sqlite"))).upsertShop(SHOP, {
-    accessTokenSealed: secrets.seal(TOKEN),
+    accessTokenSealed: secrets.seal(TOKEN, sealedFor.shopifyAccessToken(SHOP)),
   });
   return new OrderSource(factory.for(shop), SHOP);
 }

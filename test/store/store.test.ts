@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createCipheriv } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,23 +58,60 @@ describe("openDatabase", () => {
 });
 
 describe("secret box", () => {
+  const A = "shops.access_token:a.myshopify.com";
   it("round-trips, detects tampering and refuses another key", () => {
     const box = createSecretBox(key);
-    const sealed = box.seal("shpat_secret");
-    expect(sealed).toMatch(/^v1:/);
-    expect(box.open(sealed)).toBe("shpat_secret");
-    const tampered = `v1:${Buffer.from(Buffer.from(sealed.slice(3), "base64").map((b, i) => (i === 30 ? b ^ 1 : b))).toString("base64")}`;
-    expect(() => box.open(tampered)).toThrow(/tampered/);
-    expect(() => createSecretBox(Buffer.alloc(32, 4).toString("base64")).open(sealed)).toThrow(
-      /another key/,
+    const sealed = box.seal("shpat_secret", A);
+    expect(sealed).toMatch(new RegExp(`^v2:${box.keyId}:`));
+    expect(box.open(sealed, A)).toBe("shpat_secret");
+    const [, id, body] = sealed.split(":");
+    const flipped = Buffer.from(body ?? "", "base64").map((b, i) => (i === 30 ? b ^ 1 : b));
+    expect(() => box.open(`v2:${id}:${Buffer.from(flipped).toString("base64")}`, A)).toThrow(
+      /tampered/,
     );
+    expect(() => createSecretBox(Buffer.alloc(32, 4).toString("base64")).open(sealed, A)).toThrow(
+      /neither ENCRYPTION_KEY/,
+    );
+  });
+
+  it("binds a value to its shop and column: moved elsewhere, it does not open", () => {
+    const box = createSecretBox(key);
+    const sealed = box.seal("shpat_secret", A);
+    expect(() => box.open(sealed, "shops.access_token:b.myshopify.com")).toThrow(
+      /another shop or column/,
+    );
+    expect(() => box.open(sealed, "shops.provider_client_secret:a.myshopify.com")).toThrow(
+      /another shop or column/,
+    );
+  });
+
+  it("opens what a previous key sealed, and says it needs re-sealing", () => {
+    const old = createSecretBox(key);
+    const sealed = old.seal("shpat_secret", A);
+    const next = Buffer.alloc(32, 8).toString("base64");
+    const rotated = createSecretBox(next, [key]);
+    expect(rotated.keyId).not.toBe(old.keyId);
+    expect(rotated.open(sealed, A)).toBe("shpat_secret");
+    expect(rotated.isCurrent(sealed)).toBe(false);
+    expect(rotated.isCurrent(rotated.seal("x", A))).toBe(true);
+  });
+
+  it("still opens values of the first format (no key id, no associated data)", () => {
+    // A v1 value as the previous version wrote it: iv | tag | ciphertext, no AAD.
+    const iv = Buffer.alloc(12, 1);
+    const cipher = createCipheriv("aes-256-gcm", Buffer.from(key, "base64"), iv);
+    const data = Buffer.concat([cipher.update("legacy-token", "utf8"), cipher.final()]);
+    const v1 = `v1:${Buffer.concat([iv, cipher.getAuthTag(), data]).toString("base64")}`;
+    const box = createSecretBox(key);
+    expect(box.open(v1, A)).toBe("legacy-token");
+    expect(box.isCurrent(v1)).toBe(false);
   });
 
   it("leaves no plaintext secret in the database file", () => {
     const box = createSecretBox(key);
     new ShopRepository(db).upsertShop("a.myshopify.com", {
-      providerClientSecretSealed: box.seal("provider-secret-PLAINTEXT-1"),
-      accessTokenSealed: box.seal("shpat_PLAINTEXT-2"),
+      providerClientSecretSealed: box.seal("provider-secret-PLAINTEXT-1", "p"),
+      accessTokenSealed: box.seal("shpat_PLAINTEXT-2", "a"),
     });
     db.$client.pragma("wal_checkpoint(TRUNCATE)");
     const bytes = readFileSync(join(dir, "nested", "connector.sqlite")).toString("latin1");

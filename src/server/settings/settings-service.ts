@@ -1,4 +1,5 @@
 import type { ConnectorContext } from "../../context.ts";
+import { sealedFor } from "../../lib/secret-box.ts";
 import {
   type VerifiedStore,
   verifyProviderCredentials,
@@ -122,7 +123,10 @@ export class SettingsService {
       input.clientSecret !== ""
         ? input.clientSecret
         : shop.providerClientSecretSealed && shop.providerClientId === input.clientId
-          ? ctx.secrets.open(shop.providerClientSecretSealed)
+          ? ctx.secrets.open(
+              shop.providerClientSecretSealed,
+              sealedFor.providerClientSecret(shop.shop),
+            )
           : "";
     if (secret === "") return { ok: false, message: "Enter the client secret." };
     const endpoints = ctx.providerEndpoints(input.environment);
@@ -132,6 +136,7 @@ export class SettingsService {
       clientSecret: secret,
       environment: input.environment,
       redis: ctx.redis,
+      secrets: ctx.secrets,
       prefix: ctx.prefix,
     });
     if (!result.ok) return { ok: false, message: result.message };
@@ -139,7 +144,10 @@ export class SettingsService {
     const keepStore = shop.storeId !== null && covered.has(shop.storeId);
     ctx.shops.updateSettings(shop.shop, {
       providerClientId: input.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(secret),
+      providerClientSecretSealed: ctx.secrets.seal(
+        secret,
+        sealedFor.providerClientSecret(shop.shop),
+      ),
       providerEnvironment: input.environment,
       providerBaseUrl: endpoints.baseUrl,
       providerAuthUrl: endpoints.authUrl,

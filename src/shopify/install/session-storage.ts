@@ -1,7 +1,7 @@
 import { Session } from "@shopify/shopify-api";
 import type { SessionStorage } from "@shopify/shopify-app-session-storage";
 import { DrizzleSessionStorageSQLite } from "@shopify/shopify-app-session-storage-drizzle";
-import type { SecretBox } from "../../lib/secret-box.ts";
+import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import { type Db, schema } from "../../store/index.ts";
 
 /**
@@ -28,12 +28,16 @@ export class SealedSessionStorage implements SessionStorage {
   }
 
   storeSession(session: Session): Promise<boolean> {
-    return this.#inner.storeSession(this.#transform(session, (v) => this.#box.seal(v)));
+    return this.#inner.storeSession(
+      this.#transform(session, (v, field) =>
+        this.#box.seal(v, sealedFor.session(field, session.id)),
+      ),
+    );
   }
 
   async loadSession(id: string): Promise<Session | undefined> {
     const stored = await this.#inner.loadSession(id);
-    return stored ? this.#transform(stored, (v) => this.#box.open(v)) : undefined;
+    return stored ? this.#opened(stored) : undefined;
   }
 
   deleteSession(id: string): Promise<boolean> {
@@ -46,7 +50,7 @@ export class SealedSessionStorage implements SessionStorage {
 
   async findSessionsByShop(shop: string): Promise<Session[]> {
     const sessions = await this.#inner.findSessionsByShop(shop);
-    return sessions.map((s) => this.#transform(s, (v) => this.#box.open(v)));
+    return sessions.map((s) => this.#opened(s));
   }
 
   /** Deletes every session of a shop (uninstall, shop/redact). */
@@ -55,12 +59,21 @@ export class SealedSessionStorage implements SessionStorage {
     if (sessions.length > 0) await this.#inner.deleteSessions(sessions.map((s) => s.id));
   }
 
-  #transform(session: Session, f: (value: string) => string): Session {
+  #opened(session: Session): Session {
+    return this.#transform(session, (v, field) =>
+      this.#box.open(v, sealedFor.session(field, session.id)),
+    );
+  }
+
+  #transform(
+    session: Session,
+    f: (value: string, field: "accessToken" | "refreshToken") => string,
+  ): Session {
     const params = session.toObject();
     return new Session({
       ...params,
-      ...(params.accessToken ? { accessToken: f(params.accessToken) } : {}),
-      ...(params.refreshToken ? { refreshToken: f(params.refreshToken) } : {}),
+      ...(params.accessToken ? { accessToken: f(params.accessToken, "accessToken") } : {}),
+      ...(params.refreshToken ? { refreshToken: f(params.refreshToken, "refreshToken") } : {}),
     });
   }
 }

@@ -1,6 +1,6 @@
 import type { Session } from "@shopify/shopify-api";
 import type { Logger } from "pino";
-import type { SecretBox } from "../../lib/secret-box.ts";
+import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import { SUBSCRIBED_TOPICS } from "../topics.ts";
 import type { SealedSessionStorage } from "./session-storage.ts";
@@ -68,7 +68,7 @@ export class ShopInstaller {
       known?.storeId && known.providerClientId && known.providerClientSecretSealed,
     );
     const record = shops.upsertShop(shop, {
-      accessTokenSealed: secrets.seal(session.accessToken),
+      accessTokenSealed: secrets.seal(session.accessToken, sealedFor.shopifyAccessToken(shop)),
       scopes: session.scope ?? null,
       installedAt: this.#now().toISOString(),
       uninstalledAt: null,

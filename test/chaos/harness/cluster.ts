@@ -9,7 +9,7 @@ import {
   type RedisServerHandle,
   startRedisServer,
 } from "../../../src/lib/redis-server.ts";
-import { createSecretBox } from "../../../src/lib/secret-box.ts";
+import { createSecretBox, sealedFor } from "../../../src/lib/secret-box.ts";
 import { QUEUE } from "../../../src/queue/names.ts";
 import type { Arrival } from "../../../src/sandbox/app.ts";
 import type { SandboxFaults } from "../../../src/sandbox/index.ts";
@@ -188,7 +188,10 @@ export class Cluster {
       shops.upsertShop(shop, {
         storeId,
         providerClientId: "chaos-client",
-        providerClientSecretSealed: box.seal(CHAOS_PROVIDER_SECRET),
+        providerClientSecretSealed: box.seal(
+          CHAOS_PROVIDER_SECRET,
+          sealedFor.providerClientSecret(shop),
+        ),
         storeCurrency: "USD",
         shopCurrency: "USD",
         locationMap: { "4001": 77 },

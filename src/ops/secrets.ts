@@ -1,0 +1,136 @@
+import { eq } from "drizzle-orm";
+import type { Redis } from "ioredis";
+import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
+import type { SealedSessionStorage } from "../shopify/install/session-storage.ts";
+import { type Db, type ShopRepository, schema } from "../store/index.ts";
+
+/** One sealed value stored with a shop: its column, its owner and how to write it back. */
+interface ShopSecret {
+  shop: string;
+  what: string;
+  sealed: string;
+  context: string;
+  write(resealed: string): void;
+}
+
+function shopSecrets(shops: ShopRepository): ShopSecret[] {
+  return shops.listShops().flatMap((shop): ShopSecret[] => [
+    ...(shop.providerClientSecretSealed
+      ? [
+          {
+            shop: shop.shop,
+            what: "provider client secret",
+            sealed: shop.providerClientSecretSealed,
+            context: sealedFor.providerClientSecret(shop.shop),
+            write: (v: string) =>
+              shops.updateSettings(shop.shop, { providerClientSecretSealed: v }),
+          },
+        ]
+      : []),
+    ...(shop.accessTokenSealed
+      ? [
+          {
+            shop: shop.shop,
+            what: "Shopify access token",
+            sealed: shop.accessTokenSealed,
+            context: sealedFor.shopifyAccessToken(shop.shop),
+            write: (v: string) => shops.updateSettings(shop.shop, { accessTokenSealed: v }),
+          },
+        ]
+      : []),
+  ]);
+}
+
+/**
+ * Whether ENCRYPTION_KEY (with ENCRYPTION_KEY_PREVIOUS) opens the secrets already stored:
+ * checked on one of them at start-up, so a changed key stops the process with the fix instead
+ * of every sync retrying for minutes on a value it cannot open. Null when it does, or when
+ * nothing is stored yet.
+ */
+export function sealedSecretsProblem(shops: ShopRepository, secrets: SecretBox): string | null {
+  const [first] = shopSecrets(shops);
+  if (!first) return null;
+  try {
+    secrets.open(first.sealed, first.context);
+    return null;
+  } catch {
+    return `ENCRYPTION_KEY cannot open the secrets already stored (${first.shop}'s ${first.what}): set the key they were sealed with, or keep it as ENCRYPTION_KEY_PREVIOUS beside the new key and run \`connector secrets rotate\``;
+  }
+}
+
+export interface RotationReport {
+  /** The key everything is now sealed with (ENCRYPTION_KEY's id). */
+  keyId: string;
+  resealed: number;
+  alreadyCurrent: number;
+  sessionsResealed: number;
+  /** Values no configured key opens: named, left as they are. */
+  unreadable: { shop: string; what: string }[];
+  providerTokensDropped: number;
+}
+
+/**
+ * `connector secrets rotate`: re-seals every stored secret that an older key (or the first
+ * format) sealed under ENCRYPTION_KEY, one value at a time, so the processes keep running
+ * throughout (each opens both keys while ENCRYPTION_KEY_PREVIOUS is set). Cached provider
+ * tokens are dropped instead: they are requested again on the next call.
+ */
+export async function rotateSecrets(deps: {
+  shops: ShopRepository;
+  sessions: SealedSessionStorage;
+  db: Db;
+  redis: Redis;
+  prefix: string;
+  secrets: SecretBox;
+}): Promise<RotationReport> {
+  const { secrets } = deps;
+  const report: RotationReport = {
+    keyId: secrets.keyId,
+    resealed: 0,
+    alreadyCurrent: 0,
+    sessionsResealed: 0,
+    unreadable: [],
+    providerTokensDropped: 0,
+  };
+  for (const secret of shopSecrets(deps.shops)) {
+    if (secrets.isCurrent(secret.sealed)) {
+      report.alreadyCurrent++;
+      continue;
+    }
+    try {
+      secret.write(secrets.seal(secrets.open(secret.sealed, secret.context), secret.context));
+      report.resealed++;
+    } catch {
+      report.unreadable.push({ shop: secret.shop, what: secret.what });
+    }
+  }
+  // Sessions: loading opens them with either key; storing seals them with the current one.
+  const rows = deps.db
+    .select({ id: schema.session.id, accessToken: schema.session.accessToken })
+    .from(schema.session)
+    .all();
+  for (const row of rows) {
+    if (secrets.isCurrent(row.accessToken)) continue;
+    try {
+      const session = await deps.sessions.loadSession(row.id);
+      if (session) {
+        await deps.sessions.storeSession(session);
+        report.sessionsResealed++;
+      }
+    } catch {
+      const [shop] = deps.db
+        .select({ shop: schema.session.shop })
+        .from(schema.session)
+        .where(eq(schema.session.id, row.id))
+        .all();
+      report.unreadable.push({ shop: shop?.shop ?? row.id, what: "Shopify session" });
+    }
+  }
+  const stream = deps.redis.scanStream({ match: `${deps.prefix}:token:*`, count: 200 });
+  for await (const keys of stream as AsyncIterable<string[]>) {
+    // The cached tokens only (named by a hash of client and audience), not their locks or counters.
+    const tokens = keys.filter((k) => /:token:[0-9a-f]{24}$/.test(k));
+    if (tokens.length > 0) report.providerTokensDropped += await deps.redis.del(...tokens);
+  }
+  return report;
+}
