@@ -38,6 +38,14 @@ export const EnvSchema = z.object({
    */
   SHOPIFY_ADMIN_URL: optionalUrl,
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /**
+   * Behind a reverse proxy: take the client's address from X-Forwarded-For (the admin login's
+   * per-client limit). Only set it when the proxy overwrites that header.
+   */
+  TRUST_PROXY: z
+    .enum(["true", "false", "1", "0"])
+    .transform((v) => v === "true" || v === "1")
+    .default(false),
   ENCRYPTION_KEY: base64Key32.optional(),
   /**
    * Keys that still open what they sealed, while `connector secrets rotate` re-seals it under

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
+import type { pino } from "pino";
 import { inject } from "vitest";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
@@ -81,6 +82,8 @@ export async function startInstallHarness(
     env?: Record<string, string>;
     /** Starts the sync and backfill workers too (backfill and resync tests). */
     workers?: boolean;
+    /** Where the connector's log lines go (stdout when unset). */
+    logDestination?: pino.DestinationStream;
   } = {},
 ): Promise<InstallHarness> {
   const provider = await startSandbox({
@@ -106,7 +109,7 @@ export async function startInstallHarness(
   });
   const ctx = createContext({
     config: resolveRuntimeConfig(env),
-    logger: createLogger(env.LOG_LEVEL),
+    logger: createLogger(env.LOG_LEVEL, options.logDestination),
     redisUrl: inject("redisUrl"),
     prefix: `t-${randomUUID()}`,
     providerDefaults: {

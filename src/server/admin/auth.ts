@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
 import { tokenMatches } from "../../lib/token-match.ts";
 import { errorResponse } from "../errors.ts";
+import type { LoginGuard } from "./login-guard.ts";
 import { loginPage } from "./login-page.ts";
 
 export { tokenMatches };
@@ -18,6 +19,19 @@ export interface AdminAuthOptions {
   sessionMs?: number;
   /** Marks the cookie Secure (the app is served over https). */
   secureCookie?: boolean;
+  /** Counts wrong tokens per client and refuses a client that guesses (429). */
+  guard?: LoginGuard;
+}
+
+/** 429 with Retry-After: this client presented too many wrong tokens. */
+function throttled(c: Context, seconds: number) {
+  c.header("Retry-After", String(seconds));
+  return errorResponse(
+    c,
+    429,
+    "too_many_attempts",
+    `too many wrong admin tokens from this address; try again in ${seconds} s`,
+  );
 }
 
 /**
@@ -93,13 +107,21 @@ export function adminAuth(options: AdminAuthOptions): MiddlewareHandler {
       );
     }
     const presented = bearer(c);
+    const queryToken = c.req.method === "GET" ? c.req.query("token") : undefined;
+    if (options.guard && (presented !== undefined || queryToken !== undefined)) {
+      const wait = await options.guard.retryAfter(c);
+      if (wait > 0) return throttled(c, wait);
+    }
     if (presented !== undefined) {
       if (tokenMatches(presented, token)) return next();
+      const wait = (await options.guard?.failed(c, "bearer token")) ?? 0;
+      if (wait > 0) return throttled(c, wait);
       return refuse(c, "invalid_token", "the bearer token is not valid");
     }
-    const queryToken = c.req.query("token");
-    if (queryToken !== undefined && c.req.method === "GET") {
+    if (queryToken !== undefined) {
       if (!tokenMatches(queryToken, token)) {
+        const wait = (await options.guard?.failed(c, "token link")) ?? 0;
+        if (wait > 0) return throttled(c, wait);
         return refuse(c, "invalid_token", "the token is not valid");
       }
       await startSession(c, { ...options, token });
@@ -140,10 +162,14 @@ export function loginHandlers(options: AdminAuthOptions) {
           "the admin dashboard is disabled: set ADMIN_TOKEN to enable it",
         );
       }
+      const wait = (await options.guard?.retryAfter(c)) ?? 0;
+      if (wait > 0) return throttled(c, wait);
       const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
       const presented = typeof form.token === "string" ? form.token : "";
       const next = safeNext(typeof form.next === "string" ? form.next : undefined);
       if (!presented || !tokenMatches(presented, token)) {
+        const blocked = (await options.guard?.failed(c, "login form")) ?? 0;
+        if (blocked > 0) return throttled(c, blocked);
         return c.html(loginPage({ next, error: "That token is not valid." }), 401);
       }
       await startSession(c, { ...options, token });

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { errorResponse } from "../errors.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 import { adminAuth, loginHandlers } from "./auth.ts";
+import { LoginGuard } from "./login-guard.ts";
 import { mountAdminRoutes } from "./routes.ts";
 
 export type { AdminDeps } from "./admin-deps.ts";
@@ -16,6 +17,12 @@ export function createAdminApp(deps: AdminDeps): Hono {
   const options = {
     token: deps.ctx.config.env.ADMIN_TOKEN,
     secureCookie: deps.ctx.config.appUrl.startsWith("https://"),
+    guard: new LoginGuard({
+      redis: deps.ctx.redis,
+      prefix: deps.ctx.prefix,
+      logger: deps.ctx.logger.child({ component: "admin" }),
+      trustProxy: deps.ctx.config.env.TRUST_PROXY,
+    }),
   };
   const admin = new Hono();
   admin.onError((error, c) => {
