@@ -7,7 +7,7 @@ import { startBackfillWorker } from "../workers/backfill-worker.ts";
 import { startSweepWorker } from "../workers/sweep-worker.ts";
 import { startSyncWorker } from "../workers/sync-worker.ts";
 import { ConfigError, parseEnv } from "./config/env.ts";
-import { resolveRuntimeConfig } from "./config/runtime-config.ts";
+import { resolveRuntimeConfig, sandboxStatePath } from "./config/runtime-config.ts";
 import { createContext, type ProviderDefaults, redisUrlFile } from "./context.ts";
 import { loadDevTool } from "./lib/dev-tools.ts";
 import { createLogger } from "./lib/logger.ts";
@@ -146,6 +146,8 @@ async function main() {
       windowMs: env.PROVIDER_RATE_WINDOW_MS,
       seedRegistrations: 25,
       ...SANDBOX_CLIENT,
+      // Beside the database: a restart continues with the same orders and IDs.
+      statePath: sandboxStatePath(env.DATABASE_PATH),
     });
     providerDefaults = {
       baseUrl: sandbox.url,

@@ -14,7 +14,7 @@ const program = new Command("connector").description(
   "Shopify → shipping-protection order sync connector",
 );
 const config = resolveRuntimeConfig(parseEnv());
-registerSandboxCommand(program);
+registerSandboxCommand(program, config);
 registerShopifyStandInCommand(program);
 registerShopsCommand(program, config);
 registerOrdersCommand(program, config);

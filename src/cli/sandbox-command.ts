@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { type RuntimeConfig, sandboxStatePath } from "../config/runtime-config.ts";
 import { loadDevTool } from "../lib/dev-tools.ts";
 
 const int = (value: string) => {
@@ -13,7 +14,7 @@ const storeList = (value: string) => {
   return ids;
 };
 
-export function registerSandboxCommand(program: Command) {
+export function registerSandboxCommand(program: Command, config: RuntimeConfig) {
   program
     .command("sandbox")
     .description("run the provider sandbox: the provider API simulated locally, over HTTP")
@@ -25,6 +26,14 @@ export function registerSandboxCommand(program: Command) {
     .option("--window-ms <ms>", "rate-limit window in milliseconds", int, 60_000)
     .option("--registrations <n>", "registrations seeded per store", int, 25)
     .option("--control", "serve /_sandbox/* (state, faults, budget use) for test harnesses")
+    .option(
+      "--state <file>",
+      "keep orders and IDs in this SQLite file across restarts (default: in memory)",
+    )
+    .option(
+      "--reset",
+      "empty the sandbox's state file (the one `npm start` uses beside DATABASE_PATH, or --state) and exit; stop `npm start` first",
+    )
     .action(
       async (opts: {
         port: number;
@@ -35,7 +44,22 @@ export function registerSandboxCommand(program: Command) {
         windowMs: number;
         registrations: number;
         control?: boolean;
+        state?: string;
+        reset?: boolean;
       }) => {
+        if (opts.reset) {
+          const path = opts.state ?? sandboxStatePath(config.env.DATABASE_PATH);
+          const { SandboxFile } = await loadDevTool(
+            "connector sandbox",
+            () => import("../sandbox/sandbox-file.ts"),
+          );
+          const file = new SandboxFile(path);
+          const { orders } = file.load();
+          file.clear();
+          file.close();
+          console.log(`emptied ${path}: ${orders.length} orders removed, IDs start again`);
+          return;
+        }
         const sandbox = await (
           await loadDevTool("connector sandbox", () => import("../sandbox/index.ts"))
         ).startSandbox({
@@ -45,6 +69,7 @@ export function registerSandboxCommand(program: Command) {
           windowMs: opts.windowMs,
           seedRegistrations: opts.registrations,
           ...(opts.control ? { control: true } : {}),
+          ...(opts.state ? { statePath: opts.state } : {}),
           ...(opts.clientId ? { clientId: opts.clientId } : {}),
           ...(opts.clientSecret ? { clientSecret: opts.clientSecret } : {}),
         });

@@ -91,7 +91,18 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             : {}),
           installedAt: new Date().toISOString(),
         });
+        // A new store: the links into the previous one are retired, the orders sent again.
+        const retired = new LinkRepository(db).retireOutside(
+          opts.shop,
+          { storeId: opts.storeId, providerBaseUrl: null },
+          `the shop switched to store ${opts.storeId}`,
+        );
         db.$client.close();
+        if (retired > 0) {
+          console.log(
+            `${retired} orders were linked to another provider store: they will be sent to store ${opts.storeId} the next time they change (kept for the record)`,
+          );
+        }
         console.log(
           `shop ${record.shop} registered: provider store ${record.storeId}, status ${record.status}`,
         );

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
+import { dirname, join } from "node:path";
 import { ConfigError, type Env } from "./env.ts";
 
 /**
@@ -69,6 +70,11 @@ export function productionProblems(env: Env): string[] {
     );
   }
   return problems;
+}
+
+/** The built-in provider sandbox's own SQLite file, beside the connector's database. */
+export function sandboxStatePath(databasePath: string): string {
+  return join(dirname(databasePath), "sandbox.sqlite");
 }
 
 function isLoopback(host: string): boolean {

@@ -141,6 +141,11 @@ export class ProviderClient {
     });
   }
 
+  /** The provider environment this client writes to (its API base URL). */
+  get baseUrl(): string {
+    return this.#o.baseUrl.replace(/\/+$/, "");
+  }
+
   getTokenInfo(): Promise<TokenInfo> {
     return this.#tokens.get();
   }

@@ -14,6 +14,8 @@ export interface OpContext {
   sourceOrderId: string;
   orderName: string;
   storeId: ProviderStoreId;
+  /** The provider environment (API base URL) the order is written to: with storeId, its space. */
+  providerBaseUrl: string;
   /** The provider order, once created (every op but createOrder needs it). */
   orderId: ProviderOrderId | null;
   customerEmail: string | undefined;
@@ -80,6 +82,7 @@ async function runOp(
         {
           shop: ctx.shop,
           storeId: ctx.storeId,
+          providerBaseUrl: ctx.providerBaseUrl,
           sourceOrderId: ctx.sourceOrderId,
           orderId,
           orderHash: adoptedOrderHash(order, op),
@@ -93,7 +96,7 @@ async function runOp(
     }
     case "updateOrder": {
       const orderId = requireOrder(ctx);
-      await client.updateOrder(ctx.storeId, orderId, op.body);
+      requireOwnOrder(await client.updateOrder(ctx.storeId, orderId, op.body), ctx);
       const synced = links.recordOrderUpdated(
         {
           shop: ctx.shop,
@@ -168,7 +171,7 @@ async function runOp(
     }
     case "cancelOrder": {
       const orderId = requireOrder(ctx);
-      await client.cancelOrder(ctx.storeId, orderId, op.body);
+      requireOwnOrder(await client.cancelOrder(ctx.storeId, orderId, op.body), ctx);
       const synced = links.recordOrderCanceled(
         {
           shop: ctx.shop,
@@ -180,6 +183,31 @@ async function runOp(
       );
       return { orderId, synced };
     }
+  }
+}
+
+/**
+ * The linked provider order answered as another Shopify order's: the link points at the wrong
+ * order (the provider reused an ID, or the link was carried into another store). Nothing more
+ * may be written through it; retrying cannot fix it.
+ */
+export class LinkMismatchError extends Error {
+  override name = "LinkMismatchError";
+  constructor(
+    readonly orderId: number,
+    readonly answeredFor: string,
+    readonly expected: string,
+  ) {
+    super(
+      `link points at another order: provider order ${orderId} belongs to Shopify order ${answeredFor}, not ${expected}`,
+    );
+  }
+}
+
+/** An order write's answer must name this order's sourceOrderId when it names one. */
+function requireOwnOrder(answer: Order | null, ctx: OpContext): void {
+  if (answer && answer.sourceOrderId !== ctx.sourceOrderId) {
+    throw new LinkMismatchError(answer.orderId, answer.sourceOrderId, ctx.sourceOrderId);
   }
 }
 

@@ -16,7 +16,7 @@ import { mapOrder, planSync, type ShopSettings } from "../sync/index.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
 import type { DeadLetterData, SyncJobData } from "./jobs.ts";
 import type { StoreRateLimiter } from "./limiter/index.ts";
-import { executeOp, type OpContext } from "./op-executor.ts";
+import { executeOp, LinkMismatchError, type OpContext } from "./op-executor.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
 import { deadLetterId, type SyncQueues } from "./sync-queue.ts";
 
@@ -139,6 +139,23 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         : null;
       const client = deps.providerFor(shopRecord);
       const priority = job.data.priority;
+      // A link into another store or environment than the shop's current one is never written
+      // through: the shop switched, so the order is created afresh where it now goes.
+      const space = deps.links.spaceOf(shop, orderId);
+      if (
+        space &&
+        (space.storeId !== storeId ||
+          (space.providerBaseUrl !== null && space.providerBaseUrl !== client.baseUrl))
+      ) {
+        deps.links.retireOrder(shop, orderId, `the shop now sends its orders to store ${storeId}`);
+        log.info(
+          { fromStore: space.storeId, toStore: storeId },
+          "link pointed into the shop's previous provider store: retired, the order is sent again",
+        );
+      }
+      // A 404 on a linked order retires its link once per job: the order is then looked up and
+      // adopted, or created again (the create path), instead of dead-lettered.
+      let retiredAfterNotFound = false;
       // The token first: a slot is taken only when the request can leave at once, so the time
       // from grant to the provider's arrival stays within the limiter's margin.
       await client.getTokenInfo();
@@ -178,6 +195,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           sourceOrderId: orderId,
           orderName: order.name,
           storeId,
+          providerBaseUrl: client.baseUrl,
           orderId: (links?.orderId ?? null) as ProviderOrderId | null,
           customerEmail: mapped.order.customer.email,
         };
@@ -205,6 +223,23 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           deps.metrics?.providerCall(
             error instanceof ProviderError && error.status ? error.status : "error",
           );
+          if (
+            error instanceof ProviderNotFoundError &&
+            op.kind !== "createOrder" &&
+            !retiredAfterNotFound
+          ) {
+            retiredAfterNotFound = true;
+            deps.links.retireOrder(
+              shop,
+              orderId,
+              `the provider answered 404 for order ${links?.orderId ?? "?"}`,
+            );
+            log.warn(
+              { providerOrderId: links?.orderId },
+              "the provider no longer has the linked order: link retired, looking the order up again",
+            );
+            continue;
+          }
           throw error;
         }
       }
@@ -324,6 +359,10 @@ function classify(error: unknown): Terminal | null {
       "provider-not-found",
       `the provider does not know this order or store: ${error.message}`,
     );
+  }
+  // The linked order answered as another Shopify order's: nothing more is written through it.
+  if (error instanceof LinkMismatchError) {
+    return new Terminal("link-mismatch", error.message);
   }
   // 409 that the executor could not resolve (for example a change to an order canceled there).
   if (error instanceof ProviderConflictError) {

@@ -24,6 +24,7 @@ import { decodeCursor, paginate } from "./paginate.ts";
 import { ProductBook, productView } from "./products.ts";
 import { type StoredRegistration, seedRegistrations } from "./registrations.ts";
 import { RollingWindow } from "./rolling-window.ts";
+import { SandboxFile } from "./sandbox-file.ts";
 import { type TokenClaims, TokenIssuer } from "./tokens.ts";
 
 export interface SandboxOptions {
@@ -52,6 +53,11 @@ export interface SandboxOptions {
   audience?: string;
   /** Mounts `/_sandbox/*` (state, faults, budget consumption) for harnesses in other processes. */
   control?: boolean;
+  /**
+   * Keeps the orders and the IDs handed out in this SQLite file, so a restart continues where
+   * it stopped (`npm start` puts it beside the connector's database). None: in memory only.
+   */
+  statePath?: string;
 }
 
 interface Client {
@@ -83,8 +89,14 @@ export class SandboxState {
     writes: {} as Record<string, number>,
   };
 
-  constructor(protectionVariantIds: (storeId: number) => string[]) {
-    this.orders = new OrderBook({ protectionVariantIds });
+  readonly file: SandboxFile | undefined;
+
+  constructor(protectionVariantIds: (storeId: number) => string[], statePath?: string) {
+    this.file = statePath ? new SandboxFile(statePath) : undefined;
+    this.orders = new OrderBook({
+      protectionVariantIds,
+      ...(this.file ? { file: this.file } : {}),
+    });
   }
 
   /** Admitted requests per store (429s excluded). */
@@ -145,7 +157,10 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
   const clients = new Map<string, Client>([
     [clientId, { secret: clientSecret, stores, scopes: options.scopes ?? [...SCOPES] }],
   ]);
-  const state = new SandboxState((storeId) => options.protectionVariantIds?.[storeId] ?? []);
+  const state = new SandboxState(
+    (storeId) => options.protectionVariantIds?.[storeId] ?? [],
+    options.statePath,
+  );
   for (const storeId of stores) {
     state.products.seedPlatformProduct(storeId, `platform-product-${storeId}`);
     state.registrations.push(...seedRegistrations(storeId, options.seedRegistrations ?? 0));

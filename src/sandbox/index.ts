@@ -42,7 +42,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     close: () =>
       new Promise<void>((resolve) => {
         if ("closeAllConnections" in server) server.closeAllConnections();
-        server.close(() => resolve());
+        server.close(() => {
+          sandbox.state.file?.close();
+          resolve();
+        });
       }),
   };
 }

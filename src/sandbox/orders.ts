@@ -7,6 +7,7 @@ import {
   toCents,
 } from "../provider/schemas.ts";
 import { notFound, SandboxHttpError } from "./http-error.ts";
+import type { SandboxFile } from "./sandbox-file.ts";
 
 export interface StoredLineItem extends LineItemWrite {
   orderId: number;
@@ -40,6 +41,8 @@ function roundLine<T extends { tax: number; price: number }>(line: T): T {
 
 export interface OrderBookOptions {
   protectionVariantIds: (storeId: number) => string[];
+  /** Where the book keeps its orders across restarts (none: in memory only). */
+  file?: SandboxFile;
 }
 
 /** Orders, line items and fulfillments, with the rules of provider-api.md and our contract. */
@@ -51,7 +54,26 @@ export class OrderBook {
   #nextLineItemId = 20_001;
   #nextFulfillmentId = 30_001;
 
-  constructor(private readonly options: OrderBookOptions) {}
+  constructor(private readonly options: OrderBookOptions) {
+    const saved = options.file?.load();
+    if (!saved) return;
+    for (const order of saved.orders) {
+      this.#orders.set(order.orderId, order);
+      this.#bySource.set(`${order.storeId}:${order.sourceOrderId}`, order.orderId);
+    }
+    this.#nextOrderId = saved.counters.nextOrderId ?? this.#nextOrderId;
+    this.#nextLineItemId = saved.counters.nextLineItemId ?? this.#nextLineItemId;
+    this.#nextFulfillmentId = saved.counters.nextFulfillmentId ?? this.#nextFulfillmentId;
+  }
+
+  /** Writes the order and the ID counters through to the file, when there is one. */
+  #save(order: StoredOrder): void {
+    this.options.file?.saveOrder(order, {
+      nextOrderId: this.#nextOrderId,
+      nextLineItemId: this.#nextLineItemId,
+      nextFulfillmentId: this.#nextFulfillmentId,
+    });
+  }
 
   get all(): StoredOrder[] {
     return [...this.#orders.values()];
@@ -65,6 +87,31 @@ export class OrderBook {
   find(storeId: number, sourceOrderId: string): StoredOrder | undefined {
     const orderId = this.#bySource.get(`${storeId}:${sourceOrderId}`);
     return orderId === undefined ? undefined : this.#orders.get(orderId);
+  }
+
+  /**
+   * Test control: the provider loses one order (its GET and writes answer 404 from now on).
+   * Its ID is not handed out again.
+   */
+  forget(orderId: number): void {
+    const order = this.#orders.get(orderId);
+    if (!order) return;
+    this.#orders.delete(orderId);
+    this.#bySource.delete(`${order.storeId}:${order.sourceOrderId}`);
+    this.options.file?.deleteOrder(orderId);
+  }
+
+  /**
+   * Test control: the provider loses everything, counters included, so it hands out the same
+   * order IDs again (what a sandbox without persistence did on every restart).
+   */
+  loseEverything(): void {
+    this.#orders.clear();
+    this.#bySource.clear();
+    this.#nextOrderId = 10_001;
+    this.#nextLineItemId = 20_001;
+    this.#nextFulfillmentId = 30_001;
+    this.options.file?.clear();
   }
 
   get(orderId: number, storeIds: number[]): StoredOrder {
@@ -110,6 +157,7 @@ export class OrderBook {
     order.isShippingProtected = this.#protected(order, body.isShippingProtected);
     this.#orders.set(orderId, order);
     this.#bySource.set(`${order.storeId}:${order.sourceOrderId}`, orderId);
+    this.#save(order);
     return order;
   }
 
@@ -144,6 +192,7 @@ export class OrderBook {
       order,
       body.isShippingProtected ?? order.isShippingProtected,
     );
+    this.#save(order);
     return order;
   }
 
@@ -154,6 +203,7 @@ export class OrderBook {
     order.sourceCanceledOn = body.sourceCanceledOn ?? now();
     if (body.canceledReason !== undefined) order.canceledReason = body.canceledReason;
     order.updatedOn = now();
+    this.#save(order);
     return order;
   }
 
@@ -182,6 +232,7 @@ export class OrderBook {
     order.lineItems.push(line);
     order.isShippingProtected = this.#protected(order, order.isShippingProtected);
     order.updatedOn = at;
+    this.#save(order);
     return line;
   }
 
@@ -197,6 +248,7 @@ export class OrderBook {
     line.sourceCanceledOn = sourceCanceledOn ?? now();
     line.updatedOn = now();
     order.updatedOn = now();
+    this.#save(order);
     return line;
   }
 
@@ -215,6 +267,7 @@ export class OrderBook {
       for (const key of Object.keys(existing))
         delete (existing as unknown as Record<string, unknown>)[key];
       Object.assign(existing, body, { fulfillmentId, createdOn, updatedOn: at });
+      this.#save(order);
       return { fulfillment: existing, created: false };
     }
     const fulfillment: StoredFulfillment = {
@@ -224,6 +277,7 @@ export class OrderBook {
       updatedOn: at,
     };
     order.fulfillments.push(fulfillment);
+    this.#save(order);
     return { fulfillment, created: true };
   }
 

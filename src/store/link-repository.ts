@@ -1,8 +1,8 @@
-import { and, count, eq } from "drizzle-orm";
+import { and, count, desc, eq } from "drizzle-orm";
 import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
-import { orderFailures, orderLinks } from "./schema.ts";
+import { orderFailures, orderLinks, retiredOrderLinks } from "./schema.ts";
 
 export interface IntentRow {
   status: "pending" | "done";
@@ -18,6 +18,8 @@ interface Keyed {
 
 type OrderCreated = Keyed & {
   storeId: number;
+  /** The provider environment (API base URL): with storeId, the space the link points into. */
+  providerBaseUrl: string;
   orderId: number;
   orderHash: string;
   orderName: string;
@@ -58,6 +60,13 @@ function settled(check: SyncedCheck, links: () => OrderLinks | null): boolean {
   }
 }
 
+/** Where a link points: the provider environment (API base URL) and store. */
+export interface LinkSpace {
+  storeId: number;
+  /** Null for a link made before spaces were recorded. */
+  providerBaseUrl: string | null;
+}
+
 interface OrderRow {
   storeId: number;
   orderId: number;
@@ -79,6 +88,15 @@ export class LinkRepository {
   // row mapping was still a visible share after that (bench:worker profile).
   readonly #raw;
   readonly #tx;
+  readonly #retire: (row: {
+    shop: string;
+    sourceOrderId: string;
+    reason: string;
+    at: string;
+  }) => number;
+  readonly #retireOutside: (
+    row: LinkSpace & { shop: string; reason: string; at: string },
+  ) => number;
 
   constructor(private readonly db: Db) {
     // The hot writes as plain prepared statements (SQL that reads the same on Postgres).
@@ -112,10 +130,21 @@ export class LinkRepository {
         "SELECT result FROM order_failures WHERE shop = @shop AND source_order_id = @sourceOrderId",
       ),
       upsertOrderLink: db.$client.prepare(
-        `INSERT INTO order_links (shop, source_order_id, store_id, order_id, order_name, order_hash, created_at)
-         VALUES (@shop, @sourceOrderId, @storeId, @orderId, @orderName, @orderHash, @at)
+        `INSERT INTO order_links (shop, source_order_id, store_id, provider_base_url, order_id, order_name, order_hash, created_at)
+         VALUES (@shop, @sourceOrderId, @storeId, @providerBaseUrl, @orderId, @orderName, @orderHash, @at)
          ON CONFLICT (shop, source_order_id) DO UPDATE SET
-           order_id = excluded.order_id, order_hash = excluded.order_hash, store_id = excluded.store_id`,
+           order_id = excluded.order_id, order_hash = excluded.order_hash, store_id = excluded.store_id,
+           provider_base_url = excluded.provider_base_url`,
+      ),
+      sameProviderOrder: db.$client.prepare(
+        `SELECT shop, source_order_id AS sourceOrderId FROM order_links
+         WHERE store_id = @storeId AND order_id = @orderId
+           AND (provider_base_url IS NULL OR provider_base_url = @providerBaseUrl)
+           AND NOT (shop = @shop AND source_order_id = @sourceOrderId)`,
+      ),
+      selectSpace: db.$client.prepare(
+        `SELECT store_id AS storeId, provider_base_url AS providerBaseUrl
+         FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
       ),
       upsertLineItemLink: db.$client.prepare(
         `INSERT INTO line_item_links (shop, source_order_id, source_line_item_id, line_item_id, hash, created_at)
@@ -159,6 +188,45 @@ export class LinkRepository {
       ),
     };
     const raw = this.#raw;
+    // Retiring: the order-level link to the record, every link and intent of the order removed.
+    const childTables = ["line_item_links", "fulfillment_links", "intents", "order_links"];
+    const retireOne = childTables.map((table) =>
+      db.$client.prepare(
+        `DELETE FROM ${table} WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+      ),
+    );
+    const archive = db.$client.prepare(
+      `INSERT INTO retired_order_links (shop, source_order_id, provider_base_url, store_id, order_id, order_name, reason, retired_at)
+       SELECT shop, source_order_id, provider_base_url, store_id, order_id, order_name, @reason, @at
+       FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+    );
+    this.#retire = db.$client.transaction(
+      (row: { shop: string; sourceOrderId: string; reason: string; at: string }) => {
+        const archived = archive.run(row).changes;
+        for (const statement of retireOne) statement.run(row);
+        return archived;
+      },
+    ).immediate;
+    const outside = db.$client.prepare(
+      `SELECT source_order_id AS sourceOrderId FROM order_links
+       WHERE shop = @shop AND (store_id <> @storeId OR (@providerBaseUrl IS NOT NULL
+         AND (provider_base_url IS NULL OR provider_base_url <> @providerBaseUrl)))`,
+    );
+    this.#retireOutside = db.$client.transaction(
+      (row: LinkSpace & { shop: string; reason: string; at: string }) => {
+        const orders = outside.all(row) as { sourceOrderId: string }[];
+        let retired = 0;
+        for (const { sourceOrderId } of orders) {
+          retired += this.#retire({
+            shop: row.shop,
+            sourceOrderId,
+            reason: row.reason,
+            at: row.at,
+          });
+        }
+        return retired;
+      },
+    ).immediate;
     // Each effect and the completion of its intent commit together (better-sqlite3 transactions:
     // BEGIN IMMEDIATE, so concurrent worker processes wait on busy_timeout instead of failing).
     // Statements take the input as named parameters; keys they do not name are ignored.
@@ -180,6 +248,16 @@ export class LinkRepository {
     this.#tx = {
       orderCreated: recorded<OrderCreated>(
         (input, at) => {
+          // The provider handed out an ID that another link of the same store holds: it lost
+          // that order and reused its ID. That link now points at this order: retired first.
+          for (const other of raw.sameProviderOrder.all(input) as Keyed[]) {
+            this.#retire({
+              shop: other.shop,
+              sourceOrderId: other.sourceOrderId,
+              reason: `the provider gave order ${input.orderId} to Shopify order ${input.sourceOrderId}`,
+              at,
+            });
+          }
           raw.upsertOrderLink.run({ ...input, at });
           for (const line of input.lineItems) {
             raw.upsertLineItemLink.run({
@@ -236,6 +314,47 @@ export class LinkRepository {
       lineItems: this.#raw.selectLines.all(key) as OrderLinks["lineItems"],
       fulfillments: this.#raw.selectFulfillments.all(key) as OrderLinks["fulfillments"],
     };
+  }
+
+  /** The provider store and environment an order's link points into, or null when unlinked. */
+  spaceOf(shop: string, sourceOrderId: string): LinkSpace | null {
+    return (this.#raw.selectSpace.get({ shop, sourceOrderId }) as LinkSpace | undefined) ?? null;
+  }
+
+  /**
+   * Retires an order's links: the order-level link is kept in retired_order_links for the record,
+   * and every link and intent of the order is removed, so the next sync creates the order afresh
+   * where the shop now sends its orders. Returns whether there was a link.
+   */
+  retireOrder(shop: string, sourceOrderId: string, reason: string): boolean {
+    return this.#retire({ shop, sourceOrderId, reason, at: now() }) > 0;
+  }
+
+  /**
+   * Retires every link of a shop that points outside `space` (a store or environment switch):
+   * the shop's orders are sent again to the new store, and nothing is written to the old one.
+   * Links made before spaces were recorded count as the old space here; a space without a base
+   * URL matches any environment (a store switch alone). Returns how many.
+   */
+  retireOutside(shop: string, space: LinkSpace, reason: string): number {
+    return this.#retireOutside({ shop, ...space, reason, at: now() });
+  }
+
+  /** The links the shop retired, newest first. */
+  retired(
+    shop: string,
+  ): { sourceOrderId: string; storeId: number; orderId: number; reason: string }[] {
+    return this.db
+      .select({
+        sourceOrderId: retiredOrderLinks.sourceOrderId,
+        storeId: retiredOrderLinks.storeId,
+        orderId: retiredOrderLinks.orderId,
+        reason: retiredOrderLinks.reason,
+      })
+      .from(retiredOrderLinks)
+      .where(eq(retiredOrderLinks.shop, shop))
+      .orderBy(desc(retiredOrderLinks.id))
+      .all();
   }
 
   /** The link of an order by its name ("#1001" or "1001"). */

@@ -41,6 +41,11 @@ export const orderLinks = sqliteTable(
     shop: text("shop").notNull(),
     sourceOrderId: text("source_order_id").notNull(),
     storeId: integer("store_id").notNull(),
+    /**
+     * The provider environment the order lives in (its API base URL): with store_id, the link
+     * space. Null for links made before spaces were recorded, which count as the shop's current.
+     */
+    providerBaseUrl: text("provider_base_url"),
     orderId: integer("order_id").notNull(),
     orderName: text("order_name"),
     orderHash: text("order_hash").notNull(),
@@ -54,7 +59,30 @@ export const orderLinks = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.shop, t.sourceOrderId] }),
     index("order_links_name").on(t.shop, t.orderName),
+    // A create's check that the provider did not hand out an ID another link holds.
+    index("order_links_provider_order").on(t.storeId, t.orderId),
   ],
+);
+
+/**
+ * Links retired from use: the shop switched provider store or environment, or the provider no
+ * longer had the order. Kept for the record (which provider order an order was once sent to);
+ * never read to write.
+ */
+export const retiredOrderLinks = sqliteTable(
+  "retired_order_links",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    providerBaseUrl: text("provider_base_url"),
+    storeId: integer("store_id").notNull(),
+    orderId: integer("order_id").notNull(),
+    orderName: text("order_name"),
+    reason: text("reason").notNull(),
+    retiredAt: text("retired_at").notNull(),
+  },
+  (t) => [index("retired_order_links_order").on(t.shop, t.sourceOrderId)],
 );
 
 /** Orders whose sync failed before the provider had them: no order_links row exists yet. */

@@ -34,6 +34,11 @@ const SAVED: Record<string, { section: string; message: string }> = {
     message: "Credentials verified with the provider and saved. Choose your store below.",
   },
   store: { section: "store", message: "Store saved." },
+  storeSwitched: {
+    section: "store",
+    message:
+      "Store saved. Orders already sent to the previous store stay there untouched; from now on each order is sent to this store the next time it changes. To send past orders to this store now, use “Send past orders” below.",
+  },
   protection: { section: "protection", message: "Protection variants saved." },
   locations: { section: "locations", message: "Locations saved." },
   backfill: { section: "backfill", message: "Sending past orders has started." },
@@ -224,7 +229,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
       return refuse(c, "store", "Choose a store from the list.");
     const result = await service.chooseStore(c.get("shop"), storeId);
     if (!result.ok) return refuse(c, "store", result.message ?? "Choose a store from the list.");
-    return saved(c, "store");
+    return saved(c, result.retired ? "storeSwitched" : "store");
   });
 
   app.post("/protection", async (c) => {

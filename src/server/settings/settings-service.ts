@@ -160,12 +160,17 @@ export class SettingsService {
       "EX",
       STORES_TTL_SECONDS,
     );
+    // The same store in another environment is another store: its links are retired too.
+    if (keepStore) this.#retireOtherSpaces(shop.shop);
     this.#activateIfReady(shop.shop);
     return { ok: true, stores: result.stores };
   }
 
   /** Picks the store among those the verified token covers. */
-  async chooseStore(shop: ShopRecord, storeId: number): Promise<{ ok: boolean; message?: string }> {
+  async chooseStore(
+    shop: ShopRecord,
+    storeId: number,
+  ): Promise<{ ok: boolean; message?: string; retired?: number }> {
     const stores = await this.verifiedStores(shop.shop);
     const store = stores?.find((s) => s.storeId === storeId);
     if (!store || store.problem) {
@@ -176,8 +181,28 @@ export class SettingsService {
       };
     }
     this.#ctx.shops.updateSettings(shop.shop, { storeId, storeCurrency: store.currencyCode });
+    const retired = this.#retireOtherSpaces(shop.shop);
     this.#activateIfReady(shop.shop);
-    return { ok: true };
+    return { ok: true, retired };
+  }
+
+  /**
+   * After a store or environment switch: the links into the previous store are retired (kept
+   * for the record, never written through), so every order goes to the new store the next time
+   * it syncs, and nothing more is written to the old one. Returns how many were retired.
+   */
+  #retireOtherSpaces(shop: string): number {
+    const record = this.#ctx.shops.getShop(shop);
+    if (!record || record.storeId === null || !record.providerClientId) return 0;
+    const space = {
+      storeId: record.storeId,
+      providerBaseUrl: this.#ctx.providerFor(record).baseUrl,
+    };
+    return this.#ctx.links.retireOutside(
+      shop,
+      space,
+      `the shop switched to store ${space.storeId} at ${space.providerBaseUrl}`,
+    );
   }
 
   /** A shop paused only because its settings were missing starts syncing once they are there. */

@@ -1,0 +1,203 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
+import {
+  BROWSER_UA,
+  type InstallHarness,
+  startInstallHarness,
+} from "../helpers/install-harness.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
+
+/**
+ * A link must never point into the wrong provider store: a store switch starts a fresh link
+ * space, a 404 on a linked order looks it up and creates it again, and an order write answered
+ * for another Shopify order stops the job before anything more is written.
+ */
+const order = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder => ({
+  id,
+  number: id % 10_000,
+  email: `buyer${id}@example.com`,
+  createdAt: "2026-11-01T10:00:00Z",
+  updatedAt: "2026-11-01T10:00:00Z",
+  cancelledAt: null,
+  note: null,
+  shippingCents: 500,
+  taxBps: 800,
+  lines: [
+    {
+      id: id + 1,
+      variantId: 501,
+      sku: "TS-1",
+      title: "T-shirt",
+      price: 1000,
+      quantity: 1,
+      currentQuantity: 1,
+    },
+  ],
+  fulfillments: [],
+  locationId: 4001,
+  ...overrides,
+});
+const later = (model: ModelOrder, note: string): ModelOrder => ({
+  ...model,
+  note,
+  updatedAt: new Date(Date.parse(model.updatedAt) + 60_000).toISOString(),
+});
+
+let pipeline: Pipeline | undefined;
+let harness: InstallHarness | undefined;
+afterEach(async () => {
+  await pipeline?.close();
+  await harness?.close();
+  pipeline = undefined;
+  harness = undefined;
+});
+
+describe("links bound to their provider store", () => {
+  it("after a store switch in the settings, the next update creates the order in the new store and writes nothing to the old", async () => {
+    const PROVIDER = {
+      clientId: "switch-client",
+      clientSecret: "switch-secret-1",
+      stores: [1001, 1002],
+    };
+    const SHOP = "switch-shop.myshopify.com";
+    harness = await startInstallHarness({ workers: true, provider: PROVIDER });
+    const h = harness;
+    const { jar } = await h.install(SHOP);
+    const form = (path: string, body: Record<string, string>) =>
+      fetch(new URL(path, h.appUrl), {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin: h.appUrl,
+          cookie: jar.header(),
+          "user-agent": BROWSER_UA,
+        },
+        body: new URLSearchParams(body),
+      });
+    await form("/settings/provider", {
+      clientId: PROVIDER.clientId,
+      clientSecret: PROVIDER.clientSecret,
+      environment: "production",
+    });
+    expect((await form("/settings/store", { storeId: "1001" })).headers.get("location")).toContain(
+      "saved=store",
+    );
+    const model = order(8_800_001);
+    await h.standIn.upsertOrder(SHOP, orderPayload(model) as RestOrder);
+    await expect
+      .poll(() => h.provider.state.orders.find(1001, String(model.id)), { timeout: 15_000 })
+      .toBeDefined();
+    const oldOrder = structuredClone(h.provider.state.orders.find(1001, String(model.id)));
+    const callsToOld = h.provider.state.admittedFor(1001).length;
+
+    const switched = await form("/settings/store", { storeId: "1002" });
+    expect(switched.status).toBe(303);
+    expect(switched.headers.get("location")).toContain("saved=storeSwitched");
+    const page = await (await h.get(switched.headers.get("location") ?? "/settings", jar)).text();
+    expect(page).toContain("Orders already sent to the previous store stay there untouched");
+    expect(h.ctx.links.retired(SHOP)).toMatchObject([
+      { sourceOrderId: String(model.id), storeId: 1001 },
+    ]);
+
+    await h.standIn.upsertOrder(SHOP, orderPayload(later(model, "gift wrap")) as RestOrder);
+    await expect
+      .poll(() => h.provider.state.orders.find(1002, String(model.id))?.notes, { timeout: 15_000 })
+      .toBe("gift wrap");
+    // Nothing more reached the old store: not a call, not a change.
+    expect(h.provider.state.admittedFor(1001).length).toBe(callsToOld);
+    expect(h.provider.state.orders.find(1001, String(model.id))).toEqual(oldOrder);
+  });
+
+  it("looks a linked order up and creates it again when the provider answers 404, instead of dead-lettering it", async () => {
+    pipeline = await startPipeline();
+    const model = order(8_800_101);
+    await pipeline.send("orders/create", orderPayload(model));
+    await pipeline.drain();
+    const first = pipeline.sandbox.state.orders.find(1001, String(model.id));
+    expect(first).toBeDefined();
+    pipeline.sandbox.state.orders.forget(first?.orderId ?? 0);
+
+    await pipeline.send("orders/updated", orderPayload(later(model, "left at the door")));
+    await pipeline.drain();
+    const again = pipeline.sandbox.state.orders.find(1001, String(model.id));
+    expect(again?.notes).toBe("left at the door");
+    expect(again?.orderId).not.toBe(first?.orderId);
+    expect(pipeline.ctx.links.loadLinks(TEST_SHOP, String(model.id))?.orderId).toBe(again?.orderId);
+    expect(await pipeline.ctx.queues.deadLetter.count()).toBe(0);
+  });
+
+  it("retires a link the moment the provider hands its order ID to another order", async () => {
+    pipeline = await startPipeline();
+    const a = order(8_800_201);
+    await pipeline.send("orders/create", orderPayload(a));
+    await pipeline.drain();
+    const aId = pipeline.sandbox.state.orders.find(1001, String(a.id))?.orderId;
+    // The provider loses everything and hands the same IDs out again: B gets A's old ID.
+    pipeline.sandbox.state.orders.loseEverything();
+    const b = order(8_800_301);
+    await pipeline.send("orders/create", orderPayload(b));
+    await pipeline.drain();
+    const bOrder = structuredClone(pipeline.sandbox.state.orders.find(1001, String(b.id)));
+    expect(bOrder?.orderId).toBe(aId);
+    expect(pipeline.ctx.links.loadLinks(TEST_SHOP, String(a.id))).toBeNull();
+
+    // A's next change creates A again; B's order never receives A's data.
+    await pipeline.send("orders/updated", orderPayload(later(a, "for A only")));
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.find(1001, String(a.id))?.notes).toBe("for A only");
+    expect(pipeline.sandbox.state.orders.find(1001, String(b.id))).toEqual(bOrder);
+    expect(await pipeline.ctx.queues.deadLetter.count()).toBe(0);
+  });
+
+  it("dead-letters at the first answer that names another Shopify order, and writes nothing more", async () => {
+    pipeline = await startPipeline();
+    const a = order(8_800_401);
+    await pipeline.send("orders/create", orderPayload(a));
+    await pipeline.drain();
+    const aOrder = pipeline.sandbox.state.orders.find(1001, String(a.id));
+    // Outside the connector's view, the provider loses A and gives its ID to another order.
+    pipeline.sandbox.state.orders.loseEverything();
+    const {
+      orderId: _drop,
+      fulfillments: _f,
+      createdOn: _c,
+      updatedOn: _u,
+      canceled: _x,
+      ...body
+    } = aOrder as NonNullable<typeof aOrder>;
+    const other = pipeline.sandbox.state.orders.create({
+      ...body,
+      sourceOrderId: "someone-else",
+      lineItems: body.lineItems.map(
+        ({ orderId: _o, lineItemId: _l, createdOn: _lc, updatedOn: _lu, ...line }) => line,
+      ),
+    });
+    expect(other.orderId).toBe(aOrder?.orderId);
+    const linesBefore = structuredClone(other.lineItems);
+
+    // A changes its note and gains a line: an update, then a line-item add.
+    const changed = later(a, "must stop here");
+    changed.lines.push({
+      id: 99,
+      variantId: 502,
+      sku: "CAP",
+      title: "Cap",
+      price: 500,
+      quantity: 1,
+      currentQuantity: 1,
+    });
+    await pipeline.send("orders/updated", orderPayload(changed));
+    await pipeline.drain();
+    const [dead] = await pipeline.ctx.queues.deadLetter.getJobs();
+    expect(dead?.data).toMatchObject({ orderId: String(a.id), category: "link-mismatch" });
+    expect(dead?.data.reason).toBe(
+      `link points at another order: provider order ${other.orderId} belongs to Shopify order someone-else, not ${a.id}`,
+    );
+    // The add never happened: the other order's lines are as they were.
+    expect(pipeline.sandbox.state.orders.find(1001, "someone-else")?.lineItems).toEqual(
+      linesBefore,
+    );
+  });
+});
