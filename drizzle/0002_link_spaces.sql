@@ -12,4 +12,4 @@ CREATE TABLE `retired_order_links` (
 --> statement-breakpoint
 CREATE INDEX `retired_order_links_order` ON `retired_order_links` (`shop`,`source_order_id`);--> statement-breakpoint
 ALTER TABLE `order_links` ADD `provider_base_url` text;--> statement-breakpoint
-CREATE INDEX `order_links_provider_order` ON `order_links` (`store_id`,`order_id`);
+CREATE INDEX `order_links_provider_order` ON `order_links` (`order_id`);

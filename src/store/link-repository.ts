@@ -138,7 +138,7 @@ export class LinkRepository {
       ),
       sameProviderOrder: db.$client.prepare(
         `SELECT shop, source_order_id AS sourceOrderId FROM order_links
-         WHERE store_id = @storeId AND order_id = @orderId
+         WHERE order_id = @orderId
            AND (provider_base_url IS NULL OR provider_base_url = @providerBaseUrl)
            AND NOT (shop = @shop AND source_order_id = @sourceOrderId)`,
       ),
@@ -248,8 +248,9 @@ export class LinkRepository {
     this.#tx = {
       orderCreated: recorded<OrderCreated>(
         (input, at) => {
-          // The provider handed out an ID that another link of the same store holds: it lost
-          // that order and reused its ID. That link now points at this order: retired first.
+          // The provider handed out an ID that another link into the same environment holds
+          // (order IDs are the service's, across its stores): it lost that order and reused
+          // its ID. That link now points at this order: retired first.
           for (const other of raw.sameProviderOrder.all(input) as Keyed[]) {
             this.#retire({
               shop: other.shop,

@@ -60,7 +60,7 @@ export const orderLinks = sqliteTable(
     primaryKey({ columns: [t.shop, t.sourceOrderId] }),
     index("order_links_name").on(t.shop, t.orderName),
     // A create's check that the provider did not hand out an ID another link holds.
-    index("order_links_provider_order").on(t.storeId, t.orderId),
+    index("order_links_provider_order").on(t.orderId),
   ],
 );
 
