@@ -1,7 +1,6 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { serve } from "@hono/node-server";
 import type { Worker } from "bullmq";
 import { startBackfillWorker } from "../workers/backfill-worker.ts";
 import { startSweepWorker } from "../workers/sweep-worker.ts";
@@ -10,9 +9,12 @@ import { ConfigError, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig, sandboxStatePath } from "./config/runtime-config.ts";
 import { createContext, type ProviderDefaults, redisUrlFile } from "./context.ts";
 import { loadDevTool } from "./lib/dev-tools.ts";
+import { acquireInstanceLock } from "./lib/instance-lock.ts";
+import { listen } from "./lib/listen.ts";
 import { createLogger } from "./lib/logger.ts";
 import { ensurePrivateDir } from "./lib/private-files.ts";
 import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts";
+import { waitForRedis } from "./lib/redis-wait.ts";
 import { createSecretBox, type SecretBox, sealedFor } from "./lib/secret-box.ts";
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
 import { sealedSecretsProblem } from "./ops/index.ts";
@@ -35,6 +37,22 @@ const SANDBOX_CLIENT = { clientId: "sandbox-client", clientSecret: "sandbox-secr
  * when REDIS_URL is unset, the provider sandbox when PROVIDER_BASE_URL is unset, SQLite under
  * ./data). `--role web` or `--role worker` runs one half, as docker-compose does.
  */
+/**
+ * What was started and must be stopped if start-up fails later (a private redis-server, the
+ * sandbox, the instance lock): a failed start never leaves a child process behind.
+ */
+const startedSoFar: (() => Promise<void> | void)[] = [];
+
+async function stopStarted(): Promise<void> {
+  for (const stop of startedSoFar.splice(0).reverse()) {
+    try {
+      await stop();
+    } catch {
+      // Stopping is best effort; the start-up error is what the operator reads.
+    }
+  }
+}
+
 async function main() {
   const { values } = parseArgs({ options: { role: { type: "string", default: "all" } } });
   const role = values.role;
@@ -105,16 +123,32 @@ async function main() {
         })
       : undefined;
 
+  // This process owns the data directory's private Redis and sandbox file: one at a time.
+  if (!env.REDIS_URL || !env.PROVIDER_BASE_URL) {
+    const dataDir = dirname(resolve(env.DATABASE_PATH));
+    ensurePrivateDir(dataDir);
+    startedSoFar.push(acquireInstanceLock(resolve(dataDir, "connector.pid"), dataDir));
+  }
+
   let redisServer: RedisServerHandle | undefined;
   let redisUrl = env.REDIS_URL;
-  if (!redisUrl) {
+  if (redisUrl) {
+    // The web role gives up after REDIS_WAIT_MS (its orchestrator restarts it); a worker waits.
+    await waitForRedis(redisUrl, {
+      logger,
+      ...(role === "worker" ? {} : { giveUpAfterMs: env.REDIS_WAIT_MS }),
+    });
+  } else {
     // Next to the database, with AOF on, so queued work survives a restart of `npm start`.
     const dir = resolve(dirname(env.DATABASE_PATH), "redis");
     ensurePrivateDir(dir);
     redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
+    const started = redisServer;
+    startedSoFar.push(() => started.stop());
     redisUrl = redisServer.url;
     // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
     writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl, { mode: 0o600 });
+    startedSoFar.push(() => rmSync(redisUrlFile(env.DATABASE_PATH), { force: true }));
     logger.info(
       { url: redisUrl },
       "started a private redis-server (set REDIS_URL to use your own)",
@@ -139,8 +173,9 @@ async function main() {
       "the built-in provider sandbox",
       () => import("./sandbox/index.ts"),
     );
+    const sandboxPort = env.PORT === 0 ? 0 : env.PORT + 1;
     sandbox = await startSandbox({
-      port: env.PORT === 0 ? 0 : env.PORT + 1,
+      port: sandboxPort,
       stores: [1001, 1002],
       rateLimit: env.PROVIDER_RATE_LIMIT,
       windowMs: env.PROVIDER_RATE_WINDOW_MS,
@@ -148,7 +183,14 @@ async function main() {
       ...SANDBOX_CLIENT,
       // Beside the database: a restart continues with the same orders and IDs.
       statePath: sandboxStatePath(env.DATABASE_PATH),
+    }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EADDRINUSE") throw error;
+      throw new ConfigError(
+        `the built-in provider sandbox's port ${sandboxPort} (PORT + 1) is in use by another program: stop it, or set PORT to another port`,
+      );
     });
+    const startedSandbox = sandbox;
+    startedSoFar.push(() => startedSandbox.close());
     providerDefaults = {
       baseUrl: sandbox.url,
       authUrl: sandbox.authUrl,
@@ -200,14 +242,16 @@ async function main() {
   }
 
   const closers: (() => Promise<void>)[] = [];
+  let listening: string | undefined;
   if (role !== "worker") {
     const web = createWebApp(ctx);
-    const server = serve({ fetch: web.app.fetch, hostname: config.host, port: env.PORT }, (info) =>
-      logger.info(
-        { url: config.appUrl, port: info.port, pid: process.pid },
-        "web process listening",
-      ),
-    );
+    const { server, port } = await listen(web.app.fetch, {
+      port: env.PORT,
+      host: config.host,
+      what: "PORT",
+    });
+    listening = `http://${config.host}:${port}`;
+    logger.info({ url: config.appUrl, port, pid: process.pid }, "web process listening");
     // Shopify deletes a subscription after repeated failed deliveries (an outage of ours):
     // re-create what is missing and resync the gap, without delaying the start. One web
     // process of a cluster does it.
@@ -256,15 +300,24 @@ async function main() {
     logger.info({ signal }, "shutting down");
     for (const close of closers) await close();
     await ctx.close();
-    await sandbox?.close();
-    if (redisServer) {
-      rmSync(redisUrlFile(env.DATABASE_PATH), { force: true });
-      await redisServer.stop();
-    }
+    // The sandbox, the private redis-server and the instance lock, last started first stopped.
+    await stopStarted();
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
+
+  // One line for whoever started it: where it is, and what to try next.
+  const roles = role === "all" ? "web and workers" : role === "web" ? "web" : "workers";
+  const next = sandbox
+    ? `try: npx connector webhook send --topic orders/create --shop ${DEMO_SHOP} --file examples/orders-create.json`
+    : listening
+      ? `health: ${listening}/readyz; status: npx connector status`
+      : "status: npx connector status";
+  logger.info(
+    { ...(listening ? { url: listening } : {}), role },
+    `connector ready (${roles}${listening ? ` on ${listening}` : ""}); ${next}`,
+  );
 }
 
 function checkStoredSecrets(databasePath: string, secrets: SecretBox): void {
@@ -277,11 +330,18 @@ function checkStoredSecrets(databasePath: string, secrets: SecretBox): void {
   }
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
+  await stopStarted();
   if (error instanceof ConfigError) {
     console.error(error.message);
     process.exit(2);
   }
-  console.error(error);
+  // One line; the stack only when asked for.
+  if (process.env.LOG_LEVEL === "debug" || process.env.LOG_LEVEL === "trace") console.error(error);
+  else {
+    console.error(
+      `the connector could not start: ${(error as Error)?.message ?? String(error)} (LOG_LEVEL=debug shows the stack)`,
+    );
+  }
   process.exit(1);
 });

@@ -1,7 +1,8 @@
 import { Command } from "commander";
-import { ConfigError, parseEnv } from "../config/env.ts";
+import { parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
+import { explainCliError } from "./errors.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerSecretsCommand } from "./secrets-command.ts";
 import { registerShopifyStandInCommand } from "./shopify-standin-command.ts";
@@ -10,27 +11,29 @@ import { registerStatusCommand } from "./status-command.ts";
 import { registerSyncCommands } from "./sync-commands.ts";
 import { registerWebhookCommand } from "./webhook-command.ts";
 
-const program = new Command("connector").description(
-  "Shopify → shipping-protection order sync connector",
-);
-const config = resolveRuntimeConfig(parseEnv());
-registerSandboxCommand(program, config);
-registerShopifyStandInCommand(program);
-registerShopsCommand(program, config);
-registerOrdersCommand(program, config);
-registerDlqCommand(program, config);
-registerStatusCommand(program, config);
-registerSyncCommands(program, config);
-registerSecretsCommand(program, config);
-registerWebhookCommand(program, {
-  url: `${config.appUrl}/webhooks/shopify`,
-  secret: config.shopifyApiSecret,
-});
-
+const debug = process.env.LOG_LEVEL === "debug" || process.env.LOG_LEVEL === "trace";
 try {
+  const program = new Command("connector").description(
+    "Shopify → shipping-protection order sync connector",
+  );
+  const config = resolveRuntimeConfig(parseEnv());
+  registerSandboxCommand(program, config);
+  registerShopifyStandInCommand(program);
+  registerShopsCommand(program, config);
+  registerOrdersCommand(program, config);
+  registerDlqCommand(program, config);
+  registerStatusCommand(program, config);
+  registerSyncCommands(program, config);
+  registerSecretsCommand(program, config);
+  registerWebhookCommand(program, {
+    url: `${config.appUrl}/webhooks/shopify`,
+    secret: config.shopifyApiSecret,
+  });
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(error.message);
-  process.exitCode = 2;
+  // One line naming the cause and the fix; the stack only when asked for.
+  if (debug) console.error(error);
+  const { line, code } = explainCliError(error);
+  console.error(line);
+  process.exitCode = code;
 }

@@ -20,6 +20,11 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).optional(),
   APP_URL: z.url().optional(),
   REDIS_URL: optionalUrl,
+  /**
+   * How long the web role waits for an unreachable REDIS_URL at start-up before it exits (its
+   * orchestrator restarts it); a worker waits as long as it takes.
+   */
+  REDIS_WAIT_MS: z.coerce.number().int().min(0).default(60_000),
   /** Key prefix of every Redis key (queues, snapshots, limiter), so deployments can share a Redis. */
   REDIS_PREFIX: z
     .string()

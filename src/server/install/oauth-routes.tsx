@@ -87,7 +87,22 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       rawRequest: c.req.raw,
     });
     const location = response.headers.get("location");
-    if (!location) return response; // a bot check answered 410: nothing to remember
+    if (!location) {
+      // Shopify's library answers 410 to a client it takes for a bot (by its User-Agent).
+      logger.warn(
+        {
+          shop,
+          status: response.status,
+          userAgent: c.req.header("user-agent")?.slice(0, 120) ?? null,
+        },
+        "install refused: the client looks like a bot to Shopify's library",
+      );
+      return refuse(
+        410,
+        "Install from a browser",
+        "This install link was opened by a program that looks like a bot (a link preview, a crawler or a script), so the install did not start. Open it in a web browser, or start the install from your Shopify admin.",
+      );
+    }
     const authorize = new URL(location);
     const state = authorize.searchParams.get("state");
     if (state) await states.remember(state, shop);

@@ -1,0 +1,35 @@
+import { HttpRequestError } from "@shopify/shopify-api";
+import { ConfigError } from "../config/env.ts";
+import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
+
+/**
+ * What the CLI prints for a failure: one line naming the cause and the fix, and the exit code
+ * (2 for configuration, 1 otherwise). The stack only with LOG_LEVEL=debug.
+ */
+export function explainCliError(error: unknown): { line: string; code: number } {
+  if (error instanceof ConfigError) return { line: error.message, code: 2 };
+  if (error instanceof ShopNotConnectedError) {
+    return { line: `connector: ${error.message}`, code: 1 };
+  }
+  if (error instanceof HttpRequestError) {
+    return {
+      line: `connector: Shopify could not be reached (${error.message}); in local development set SHOPIFY_ADMIN_URL to the stand-in Shopify (npx connector shopify-standin), in production check the network`,
+      code: 1,
+    };
+  }
+  const fsError = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (fsError?.code === "ENOENT" && fsError.path) {
+    return { line: `connector: no such file: ${fsError.path}`, code: 1 };
+  }
+  if (fsError?.code === "EACCES" && fsError.path) {
+    return { line: `connector: permission denied: ${fsError.path}`, code: 1 };
+  }
+  if (fsError?.code === "ECONNREFUSED") {
+    return {
+      line: `connector: nothing answers at ${fsError.address ?? "the address"}:${fsError.port ?? "?"} (is the connector running? check REDIS_URL and APP_URL)`,
+      code: 1,
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { line: `connector: ${message} (LOG_LEVEL=debug shows the stack)`, code: 1 };
+}

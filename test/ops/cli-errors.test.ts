@@ -1,0 +1,123 @@
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { captureLogs } from "../helpers/captured-logs.ts";
+import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+
+/**
+ * CLI failures as an operator meets them: one line with the cause and the fix, never a stack
+ * (unless LOG_LEVEL=debug). And the install link opened by a bot: a page that says why, and a log
+ * line.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const NO_TOKEN_SHOP = "no-token.myshopify.com";
+let p: Pipeline;
+beforeAll(async () => {
+  p = await startPipeline();
+  p.ctx.shops.upsertShop(NO_TOKEN_SHOP, { storeId: 1001 });
+});
+afterAll(() => p.close());
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "src/cli/index.ts", ...args],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "",
+          REDIS_URL: inject("redisUrl"),
+          REDIS_PREFIX: p.ctx.prefix,
+          DATABASE_PATH: p.ctx.config.env.DATABASE_PATH,
+          LOG_LEVEL: "warn",
+          ...env,
+        },
+      },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |\.ts:\d+:\d+/);
+
+describe("CLI errors an operator can act on", () => {
+  it("resync of a shop without a Shopify token says to install the app", async () => {
+    const run = await cli(["resync", "--shop", NO_TOKEN_SHOP, "--order", "#1001"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      `connector: shop ${NO_TOKEN_SHOP} has no Shopify access token; install the app on it first`,
+    );
+  });
+
+  it("resync without SHOPIFY_ADMIN_URL in local development says to point it at the stand-in", async () => {
+    // The pipeline's shop has a token; with no stand-in configured the CLI calls shop.myshopify.com.
+    const run = await cli(["resync", "--shop", TEST_SHOP, "--order", "#1001"], {
+      SHOPIFY_ADMIN_URL: "",
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toMatch(
+      /^connector: Shopify could not be reached \(.+\); in local development set SHOPIFY_ADMIN_URL to the stand-in Shopify \(npx connector shopify-standin\), in production check the network$/,
+    );
+    noStack(run.stderr);
+  });
+
+  it("webhook send with a missing file names the file", async () => {
+    const run = await cli([
+      "webhook",
+      "send",
+      "--topic",
+      "orders/create",
+      "--shop",
+      TEST_SHOP,
+      "--file",
+      "missing.json",
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe("connector: no such file: missing.json");
+  });
+
+  it("a bad environment names the variable, exit 2, and LOG_LEVEL=debug adds the stack", async () => {
+    const run = await cli(["status"], { PORT: "eighty" });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(/^invalid environment:\n {2}PORT: /);
+    noStack(run.stderr);
+    const debug = await cli(["status"], { PORT: "eighty", LOG_LEVEL: "debug" });
+    expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+});
+
+describe("the install link opened by a bot", () => {
+  const logs = captureLogs("bot-install");
+  let h: InstallHarness;
+  beforeAll(async () => {
+    h = await startInstallHarness({ env: { LOG_LEVEL: "info" }, logDestination: logs.destination });
+  });
+  afterAll(async () => {
+    await h.close();
+    logs.remove();
+  });
+
+  it("answers a short page that says why, and logs it", async () => {
+    const res = await h.get("/shopify/install?shop=bot-shop.myshopify.com", undefined, {
+      "user-agent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+    });
+    expect(res.status).toBe(410);
+    const page = await res.text();
+    expect(page).toContain("Install from a browser");
+    expect(page).toContain("looks like a bot");
+    const line = logs
+      .read()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => String(l.msg).startsWith("install refused: the client looks like a bot"));
+    expect(line).toMatchObject({ level: "warn", shop: "bot-shop.myshopify.com", status: 410 });
+  });
+});
