@@ -4,6 +4,7 @@ import { createDeadLetters } from "../ops/index.ts";
 import type { BulkRetryReport, DeadLetterEntry, DeadLetterSummary } from "../queue/dead-letters.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 import { withContext } from "./cli-context.ts";
+import { formatTable } from "./table.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
@@ -34,7 +35,7 @@ function row(e: DeadLetterSummary) {
     status: e.status ?? "",
     attempts: e.attempts,
     lastFailedAt: e.lastFailedAt,
-    message: clip(e.reason, 60),
+    message: e.reason,
   };
 }
 
@@ -86,10 +87,8 @@ function printBulk(report: BulkRetryReport) {
   console.log(
     `matched ${report.matched}: retried ${report.retried}, skipped ${report.skipped}, failed ${report.failed}`,
   );
-  for (const o of report.outcomes) {
-    if (o.result === "skipped" || o.result === "failed")
-      console.log(`  ${o.result} ${o.id}: ${o.message}`);
-  }
+  // Every entry by name: what was retried as much as what was not.
+  for (const o of report.outcomes) console.log(`  ${o.result} ${o.id}: ${o.message}`);
 }
 
 /**
@@ -132,7 +131,7 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
           console.log("the dead-letter queue is empty for this filter");
           return;
         }
-        console.table(page.entries.map(row));
+        console.log(formatTable(page.entries.map(row)));
         console.log(
           `${page.entries.length} of ${page.total} shown (offset ${page.offset}); \`connector dlq show ID\` for the request and response`,
         );

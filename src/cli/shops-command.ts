@@ -1,9 +1,11 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
 import { LinkRepository, openDatabase, ShopRepository } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
+import { formatTable } from "./table.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
@@ -109,6 +111,93 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       },
     );
   shops
+    .command("update")
+    .description("change one or more settings of a registered shop (the secret stays as it is)")
+    .requiredOption("--shop <domain>", "the shop", shopDomain)
+    .option(
+      "--location <pair>",
+      "add or change SHOPIFY_LOCATION_ID=PROVIDER_LOCATION_ID (repeatable)",
+      locationPair,
+    )
+    .option(
+      "--remove-location <id>",
+      "remove a Shopify location from the map (repeatable)",
+      collect,
+    )
+    .option(
+      "--default-location <n>",
+      "provider location for unmapped Shopify locations",
+      positiveInt,
+    )
+    .option(
+      "--store-id <n>",
+      "provider store ID (a new store: orders are sent again to it)",
+      positiveInt,
+    )
+    .option(
+      "--protection-variant-id <id>",
+      "Shopify variant ID of the protection product; replaces the list (repeatable)",
+      collect,
+    )
+    .option("--currency <code>", "the provider store's currency")
+    .action(
+      (opts: {
+        shop: string;
+        location?: Record<string, number>;
+        removeLocation?: string[];
+        defaultLocation?: number;
+        storeId?: number;
+        protectionVariantId?: string[];
+        currency?: string;
+      }) => {
+        const db = openDatabase(config.env.DATABASE_PATH);
+        try {
+          const repository = new ShopRepository(db);
+          const shop = repository.getShop(opts.shop);
+          if (!shop) {
+            throw new ConfigError(`no shop ${opts.shop}: register it with \`connector shops add\``);
+          }
+          const unknown = (opts.removeLocation ?? []).filter((id) => !(id in shop.locationMap));
+          if (unknown.length > 0) {
+            throw new ConfigError(
+              `--remove-location: ${unknown.join(", ")} ${unknown.length > 1 ? "are" : "is"} not in the location map (${Object.keys(shop.locationMap).join(", ") || "empty"})`,
+            );
+          }
+          const locationMap = { ...shop.locationMap, ...(opts.location ?? {}) };
+          for (const id of opts.removeLocation ?? []) delete locationMap[id];
+          const changes = {
+            ...(opts.location || opts.removeLocation ? { locationMap } : {}),
+            ...(opts.defaultLocation !== undefined
+              ? { defaultLocationId: opts.defaultLocation }
+              : {}),
+            ...(opts.storeId !== undefined ? { storeId: opts.storeId } : {}),
+            ...(opts.protectionVariantId ? { protectionVariantIds: opts.protectionVariantId } : {}),
+            ...(opts.currency ? { storeCurrency: opts.currency.toUpperCase() } : {}),
+          };
+          if (Object.keys(changes).length === 0) {
+            throw new ConfigError("nothing to change: give at least one option (see --help)");
+          }
+          repository.updateSettings(opts.shop, changes);
+          const retired =
+            opts.storeId !== undefined && opts.storeId !== shop.storeId
+              ? new LinkRepository(db).retireOutside(
+                  opts.shop,
+                  { storeId: opts.storeId, providerBaseUrl: null },
+                  `the shop switched to store ${opts.storeId}`,
+                )
+              : 0;
+          console.log(`shop ${opts.shop} updated: ${Object.keys(changes).join(", ")}`);
+          if (retired > 0) {
+            console.log(
+              `${retired} orders were linked to store ${shop.storeId}: they will be sent to store ${opts.storeId} the next time they change (\`connector backfill --shop ${opts.shop}\` sends them now)`,
+            );
+          }
+        } finally {
+          db.$client.close();
+        }
+      },
+    );
+  shops
     .command("list")
     .description("list shops and how their orders stand")
     .option("--json", "print JSON")
@@ -125,7 +214,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       db.$client.close();
       if (opts.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log("no shops yet: add one with `connector shops add`");
-      else console.table(rows);
+      else console.log(formatTable(rows));
     });
 }
 

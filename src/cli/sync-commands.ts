@@ -132,18 +132,41 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
     });
 }
 
+/** The progress bar's interface as lines: "backfill 3: 120/400 orders (running)" per change. */
+function plainProgress(id: number) {
+  let total = 0;
+  let last = "";
+  const print = (done: number, status: string) => {
+    const line = `backfill ${id}: ${done}/${total} orders (${status})`;
+    if (line !== last) console.log(line);
+    last = line;
+  };
+  return {
+    start: (t: number, done: number, payload: { status: string }) => {
+      total = t;
+      print(done, payload.status);
+    },
+    setTotal: (t: number) => {
+      total = t;
+    },
+    update: (done: number, payload: { status: string }) => print(done, payload.status),
+    stop: () => {},
+  };
+}
+
 /** Draws the progress bar until the backfill ends; Ctrl-C stops watching, not the backfill. */
 async function follow(repo: BackfillRepository, id: number, scopes: string | null) {
-  const bar = new SingleBar(
-    {
-      format: "{bar} {percentage}% | {value}/{total} orders | ETA {eta_formatted} | {status}",
-      etaBuffer: 50,
-      // Not a terminal (a log, CI): a plain line every 2 s instead of a redrawn bar.
-      noTTYOutput: true,
-      notTTYSchedule: 2_000,
-    },
-    Presets.shades_classic,
-  );
+  // A terminal gets a redrawn bar; anything else (a log, CI) one plain line per step of
+  // progress, only when it changed.
+  const bar = process.stdout.isTTY
+    ? new SingleBar(
+        {
+          format: "{bar} {percentage}% | {value}/{total} orders | ETA {eta_formatted} | {status}",
+          etaBuffer: 50,
+        },
+        Presets.shades_classic,
+      )
+    : plainProgress(id);
   let stop = false;
   const onInterrupt = () => {
     stop = true;

@@ -324,6 +324,10 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const bulk = await runCli(pipeline.ctx, ["dlq", "retry", "--all", "--reason", "config"]);
     expect(bulk.code).toBe(0);
     expect(bulk.stdout).toContain("matched 1: retried 1, skipped 0, failed 0");
+    // It names what it retried, not only what it could not.
+    expect(bulk.stdout).toMatch(
+      new RegExp(`\\n {2}queued ${TEST_SHOP.replaceAll(".", "\\.")}\\|8400002: `),
+    );
     const queued = await pipeline.ctx.queues.sync.getJobs(["prioritized", "waiting"]);
     expect(queued.map((j) => j.data.orderId)).toEqual(["8400002"]);
 
