@@ -96,6 +96,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
 
     let calls = 0;
     let wasDeadLettered = false;
+    // Known once the order's state is read: failures are shown by name (#1077).
+    let orderName: string | null = null;
     // The body of the operation in flight, kept for the dead-letter record if it fails.
     let lastBody: unknown;
     try {
@@ -114,6 +116,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       // Read before any call: creating the order clears the failure record.
       wasDeadLettered = deps.links.lastFailure(shop, orderId) === "dead-lettered";
       const order = await loadOrder(deps, shopRecord, orderId);
+      orderName = order?.name ?? null;
       if (!order) {
         deps.metrics?.jobDone("waiting");
         const reason = "no full order state yet; the order webhook or a refetch will follow";
@@ -266,7 +269,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         terminal ??
         new Terminal("exhausted", `gave up after ${attempts} attempts: ${describe(error).message}`);
       await deadLetter(deps, job, dead, error, lastBody, attempts);
-      deps.links.markFailed(shop, orderId, "dead-lettered", dead.message);
+      deps.links.markFailed(shop, orderId, "dead-lettered", dead.message, orderName);
       if (dead.category === "config" && error instanceof ProviderAuthError) {
         deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
       }

@@ -439,21 +439,24 @@ export class LinkRepository {
     sourceOrderId: string,
     result: "failed" | "dead-lettered",
     error: string,
+    orderName: string | null = null,
   ): void {
     const message = error.slice(0, 2_000);
-    this.db
-      .insert(orderFailures)
-      .values({ shop, sourceOrderId, result, error: message, failedAt: now() })
-      .onConflictDoUpdate({
-        target: [orderFailures.shop, orderFailures.sourceOrderId],
-        set: { result, error: message, failedAt: now() },
-      })
-      .run();
-    this.db
-      .update(orderLinks)
-      .set({ lastResult: result, lastError: message })
-      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)))
-      .run();
+    const at = now();
+    // Both rows or neither: the failure record and the link's last result agree.
+    this.db.transaction((tx) => {
+      tx.insert(orderFailures)
+        .values({ shop, sourceOrderId, orderName, result, error: message, failedAt: at })
+        .onConflictDoUpdate({
+          target: [orderFailures.shop, orderFailures.sourceOrderId],
+          set: { result, error: message, failedAt: at, ...(orderName ? { orderName } : {}) },
+        })
+        .run();
+      tx.update(orderLinks)
+        .set({ lastResult: result, lastError: message })
+        .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)))
+        .run();
+    });
   }
 
   /** Counts for status pages: orders synced, and orders whose last attempt failed. */

@@ -91,6 +91,8 @@ export const orderFailures = sqliteTable(
   {
     shop: text("shop").notNull(),
     sourceOrderId: text("source_order_id").notNull(),
+    /** The order's name (#1077) when the failure happened after its state was read. */
+    orderName: text("order_name"),
     result: text("result", { enum: ["failed", "dead-lettered"] }).notNull(),
     error: text("error").notNull(),
     failedAt: text("failed_at").notNull(),

@@ -69,6 +69,14 @@ describe("queue dashboard in headless Chromium", () => {
       await page.getByText(deadLetterId(TEST_SHOP, "4242")).first().waitFor({ timeout: 15_000 });
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: resolve(ARTIFACTS, "queue-dashboard.png"), fullPage: true });
+      // The dead-letter queue is a store, not a stuck queue: the board has no worker warning
+      // for it, while the sync queue (no worker runs in this test) has one.
+      const queues = (await (await page.request.get(`${base}/admin/queues/api/queues`)).json()) as {
+        queues: { name: string; hasWorkers: boolean | null }[];
+      };
+      const byName = Object.fromEntries(queues.queues.map((q) => [q.name, q.hasWorkers]));
+      expect(byName["dead-letter"]).toBeNull();
+      expect(byName.sync).toBe(false);
     } finally {
       await page.close();
     }

@@ -10,6 +10,17 @@ import type { AdminDeps } from "./admin-deps.ts";
 export const DASHBOARD_PATH = "/admin/queues";
 
 /**
+ * The dead-letter queue is a store of failures, not work waiting for a worker: no worker ever
+ * consumes it, and bull-board's "No workers" next to its waiting entries read as a stuck queue.
+ * It answers "no notion of workers" (null), so the board shows no worker warning for it.
+ */
+class DeadLetterAdapter extends BullMQAdapter {
+  override async getWorkers(): Promise<null> {
+    return null;
+  }
+}
+
+/**
  * The queue dashboard (bull-board) at /admin/queues, behind the admin guard like the rest of
  * /admin (the browser holds the session cookie, which its API calls carry too). Every queue the
  * connector names is shown. The dead-letter queue is read-only here: its entries are retried
@@ -30,7 +41,7 @@ export function queueDashboard(deps: AdminDeps): Hono {
       deps.onClose?.(() => opened.close());
     }
     if (name === QUEUE.deadLetter) {
-      return new BullMQAdapter(queue, {
+      return new DeadLetterAdapter(queue, {
         readOnlyMode: true,
         description:
           "Failures retrying will not fix. Retry or discard with `connector dlq` or /admin/api/dead-letters.",

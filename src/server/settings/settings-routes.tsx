@@ -13,6 +13,7 @@ import { progressText } from "./pages/backfill-section.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings-page.tsx";
 import type { Environment, SettingsService } from "./settings-service.ts";
+import { explainFailure } from "./sync-status.ts";
 
 export interface SettingsRouteDeps {
   service: SettingsService;
@@ -169,12 +170,21 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
   ) => {
     // Re-read: a save just before the render changed the row.
     const shop = shops.getShop(c.get("shop").shop) ?? c.get("shop");
-    const [stores, catalog, statusView, backfill] = await Promise.all([
+    const [stores, catalog, counted, backfill] = await Promise.all([
       service.verifiedStores(shop.shop),
       service.catalog(shop),
       service.status(shop),
       service.backfill ? service.backfill.latest(shop) : Promise.resolve(null),
     ]);
+    // Failures name Shopify locations as the merchant knows them.
+    const locationNames = new Map(catalog.ok ? catalog.locations.map((l) => [l.id, l.name]) : []);
+    const statusView = {
+      ...counted,
+      failures: counted.failures.map((f) => ({
+        ...f,
+        explanation: explainFailure(f.error, locationNames),
+      })),
+    };
     const saved = SAVED[c.req.query("saved") ?? ""];
     const notice = extra.notice ?? (saved ? { kind: "success" as const, ...saved } : undefined);
     return html(

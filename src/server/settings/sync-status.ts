@@ -8,6 +8,8 @@ export interface FailureView {
   when: string;
   /** In words, with what the merchant can do about it. */
   explanation: string;
+  /** The error as recorded, to explain again once location names are known. */
+  error: string;
 }
 
 export interface StatusView {
@@ -29,6 +31,7 @@ export async function readSyncStatus(ctx: ConnectorContext, shop: ShopRecord): P
       error: schema.orderFailures.error,
       failedAt: schema.orderFailures.failedAt,
       orderName: schema.orderLinks.orderName,
+      failedName: schema.orderFailures.orderName,
     })
     .from(schema.orderFailures)
     .leftJoin(
@@ -48,26 +51,37 @@ export async function readSyncStatus(ctx: ConnectorContext, shop: ShopRecord): P
     pendingAtLeast: pending.truncated,
     failed: counts.failed + counts.deadLettered,
     failures: rows.map((r) => ({
-      order: r.orderName ?? `Shopify order ${r.sourceOrderId}`,
+      order: r.orderName ?? r.failedName ?? `Shopify order ${r.sourceOrderId}`,
       when: r.failedAt,
       explanation: explainFailure(r.error),
+      error: r.error,
     })),
   };
 }
 
-/** Turns a sync error into what a merchant can act on; unknown errors are shown as they are. */
-export function explainFailure(error: string): string {
-  if (/fulfillmentLocationId|location/i.test(error) && /map|unknown|missing/i.test(error)) {
-    return `A Shopify location is not mapped to a provider fulfillment location: map it under "Locations" below, then resync the order. (${error})`;
+/**
+ * Turns a sync error into one sentence a merchant can act on, naming Shopify locations by their
+ * names when known. An error that matches none of the cases is shown as it is.
+ */
+export function explainFailure(
+  error: string,
+  locationNames: ReadonlyMap<string, string> = new Map(),
+): string {
+  const location = /Shopify location (\d+)/.exec(error)?.[1];
+  if (location || (/fulfillmentLocationId/.test(error) && /map|unknown|missing/i.test(error))) {
+    const which = location
+      ? `The Shopify location “${locationNames.get(location) ?? location}”`
+      : "The order's Shopify location";
+    return `${which} has no provider fulfillment location: map it under “Locations” below, then resync the order.`;
   }
   if (/currency/i.test(error)) {
-    return `The order's currency differs from the provider store's currency. (${error})`;
+    return "The order's currency differs from the provider store's currency: choose the provider store in that currency under “Store”, or ask the provider to add one.";
   }
   if (/paused|credentials|no provider store/i.test(error)) {
-    return `The provider settings are incomplete or no longer accepted: check "Provider connection" above. (${error})`;
+    return "The provider settings are incomplete or no longer accepted: check “Provider connection” above, then resync the order.";
   }
   if (/email|phone|address/i.test(error)) {
-    return `The provider refused the customer's details on this order. Correct them in Shopify and the order syncs again. (${error})`;
+    return "The provider refused the customer's details on this order: correct them in Shopify and the order syncs again.";
   }
   return error;
 }

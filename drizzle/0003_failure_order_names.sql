@@ -1,0 +1,1 @@
+ALTER TABLE `order_failures` ADD `order_name` text;
