@@ -33,22 +33,7 @@ afterAll(async () => {
 
 describe("the production image under kill -9", () => {
   it("syncs every order exactly once through a worker killed and restarted", async () => {
-    image.cli([
-      "shops",
-      "add",
-      "--shop",
-      IMAGE_SHOP,
-      "--provider-client-id",
-      "image-client",
-      "--provider-client-secret",
-      "image-client-secret",
-      "--store-id",
-      "1001",
-      "--location",
-      "48752903=1",
-      "--default-location",
-      "1",
-    ]);
+    image.registerShop();
     await image.start("web");
     let worker = await image.start("worker");
     const template = JSON.parse(exampleOrder()) as Record<string, unknown>;

@@ -39,6 +39,8 @@ export interface ImageRun {
   env: Record<string, string>;
   /** Runs `node dist/cli.mjs …` as nobody with the image's environment. */
   cli(args: string[]): string;
+  /** Registers IMAGE_SHOP against the sandbox's store 1001, as an operator would (the CLI). */
+  registerShop(): string;
   start(role: "web" | "worker"): Promise<ChildProcess>;
   close(): Promise<void>;
 }
@@ -120,18 +122,36 @@ export async function startImage(app: string, redisUrl: string): Promise<ImageRu
   };
   const asNobody = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", node];
   const children: ChildProcess[] = [];
+  const cli = (args: string[]) =>
+    execFileSync("setpriv", [...asNobody, "dist/cli.mjs", ...args], {
+      cwd: app,
+      env,
+      encoding: "utf8",
+    });
   return {
     app,
     data,
     sandbox,
     webUrl: `http://127.0.0.1:${port}`,
     env,
-    cli(args) {
-      return execFileSync("setpriv", [...asNobody, "dist/cli.mjs", ...args], {
-        cwd: app,
-        env,
-        encoding: "utf8",
-      });
+    cli,
+    registerShop() {
+      return cli([
+        "shops",
+        "add",
+        "--shop",
+        IMAGE_SHOP,
+        "--provider-client-id",
+        "image-client",
+        "--provider-client-secret",
+        "image-client-secret",
+        "--store-id",
+        "1001",
+        "--location",
+        "48752903=1",
+        "--default-location",
+        "1",
+      ]);
     },
     async start(role) {
       const child = spawn("setpriv", [...asNobody, "dist/main.mjs", "--role", role], {

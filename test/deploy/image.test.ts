@@ -35,22 +35,7 @@ describe("the production image, without Docker", () => {
     }
     expect(existsSync(join(app, "src"))).toBe(false);
 
-    image.cli([
-      "shops",
-      "add",
-      "--shop",
-      IMAGE_SHOP,
-      "--provider-client-id",
-      "image-client",
-      "--provider-client-secret",
-      "image-client-secret",
-      "--store-id",
-      "1001",
-      "--location",
-      "48752903=1",
-      "--default-location",
-      "1",
-    ]);
+    image.registerShop();
     await image.start("web");
     await image.start("worker");
     expect((await fetch(`${image.webUrl}/readyz`)).status).toBe(200);
