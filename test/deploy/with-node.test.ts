@@ -1,0 +1,184 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { oldNode } from "../helpers/old-node.ts";
+
+/**
+ * scripts/with-node.mjs, the door every README command goes through, with a warm cache (the
+ * whole path from an empty cache on a fresh clone is test/chaos/readme-commands.chaos.ts): which
+ * Node it picks, what it says, that it downloads nothing, and how it repairs what it can.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const WRAPPER = join(ROOT, "scripts/with-node.mjs");
+const dir = mkdtempSync(join(tmpdir(), "with-node-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const OLD_NODE = oldNode();
+const oldMajor = execFileSync(OLD_NODE, ["-p", "process.versions.node"], { encoding: "utf8" });
+// A warm cache whose Node 24 is the one running these tests (nothing fetched).
+const cache = join(dir, "cache");
+const cachedHome = join(cache, `node-24-${process.platform}-${process.arch}`);
+const cachedBin = join(
+  cachedHome,
+  "node_modules",
+  `node-${process.platform}-${process.arch}`,
+  "bin",
+);
+mkdirSync(cachedBin, { recursive: true });
+symlinkSync(process.execPath, join(cachedBin, "node"));
+// …with its headers, where this Node keeps them (its own package, the `node` package's, /usr).
+const real = dirname(dirname(realpathSync(process.execPath)));
+const headers = [real, join(real, "node_modules", `node-${process.platform}-${process.arch}`)].find(
+  (candidate) => existsSync(join(candidate, "include", "node", "common.gypi")),
+);
+if (headers) symlinkSync(join(headers, "include"), join(dirname(cachedBin), "include"));
+
+function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${dirname(OLD_NODE)}${delimiter}${process.env.PATH ?? ""}`,
+    CONNECTOR_NODE_CACHE: cache,
+  };
+  for (const name of ["npm_config_nodedir", "NODE_OPTIONS", "VITEST", "VITEST_POOL_ID"]) {
+    delete base[name];
+  }
+  return { ...base, ...extra };
+}
+
+describe("scripts/with-node.mjs", () => {
+  it("under an old Node with a warm cache, runs the command under the cached Node and fetches nothing", () => {
+    const run = spawnSync(OLD_NODE, [WRAPPER, "node", "-p", "process.versions.node"], {
+      cwd: ROOT,
+      env: env(),
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(process.versions.node);
+    expect(run.stderr).toBe(`connector: using Node ${process.versions.node} from ${cachedHome}\n`);
+  });
+
+  it("under a Node new enough, says so and leaves the cache alone", () => {
+    const empty = join(dir, "never-created");
+    const run = spawnSync(process.execPath, [WRAPPER, "node", "-p", "process.execPath"], {
+      cwd: ROOT,
+      env: env({ CONNECTOR_NODE_CACHE: empty }),
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(process.execPath);
+    expect(run.stderr).toBe(`connector: using Node ${process.versions.node} from this machine\n`);
+    expect(existsSync(empty)).toBe(false);
+  });
+
+  it("npx connector under the old Node runs under the cached one instead of crashing", () => {
+    // What it replaces: the old Node itself loads better-sqlite3's Node-API 10 build and crashes.
+    const crash = spawnSync(OLD_NODE, ["-e", 'require("better-sqlite3")(":memory:")'], {
+      cwd: ROOT,
+      env: env(),
+    });
+    expect(crash.signal, `Node ${oldMajor}`).toBe("SIGSEGV");
+
+    const run = spawnSync(OLD_NODE, [join(ROOT, "bin/connector.js"), "shops", "list", "--json"], {
+      cwd: ROOT,
+      env: env({ DATABASE_PATH: join(dir, "cli.sqlite"), LOG_LEVEL: "silent" }),
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([]);
+    expect(run.stderr).toContain(
+      `connector: using Node ${process.versions.node} from ${cachedHome}`,
+    );
+  }, 60_000);
+
+  it("rebuilds a native module that the chosen Node cannot load, once", () => {
+    // A project of its own: the wrapper, and better-sqlite3 with a build left for another Node.
+    const project = join(dir, "project");
+    mkdirSync(join(project, "scripts"), { recursive: true });
+    copyFileSync(WRAPPER, join(project, "scripts/with-node.mjs"));
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({
+        name: "p",
+        private: true,
+        engines: { node: ">=22" },
+        dependencies: { "better-sqlite3": "*" },
+      }),
+    );
+    for (const name of ["better-sqlite3", "node-addon-api"]) {
+      cpSync(join(ROOT, "node_modules", name), join(project, "node_modules", name), {
+        recursive: true,
+        filter: (source) => !source.includes(`${name}/build`),
+      });
+    }
+    const stale = join(project, "node_modules/better-sqlite3/build/Release/better_sqlite3.node");
+    mkdirSync(dirname(stale), { recursive: true });
+    writeFileSync(stale, "built for another Node");
+
+    const probe = 'require("better-sqlite3")(":memory:"); console.log("loaded")';
+    const run = (): ReturnType<typeof spawnSync> =>
+      spawnSync(OLD_NODE, ["scripts/with-node.mjs", "node", "-e", probe], {
+        cwd: project,
+        env: env(),
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+    const first = run();
+    expect(first.status, String(first.stderr)).toBe(0);
+    expect(first.stdout).toBe("loaded\n");
+    expect(first.stderr).toMatch(
+      /connector: better-sqlite3 does not load under Node [\d.]+ \(Error: .*better_sqlite3\.node: .*\): rebuilding it for this Node/,
+    );
+    const second = run();
+    expect(second.status).toBe(0);
+    expect(second.stderr).not.toContain("rebuilding");
+  }, 150_000);
+
+  it("counts a Node 22 without Node-API 10 as too old: better-sqlite3 would crash under it", () => {
+    const verdicts = execFileSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { tooOld } = await import(${JSON.stringify(WRAPPER)});
+         console.log(JSON.stringify([["20.20.2", "9"], ["22.5.1", "9"], ["22.14.0", "10"], ["24.21.0", "10"]]
+           .map(([node, napi]) => tooOld({ node, napi }))));`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(JSON.parse(verdicts)).toEqual([
+      "older than 22",
+      "without Node-API 10 (better-sqlite3 needs it: Node 22.14 or newer)",
+      null,
+      null,
+    ]);
+  });
+
+  it("a missing redis-server it cannot install: stops with the one command that does", () => {
+    // No apt-get and no redis-server on PATH: what a user without root sees too.
+    const bare = join(dir, "bare-bin");
+    mkdirSync(bare, { recursive: true });
+    symlinkSync(process.execPath, join(bare, "node"));
+    const run = spawnSync(
+      join(bare, "node"),
+      [WRAPPER, "--needs", "redis-server", "node", "-e", ""],
+      { cwd: ROOT, env: { PATH: bare, HOME: dir }, encoding: "utf8" },
+    );
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split("\n").at(-1)).toBe(
+      "connector: redis-server is missing: install it with `sudo apt-get install redis-server` (Debian/Ubuntu), or `brew install redis` (macOS), then run the command again",
+    );
+  });
+});

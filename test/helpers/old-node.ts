@@ -1,0 +1,16 @@
+import { execFileSync, spawnSync } from "node:child_process";
+
+/** A Node on this machine too old for the connector (Debian's Node 20 here), as a newcomer has. */
+export function oldNode(): string {
+  const found = execFileSync("sh", ["-c", "which -a node nodejs; ls /usr/bin/node 2>/dev/null"], {
+    encoding: "utf8",
+  })
+    .split("\n")
+    .filter(Boolean)
+    .find((path) => {
+      const run = spawnSync(path, ["-p", "process.versions.napi"], { encoding: "utf8" });
+      return run.status === 0 && Number(run.stdout) < 10;
+    });
+  if (!found) throw new Error("these tests need a Node older than 22.14 on PATH, as Debian's 20");
+  return found;
+}
