@@ -34,6 +34,9 @@ const tsx = await import("tsx/esm/api").catch(() => undefined);
 if (tsx && existsSync(sources)) {
   tsx.register();
   await import(sources.href);
-} else {
+} else if (existsSync(new URL("../dist/cli.mjs", import.meta.url))) {
   await import(new URL("../dist/cli.mjs", import.meta.url).href);
+} else {
+  console.error("connector: no dependencies installed here: run `npm install` first");
+  process.exit(1);
 }
