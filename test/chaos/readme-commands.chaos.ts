@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
+import { collectOutput } from "../helpers/child-output.ts";
 import { oldNode } from "../helpers/old-node.ts";
 
 /**
@@ -63,15 +64,8 @@ function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): Run {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  let out = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  return { child, output: () => out, exited };
+  const { out, exited } = collectOutput(child);
+  return { child, output: out, exited };
 }
 
 /** `npm install && npm start` until /healthz answers; the seconds it took. */

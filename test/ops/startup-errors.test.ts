@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
+import { collectOutput } from "../helpers/child-output.ts";
 
 /**
  * The failures of an ordinary week, as an operator meets them with real processes: each ends in
@@ -36,23 +37,16 @@ function start(env: Record<string, string>, args: string[] = []): Run {
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
-  let out = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const { out, exited } = collectOutput(child);
   return {
     child,
-    out: () => out,
+    out,
     exited,
     async waitFor(text, ms = 30_000) {
       const deadline = Date.now() + ms;
-      while (!out.includes(text)) {
-        if (child.exitCode !== null) throw new Error(`exited before "${text}": ${out}`);
-        if (Date.now() > deadline) throw new Error(`no "${text}" within ${ms} ms: ${out}`);
+      while (!out().includes(text)) {
+        if (child.exitCode !== null) throw new Error(`exited before "${text}": ${out()}`);
+        if (Date.now() > deadline) throw new Error(`no "${text}" within ${ms} ms: ${out()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },
