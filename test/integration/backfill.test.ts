@@ -5,6 +5,7 @@ import {
   type BackfillStatus,
   progressOf,
 } from "../../src/backfill/index.ts";
+import { runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
@@ -167,5 +168,25 @@ describe("backfill", () => {
     });
     const res = await pipeline.web.app.request(path, { headers });
     expect(await res.json()).toMatchObject({ done: 12, total: 12, percent: 100, etaSeconds: 0 });
+  });
+});
+
+describe("connector backfill without a terminal", () => {
+  it("prints one plain line per step of progress, never a bar", async () => {
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
+    seedOrders(30, Date.now() - DAY, 60_000);
+    pipeline.startBackfillWorker();
+    const run = await runCli(pipeline.ctx, ["backfill", "--shop", TEST_SHOP]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^backfill \d+ started for /);
+    const steps = lines.slice(1, -1);
+    expect(steps.length).toBeGreaterThan(0);
+    for (const line of steps) expect(line).toMatch(/^backfill \d+: \d+\/\d+ orders \(\w+\)$/);
+    // A line only when something changed.
+    expect(new Set(steps).size).toBe(steps.length);
+    expect(lines.at(-1)).toMatch(/^backfill \d+ completed: 30 orders fed to the sync queue$/);
+    expect(run.stdout).not.toMatch(/[░█▓]/);
   });
 });
