@@ -62,6 +62,8 @@ export interface InstallHarness {
   appUrl: string;
   standIn: ShopifyStandInHandle;
   provider: SandboxHandle;
+  /** The staging sandbox, when started (options.staging). */
+  staging: SandboxHandle | undefined;
   dbPath: string;
   /** GET on the connector with the jar's cookies, redirects not followed. */
   get(path: string, jar?: CookieJar, headers?: Record<string, string>): Promise<Response>;
@@ -84,8 +86,13 @@ export async function startInstallHarness(
     workers?: boolean;
     /** Where the connector's log lines go (stdout when unset). */
     logDestination?: pino.DestinationStream;
+    /** A second sandbox as the provider's staging environment (settings page: "Staging"). */
+    staging?: SandboxOptions;
   } = {},
 ): Promise<InstallHarness> {
+  const staging = options.staging
+    ? await startSandbox({ stores: [1001, 1002], rateLimit: 100_000, ...options.staging })
+    : undefined;
   const provider = await startSandbox({
     stores: [1001, 1002],
     rateLimit: 100_000,
@@ -117,6 +124,15 @@ export async function startInstallHarness(
       authUrl: provider.authUrl,
       audience: provider.audience,
     },
+    ...(staging
+      ? {
+          providerStaging: {
+            baseUrl: staging.url,
+            authUrl: staging.authUrl,
+            audience: staging.audience,
+          },
+        }
+      : {}),
   });
   await ctx.ready();
 
@@ -150,6 +166,7 @@ export async function startInstallHarness(
     appUrl,
     standIn,
     provider,
+    staging,
     dbPath,
     get,
     authorize,
@@ -173,6 +190,7 @@ export async function startInstallHarness(
       await ctx.close();
       await standIn.close();
       await provider.close();
+      await staging?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -110,6 +110,46 @@ describe("links bound to their provider store", () => {
     expect(h.provider.state.orders.find(1001, String(model.id))).toEqual(oldOrder);
   });
 
+  it("after an environment switch in the settings, orders go to the new environment and the merchant is told", async () => {
+    const PROVIDER = { clientId: "env-client", clientSecret: "env-secret-1", stores: [1001] };
+    const SHOP = "env-switch.myshopify.com";
+    harness = await startInstallHarness({ workers: true, provider: PROVIDER, staging: PROVIDER });
+    const h = harness;
+    const { jar } = await h.install(SHOP);
+    const form = (path: string, body: Record<string, string>) =>
+      fetch(new URL(path, h.appUrl), {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin: h.appUrl,
+          cookie: jar.header(),
+          "user-agent": BROWSER_UA,
+        },
+        body: new URLSearchParams(body),
+      });
+    const creds = { clientId: PROVIDER.clientId, clientSecret: PROVIDER.clientSecret };
+    await form("/settings/provider", { ...creds, environment: "production" });
+    await form("/settings/store", { storeId: "1001" });
+    const model = order(8_800_051);
+    await h.standIn.upsertOrder(SHOP, orderPayload(model) as RestOrder);
+    await expect
+      .poll(() => h.provider.state.orders.find(1001, String(model.id)), { timeout: 15_000 })
+      .toBeDefined();
+    const callsToProduction = h.provider.state.admittedFor(1001).length;
+
+    const switched = await form("/settings/provider", { ...creds, environment: "staging" });
+    expect(switched.headers.get("location")).toContain("saved=providerSwitched");
+    const page = await (await h.get(switched.headers.get("location") ?? "/settings", jar)).text();
+    expect(page).toContain("Orders already sent to the previous environment stay there untouched");
+
+    await h.standIn.upsertOrder(SHOP, orderPayload(later(model, "to staging")) as RestOrder);
+    await expect
+      .poll(() => h.staging?.state.orders.find(1001, String(model.id))?.notes, { timeout: 15_000 })
+      .toBe("to staging");
+    expect(h.provider.state.admittedFor(1001).length).toBe(callsToProduction);
+  });
+
   it("looks a linked order up and creates it again when the provider answers 404, instead of dead-lettering it", async () => {
     pipeline = await startPipeline();
     const model = order(8_800_101);

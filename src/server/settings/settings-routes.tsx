@@ -35,6 +35,11 @@ const SAVED: Record<string, { section: string; message: string }> = {
     message: "Credentials verified with the provider and saved. Choose your store below.",
   },
   store: { section: "store", message: "Store saved." },
+  providerSwitched: {
+    section: "provider",
+    message:
+      "Credentials verified and saved for the other environment. Orders already sent to the previous environment stay there untouched; from now on each order is sent to this one the next time it changes. To send past orders now, use “Send past orders” below.",
+  },
   storeSwitched: {
     section: "store",
     message:
@@ -230,7 +235,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
       environment: environment as Environment,
     });
     if (!result.ok) return refuse(c, "provider", result.message, typed);
-    return saved(c, "provider");
+    return saved(c, result.retired ? "providerSwitched" : "provider");
   });
 
   app.post("/store", async (c) => {

@@ -117,7 +117,9 @@ export class SettingsService {
   async saveCredentials(
     shop: ShopRecord,
     input: { clientId: string; clientSecret: string; environment: Environment },
-  ): Promise<{ ok: true; stores: VerifiedStore[] } | { ok: false; message: string }> {
+  ): Promise<
+    { ok: true; stores: VerifiedStore[]; retired: number } | { ok: false; message: string }
+  > {
     const ctx = this.#ctx;
     const secret =
       input.clientSecret !== ""
@@ -161,9 +163,9 @@ export class SettingsService {
       STORES_TTL_SECONDS,
     );
     // The same store in another environment is another store: its links are retired too.
-    if (keepStore) this.#retireOtherSpaces(shop.shop);
+    const retired = keepStore ? this.#retireOtherSpaces(shop.shop) : 0;
     this.#activateIfReady(shop.shop);
-    return { ok: true, stores: result.stores };
+    return { ok: true, stores: result.stores, retired };
   }
 
   /** Picks the store among those the verified token covers. */
