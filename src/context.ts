@@ -13,6 +13,7 @@ import { SyncQueues } from "./queue/sync-queue.ts";
 import { AdminClientFactory } from "./shopify/admin-clients.ts";
 import type { Shopify } from "./shopify/index.ts";
 import { SealedSessionStorage, ShopInstaller } from "./shopify/install/index.ts";
+import { ShopTokens } from "./shopify/install/shop-tokens.ts";
 import {
   type Db,
   LinkRepository,
@@ -46,6 +47,8 @@ export interface ConnectorContext {
   secrets: SecretBox;
   /** Admin GraphQL clients per shop (backfill, resync, sweep, refetch of stale snapshots). */
   shopifyAdmin: AdminClientFactory;
+  /** Keeps each shop's expiring Shopify token fresh; migrates non-expiring ones. */
+  shopTokens: ShopTokens;
   /** `@shopify/shopify-api`, configured once (OAuth, webhook HMACs, Admin GraphQL). */
   shopify: Shopify;
   /** Shopify sessions in SQLite, tokens sealed (ADR 0004). */
@@ -150,6 +153,18 @@ export function createContext(options: ContextOptions): ConnectorContext {
   const shopifyAdmin = new AdminClientFactory({ config, secrets, logger });
   const shopify = shopifyAdmin.shopify;
   const shops = new ShopRepository(db);
+  const shopTokens = new ShopTokens({
+    shopify,
+    shops,
+    secrets,
+    redis,
+    prefix,
+    logger: logger.child({ component: "shopify-tokens" }),
+  });
+  shopifyAdmin.tokensFor = (shop) => ({
+    current: () => shopTokens.current(shop),
+    refresh: (stale) => shopTokens.refresh(shop, stale),
+  });
   const sessions = new SealedSessionStorage(db, secrets);
   const queues = new SyncQueues(redis, prefix, {
     attempts: config.env.SYNC_ATTEMPTS,
@@ -188,6 +203,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
     limiter,
     secrets,
     shopifyAdmin,
+    shopTokens,
     shopify,
     sessions,
     installer,

@@ -256,6 +256,11 @@ async function main() {
     // re-create what is missing and resync the gap, without delaying the start. One web
     // process of a cluster does it.
     if (isFirstWebProcess()) {
+      // Shops installed before expiring tokens: exchanged in the background (Shopify refuses
+      // non-expiring offline tokens from 2027-01-01).
+      void ctx.shopTokens.migrateAll().then((results) => {
+        if (results.length > 0) logger.info({ results }, "non-expiring Shopify tokens migrated");
+      });
       void ctx.installer.checkAllSubscriptions().then((reports) => {
         const repaired = reports.filter((r) => r.created.length > 0);
         logger.info(

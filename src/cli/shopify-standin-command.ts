@@ -16,19 +16,26 @@ export function registerShopifyStandInCommand(program: Command) {
     .command("shopify-standin")
     .description("run the stand-in Shopify locally: OAuth install, Admin GraphQL, webhooks")
     .option("--port <port>", "port (0 = a free one)", int, 4000)
+    .option(
+      "--token-ttl <seconds>",
+      "life of an expiring offline access token (expires_in)",
+      int,
+      3600,
+    )
     .option("--api-key <key>", "the app's client ID (SHOPIFY_API_KEY)", "dev-shopify-api-key")
     .option(
       "--api-secret <secret>",
       "the app's client secret (SHOPIFY_API_SECRET): signs callbacks and webhooks",
       "dev-shopify-api-secret",
     )
-    .action(async (opts: { port: number; apiKey: string; apiSecret: string }) => {
+    .action(async (opts: { port: number; apiKey: string; apiSecret: string; tokenTtl: number }) => {
       const standIn = await (
         await loadDevTool("connector shopify-standin", () => import("../sandbox/shopify/index.ts"))
       ).startShopifyStandIn({
         port: opts.port,
         apiKey: opts.apiKey,
         apiSecret: opts.apiSecret,
+        tokenTtlSeconds: opts.tokenTtl,
       });
       console.log(
         [

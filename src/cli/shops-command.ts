@@ -5,6 +5,7 @@ import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
 import { LinkRepository, openDatabase, ShopRepository } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
+import { withContext } from "./cli-context.ts";
 import { formatTable } from "./table.ts";
 
 const shopDomain = (value: string) => {
@@ -197,6 +198,25 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         }
       },
     );
+  shops
+    .command("migrate-tokens")
+    .description(
+      "exchange every shop's non-expiring Shopify token for an expiring one (Shopify refuses them from 2027-01-01)",
+    )
+    .option("--json", "print JSON")
+    .action(async (opts: { json?: boolean }) => {
+      const results = await withContext(config, (ctx) => ctx.shopTokens.migrateAll());
+      if (opts.json) console.log(JSON.stringify(results, null, 2));
+      else if (results.length === 0) console.log("every shop already holds an expiring token");
+      else {
+        for (const r of results) {
+          console.log(
+            `${r.result} ${r.shop}${r.result === "refused" ? ": reinstall needed" : r.reason ? `: ${r.reason}` : ""}`,
+          );
+        }
+      }
+      if (results.some((r) => r.result !== "migrated")) process.exitCode = 1;
+    });
   shops
     .command("list")
     .description("list shops and how their orders stand")

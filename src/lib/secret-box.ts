@@ -104,6 +104,7 @@ export function createSecretBox(currentBase64: string, previousBase64: string[] 
 export const sealedFor = {
   providerClientSecret: (shop: string) => `shops.provider_client_secret:${shop}`,
   shopifyAccessToken: (shop: string) => `shops.access_token:${shop}`,
+  shopifyRefreshToken: (shop: string) => `shops.refresh_token:${shop}`,
   session: (field: "accessToken" | "refreshToken", sessionId: string) =>
     `shopify_sessions.${field}:${sessionId}`,
   providerToken: (cacheKey: string) => `provider_token:${cacheKey}`,

@@ -29,10 +29,17 @@ export interface AdminResult<T> {
   cost: QueryCost | null;
 }
 
+/** The shop's access token: the current one, and a fresh one after Shopify answered 401. */
+export interface AdminToken {
+  current(): Promise<string | null>;
+  refresh(stale: string): Promise<string | null>;
+}
+
 export interface AdminClientOptions {
   shopify: Shopify;
   shop: string;
-  accessToken: string;
+  /** A fixed token, or one kept fresh (expiring offline tokens). */
+  accessToken: string | AdminToken;
   throttle: CostThrottle;
   logger: Logger;
   /** THROTTLED answers retried before giving up (each after the computed wait). */
@@ -52,21 +59,42 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export class ShopifyAdminClient {
   readonly shop: string;
   readonly #options: AdminClientOptions;
-  readonly #client: InstanceType<Shopify["clients"]["Graphql"]>;
+  readonly #token: AdminToken;
+  /** The library's client for the token it was made with. */
+  #client: { token: string; graphql: InstanceType<Shopify["clients"]["Graphql"]> } | undefined;
   /** The requested cost each query text had last time: the estimate for the next call. */
   readonly #lastCost = new Map<string, number>();
 
   constructor(options: AdminClientOptions) {
     this.shop = options.shop;
     this.#options = options;
-    const session = new Session({
-      id: `offline_${options.shop}`,
-      shop: options.shop,
-      state: "",
-      isOnline: false,
-      accessToken: options.accessToken,
-    });
-    this.#client = new options.shopify.clients.Graphql({ session });
+    const fixed = options.accessToken;
+    this.#token =
+      typeof fixed === "string" ? { current: async () => fixed, refresh: async () => null } : fixed;
+  }
+
+  #graphqlFor(token: string) {
+    if (this.#client?.token !== token) {
+      const session = new Session({
+        id: `offline_${this.shop}`,
+        shop: this.shop,
+        state: "",
+        isOnline: false,
+        accessToken: token,
+      });
+      this.#client = { token, graphql: new this.#options.shopify.clients.Graphql({ session }) };
+    }
+    return this.#client.graphql;
+  }
+
+  async #currentToken(): Promise<string> {
+    const token = await this.#token.current();
+    if (!token) {
+      throw new ShopifyTokenError(
+        `shop ${this.shop} has no working Shopify access token; install the app on it again`,
+      );
+    }
+    return token;
   }
 
   async request<T>(
@@ -78,6 +106,8 @@ export class ShopifyAdminClient {
     const sleep = this.#options.sleep ?? defaultSleep;
     const maxRetries = this.#options.maxThrottleRetries ?? 20;
     let expected = options.expectedCost ?? this.#lastCost.get(query) ?? 0;
+    let token = await this.#currentToken();
+    let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const wait = throttle.waitMs(this.shop, expected);
       if (wait > 0) {
@@ -85,7 +115,7 @@ export class ShopifyAdminClient {
         await sleep(wait);
       }
       try {
-        const response = await this.#client.request(query, { variables, retries: 0 });
+        const response = await this.#graphqlFor(token).request(query, { variables, retries: 0 });
         const cost = readCost(response.extensions);
         if (cost) {
           throttle.observe(this.shop, cost.throttleStatus);
@@ -93,6 +123,14 @@ export class ShopifyAdminClient {
         }
         return { data: response.data as T, cost };
       } catch (error) {
+        // 401: the token expired or was replaced; one refresh, then the same query again.
+        if (!refreshed && isUnauthorized(error)) {
+          refreshed = true;
+          const fresh = await this.#token.refresh(token);
+          if (!fresh) throw new ShopifyTokenError(`Shopify refused ${this.shop}'s access token`);
+          token = fresh;
+          continue;
+        }
         const throttled = throttledBy(error);
         if (!throttled) throw translate(error);
         if (attempt >= maxRetries) {
@@ -115,6 +153,16 @@ export class ShopifyAdminClient {
       }
     }
   }
+}
+
+/** The shop has no access token that Shopify accepts (reinstall needed, or uninstalled). */
+export class ShopifyTokenError extends Error {
+  override name = "ShopifyTokenError";
+}
+
+function isUnauthorized(error: unknown): boolean {
+  const e = error as { response?: { code?: number; status?: number }; code?: number };
+  return e?.response?.code === 401 || e?.response?.status === 401;
 }
 
 interface Throttled {

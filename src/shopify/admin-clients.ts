@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import type { ShopRecord } from "../store/index.ts";
-import { ShopifyAdminClient } from "./admin-client.ts";
+import { type AdminToken, ShopifyAdminClient } from "./admin-client.ts";
 import { installAdminFetchRewrite } from "./admin-fetch.ts";
 import { createShopifyApi, type Shopify } from "./api.ts";
 import { CostThrottle } from "./cost-throttle.ts";
@@ -22,6 +22,8 @@ export class AdminClientFactory {
   readonly #secrets: SecretBox;
   readonly #logger: Logger;
   readonly #cache = new Map<string, { version: string; client: ShopifyAdminClient }>();
+  /** Keeps expiring offline tokens fresh (set once the shop store exists). */
+  tokensFor?: (shop: string) => AdminToken;
 
   constructor(options: { config: RuntimeConfig; secrets: SecretBox; logger: Logger }) {
     const { config } = options;
@@ -45,13 +47,14 @@ export class AdminClientFactory {
         `shop ${shop.shop} has no Shopify access token; install the app on it first`,
       );
     }
+    // An expiring offline token (it comes with a refresh token) is read fresh for each query.
     const client = new ShopifyAdminClient({
       shopify: this.shopify,
       shop: shop.shop,
-      accessToken: this.#secrets.open(
-        shop.accessTokenSealed,
-        sealedFor.shopifyAccessToken(shop.shop),
-      ),
+      accessToken:
+        shop.refreshTokenSealed && this.tokensFor
+          ? this.tokensFor(shop.shop)
+          : this.#secrets.open(shop.accessTokenSealed, sealedFor.shopifyAccessToken(shop.shop)),
       throttle: this.throttle,
       logger: this.#logger,
     });

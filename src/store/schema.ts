@@ -21,6 +21,11 @@ export const shops = sqliteTable("shops", {
   providerClientId: text("provider_client_id"),
   providerClientSecretSealed: text("provider_client_secret_sealed"),
   accessTokenSealed: text("access_token_sealed"),
+  /** An expiring offline token's end (null: a non-expiring token) and when to refresh it. */
+  accessTokenExpiresAt: text("access_token_expires_at"),
+  accessTokenRefreshAt: text("access_token_refresh_at"),
+  refreshTokenSealed: text("refresh_token_sealed"),
+  refreshTokenExpiresAt: text("refresh_token_expires_at"),
   scopes: text("scopes"),
   storeCurrency: text("store_currency"),
   shopCurrency: text("shop_currency"),

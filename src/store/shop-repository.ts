@@ -26,6 +26,10 @@ export interface ShopRecord {
   /** Sealed with the secret box; open only where the secret is used. */
   providerClientSecretSealed: string | null;
   accessTokenSealed: string | null;
+  accessTokenExpiresAt: string | null;
+  accessTokenRefreshAt: string | null;
+  refreshTokenSealed: string | null;
+  refreshTokenExpiresAt: string | null;
   scopes: string | null;
   storeCurrency: string | null;
   shopCurrency: string | null;
@@ -108,7 +112,9 @@ export class ShopRepository {
       .set({
         status,
         pausedReason: status === "paused" ? reason : null,
-        ...(status === "uninstalled" ? { uninstalledAt: now, accessTokenSealed: null } : {}),
+        ...(status === "uninstalled"
+          ? { uninstalledAt: now, accessTokenSealed: null, refreshTokenSealed: null }
+          : {}),
         updatedAt: now,
       })
       .where(eq(shops.shop, shop))

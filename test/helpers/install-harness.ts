@@ -88,6 +88,8 @@ export async function startInstallHarness(
     logDestination?: pino.DestinationStream;
     /** A second sandbox as the provider's staging environment (settings page: "Staging"). */
     staging?: SandboxOptions;
+    /** The stand-in Shopify's expiring offline token life (`expires_in`, default 3600). */
+    shopifyTokenTtlSeconds?: number;
   } = {},
 ): Promise<InstallHarness> {
   const staging = options.staging
@@ -98,7 +100,11 @@ export async function startInstallHarness(
     rateLimit: 100_000,
     ...options.provider,
   });
-  const standIn = await startShopifyStandIn({ apiSecret: APP_SECRET, apiKey: APP_KEY });
+  const standIn = await startShopifyStandIn({
+    apiSecret: APP_SECRET,
+    apiKey: APP_KEY,
+    ...(options.shopifyTokenTtlSeconds ? { tokenTtlSeconds: options.shopifyTokenTtlSeconds } : {}),
+  });
   const port = await freePort();
   const appUrl = `http://127.0.0.1:${port}`;
   const dir = mkdtempSync(join(tmpdir(), "connector-install-"));

@@ -82,9 +82,23 @@ describe("merchant install through Shopify OAuth", () => {
 
     const shop = h.ctx.shops.getShop(SHOP);
     expect(shop?.accessTokenSealed).toMatch(new RegExp(`^v2:${h.ctx.secrets.keyId}:`));
+    // An expiring offline token (Shopify refuses non-expiring ones from 2027-01-01), with its
+    // refresh token, both sealed, and the times to refresh it and when it ends.
+    const token = h.ctx.secrets.open(
+      shop?.accessTokenSealed ?? "",
+      sealedFor.shopifyAccessToken(SHOP),
+    );
+    expect(standInShop?.expiringTokens.has(token)).toBe(true);
     expect(
-      h.ctx.secrets.open(shop?.accessTokenSealed ?? "", sealedFor.shopifyAccessToken(SHOP)),
-    ).toBe(standInShop?.accessToken);
+      standInShop?.refreshTokens.has(
+        h.ctx.secrets.open(shop?.refreshTokenSealed ?? "", sealedFor.shopifyRefreshToken(SHOP)),
+      ),
+    ).toBe(true);
+    const expiresIn = Date.parse(shop?.accessTokenExpiresAt ?? "") - Date.now();
+    expect(expiresIn).toBeGreaterThan(3_500_000);
+    expect(
+      Date.parse(shop?.accessTokenExpiresAt ?? "") - Date.parse(shop?.accessTokenRefreshAt ?? ""),
+    ).toBe(300_000);
     expect(shop?.shopCurrency).toBe("USD");
     expect(shop?.status).toBe("paused");
     expect(shop?.pausedReason).toMatch(/provider settings/);
@@ -96,7 +110,7 @@ describe("merchant install through Shopify OAuth", () => {
     expect(rows[0]?.accessToken).toMatch(/^v2:[0-9a-f]{8}:/);
     // …and loads back through the storage with the plain token.
     const session = await h.ctx.sessions.loadSession(h.ctx.shopify.session.getOfflineId(SHOP));
-    expect(session?.accessToken).toBe(standInShop?.accessToken);
+    expect(session?.accessToken).toBe(token);
   });
 
   it("leaves no plaintext access token in the SQLite file or its WAL", async () => {

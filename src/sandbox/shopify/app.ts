@@ -25,6 +25,8 @@ export interface ShopifyStandInOptions {
   webhookFetch?: typeof fetch;
   /** Shops installed at start. */
   shops?: ({ shop: string } & ShopInstallOptions)[];
+  /** The life of an expiring offline access token, as Shopify's `expires_in` (default 3600). */
+  tokenTtlSeconds?: number;
 }
 
 export interface UpsertOrderOptions {
@@ -96,6 +98,7 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
     standInOAuthRoutes(state, {
       apiSecret: options.apiSecret,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     }),
   );
 
@@ -106,7 +109,7 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
     // The admin client's fetch rewrite keeps the shop's domain in X-Forwarded-Host.
     const host = (c.req.header("x-forwarded-host") ?? c.req.header("host") ?? "").split(":")[0];
     const shop = (host ? state.shop(host) : undefined) ?? state.shopByToken(token);
-    if (!shop || token === "" || shop.accessToken !== token) {
+    if (!shop?.acceptsToken(token)) {
       state.counters.unauthorized++;
       return c.json({ errors: INVALID_TOKEN }, 401);
     }

@@ -7,6 +7,8 @@ export interface StandInOAuthOptions {
   apiKey?: string;
   /** The app's client secret: signs the callback query and authenticates the token request. */
   apiSecret: string;
+  /** The life of an expiring offline access token (`expires_in`). */
+  tokenTtlSeconds: number;
 }
 
 /** An authorization code lives one minute and is used once, as Shopify's do. */
@@ -32,6 +34,21 @@ export function signOAuthQuery(params: Record<string, string>, secret: string): 
  * `POST /admin/oauth/access_token` (code → offline token). The shop is the request's host, or
  * X-Forwarded-Host when a test or the admin fetch rewrite sends `https://{shop}` here.
  */
+/** Shopify's answer for an expiring offline token (refresh tokens live 90 days). */
+function expiringAnswer(
+  issued: { access: string; refresh: string },
+  scopes: string[],
+  ttlSeconds: number,
+) {
+  return {
+    access_token: issued.access,
+    scope: scopes.join(","),
+    expires_in: ttlSeconds,
+    refresh_token: issued.refresh,
+    refresh_token_expires_in: 90 * 86_400,
+  };
+}
+
 export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInOAuthOptions) {
   const codes = new Map<string, { shop: string; expiresAt: number }>();
   const app = new Hono();
@@ -84,6 +101,44 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
         400,
       );
     }
+    const standInShop = state.shop(shop);
+    // Refreshing an expiring offline token: the refresh token is rotated, and the one used
+    // stays valid until the new one is used (so a lost answer can be retried).
+    if (body.grant_type === "refresh_token") {
+      const used = typeof body.refresh_token === "string" ? body.refresh_token : "";
+      if (!standInShop?.refreshTokens.has(used)) {
+        if (standInShop) standInShop.refusedRefreshes++;
+        return c.json(
+          { error: "invalid_grant", error_description: "The refresh token is invalid or expired" },
+          400,
+        );
+      }
+      const issued = standInShop.issueExpiring(options.tokenTtlSeconds, used);
+      standInShop.refreshes++;
+      if (standInShop.dropRefreshAnswers > 0) {
+        standInShop.dropRefreshAnswers--;
+        return c.json({ errors: "the answer was lost" }, 502);
+      }
+      return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+    }
+    // Migrating a non-expiring offline token (token exchange, `expiring: '1'`): the original
+    // token keeps working meanwhile, so a lost answer is retried with it.
+    if (body.grant_type === "urn:ietf:params:oauth:grant-type:token-exchange") {
+      const subject = typeof body.subject_token === "string" ? body.subject_token : "";
+      if (!standInShop || subject === "" || subject !== standInShop.accessToken) {
+        return c.json(
+          { error: "invalid_subject_token", error_description: "The subject token is invalid" },
+          400,
+        );
+      }
+      const issued = standInShop.issueExpiring(options.tokenTtlSeconds);
+      standInShop.migrations++;
+      if (standInShop.dropRefreshAnswers > 0) {
+        standInShop.dropRefreshAnswers--;
+        return c.json({ errors: "the answer was lost" }, 502);
+      }
+      return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+    }
     if (!grant || grant.shop !== shop || grant.expiresAt < Date.now()) {
       return c.json(
         {
@@ -93,9 +148,12 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
         400,
       );
     }
-    const standIn = state.shop(shop);
-    if (!standIn) return c.json({ errors: "shop not installed" }, 404);
-    return c.json({ access_token: standIn.accessToken, scope: standIn.scopes.join(",") });
+    if (!standInShop) return c.json({ errors: "shop not installed" }, 404);
+    if (body.expiring === "1" || body.expiring === 1 || body.expiring === true) {
+      const issued = standInShop.issueExpiring(options.tokenTtlSeconds);
+      return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+    }
+    return c.json({ access_token: standInShop.accessToken, scope: standInShop.scopes.join(",") });
   });
 
   return app;

@@ -42,9 +42,24 @@ export class StandInShop {
   readonly subscriptions: WebhookSubscription[] = [];
   readonly deliveries: Delivery[] = [];
   readonly bucket: CostBucket;
+  /** The non-expiring offline token (what installs got before expiring tokens). */
   accessToken: string;
   scopes: string[];
   catalog: StandInCatalog;
+  /** Expiring offline tokens handed out, with the moment each stops working (epoch ms). */
+  readonly expiringTokens = new Map<string, number>();
+  /**
+   * The refresh tokens Shopify accepts: the newest, and the one used to get it until the newest
+   * is used in turn (a lost refresh answer can then be retried with the old one).
+   */
+  refreshTokens = new Set<string>();
+  /** Refresh answers to compute and then lose (the rotation happens, the answer never arrives). */
+  dropRefreshAnswers = 0;
+  /** Refresh grants answered (or lost after rotating), and refused. */
+  refreshes = 0;
+  refusedRefreshes = 0;
+  /** Non-expiring tokens exchanged for expiring ones. */
+  migrations = 0;
   private sequence = 0;
 
   constructor(
@@ -55,6 +70,23 @@ export class StandInShop {
     this.scopes = options.scopes ?? ["read_orders", "read_all_orders", "read_fulfillments"];
     this.bucket = new CostBucket(options.maximumAvailable ?? 2_000, options.restoreRate ?? 100);
     this.catalog = { ...defaultCatalog(domain), ...options.catalog };
+  }
+
+  /** Whether an Admin API call with this token is accepted now. */
+  acceptsToken(token: string, now = Date.now()): boolean {
+    if (token === "") return false;
+    if (token === this.accessToken) return true;
+    const expiresAt = this.expiringTokens.get(token);
+    return expiresAt !== undefined && expiresAt > now;
+  }
+
+  /** A new expiring access token and refresh token; `used` (a refresh token) stays valid. */
+  issueExpiring(ttlSeconds: number, used?: string): { access: string; refresh: string } {
+    const access = `shpat_exp_${randomBytes(12).toString("hex")}`;
+    const refresh = `shprt_${randomBytes(12).toString("hex")}`;
+    this.expiringTokens.set(access, Date.now() + ttlSeconds * 1000);
+    this.refreshTokens = new Set(used ? [used, refresh] : [refresh]);
+    return { access, refresh };
   }
 
   nextId(): number {
@@ -93,7 +125,7 @@ export class ShopifyStandInState {
   }
 
   shopByToken(token: string): StandInShop | undefined {
-    for (const shop of this.shops.values()) if (shop.accessToken === token) return shop;
+    for (const shop of this.shops.values()) if (shop.acceptsToken(token)) return shop;
     return undefined;
   }
 }

@@ -152,7 +152,11 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     let session: Session;
     let headers: Headers;
     try {
-      const result = await shopify.auth.callback<Headers>({ rawRequest: c.req.raw });
+      // An expiring offline token: from 2027-01-01 Shopify refuses non-expiring ones.
+      const result = await shopify.auth.callback<Headers>({
+        rawRequest: c.req.raw,
+        expiring: true,
+      });
       session = result.session;
       headers = result.headers;
     } catch (error) {

@@ -1,9 +1,10 @@
 import type { Session } from "@shopify/shopify-api";
 import type { Logger } from "pino";
-import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
+import type { SecretBox } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import { SUBSCRIBED_TOPICS } from "../topics.ts";
 import type { SealedSessionStorage } from "./session-storage.ts";
+import { tokenColumns } from "./shop-tokens.ts";
 import {
   type AdminGraphql,
   ensureWebhookSubscriptions,
@@ -68,7 +69,8 @@ export class ShopInstaller {
       known?.storeId && known.providerClientId && known.providerClientSecretSealed,
     );
     const record = shops.upsertShop(shop, {
-      accessTokenSealed: secrets.seal(session.accessToken, sealedFor.shopifyAccessToken(shop)),
+      // The token, and for an expiring one its refresh token and times (all sealed or plain).
+      ...tokenColumns(session, secrets),
       scopes: session.scope ?? null,
       installedAt: this.#now().toISOString(),
       uninstalledAt: null,

@@ -1,0 +1,205 @@
+import { randomUUID } from "node:crypto";
+import { HttpResponseError, type Session } from "@shopify/shopify-api";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
+import type { ShopRecord, ShopRepository, ShopSettingsInput } from "../../store/index.ts";
+import type { Shopify } from "../api.ts";
+
+/** What a shop whose refresh token Shopify refused needs (settings page and `status`). */
+export const REINSTALL_NEEDED =
+  "reinstall needed: Shopify refused the app's refresh token; open the app from the Shopify admin to install it again";
+
+/** Refresh this long before expiry at most, or at half a token's life when that is shorter. */
+const REFRESH_MARGIN_MS = 5 * 60_000;
+/** How long one process may hold a shop's refresh (Shopify answers in well under a second). */
+const LOCK_MS = 15_000;
+
+/** The sealed columns and times that store a session's tokens on the shop's row. */
+export function tokenColumns(
+  session: Session,
+  secrets: SecretBox,
+  now = Date.now(),
+): ShopSettingsInput {
+  if (!session.accessToken) throw new Error("the session carries no access token");
+  const expires = session.expires?.getTime();
+  const refreshAt =
+    expires === undefined ? null : expires - Math.min(REFRESH_MARGIN_MS, (expires - now) / 2);
+  return {
+    accessTokenSealed: secrets.seal(
+      session.accessToken,
+      sealedFor.shopifyAccessToken(session.shop),
+    ),
+    accessTokenExpiresAt: expires === undefined ? null : new Date(expires).toISOString(),
+    accessTokenRefreshAt: refreshAt === null ? null : new Date(refreshAt).toISOString(),
+    refreshTokenSealed: session.refreshToken
+      ? secrets.seal(session.refreshToken, sealedFor.shopifyRefreshToken(session.shop))
+      : null,
+    refreshTokenExpiresAt: session.refreshTokenExpires
+      ? session.refreshTokenExpires.toISOString()
+      : null,
+  };
+}
+
+/**
+ * A shop's Admin API access token, kept working: an expiring offline token is refreshed before
+ * its end (five minutes, or half its life when that is shorter) and once after a 401. One
+ * refresh per shop is in flight across every process (a Redis lock); the others wait for its
+ * result. The new pair is stored before it is used, and Shopify keeps the refresh token used
+ * valid until the new one is, so a refresh whose answer is lost is simply tried again. A refresh
+ * token Shopify refuses pauses the shop with REINSTALL_NEEDED instead of retrying forever.
+ */
+export interface ShopTokensDeps {
+  shopify: Shopify;
+  shops: ShopRepository;
+  secrets: SecretBox;
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+}
+
+export class ShopTokens {
+  readonly #d: ShopTokensDeps;
+
+  constructor(deps: ShopTokensDeps) {
+    this.#d = deps;
+  }
+
+  #open(shop: ShopRecord): string | null {
+    return shop.accessTokenSealed
+      ? this.#d.secrets.open(shop.accessTokenSealed, sealedFor.shopifyAccessToken(shop.shop))
+      : null;
+  }
+
+  /** The token to use now: refreshed first when its refresh time has come. */
+  async current(shopDomain: string): Promise<string | null> {
+    const shop = this.#d.shops.getShop(shopDomain);
+    if (!shop) return null;
+    const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
+    if (due && shop.refreshTokenSealed) return this.refresh(shopDomain, this.#open(shop));
+    return this.#open(shop);
+  }
+
+  /**
+   * Refreshes the shop's token, unless another process already replaced `stale` with a token
+   * that is not due. Answers the token to use.
+   */
+  async refresh(shopDomain: string, stale: string | null): Promise<string | null> {
+    const lock = `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
+    const owner = randomUUID();
+    const deadline = Date.now() + LOCK_MS * 2;
+    while (Date.now() < deadline) {
+      const shop = this.#d.shops.getShop(shopDomain);
+      if (!shop || shop.status === "uninstalled") return null;
+      // Refused once: only a reinstall brings a new pair; asking again would be a silent loop.
+      if (shop.pausedReason === REINSTALL_NEEDED) return null;
+      const token = this.#open(shop);
+      const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
+      if (token !== stale && !due) return token;
+      if (!shop.refreshTokenSealed) return token;
+      if ((await this.#d.redis.set(lock, owner, "PX", LOCK_MS, "NX")) === "OK") {
+        try {
+          return await this.#refreshNow(shop);
+        } finally {
+          await this.#d.redis.eval(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+            1,
+            lock,
+            owner,
+          );
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`timed out waiting for another process to refresh ${shopDomain}'s token`);
+  }
+
+  /**
+   * Exchanges a shop's non-expiring offline token for an expiring one (Shopify refuses
+   * non-expiring tokens from 2027-01-01). A lost answer is retried: the original token stays
+   * good for the exchange for 7 days. Answers whether the shop now holds an expiring token.
+   */
+  async migrate(shopDomain: string, attempts = 3): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const shop = this.#d.shops.getShop(shopDomain);
+      if (!shop?.accessTokenSealed || shop.status === "uninstalled") return false;
+      if (shop.refreshTokenSealed) return true;
+      try {
+        const { session } = await this.#d.shopify.auth.migrateToExpiringToken({
+          shop: shop.shop,
+          nonExpiringOfflineAccessToken: this.#open(shop) as string,
+        });
+        this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
+        this.#d.logger.info(
+          { shop: shop.shop },
+          "non-expiring Shopify token migrated to an expiring one",
+        );
+        return true;
+      } catch (error) {
+        const status = error instanceof HttpResponseError ? error.response.code : undefined;
+        if (status === 400 || status === 401) {
+          this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
+          this.#d.logger.warn(
+            { shop: shop.shop, status },
+            "Shopify refused the token migration: shop paused, reinstall needed",
+          );
+          return false;
+        }
+        if (attempt >= attempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      }
+    }
+  }
+
+  /** Every installed shop still on a non-expiring token, migrated one by one. */
+  async migrateAll(): Promise<
+    { shop: string; result: "migrated" | "refused" | "failed"; reason?: string }[]
+  > {
+    const results: { shop: string; result: "migrated" | "refused" | "failed"; reason?: string }[] =
+      [];
+    for (const shop of this.#d.shops.listShops()) {
+      if (!shop.accessTokenSealed || shop.refreshTokenSealed || shop.status === "uninstalled")
+        continue;
+      try {
+        results.push({
+          shop: shop.shop,
+          result: (await this.migrate(shop.shop)) ? "migrated" : "refused",
+        });
+      } catch (error) {
+        results.push({ shop: shop.shop, result: "failed", reason: (error as Error).message });
+      }
+    }
+    return results;
+  }
+
+  async #refreshNow(shop: ShopRecord): Promise<string | null> {
+    const refreshToken = this.#d.secrets.open(
+      shop.refreshTokenSealed as string,
+      sealedFor.shopifyRefreshToken(shop.shop),
+    );
+    const log = this.#d.logger.child({ shop: shop.shop });
+    try {
+      const { session } = await this.#d.shopify.auth.refreshToken({
+        shop: shop.shop,
+        refreshToken,
+      });
+      // Stored before anything uses it: a crash after this line loses nothing.
+      this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
+      log.info(
+        { expiresAt: session.expires?.toISOString() ?? null },
+        "Shopify access token refreshed",
+      );
+      return session.accessToken ?? null;
+    } catch (error) {
+      // 400/401 from the token endpoint: the refresh token is no longer accepted.
+      const status = error instanceof HttpResponseError ? error.response.code : undefined;
+      if (status === 400 || status === 401) {
+        this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
+        log.warn({ status }, "Shopify refused the refresh token: shop paused, reinstall needed");
+        return null;
+      }
+      // A lost or failed answer: the refresh token used stays valid, the next call tries again.
+      throw error;
+    }
+  }
+}
