@@ -38,7 +38,11 @@ const ingest = new WebhookIngest({
   snapshots,
   queues,
   shops: { shopStatus: () => "active" },
-  lifecycle: { appUninstalled: async () => {}, privacy: async () => {} },
+  lifecycle: {
+    appUninstalled: async () => {},
+    shopUpdated: async () => {},
+    privacy: async () => {},
+  },
 });
 
 let seq = 0;

@@ -21,6 +21,7 @@ export type IngestOutcome =
   | "unknown-shop"
   | "ignored"
   | "uninstalled"
+  | "shop-updated"
   | "privacy"
   /** shop/redact for a shop that is installed: Shopify sends it only 48 h after an uninstall. */
   | "refused-installed";
@@ -43,6 +44,11 @@ export interface ShopLookup {
 
 export interface LifecycleHandlers {
   appUninstalled(shop: ShopDomain): Promise<void>;
+  /** shop/update: the shop's currency and time zone, as they are now. */
+  shopUpdated(
+    shop: ShopDomain,
+    update: { currency: string | null; timezone: string | null },
+  ): Promise<void>;
   privacy(
     shop: ShopDomain,
     event: { topic: string; customerId: string | null; email: string | null; orderIds: string[] },
@@ -121,6 +127,13 @@ export class WebhookIngest {
           await this.#deps.lifecycle.appUninstalled(webhook.shop);
           return "uninstalled";
         });
+      case "shop-update": {
+        const update = event;
+        return this.#checked(seen, async () => {
+          await this.#deps.lifecycle.shopUpdated(webhook.shop, update);
+          return "shop-updated";
+        });
+      }
       case "privacy": {
         const privacy = event;
         const status = this.#deps.shops.shopStatus(webhook.shop);

@@ -66,6 +66,23 @@ export function createLifecycleHandlers(
       ctx.logger.info({ shop, droppedJobs: dropped }, "app uninstalled; sync stopped, links kept");
     },
 
+    async shopUpdated(shop, update) {
+      const known = ctx.shops.getShop(shop);
+      if (!known || known.status === "uninstalled") return;
+      const changes = {
+        ...(update.currency && update.currency !== known.shopCurrency
+          ? { shopCurrency: update.currency }
+          : {}),
+        ...(update.timezone && update.timezone !== known.shopTimezone
+          ? { shopTimezone: update.timezone }
+          : {}),
+      };
+      if (Object.keys(changes).length === 0) return;
+      ctx.shops.updateSettings(shop, changes);
+      options.onShopChanged?.(shop);
+      ctx.logger.info({ shop, changed: Object.keys(changes) }, "shop settings changed in Shopify");
+    },
+
     async privacy(shop, event) {
       const ids = { customerId: event.customerId, orderIds: event.orderIds };
       const row = record(shop, event.topic, ids);

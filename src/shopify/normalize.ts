@@ -35,6 +35,7 @@ export type NormalizedEvent =
       updatedAt: string | null;
     }
   | { kind: "app-uninstalled" }
+  | { kind: "shop-update"; currency: string | null; timezone: string | null }
   | {
       kind: "privacy";
       topic: string;
@@ -104,6 +105,13 @@ export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown)
     return { kind: "app-uninstalled" };
   }
   switch (kind) {
+    case "shop-update":
+      requireBodyShop(body, shop);
+      return {
+        kind: "shop-update",
+        currency: str(body.currency),
+        timezone: str(body.iana_timezone),
+      };
     case "privacy":
       requireBodyShop(body, shop);
       return {

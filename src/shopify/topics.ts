@@ -8,8 +8,15 @@
  *   orders/updated after an edit or a refund, and the worker refetches the order from the Admin
  *   GraphQL API when a hint is newer than the stored snapshot (docs/shopify-events.md).
  * - app-uninstalled, privacy: lifecycle and GDPR topics, handled outside order sync.
+ * - shop-update: the shop's settings (currency, time zone), picked up without a reinstall.
  */
-export type TopicKind = "full-order" | "fulfillment" | "order-hint" | "app-uninstalled" | "privacy";
+export type TopicKind =
+  | "full-order"
+  | "fulfillment"
+  | "order-hint"
+  | "app-uninstalled"
+  | "shop-update"
+  | "privacy";
 
 export const TOPICS: Record<string, TopicKind> = {
   "orders/create": "full-order",
@@ -23,6 +30,7 @@ export const TOPICS: Record<string, TopicKind> = {
   "fulfillments/create": "fulfillment",
   "fulfillments/update": "fulfillment",
   "app/uninstalled": "app-uninstalled",
+  "shop/update": "shop-update",
   "customers/data_request": "privacy",
   "customers/redact": "privacy",
   "shop/redact": "privacy",

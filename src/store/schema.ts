@@ -29,6 +29,8 @@ export const shops = sqliteTable("shops", {
   scopes: text("scopes"),
   storeCurrency: text("store_currency"),
   shopCurrency: text("shop_currency"),
+  /** The shop's IANA time zone, from shop/update (and the install). */
+  shopTimezone: text("shop_timezone"),
   protectionVariantIds: text("protection_variant_ids").notNull().default("[]"),
   locationMap: text("location_map").notNull().default("{}"),
   defaultLocationId: integer("default_location_id"),

@@ -25,6 +25,7 @@ export interface ShopRecord {
   providerClientId: string | null;
   /** Sealed with the secret box; open only where the secret is used. */
   providerClientSecretSealed: string | null;
+  shopTimezone: string | null;
   accessTokenSealed: string | null;
   accessTokenExpiresAt: string | null;
   accessTokenRefreshAt: string | null;

@@ -292,3 +292,28 @@ describe("privacy webhooks", () => {
     });
   });
 });
+
+describe("shop/update", () => {
+  it("picks up a currency and time-zone change without a reinstall, and refuses another shop's body", async () => {
+    p = await startPipeline();
+    const res = await p.send("shop/update", {
+      id: 1,
+      myshopify_domain: TEST_SHOP,
+      currency: "EUR",
+      iana_timezone: "Europe/Berlin",
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ outcome: "shop-updated" });
+    expect(p.ctx.shops.getShop(TEST_SHOP)).toMatchObject({
+      shopCurrency: "EUR",
+      shopTimezone: "Europe/Berlin",
+    });
+    const forged = await p.send("shop/update", {
+      id: 2,
+      myshopify_domain: OTHER_SHOP,
+      currency: "JPY",
+    });
+    expect(forged.status).toBe(400);
+    expect(p.ctx.shops.getShop(TEST_SHOP)?.shopCurrency).toBe("EUR");
+  });
+});

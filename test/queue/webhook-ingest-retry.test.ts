@@ -35,7 +35,11 @@ function ingestWithFailingEnqueue() {
     snapshots: new SnapshotStore(redis, { prefix }),
     queues: flaky,
     shops: { shopStatus: () => "active" },
-    lifecycle: { appUninstalled: async () => {}, privacy: async () => {} },
+    lifecycle: {
+      appUninstalled: async () => {},
+      shopUpdated: async () => {},
+      privacy: async () => {},
+    },
   });
   return { ingest, queues };
 }

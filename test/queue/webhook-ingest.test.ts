@@ -24,7 +24,11 @@ function receiver() {
     snapshots,
     queues,
     shops: { shopStatus: () => "active" },
-    lifecycle: { appUninstalled: async () => {}, privacy: async () => {} },
+    lifecycle: {
+      appUninstalled: async () => {},
+      shopUpdated: async () => {},
+      privacy: async () => {},
+    },
   });
   return { ingest, queues, snapshots, prefix };
 }

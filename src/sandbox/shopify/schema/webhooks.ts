@@ -10,6 +10,7 @@ export const webhooksModule: SchemaModule = {
   typeDefs: /* GraphQL */ `
     enum WebhookSubscriptionTopic {
       APP_UNINSTALLED
+      SHOP_UPDATE
       ORDERS_CREATE
       ORDERS_UPDATED
       ORDERS_CANCELLED

@@ -1,0 +1,1 @@
+ALTER TABLE `shops` ADD `shop_timezone` text;
