@@ -123,6 +123,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         log.info({ reason }, "sync waiting");
         return { outcome: "waiting", reason };
       }
+      // Test orders (Bogus gateway, test mode) stay out of the provider unless the shop asks.
+      if (order.test && !shopRecord.sendTestOrders) {
+        deps.shops.markTestOrderSkipped(shop, orderId);
+        deps.metrics?.jobDone("skipped");
+        const reason = "test order: not sent (the shop's test-order setting is off)";
+        log.info({ reason }, "sync skipped");
+        return { outcome: "skipped", reason };
+      }
       const settings = shopSettings(shopRecord, storeId, order.currency);
       const mapped = mapOrder(order, settings);
       if (!mapped.ok) {

@@ -31,6 +31,8 @@ export const shops = sqliteTable("shops", {
   shopCurrency: text("shop_currency"),
   /** The shop's IANA time zone, from shop/update (and the install). */
   shopTimezone: text("shop_timezone"),
+  /** Orders Shopify marks `test: true` are sent only when the merchant asks (default: not). */
+  sendTestOrders: integer("send_test_orders", { mode: "boolean" }).notNull().default(false),
   protectionVariantIds: text("protection_variant_ids").notNull().default("[]"),
   locationMap: text("location_map").notNull().default("{}"),
   defaultLocationId: integer("default_location_id"),
@@ -90,6 +92,17 @@ export const retiredOrderLinks = sqliteTable(
     retiredAt: text("retired_at").notNull(),
   },
   (t) => [index("retired_order_links_order").on(t.shop, t.sourceOrderId)],
+);
+
+/** Test orders not sent to the provider (the shop's setting), counted on the settings page. */
+export const skippedTestOrders = sqliteTable(
+  "skipped_test_orders",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    skippedAt: text("skipped_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId] })],
 );
 
 /** Orders whose sync failed before the provider had them: no order_links row exists yet. */

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
 import {
   backfills,
@@ -7,7 +7,9 @@ import {
   lineItemLinks,
   orderFailures,
   orderLinks,
+  retiredOrderLinks,
   shops,
+  skippedTestOrders,
   syncCheckpoints,
 } from "./schema.ts";
 
@@ -26,6 +28,7 @@ export interface ShopRecord {
   /** Sealed with the secret box; open only where the secret is used. */
   providerClientSecretSealed: string | null;
   shopTimezone: string | null;
+  sendTestOrders: boolean;
   accessTokenSealed: string | null;
   accessTokenExpiresAt: string | null;
   accessTokenRefreshAt: string | null;
@@ -100,6 +103,26 @@ export class ShopRepository {
     return (this.#selectStatus.get(shop) as ShopStatus | undefined) ?? null;
   }
 
+  /** Records that a test order was not sent (once per order). */
+  markTestOrderSkipped(shop: string, sourceOrderId: string): void {
+    this.db
+      .insert(skippedTestOrders)
+      .values({ shop, sourceOrderId, skippedAt: new Date().toISOString() })
+      .onConflictDoNothing()
+      .run();
+  }
+
+  /** How many test orders were not sent. */
+  countSkippedTestOrders(shop: string): number {
+    return (
+      this.db
+        .select({ n: count() })
+        .from(skippedTestOrders)
+        .where(eq(skippedTestOrders.shop, shop))
+        .get()?.n ?? 0
+    );
+  }
+
   listShops(filter: { status?: ShopStatus } = {}): ShopRecord[] {
     const query = this.db.select().from(shops);
     const rows = filter.status ? query.where(eq(shops.status, filter.status)).all() : query.all();
@@ -134,7 +157,15 @@ export class ShopRepository {
   /** shop/redact: everything of the shop goes (privacy requests stay, as the record of it). */
   deleteShopData(shop: string): void {
     this.db.transaction((tx) => {
-      for (const table of [lineItemLinks, fulfillmentLinks, intents, orderLinks, orderFailures]) {
+      for (const table of [
+        lineItemLinks,
+        fulfillmentLinks,
+        intents,
+        orderLinks,
+        retiredOrderLinks,
+        orderFailures,
+        skippedTestOrders,
+      ]) {
         tx.delete(table).where(eq(table.shop, shop)).run();
       }
       tx.delete(backfills).where(eq(backfills.shop, shop)).run();

@@ -35,6 +35,11 @@ const SAVED: Record<string, { section: string; message: string }> = {
     message: "Credentials verified with the provider and saved. Choose your store below.",
   },
   store: { section: "store", message: "Store saved." },
+  testOrdersOn: { section: "test-orders", message: "Test orders will be sent to the provider." },
+  testOrdersOff: {
+    section: "test-orders",
+    message: "Test orders will not be sent to the provider.",
+  },
   providerSwitched: {
     section: "provider",
     message:
@@ -201,6 +206,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         status={statusView}
         backfill={backfill}
         backfillAvailable={service.backfill !== null}
+        testOrdersSkipped={shops.countSkippedTestOrders(shop.shop)}
         resyncAvailable={service.resync !== null}
         {...(notice ? { notice } : {})}
         {...(extra.typed ? { typed: extra.typed } : {})}
@@ -254,6 +260,12 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     const result = service.saveProtectionVariants(shop, ids, await service.catalog(shop));
     if (!result.ok) return refuse(c, "protection", result.message);
     return saved(c, "protection");
+  });
+
+  app.post("/test-orders", async (c) => {
+    const send = text((await c.req.parseBody()).sendTestOrders) === "on";
+    shops.updateSettings(c.get("shop").shop, { sendTestOrders: send });
+    return saved(c, send ? "testOrdersOn" : "testOrdersOff");
   });
 
   app.post("/locations", async (c) => {

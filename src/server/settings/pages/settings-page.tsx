@@ -9,6 +9,7 @@ import { Notice, type NoticeProps } from "./notice.tsx";
 import { ProtectionSection } from "./protection-section.tsx";
 import { ProviderSection } from "./provider-section.tsx";
 import { StatusSection } from "./status-section.tsx";
+import { TestOrdersSection } from "./test-orders-section.tsx";
 
 export interface SettingsPageProps {
   shop: ShopRecord;
@@ -18,6 +19,8 @@ export interface SettingsPageProps {
   backfill: BackfillView | null;
   backfillAvailable: boolean;
   resyncAvailable: boolean;
+  /** Test orders not sent (the shop's setting). */
+  testOrdersSkipped: number;
   /** A message about the last action, and which section it belongs to. */
   notice?: NoticeProps & { section: string };
   /** Values typed into a form that was refused, to show them again (never a secret). */
@@ -65,6 +68,11 @@ export function SettingsPage(props: SettingsPageProps) {
         shop={shop}
         catalog={props.catalog}
         notice={noticeFor(props, "locations")}
+      />
+      <TestOrdersSection
+        shop={shop}
+        skipped={props.testOrdersSkipped}
+        notice={noticeFor(props, "test-orders")}
       />
       <BackfillSection
         shop={shop}

@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  BROWSER_UA,
+  type InstallHarness,
+  startInstallHarness,
+} from "../helpers/install-harness.ts";
+import { newModelOrder } from "../helpers/order-lifecycle.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
+
+/** Test orders (`test: true`) stay out of the provider unless the shop asks, and are counted. */
+let p: Pipeline | undefined;
+let h: InstallHarness | undefined;
+afterEach(async () => {
+  await p?.close();
+  await h?.close();
+  p = undefined;
+  h = undefined;
+});
+
+describe("test orders", () => {
+  it("are not sent by default, counted once each, and sent once the shop asks", async () => {
+    p = await startPipeline();
+    const model = newModelOrder(91, 91_000);
+    const body = { ...orderPayload(model), test: true };
+    await p.send("orders/create", body);
+    await p.send("orders/updated", { ...body, updated_at: "2026-11-02T10:00:00Z" });
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(model.id))).toBeUndefined();
+    expect(p.ctx.shops.countSkippedTestOrders(TEST_SHOP)).toBe(1);
+    expect(await p.ctx.queues.deadLetter.count()).toBe(0);
+
+    p.ctx.shops.updateSettings(TEST_SHOP, { sendTestOrders: true });
+    await p.send("orders/updated", { ...body, updated_at: "2026-11-03T10:00:00Z" });
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(model.id))).toBeDefined();
+  });
+
+  it("are switched on and off on the settings page, which shows the count", async () => {
+    h = await startInstallHarness();
+    const harness = h;
+    const SHOP = "test-orders.myshopify.com";
+    const { jar } = await harness.install(SHOP);
+    const page = await (await harness.get("/settings", jar)).text();
+    expect(page).toContain("<strong>0</strong> test orders were not sent");
+    const saved = await fetch(new URL("/settings/test-orders", harness.appUrl), {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: harness.appUrl,
+        cookie: jar.header(),
+        "user-agent": BROWSER_UA,
+      },
+      body: new URLSearchParams({ sendTestOrders: "on" }),
+    });
+    expect(saved.status).toBe(303);
+    expect(harness.ctx.shops.getShop(SHOP)?.sendTestOrders).toBe(true);
+    const after = await (
+      await harness.get(saved.headers.get("location") ?? "/settings", jar)
+    ).text();
+    expect(after).toContain("Test orders will be sent to the provider.");
+  });
+});
