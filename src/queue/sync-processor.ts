@@ -12,7 +12,13 @@ import {
   ProviderValidationError,
 } from "../provider/index.ts";
 import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
-import { mapOrder, planSync, type ShopSettings } from "../sync/index.ts";
+import {
+  customerDataWithheld,
+  mapOrder,
+  PROTECTED_DATA_REASON,
+  planSync,
+  type ShopSettings,
+} from "../sync/index.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
 import type { DeadLetterData, SyncJobData } from "./jobs.ts";
 import type { StoreRateLimiter } from "./limiter/index.ts";
@@ -134,6 +140,16 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const settings = shopSettings(shopRecord, storeId, order.currency);
       const mapped = mapOrder(order, settings);
       if (!mapped.ok) {
+        // Shopify withheld the customer (the app is not approved for protected customer data):
+        // nothing identifies the customer to the provider, and the merchant needs to know why.
+        if (
+          mapped.errors.some((e) => e.field === "customer.email") &&
+          customerDataWithheld(order)
+        ) {
+          throw new Terminal("protected-data", PROTECTED_DATA_REASON, [
+            { path: "customer", message: "withheld by Shopify (protected customer data)" },
+          ]);
+        }
         const config = mapped.errors.some((e) => /fulfillmentLocationId|currency/.test(e.field));
         throw new Terminal(
           config ? "config" : "mapping",

@@ -1,6 +1,6 @@
 export { canonicalHash, canonicalJson } from "./hash.ts";
 export type { FulfillmentLink, LineItemLink, OrderLinks } from "./links.ts";
-export { guestId } from "./map-customer.ts";
+export { customerDataWithheld, guestId, PROTECTED_DATA_REASON } from "./map-customer.ts";
 export { mapOrder } from "./map-order.ts";
 export type { MapError, MapResult } from "./map-result.ts";
 export {

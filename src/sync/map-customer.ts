@@ -77,3 +77,33 @@ function countryOf(address: SourceAddress | null): CountryCode | undefined {
   const code = nonEmpty(address?.countryCode)?.toUpperCase();
   return code && isSupportedCountry(code) ? code : undefined;
 }
+
+/** Why an order whose customer Shopify redacted cannot be sent (dead-letter reason, page text). */
+export const PROTECTED_DATA_REASON =
+  "protected customer data not approved: Shopify sends this app the order without the customer's name, email, phone and address, and the provider needs an email or a phone";
+
+/**
+ * Whether Shopify withheld the customer's protected data (an app not approved for it): no email
+ * and no phone anywhere, no name, and addresses without a street. What such an order can give
+ * the provider is not enough (the provider needs an email or a phone), so it is dead-lettered
+ * with PROTECTED_DATA_REASON instead of a mapping error about a missing email.
+ */
+export function customerDataWithheld(order: SourceOrder): boolean {
+  const c = order.customer;
+  const contact = [
+    c?.email,
+    c?.phone,
+    order.email,
+    order.phone,
+    order.billingAddress?.phone,
+    order.shippingAddress?.phone,
+  ];
+  const names = [
+    c?.firstName,
+    c?.lastName,
+    order.billingAddress?.name,
+    order.shippingAddress?.name,
+  ];
+  const streets = [order.billingAddress?.address1, order.shippingAddress?.address1];
+  return [...contact, ...names, ...streets].every((v) => v === null || v === undefined || v === "");
+}

@@ -1,7 +1,8 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, like } from "drizzle-orm";
 import type { ConnectorContext } from "../../context.ts";
 import { countQueuedForShop } from "../../queue/shop-work.ts";
 import { type ShopRecord, schema } from "../../store/index.ts";
+import { PROTECTED_DATA_REASON } from "../../sync/index.ts";
 
 export interface FailureView {
   order: string;
@@ -19,6 +20,8 @@ export interface StatusView {
   pendingAtLeast: boolean;
   failed: number;
   failures: FailureView[];
+  /** Orders dead-lettered because Shopify withholds the customer: said once, at the top. */
+  protectedDataWithheld: number;
 }
 
 /** Counts of synced, waiting and failed orders, and the five latest failures in words. */
@@ -45,7 +48,19 @@ export async function readSyncStatus(ctx: ConnectorContext, shop: ShopRecord): P
     .orderBy(desc(schema.orderFailures.failedAt))
     .limit(5)
     .all();
+  const withheld =
+    ctx.db
+      .select({ n: count() })
+      .from(schema.orderFailures)
+      .where(
+        and(
+          eq(schema.orderFailures.shop, shop.shop),
+          like(schema.orderFailures.error, `${PROTECTED_DATA_REASON}%`),
+        ),
+      )
+      .get()?.n ?? 0;
   return {
+    protectedDataWithheld: withheld,
     synced: counts.synced,
     pending: pending.count,
     pendingAtLeast: pending.truncated,
@@ -73,6 +88,9 @@ export function explainFailure(
       ? `The Shopify location “${locationNames.get(location) ?? location}”`
       : "The order's Shopify location";
     return `${which} has no provider fulfillment location: map it under “Locations” below, then resync the order.`;
+  }
+  if (error.startsWith(PROTECTED_DATA_REASON)) {
+    return "Shopify withheld this order's customer (see the notice at the top of the page).";
   }
   if (/currency/i.test(error)) {
     return "The order's currency differs from the provider store's currency: choose the provider store in that currency under “Store”, or ask the provider to add one.";

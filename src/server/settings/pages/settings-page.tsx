@@ -52,6 +52,12 @@ export function SettingsPage(props: SettingsPageProps) {
   return (
     <Layout title="Settings" shop={shop.shop} nonce={props.nonce}>
       <ShopState shop={shop} />
+      {props.status.protectedDataWithheld > 0 ? (
+        <Notice
+          kind="warning"
+          message={`${props.status.protectedDataWithheld} ${props.status.protectedDataWithheld === 1 ? "order was" : "orders were"} not sent: Shopify withholds customers' names, emails, phones and addresses from this app until it is approved for protected customer data, and the provider needs an email or a phone. The app's developer requests access in the Partner Dashboard; the orders sync once it is granted and they are retried.`}
+        />
+      ) : null}
       <ProviderSection
         shop={shop}
         stores={props.stores}
