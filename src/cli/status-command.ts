@@ -39,6 +39,11 @@ export function formatStatus(status: ConnectorStatus): string {
       l
         ? `    budget: ${l.used}/${l.limit} used in the last ${l.windowMs / 1000}s, ${l.remaining} left${l.blockedUntil ? `, blocked until ${at(l.blockedUntil)} (429)` : ""}${l.waiting.live + l.waiting.bulk > 0 ? `; waiting for a slot: ${l.waiting.live} live, ${l.waiting.bulk} bulk` : ""}`
         : "    budget: no provider store configured",
+      ...(s.subscriptionsError
+        ? [
+            `    webhook subscriptions failing: ${s.subscriptionsError} (retried at start-up and by the sweep)`,
+          ]
+        : []),
     );
   }
   out.push("", `dead letters: ${status.deadLetters.total}`);

@@ -24,6 +24,8 @@ export interface ShopStatusLine {
   shop: string;
   status: string;
   pausedReason: string | null;
+  /** Why the last webhook subscription check failed, when it did. */
+  subscriptionsError: string | null;
   storeId: number | null;
   limiter: LimiterInspection | null;
   orders: { synced: number; failed: number; deadLettered: number };
@@ -138,6 +140,7 @@ export async function collectStatus(
         shop: s.shop,
         status: s.status,
         pausedReason: s.pausedReason,
+        subscriptionsError: s.subscriptionsError,
         storeId: s.storeId,
         limiter: s.storeId === null ? null : await ctx.limiter.inspect(s.storeId),
         orders: ctx.links.countByResult(s.shop),

@@ -138,6 +138,9 @@ export function createWebApp(
     return c.json({ ready, checks }, ready ? 200 : 503);
   });
   ctx.metrics.trackQueues(() => queueDepths(ctx));
+  ctx.metrics.trackSubscriptionFailures(
+    () => ctx.shops.listShops().filter((s) => s.subscriptionsError !== null).length,
+  );
   app.route("/", metricsRoute(ctx.metrics, ctx.config.env.METRICS_TOKEN));
   app.route("/admin", createAdminApp({ ctx, onClose: (close) => closers.push(close) }));
   const cookie = new ShopSessionCookie(ctx.config.encryptionKey, ctx.config.appUrl);

@@ -40,6 +40,8 @@ export const shops = sqliteTable("shops", {
   uninstalledAt: text("uninstalled_at"),
   /** When every webhook subscription was last seen in place (the start of a gap to resync). */
   subscriptionsCheckedAt: text("subscriptions_checked_at"),
+  /** Why the last webhook subscription check failed (null when it succeeded). */
+  subscriptionsError: text("subscriptions_error"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

@@ -28,6 +28,7 @@ export interface ShopRecord {
   /** Sealed with the secret box; open only where the secret is used. */
   providerClientSecretSealed: string | null;
   shopTimezone: string | null;
+  subscriptionsError: string | null;
   sendTestOrders: boolean;
   accessTokenSealed: string | null;
   accessTokenExpiresAt: string | null;

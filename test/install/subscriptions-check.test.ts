@@ -96,3 +96,28 @@ describe("webhook subscription check (start-up and sweep)", () => {
     }
   });
 });
+
+describe("a failing subscription check is shown, not only logged", () => {
+  it("records the error for the settings page, status and /metrics, and clears it when a check succeeds", async () => {
+    const standIn = h.standIn.state.shop(SHOP);
+    if (!standIn) throw new Error("not installed");
+    // Shopify stops accepting the app's tokens for this shop.
+    for (const token of standIn.expiringTokens.keys()) standIn.expiringTokens.set(token, 0);
+    standIn.refreshTokens.clear();
+    await expect(installerWith([], new Date()).checkSubscriptions(SHOP)).rejects.toThrow();
+    const error = h.ctx.shops.getShop(SHOP)?.subscriptionsError;
+    expect(error).toBeTruthy();
+
+    const metrics = await (await fetch(new URL("/metrics", h.appUrl))).text();
+    expect(metrics).toMatch(/^connector_webhook_subscription_failing_shops 1$/m);
+    const { jar } = await h.install(SHOP); // a reinstall brings a working token
+    expect(h.ctx.shops.getShop(SHOP)?.subscriptionsError).toBeNull();
+    const page = await (await h.get("/settings", jar)).text();
+    expect(page).not.toContain("could not be set up for this shop");
+    h.ctx.shops.updateSettings(SHOP, { subscriptionsError: "Shopify answered 500" });
+    const failing = await (await h.get("/settings", jar)).text();
+    expect(failing).toContain(
+      "Shopify&#39;s order webhooks could not be set up for this shop (Shopify answered 500)",
+    );
+  });
+});

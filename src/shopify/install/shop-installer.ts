@@ -89,10 +89,15 @@ export class ShopInstaller {
         callbackUrl: this.#d.callbackUrl,
         topics: SUBSCRIBED_TOPICS,
       });
-      shops.updateSettings(shop, { subscriptionsCheckedAt: this.#now().toISOString() });
+      shops.updateSettings(shop, {
+        subscriptionsCheckedAt: this.#now().toISOString(),
+        subscriptionsError: null,
+      });
       log.info({ created: check.created.length }, "webhook subscriptions in place");
     } catch (error) {
-      // The install stands: start-up and the sweep re-create what is missing.
+      // The install stands: start-up and the sweep re-create what is missing. Meanwhile the
+      // settings page, `status` and /metrics show it.
+      shops.updateSettings(shop, { subscriptionsError: (error as Error).message.slice(0, 300) });
       log.error(
         { err: { message: (error as Error).message } },
         "could not create the webhook subscriptions; the next check retries",
@@ -112,10 +117,18 @@ export class ShopInstaller {
     if (!record.accessTokenSealed) return null;
     const graphql = this.#d.adminFor(record);
     const checkedAt = this.#now();
-    const check = await ensureWebhookSubscriptions(graphql, {
-      callbackUrl: this.#d.callbackUrl,
-      topics: SUBSCRIBED_TOPICS,
-    });
+    let check: Awaited<ReturnType<typeof ensureWebhookSubscriptions>>;
+    try {
+      check = await ensureWebhookSubscriptions(graphql, {
+        callbackUrl: this.#d.callbackUrl,
+        topics: SUBSCRIBED_TOPICS,
+      });
+    } catch (error) {
+      this.#d.shops.updateSettings(shop, {
+        subscriptionsError: (error as Error).message.slice(0, 300),
+      });
+      throw error;
+    }
     let resyncedSince: string | null = null;
     if (check.created.length > 0) {
       const since = record.subscriptionsCheckedAt ?? record.installedAt ?? record.createdAt;
@@ -126,7 +139,10 @@ export class ShopInstaller {
       );
       if (this.#d.resyncSince) await this.#d.resyncSince(shop, new Date(since));
     }
-    this.#d.shops.updateSettings(shop, { subscriptionsCheckedAt: checkedAt.toISOString() });
+    this.#d.shops.updateSettings(shop, {
+      subscriptionsCheckedAt: checkedAt.toISOString(),
+      subscriptionsError: null,
+    });
     return { shop, ...check, resyncedSince };
   }
 

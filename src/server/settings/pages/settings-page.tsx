@@ -52,6 +52,12 @@ export function SettingsPage(props: SettingsPageProps) {
   return (
     <Layout title="Settings" shop={shop.shop} nonce={props.nonce}>
       <ShopState shop={shop} />
+      {shop.subscriptionsError ? (
+        <Notice
+          kind="warning"
+          message={`Shopify's order webhooks could not be set up for this shop (${shop.subscriptionsError}). The connector tries again at its next start and in each hourly check; until then orders arrive only through those checks.`}
+        />
+      ) : null}
       {props.status.protectedDataWithheld > 0 ? (
         <Notice
           kind="warning"

@@ -1,0 +1,1 @@
+ALTER TABLE `shops` ADD `subscriptions_error` text;
