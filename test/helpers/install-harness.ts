@@ -67,6 +67,8 @@ export interface InstallHarness {
   dbPath: string;
   /** GET on the connector with the jar's cookies, redirects not followed. */
   get(path: string, jar?: CookieJar, headers?: Record<string, string>): Promise<Response>;
+  /** A settings form posted as the browser would (same origin, the jar's cookies), not followed. */
+  postForm(path: string, body: Record<string, string>, jar: CookieJar): Promise<Response>;
   /** Follows Shopify's redirect to the stand-in's authorize page, as a browser would. */
   authorize(location: string): Promise<Response>;
   /** install → authorize → callback; returns the callback's response and the jar. */
@@ -175,6 +177,18 @@ export async function startInstallHarness(
     staging,
     dbPath,
     get,
+    postForm: (path, body, jar) =>
+      fetch(new URL(path, appUrl), {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin: appUrl,
+          cookie: jar.header(),
+          "user-agent": BROWSER_UA,
+        },
+        body: new URLSearchParams(body),
+      }),
     authorize,
     async install(shop) {
       const jar = new CookieJar();

@@ -7,11 +7,7 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { ShopifyTokenError } from "../../src/shopify/admin-client.ts";
 import { REINSTALL_NEEDED, ShopTokens } from "../../src/shopify/install/shop-tokens.ts";
-import {
-  BROWSER_UA,
-  type InstallHarness,
-  startInstallHarness,
-} from "../helpers/install-harness.ts";
+import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { standInOrder } from "../helpers/standin-orders.ts";
 
 /**
@@ -84,18 +80,7 @@ describe("expiring offline tokens", () => {
     });
     const harness = h;
     const { jar } = await harness.install(SHOP);
-    const form = (path: string, body: Record<string, string>) =>
-      fetch(new URL(path, harness.appUrl), {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          origin: harness.appUrl,
-          cookie: jar.header(),
-          "user-agent": BROWSER_UA,
-        },
-        body: new URLSearchParams(body),
-      });
+    const form = (path: string, body: Record<string, string>) => harness.postForm(path, body, jar);
     await form("/settings/provider", {
       clientId: PROVIDER.clientId,
       clientSecret: PROVIDER.clientSecret,

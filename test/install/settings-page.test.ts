@@ -222,18 +222,7 @@ describe("settings page with the workers running", () => {
   it("resyncs one order by its name and names an order Shopify does not have", async () => {
     w = await startInstallHarness({ workers: true, provider: { ...PROVIDER, stores: [1001] } });
     ({ jar: wjar } = await w.install(SHOP));
-    const form = (path: string, body: Record<string, string>) =>
-      fetch(new URL(path, w.appUrl), {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          origin: w.appUrl,
-          cookie: wjar.header(),
-          "user-agent": BROWSER_UA,
-        },
-        body: new URLSearchParams(body),
-      });
+    const form = (path: string, body: Record<string, string>) => w.postForm(path, body, wjar);
     await form("/settings/provider", { ...PROVIDER, environment: "production" });
     await form("/settings/store", { storeId: "1001" });
     expect(w.ctx.shops.getShop(SHOP)?.status).toBe("active");
@@ -282,18 +271,7 @@ describe("settings page with the workers running", () => {
   it("shows a failed order in words, saying which location to map", async () => {
     w = await startInstallHarness({ workers: true, provider: { ...PROVIDER, stores: [1001] } });
     ({ jar: wjar } = await w.install(SHOP));
-    const form = (path: string, body: Record<string, string>) =>
-      fetch(new URL(path, w.appUrl), {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          origin: w.appUrl,
-          cookie: wjar.header(),
-          "user-agent": BROWSER_UA,
-        },
-        body: new URLSearchParams(body),
-      });
+    const form = (path: string, body: Record<string, string>) => w.postForm(path, body, wjar);
     await form("/settings/provider", { ...PROVIDER, environment: "production" });
     await form("/settings/store", { storeId: "1001" });
     const model: ModelOrder = {

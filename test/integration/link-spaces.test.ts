@@ -1,10 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
-import {
-  BROWSER_UA,
-  type InstallHarness,
-  startInstallHarness,
-} from "../helpers/install-harness.ts";
+import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -64,18 +60,7 @@ describe("links bound to their provider store", () => {
     harness = await startInstallHarness({ workers: true, provider: PROVIDER });
     const h = harness;
     const { jar } = await h.install(SHOP);
-    const form = (path: string, body: Record<string, string>) =>
-      fetch(new URL(path, h.appUrl), {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          origin: h.appUrl,
-          cookie: jar.header(),
-          "user-agent": BROWSER_UA,
-        },
-        body: new URLSearchParams(body),
-      });
+    const form = (path: string, body: Record<string, string>) => h.postForm(path, body, jar);
     await form("/settings/provider", {
       clientId: PROVIDER.clientId,
       clientSecret: PROVIDER.clientSecret,
@@ -116,18 +101,7 @@ describe("links bound to their provider store", () => {
     harness = await startInstallHarness({ workers: true, provider: PROVIDER, staging: PROVIDER });
     const h = harness;
     const { jar } = await h.install(SHOP);
-    const form = (path: string, body: Record<string, string>) =>
-      fetch(new URL(path, h.appUrl), {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          origin: h.appUrl,
-          cookie: jar.header(),
-          "user-agent": BROWSER_UA,
-        },
-        body: new URLSearchParams(body),
-      });
+    const form = (path: string, body: Record<string, string>) => h.postForm(path, body, jar);
     const creds = { clientId: PROVIDER.clientId, clientSecret: PROVIDER.clientSecret };
     await form("/settings/provider", { ...creds, environment: "production" });
     await form("/settings/store", { storeId: "1001" });

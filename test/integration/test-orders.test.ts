@@ -1,9 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  BROWSER_UA,
-  type InstallHarness,
-  startInstallHarness,
-} from "../helpers/install-harness.ts";
+import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -43,17 +39,7 @@ describe("test orders", () => {
     const { jar } = await harness.install(SHOP);
     const page = await (await harness.get("/settings", jar)).text();
     expect(page).toContain("<strong>0</strong> test orders were not sent");
-    const saved = await fetch(new URL("/settings/test-orders", harness.appUrl), {
-      method: "POST",
-      redirect: "manual",
-      headers: {
-        "content-type": "application/x-www-form-urlencoded",
-        origin: harness.appUrl,
-        cookie: jar.header(),
-        "user-agent": BROWSER_UA,
-      },
-      body: new URLSearchParams({ sendTestOrders: "on" }),
-    });
+    const saved = await harness.postForm("/settings/test-orders", { sendTestOrders: "on" }, jar);
     expect(saved.status).toBe(303);
     expect(harness.ctx.shops.getShop(SHOP)?.sendTestOrders).toBe(true);
     const after = await (
