@@ -38,6 +38,17 @@ function shopSecrets(shops: ShopRepository): ShopSecret[] {
           },
         ]
       : []),
+    ...(shop.refreshTokenSealed
+      ? [
+          {
+            shop: shop.shop,
+            what: "Shopify refresh token",
+            sealed: shop.refreshTokenSealed,
+            context: sealedFor.shopifyRefreshToken(shop.shop),
+            write: (v: string) => shops.updateSettings(shop.shop, { refreshTokenSealed: v }),
+          },
+        ]
+      : []),
   ]);
 }
 

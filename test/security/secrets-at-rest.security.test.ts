@@ -70,6 +70,7 @@ function storeWithOldSecrets(): string {
       sealedFor.providerClientSecret("a.myshopify.com"),
     ),
     accessTokenSealed: sealV1(OLD_KEY, "shpat_a"),
+    refreshTokenSealed: old.seal("shprt_a", sealedFor.shopifyRefreshToken("a.myshopify.com")),
   });
   shops.upsertShop("b.myshopify.com", {
     providerClientSecretSealed: sealV1(OLD_KEY, "secret-b"),
@@ -158,7 +159,7 @@ describe("a changed ENCRYPTION_KEY", () => {
     expect(rotated.stderr).toBe("");
     expect(rotated.code).toBe(0);
     const report = JSON.parse(rotated.stdout);
-    expect(report).toMatchObject({ resealed: 3, alreadyCurrent: 0, unreadable: [] });
+    expect(report).toMatchObject({ resealed: 4, alreadyCurrent: 0, unreadable: [] });
 
     const db = openDatabase(path);
     const fresh = createSecretBox(NEW_KEY);
@@ -180,6 +181,12 @@ describe("a changed ENCRYPTION_KEY", () => {
     const { ENCRYPTION_KEY_PREVIOUS: _gone, ...after } = env;
     expect((await startMain(after)).out).toContain("sync worker running");
     const again = await cli(["secrets", "rotate", "--json"], after);
-    expect(JSON.parse(again.stdout)).toMatchObject({ resealed: 0, alreadyCurrent: 3 });
+    expect(JSON.parse(again.stdout)).toMatchObject({ resealed: 0, alreadyCurrent: 4 });
+    expect(
+      fresh.open(
+        new ShopRepository(openDatabase(path)).getShop("a.myshopify.com")?.refreshTokenSealed ?? "",
+        sealedFor.shopifyRefreshToken("a.myshopify.com"),
+      ),
+    ).toBe("shprt_a");
   });
 });
