@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The environment, parsed once at start-up (STYLE.md item 3). Nothing else reads process.env.
+ * The environment, parsed once at start-up (docs/principles.md: configuration is parsed once). Nothing else reads process.env.
  * A bad value stops the process with a message naming the variable.
  */
 const base64Key32 = z

@@ -1,7 +1,7 @@
 import { type Logger, pino } from "pino";
 
 /**
- * Structured logs with customer data and secrets redacted (STYLE.md item 8). Every path that
+ * Structured logs with customer data and secrets redacted (docs/principles.md: logs are structured and clean). Every path that
  * could carry an email, a phone, an address, a token or a secret is censored by key name,
  * wherever it appears in the logged object.
  */

@@ -1,8 +1,8 @@
 import { type HeaderSource, parseRateLimitHeaders } from "./rate-limit-headers.ts";
 
 /**
- * One error class per failure a caller must tell apart (STYLE.md item 4, after stripe-node's
- * generateV1Error). Each keeps the request ID, status, what the body said (its code and the
+ * One error class per failure a caller must tell apart (docs/principles.md: errors are types;
+ * after stripe-node's generateV1Error). Each keeps the request ID, status, what the body said (its code and the
  * paths of the fields it names: never its free text, which can quote customer data) and whether
  * retrying can help.
  */
@@ -249,7 +249,7 @@ export function errorFromResponse(
   const text = `${extracted.code ?? ""} ${extracted.message ?? ""}`.toLowerCase();
 
   if (status === 400 || status === 422) {
-    // A 400 naming sourceOrderId as a duplicate is a conflict in disguise (provider-facts.md).
+    // A 400 naming sourceOrderId as a duplicate is a conflict in disguise (the provider's public docs).
     if (/sourceorderid/.test(text) && /(exist|duplicate|unique|already)/.test(text)) {
       return new ProviderConflictError(message, {
         ...details,

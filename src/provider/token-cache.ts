@@ -30,7 +30,7 @@ export interface TokenSourceOptions {
   prefix?: string;
   fetch?: typeof fetch;
   timeoutMs?: number;
-  /** Renew when less than this remains (provider-api.md 5.8 suggests "several minutes"). */
+  /** Renew when less than this remains (the provider's API reference, 5.8: "several minutes"). */
   renewBeforeMs?: number;
   /** Our own cap on token requests per client (the endpoint is rate-limited too). */
   maxRequestsPerMinute?: number;

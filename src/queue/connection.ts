@@ -6,7 +6,7 @@ import { Redis, type RedisOptions } from "ioredis";
  *   retry forever (`maxRetriesPerRequest: null`, as BullMQ requires).
  * - `ingest`: the webhook receiver must answer 503 quickly when Redis is down, so Shopify
  *   retries later, instead of queueing commands in memory and answering 200 for an event that
- *   was never stored (DESIGN.md principle 6). Callers bound their work with a deadline
+ *   was never stored (docs/principles.md, principle 6). Callers bound their work with a deadline
  *   (`withDeadline`): nothing here times out a command that Redis never answers.
  * - `pipelined`: like `worker`, with ioredis auto-pipelining: the commands issued in one
  *   event-loop turn leave in one socket write. For the sync jobs' own short commands (limiter

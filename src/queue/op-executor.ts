@@ -22,9 +22,10 @@ export interface OpContext {
 }
 
 /**
- * Runs one planned operation against the provider with the intent protocol of DESIGN.md
- * principle 4: the intent row is written before the call, the effect (service IDs, hashes) in
- * one transaction with the intent's completion the moment the answer comes back.
+ * Runs one planned operation against the provider with the intent protocol
+ * (docs/principles.md, principle 4): the intent row is written before the call, the effect
+ * (service IDs, hashes) in one transaction with the intent's completion the moment the answer
+ * comes back.
  *
  * An intent that was started before and never completed means an earlier attempt may have
  * reached the provider (crash, timeout, dropped response). Creates are then looked up first

@@ -3,7 +3,7 @@ import type { SourceFulfillment, SourceOrder } from "../sync/source-order.ts";
 import { snapshotKey } from "./names.ts";
 
 /**
- * The latest known state of each order (DESIGN.md: "snapshot store"). A webhook is a hint that an
+ * The latest known state of each order (docs/principles.md, principle 1). A webhook is a hint that an
  * order changed; the sync job reads the snapshot when it runs, so duplicates, reordering and
  * replays all collapse into "reconcile this order".
  *
@@ -20,7 +20,7 @@ import { snapshotKey } from "./names.ts";
  * The receiver's variant of each write (`seen` given) also takes the event's dedupe mark as
  * KEYS[2]: a mark already there answers 3 ("duplicate") before anything is written, and an older
  * delivery, which needs no job, gets its mark in the same call. A delivery that needs a job is
- * marked by the receiver only after the job is queued (DESIGN.md principle 6): a mark written
+ * marked by the receiver only after the job is queued (docs/principles.md, principle 6): a mark written
  * before a job that then failed would turn Shopify's retry into a "duplicate" and lose the event.
  */
 const DUPLICATE = 3;

@@ -362,7 +362,7 @@ function shopSettings(
   };
 }
 
-/** Which failures retrying cannot fix (STYLE.md item 7: say why next to the rule). */
+/** Which failures retrying cannot fix (docs/principles.md: retries are bounded and explained: say why next to the rule). */
 function classify(error: unknown): Terminal | null {
   if (error instanceof Terminal) return error;
   // 400: the provider refused what we sent; the same body will be refused again.

@@ -68,7 +68,7 @@ export interface WebhookIngestDeps {
 }
 
 /**
- * The receiver's durable step (DESIGN.md principle 6): once a webhook's HMAC is valid, the event
+ * The receiver's durable step (docs/principles.md, principle 6): once a webhook's HMAC is valid, the event
  * is either queued or dead-lettered, never lost, and it is answered 200 only after that is
  * durable in Redis. Any Redis failure propagates, and the route answers 503 so Shopify retries.
  *

@@ -31,7 +31,7 @@ export interface StoredOrder extends Omit<OrderCreate, "lineItems"> {
   canceled: boolean;
 }
 
-/** Money is stored with 2 decimals (provider-api.md 2: extra precision is rounded). */
+/** Money is stored with 2 decimals (the provider's API reference, 2: extra precision is rounded). */
 const money = (v: number) => toCents(v) / 100;
 const now = () => new Date().toISOString();
 
@@ -45,7 +45,7 @@ export interface OrderBookOptions {
   file?: SandboxFile;
 }
 
-/** Orders, line items and fulfillments, with the rules of provider-api.md and our contract. */
+/** Orders, line items and fulfillments, with the rules of the provider's API reference and our contract. */
 export class OrderBook {
   readonly #orders = new Map<number, StoredOrder>();
   /** `storeId:sourceOrderId` → orderId: a create's duplicate check must not scan every order. */
@@ -300,7 +300,7 @@ export class OrderBook {
   }
 }
 
-/** The Order response shape (provider-api.md 2.1). */
+/** The Order response shape (the provider's API reference, 2.1). */
 export function orderView(order: StoredOrder) {
   const { canceled: _c, fulfillments: _f, ...rest } = order;
   return rest;

@@ -26,7 +26,7 @@ export interface StoredProduct {
   deletedOn: string | null;
 }
 
-/** The product state machine of provider-api.md 3.1 and the rules of 4.1. */
+/** The product state machine (the provider's API reference, 3.1) and the rules of 4.1. */
 export class ProductBook {
   readonly #products = new Map<number, StoredProduct>();
   #nextProductId = 50_001;
@@ -140,7 +140,7 @@ export class ProductBook {
   }
 }
 
-/** The Product response shape of provider-api.md 2.9. */
+/** The Product response shape of the provider's API reference, 2.9. */
 export function productView(product: StoredProduct) {
   const live = product.deletedOn
     ? []

@@ -19,7 +19,7 @@ export interface WebhookRouteDeps {
 }
 
 /**
- * POST /webhooks/shopify. The order of checks decides what Shopify does next (STYLE.md item 6):
+ * POST /webhooks/shopify. The order of checks decides what Shopify does next (docs/principles.md: the webhook path reads the raw bytes first):
  * size (413) → HMAC of the raw bytes (401, nothing stored) → durable ingest → 200; 503 when the
  * event could not be made durable, so Shopify retries; never 200 for an event not stored.
  */

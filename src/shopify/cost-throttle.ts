@@ -1,4 +1,4 @@
-/** `extensions.cost` of an Admin GraphQL answer (shopify-facts.md). */
+/** `extensions.cost` of an Admin GraphQL answer (Shopify's documentation). */
 export interface QueryCost {
   requestedQueryCost: number;
   actualQueryCost: number | null;

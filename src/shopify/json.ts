@@ -4,7 +4,7 @@ import { isInteger, isSafeNumber, parse } from "lossless-json";
 const LONG_INTEGER = /[:[,]\s*-?\d{16,}\s*[,}\]]/;
 
 /**
- * Parses a webhook body without losing 64-bit IDs (shopify-facts.md: IDs may exceed
+ * Parses a webhook body without losing 64-bit IDs (Shopify's documentation: IDs may exceed
  * Number.MAX_SAFE_INTEGER). Integers that are not safe numbers stay decimal strings; everything
  * else is an ordinary number. The common case (no long integers) takes the fast native parser.
  */

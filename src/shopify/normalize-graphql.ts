@@ -24,7 +24,7 @@ import {
 
 /**
  * An Admin GraphQL Order node (selected by ORDER_FIELDS) → SourceOrder, the same model a
- * webhook payload becomes (DESIGN.md principle 2). Where the two APIs name things differently:
+ * webhook payload becomes (docs/principles.md, principle 2). Where the two APIs name things differently:
  * gids become decimal IDs, enums (`CUSTOMER`, `SUCCESS`, `IN_TRANSIT`) become the REST lower
  * case, `countryCodeV2` is the country code, `customAttributes` are the line properties and
  * `Fulfillment.displayStatus` carries the carrier's shipment status. Line weights are not in

@@ -8,7 +8,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
  * canonicalizing every header several times per call; a conformance test keeps both in step.
  *
  * Header names are case-insensitive, and Shopify's newer event deliveries drop the `X-` prefix
- * (`shopify-webhook-id`): both spellings are accepted (shopify-facts.md).
+ * (`shopify-webhook-id`): both spellings are accepted (Shopify's documentation).
  */
 
 export type WebhookCheck =

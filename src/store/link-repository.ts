@@ -77,7 +77,7 @@ interface OrderRow {
 
 /**
  * The links between Shopify and provider records, and the intent rows that make every provider
- * write recoverable (DESIGN.md principle 4). Each `record…` call writes the effect and completes
+ * write recoverable (docs/principles.md, principle 4). Each `record…` call writes the effect and completes
  * its intent in one transaction: either both are there after a crash, or neither. Given a
  * `SyncedCheck`, the same transaction marks the order synced when nothing is left to send, and
  * the call returns whether it did.

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The one normalized source model (DESIGN.md principle 2). Webhook payloads (REST-shaped JSON)
+ * The one normalized source model (docs/principles.md, principle 2). Webhook payloads (REST-shaped JSON)
  * and Admin GraphQL nodes (backfill, resync) are both turned into these types at the edge;
  * mapping and planning never see either raw shape.
  *

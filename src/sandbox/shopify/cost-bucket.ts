@@ -1,5 +1,5 @@
 /**
- * Shopify's cost-based leaky bucket for one app on one shop (shopify-facts.md): a query may run
+ * Shopify's cost-based leaky bucket for one app on one shop (Shopify's documentation): a query may run
  * only when the bucket holds its requested cost; points flow back at `restoreRate` per second up
  * to `maximumAvailable`. The difference between requested and actual cost is refunded.
  */
