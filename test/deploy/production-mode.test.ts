@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, parseEnv } from "../../src/config/env.ts";
 import { productionProblems, resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
-import { freePort } from "../../src/lib/redis-server.ts";
+import { freePortPair } from "../helpers/ports.ts";
 
 /** What a complete production environment sets; each case below removes or spoils one value. */
 const PRODUCTION: Record<string, string> = {
@@ -161,7 +161,7 @@ describe("the process", () => {
   it("with development defaults, listens on 127.0.0.1 only and keeps its data directory private", async () => {
     const dir = mkdtempSync(join(tmpdir(), "dev-mode-"));
     dirs.push(dir);
-    const port = await freePort();
+    const port = await freePortPair();
     const data = join(dir, "data");
     let seen: string[] = [];
     const { out } = await runMain(

@@ -7,6 +7,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
 import { collectOutput } from "../helpers/child-output.ts";
+import { freePortPair } from "../helpers/ports.ts";
 
 /**
  * The failures of an ordinary week, as an operator meets them with real processes: each ends in
@@ -88,12 +89,15 @@ const plain = (out: string) => out.split("\n").filter((l) => l.trim() !== "" && 
 describe("start-up failures an operator can act on", () => {
   it("refuses a second npm start on the same data directory, naming the running one, and touches nothing of it", async () => {
     const data = dataDir();
-    const env = { PORT: String(await freePort()), DATABASE_PATH: join(data, "connector.sqlite") };
+    const env = {
+      PORT: String(await freePortPair()),
+      DATABASE_PATH: join(data, "connector.sqlite"),
+    };
     const first = start(env);
     await first.waitFor("connector ready");
     const redisUrl = readFileSync(join(data, "redis", "redis.url"), "utf8");
 
-    const second = start({ ...env, PORT: String(await freePort()) });
+    const second = start({ ...env, PORT: String(await freePortPair()) });
     expect(await second.exited).toBe(2);
     expect(plain(second.out())).toEqual([
       `another connector (PID ${first.child.pid}) is running on ${data}: stop it first (kill ${first.child.pid}), or give this one its own DATABASE_PATH`,
@@ -107,7 +111,7 @@ describe("start-up failures an operator can act on", () => {
 
   it("names PORT when another program holds it, and stops the redis-server and sandbox it had started", async () => {
     const data = dataDir();
-    const port = await freePort();
+    const port = await freePortPair();
     const taken: Server = createServer();
     await new Promise<void>((r) => taken.listen(port, "127.0.0.1", r));
     try {
