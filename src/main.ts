@@ -13,7 +13,7 @@ import { acquireInstanceLock } from "./lib/instance-lock.ts";
 import { listen } from "./lib/listen.ts";
 import { createLogger } from "./lib/logger.ts";
 import { ensurePrivateDir } from "./lib/private-files.ts";
-import { type RedisServerHandle, startRedisServer } from "./lib/redis-server.ts";
+import { startRedisServer } from "./lib/redis-server.ts";
 import { waitForRedis } from "./lib/redis-wait.ts";
 import { createSecretBox, type SecretBox, sealedFor } from "./lib/secret-box.ts";
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
@@ -130,7 +130,6 @@ async function main() {
     startedSoFar.push(acquireInstanceLock(resolve(dataDir, "connector.pid"), dataDir));
   }
 
-  let redisServer: RedisServerHandle | undefined;
   let redisUrl = env.REDIS_URL;
   if (redisUrl) {
     // The web role gives up after REDIS_WAIT_MS (its orchestrator restarts it); a worker waits.
@@ -142,9 +141,8 @@ async function main() {
     // Next to the database, with AOF on, so queued work survives a restart of `npm start`.
     const dir = resolve(dirname(env.DATABASE_PATH), "redis");
     ensurePrivateDir(dir);
-    redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
-    const started = redisServer;
-    startedSoFar.push(() => started.stop());
+    const redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
+    startedSoFar.push(() => redisServer.stop());
     redisUrl = redisServer.url;
     // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
     writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl, { mode: 0o600 });

@@ -3,37 +3,15 @@ import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
 
 /**
  * A link must never point into the wrong provider store: a store switch starts a fresh link
  * space, a 404 on a linked order looks it up and creates it again, and an order write answered
  * for another Shopify order stops the job before anything more is written.
  */
-const order = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder => ({
-  id,
-  number: id % 10_000,
-  email: `buyer${id}@example.com`,
-  createdAt: "2026-11-01T10:00:00Z",
-  updatedAt: "2026-11-01T10:00:00Z",
-  cancelledAt: null,
-  note: null,
-  shippingCents: 500,
-  taxBps: 800,
-  lines: [
-    {
-      id: id + 1,
-      variantId: 501,
-      sku: "TS-1",
-      title: "T-shirt",
-      price: 1000,
-      quantity: 1,
-      currentQuantity: 1,
-    },
-  ],
-  fulfillments: [],
-  locationId: 4001,
-  ...overrides,
-});
+/** A one-line order as the stand-in Shopify and the webhooks carry it. */
+const order = (id: number): ModelOrder => standInOrder(id, "2026-11-01T10:00:00Z").model;
 const later = (model: ModelOrder, note: string): ModelOrder => ({
   ...model,
   note,
