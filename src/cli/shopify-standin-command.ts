@@ -28,28 +28,54 @@ export function registerShopifyStandInCommand(program: Command) {
       "the app's client secret (SHOPIFY_API_SECRET): signs callbacks and webhooks",
       "dev-shopify-api-secret",
     )
-    .action(async (opts: { port: number; apiKey: string; apiSecret: string; tokenTtl: number }) => {
-      const standIn = await (
-        await loadDevTool("connector shopify-standin", () => import("../sandbox/shopify/index.ts"))
-      ).startShopifyStandIn({
-        port: opts.port,
-        apiKey: opts.apiKey,
-        apiSecret: opts.apiSecret,
-        tokenTtlSeconds: opts.tokenTtl,
-      });
-      console.log(
-        [
-          "stand-in Shopify running",
-          `  SHOPIFY_ADMIN_URL=${standIn.url}`,
-          "  start the connector with that variable, then open",
-          "  $APP_URL/shopify/install?shop=any-name.myshopify.com",
-        ].join("\n"),
-      );
-      const stop = async () => {
-        await standIn.close();
-        process.exit(0);
-      };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-    });
+    .option(
+      "--app-url <url>",
+      "the app's URL (APP_URL): the stand-in admin frames it",
+      process.env.APP_URL ?? `http://localhost:${process.env.PORT ?? 3000}`,
+    )
+    .option(
+      "--app-toml <file>",
+      "deliver the app-specific subscriptions of this shopify.app.toml (run the connector with SHOPIFY_WEBHOOKS=app)",
+    )
+    .action(
+      async (opts: {
+        appToml?: string;
+        port: number;
+        apiKey: string;
+        apiSecret: string;
+        tokenTtl: number;
+        appUrl: string;
+      }) => {
+        const tools = await loadDevTool(
+          "connector shopify-standin",
+          () => import("../sandbox/shopify/index.ts"),
+        );
+        const standIn = await tools.startShopifyStandIn({
+          ...(opts.appToml
+            ? { appSubscriptions: tools.appSubscriptionsFromToml(opts.appToml, opts.appUrl) }
+            : {}),
+          port: opts.port,
+          apiKey: opts.apiKey,
+          apiSecret: opts.apiSecret,
+          tokenTtlSeconds: opts.tokenTtl,
+          appUrl: opts.appUrl,
+        });
+        console.log(
+          [
+            "stand-in Shopify running",
+            `  SHOPIFY_ADMIN_URL=${standIn.url}`,
+            "  start the connector with that variable, then open the app inside the stand-in admin",
+            `  ${standIn.url.replace("127.0.0.1", "localhost")}/store/any-name/apps/order-sync`,
+            "  or install it outside the admin (OAuth):",
+            `  ${opts.appUrl}/shopify/install?shop=any-name.myshopify.com`,
+          ].join("\n"),
+        );
+        const stop = async () => {
+          await standIn.close();
+          process.exit(0);
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      },
+    );
 }

@@ -1,3 +1,4 @@
+import { RequestedTokenType, type Session } from "@shopify/shopify-api";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -8,8 +9,11 @@ import { SnapshotStore } from "../queue/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { WebhookIngest } from "../queue/webhook-ingest.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
+import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
+import type { ShopRecord } from "../store/index.ts";
 import { createAdminApp } from "./admin/index.ts";
 import { errorResponse } from "./errors.ts";
+import { embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { createLifecycleHandlers } from "./lifecycle.ts";
 import { SettingsService, settingsRoutes } from "./settings/index.ts";
@@ -144,19 +148,27 @@ export function createWebApp(
   app.route("/", metricsRoute(ctx.metrics, ctx.config.env.METRICS_TOKEN));
   app.route("/admin", createAdminApp({ ctx, onClose: (close) => closers.push(close) }));
   const cookie = new ShopSessionCookie(ctx.config.encryptionKey, ctx.config.appUrl);
+  const installed = async (session: Session): Promise<ShopRecord> => {
+    const record = await ctx.installer.install(session);
+    await shopJobs.installed(session.shop);
+    return record;
+  };
+  const installLog = ctx.logger.child({ component: "install" });
+  /** A shop the connector has a working token for needs no exchange. */
+  const holdsToken = (shop: ShopRecord | null): shop is ShopRecord =>
+    shop !== null &&
+    shop.status !== "uninstalled" &&
+    shop.accessTokenSealed !== null &&
+    shop.pausedReason !== REINSTALL_NEEDED;
   app.route(
     "/",
     oauthRoutes({
       shopify,
       states: new OAuthStateStore(ctx.redis, ctx.prefix),
       cookie,
-      logger: ctx.logger.child({ component: "install" }),
+      logger: installLog,
       ...(ctx.config.env.SHOPIFY_ADMIN_URL ? { standInUrl: ctx.config.env.SHOPIFY_ADMIN_URL } : {}),
-      onInstalled: async (session) => {
-        const record = await ctx.installer.install(session);
-        await shopJobs.installed(session.shop);
-        return record.installedAt ?? "";
-      },
+      onInstalled: async (session) => (await installed(session)).installedAt ?? "",
     }),
   );
   app.route(
@@ -168,6 +180,33 @@ export function createWebApp(
       shops: ctx.shops,
       appOrigin: new URL(ctx.config.appUrl).origin,
       logger: ctx.logger.child({ component: "settings" }),
+      embedded: embeddedConfig(ctx.config.shopifyApiKey, ctx.config.env.SHOPIFY_ADMIN_URL),
+      installByTokenExchange: async (shop, sessionToken) => {
+        const known = ctx.shops.getShop(shop);
+        if (holdsToken(known)) return { ok: true, shop: known };
+        const log = installLog.child({ shop });
+        try {
+          const { session } = await shopify.auth.tokenExchange({
+            shop,
+            sessionToken,
+            requestedTokenType: RequestedTokenType.OfflineAccessToken,
+            expiring: true,
+          });
+          const record = await installed(session);
+          log.info("app installed through the Shopify admin (token exchange)");
+          return { ok: true, shop: record };
+        } catch (error) {
+          log.warn(
+            { err: { message: (error as Error).message } },
+            "token exchange refused: the shop stays without a token",
+          );
+          return {
+            ok: false,
+            message:
+              "Shopify did not hand over access for this shop. Close the app and open it again from your Shopify admin; if this persists, reinstall the app.",
+          };
+        }
+      },
     }),
   );
   app.route(

@@ -11,12 +11,17 @@ import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type ConnectorContext, createContext } from "../../src/context.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
-import { type ShopifyStandInHandle, startShopifyStandIn } from "../../src/sandbox/shopify/index.ts";
+import {
+  appSubscriptionsFromToml,
+  type ShopifyStandInHandle,
+  startShopifyStandIn,
+} from "../../src/sandbox/shopify/index.ts";
 import { createWebApp, type WebApp } from "../../src/server/app.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../workers/backfill-worker.ts";
 import { startSyncWorker } from "../../workers/sync-worker.ts";
 
 export const APP_KEY = "install-test-api-key";
+const APP_TOML = new URL("../../shopify.app.toml", import.meta.url).pathname;
 export const APP_SECRET = "install-test-api-secret";
 /** The Shopify library answers 410 to bots (it checks the User-Agent): requests come as a browser. */
 export const BROWSER_UA =
@@ -92,6 +97,11 @@ export async function startInstallHarness(
     staging?: SandboxOptions;
     /** The stand-in Shopify's expiring offline token life (`expires_in`, default 3600). */
     shopifyTokenTtlSeconds?: number;
+    /**
+     * The stand-in delivers shopify.app.toml's app-specific subscriptions (as after `shopify app
+     * deploy`) and the connector runs with SHOPIFY_WEBHOOKS=app.
+     */
+    appWebhooks?: boolean;
   } = {},
 ): Promise<InstallHarness> {
   const staging = options.staging
@@ -102,13 +112,18 @@ export async function startInstallHarness(
     rateLimit: 100_000,
     ...options.provider,
   });
+  const port = await freePort();
+  const appUrl = `http://127.0.0.1:${port}`;
   const standIn = await startShopifyStandIn({
     apiSecret: APP_SECRET,
     apiKey: APP_KEY,
+    // The stand-in admin (/store/{handle}/apps/order-sync) frames the connector.
+    appUrl,
+    ...(options.appWebhooks
+      ? { appSubscriptions: appSubscriptionsFromToml(APP_TOML, appUrl) }
+      : {}),
     ...(options.shopifyTokenTtlSeconds ? { tokenTtlSeconds: options.shopifyTokenTtlSeconds } : {}),
   });
-  const port = await freePort();
-  const appUrl = `http://127.0.0.1:${port}`;
   const dir = mkdtempSync(join(tmpdir(), "connector-install-"));
   const dbPath = join(dir, "connector.sqlite");
   const env = parseEnv({
@@ -120,6 +135,7 @@ export async function startInstallHarness(
     SHOPIFY_ADMIN_URL: standIn.url,
     ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
     LOG_LEVEL: "silent",
+    ...(options.appWebhooks ? { SHOPIFY_WEBHOOKS: "app" } : {}),
     ...options.env,
   });
   const ctx = createContext({

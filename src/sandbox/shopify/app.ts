@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { standInAdminRoutes } from "./admin.ts";
 import { runGraphql } from "./graphql-handler.ts";
 import { standInOAuthRoutes } from "./oauth.ts";
 import { buildStandInSchema, STAND_IN_MODULES } from "./schema/index.ts";
@@ -9,7 +10,7 @@ import {
   ShopifyStandInState,
   type StandInShop,
 } from "./state.ts";
-import { deliverWebhook } from "./webhook-sender.ts";
+import { type AppSubscription, deliverWebhook } from "./webhook-sender.ts";
 
 export interface ShopifyStandInOptions {
   host?: string;
@@ -27,6 +28,16 @@ export interface ShopifyStandInOptions {
   shops?: ({ shop: string } & ShopInstallOptions)[];
   /** The life of an expiring offline access token, as Shopify's `expires_in` (default 3600). */
   tokenTtlSeconds?: number;
+  /**
+   * The app's URL (APP_URL): the stand-in admin at /store/{handle}/apps/order-sync frames it
+   * (needs apiKey). Without it the stand-in has no admin page.
+   */
+  appUrl?: string;
+  /**
+   * The app's app-specific subscriptions (shopify.app.toml's `[[webhooks.subscriptions]]`, URIs
+   * made absolute): every shop's events are delivered to them, besides the shop's own.
+   */
+  appSubscriptions?: AppSubscription[];
 }
 
 export interface UpsertOrderOptions {
@@ -79,6 +90,7 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
           payload: order,
           secret: options.apiSecret,
           apiVersion,
+          ...(options.appSubscriptions ? { appSubscriptions: options.appSubscriptions } : {}),
           ...(options.webhookFetch ? { fetch: options.webhookFetch } : {}),
         })),
       );
@@ -101,6 +113,18 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
       tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     }),
   );
+
+  // -- the admin: the embedded app's frame and App Bridge ---------------------------------
+  if (options.appUrl && options.apiKey) {
+    app.route(
+      "/",
+      standInAdminRoutes(state, {
+        apiKey: options.apiKey,
+        apiSecret: options.apiSecret,
+        appUrl: options.appUrl,
+      }),
+    );
+  }
 
   // -- Admin GraphQL ---------------------------------------------------------------------
   app.post("/admin/api/:version/graphql.json", async (c) => {

@@ -71,3 +71,5 @@ export async function startShopifyStandIn(
       }),
   };
 }
+export { mintSessionToken, verifySessionToken } from "./admin.ts";
+export { appSubscriptionsFromToml } from "./app-toml.ts";

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { Hono } from "hono";
+import { verifySessionToken } from "./admin.ts";
 import type { ShopifyStandInState } from "./state.ts";
 
 export interface StandInOAuthOptions {
@@ -120,6 +121,31 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
         return c.json({ errors: "the answer was lost" }, 502);
       }
       return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+    }
+    // Shopify-managed installation: the admin's session token (id token) for an offline token.
+    if (
+      body.grant_type === "urn:ietf:params:oauth:grant-type:token-exchange" &&
+      body.subject_token_type === "urn:ietf:params:oauth:token-type:id_token"
+    ) {
+      const subject = typeof body.subject_token === "string" ? body.subject_token : "";
+      const tokenShop = await verifySessionToken(subject, options);
+      if (!standInShop || tokenShop !== shop) {
+        return c.json(
+          { error: "invalid_subject_token", error_description: "The subject token is invalid" },
+          400,
+        );
+      }
+      if (body.requested_token_type !== "urn:shopify:params:oauth:token-type:offline-access-token")
+        return c.json(
+          { error: "invalid_request", error_description: "Only offline tokens in the stand-in" },
+          400,
+        );
+      standInShop.tokenExchanges++;
+      if (body.expiring === "1") {
+        const issued = standInShop.issueExpiring(options.tokenTtlSeconds);
+        return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+      }
+      return c.json({ access_token: standInShop.accessToken, scope: standInShop.scopes.join(",") });
     }
     // Migrating a non-expiring offline token (token exchange, `expiring: '1'`): the original
     // token keeps working meanwhile, so a lost answer is retried with it.

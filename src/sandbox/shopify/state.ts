@@ -60,6 +60,12 @@ export class StandInShop {
   refusedRefreshes = 0;
   /** Non-expiring tokens exchanged for expiring ones. */
   migrations = 0;
+  /** Session tokens (the admin's id tokens) exchanged for offline tokens: managed installs. */
+  tokenExchanges = 0;
+  /** Session tokens the stand-in admin page handed to the framed app. */
+  sessionTokensIssued = 0;
+  /** Installed by opening the app in the stand-in admin (Shopify-managed installation). */
+  installedThroughAdmin = false;
   private sequence = 0;
 
   constructor(

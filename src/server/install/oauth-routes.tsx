@@ -46,7 +46,9 @@ export function validShop(shopify: Shopify, raw: string | undefined): ShopDomain
 
 /**
  * GET /shopify/install?shop=… and GET /shopify/callback: Shopify's authorization-code grant for
- * an offline token (`@shopify/shopify-api` auth.begin / auth.callback, web-api adapter).
+ * an offline token (`@shopify/shopify-api` auth.begin / auth.callback, web-api adapter), for
+ * use outside the Shopify admin. Inside it the app is installed by Shopify (managed
+ * installation) and the settings route exchanges the admin's session token instead.
  *
  * The callback refuses, in this order: a bad shop domain (400), a bad or stale HMAC (401), a
  * state the connector did not issue for this shop or already used (403), and a state that does
@@ -64,7 +66,12 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
 
   // Shopify opens the app URL with ?shop=…: a merchant with a session for that shop goes to the
   // settings, anyone else through OAuth (which also proves they are the shop's staff).
+  // Inside the admin (Shopify-managed installation) the frame URL carries `embedded=1` and a
+  // session token: the settings route authenticates it and installs by token exchange.
   app.get("/", async (c) => {
+    if (c.req.query("embedded") === "1") {
+      return c.redirect(`/settings${new URL(c.req.url).search}`, 302);
+    }
     const shop = validShop(shopify, c.req.query("shop"));
     if (!shop) return c.redirect("/settings", 302);
     if ((await cookie.read(c))?.shop === shop) return c.redirect("/settings", 302);

@@ -6,10 +6,21 @@ import type { Logger } from "pino";
 import type { Shopify } from "../../shopify/api.ts";
 import { isShopifyId } from "../../shopify/payload-fields.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
-import { ShopDomain } from "../../sync/source-order.ts";
+import type { ShopDomain } from "../../sync/source-order.ts";
 import { errorResponse } from "../errors.ts";
+import {
+  type EmbeddedConfig,
+  type EmbeddedParams,
+  embeddedParams,
+  embeddedUrl,
+  frameAncestors,
+  isEmbeddedRequest,
+  sessionTokenOf,
+  shopOfSessionToken,
+} from "../install/embedded.ts";
 import type { ShopSessionCookie } from "../install/shop-session-cookie.ts";
 import { progressText } from "./pages/backfill-section.tsx";
+import { BouncePage } from "./pages/bounce-page.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings-page.tsx";
 import type { Environment, SettingsService } from "./settings-service.ts";
@@ -24,9 +35,27 @@ export interface SettingsRouteDeps {
   /** APP_URL's origin: the only origin allowed to post the forms (CSRF). */
   appOrigin: string;
   logger: Logger;
+  embedded: EmbeddedConfig;
+  /**
+   * Shopify-managed installation: the shop of a valid session token that the connector does not
+   * hold a working token for (never installed, uninstalled, or its refresh token refused) gets
+   * one by token exchange (id token → expiring offline token). Answers the installed shop, or
+   * a message when Shopify refused the exchange.
+   */
+  installByTokenExchange(
+    shop: ShopDomain,
+    sessionToken: string,
+  ): Promise<{ ok: true; shop: ShopRecord } | { ok: false; message: string }>;
 }
 
-type Env = { Variables: SecureHeadersVariables & { shop: ShopRecord } };
+/** Inside the Shopify admin: the frame's shop and host, and the session token of the request. */
+interface EmbeddedSession extends EmbeddedParams {
+  token: string;
+}
+
+type Env = {
+  Variables: SecureHeadersVariables & { shop: ShopRecord; embedded: EmbeddedSession | undefined };
+};
 
 /** Success messages by key (the redirect after a save carries the key, never free text). */
 const SAVED: Record<string, { section: string; message: string }> = {
@@ -88,17 +117,34 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     return c.html("<!doctype html><p>Something went wrong; the error was logged.</p>", 500);
   });
 
+  // frame-ancestors names the shop of the request, known only once it is authenticated: set
+  // after the route, on the header secureHeaders wrote.
+  app.use("*", async (c, next) => {
+    await next();
+    const csp = c.res.headers.get("content-security-policy");
+    if (!csp) return;
+    const shop = c.get("shop")?.shop ?? embeddedParams(deps.shopify, c)?.shop ?? null;
+    c.res.headers.set(
+      "content-security-policy",
+      `${csp}; frame-ancestors ${frameAncestors(deps.embedded, shop)}`,
+    );
+  });
+  const cdn = (url: string | null) => (url ? [new URL(url).origin] : []);
   app.use(
     "*",
     secureHeaders({
       contentSecurityPolicy: {
         defaultSrc: ["'self'"],
-        scriptSrc: [NONCE],
-        styleSrc: [NONCE],
-        imgSrc: ["'self'", "data:"],
+        // App Bridge and Polaris from Shopify's CDN (the stand-in's App Bridge in development).
+        scriptSrc: [
+          NONCE,
+          ...new Set([...cdn(deps.embedded.appBridgeUrl), ...cdn(deps.embedded.polarisUrl)]),
+        ],
+        styleSrc: [NONCE, ...cdn(deps.embedded.polarisUrl)],
+        fontSrc: ["'self'", ...cdn(deps.embedded.polarisUrl)],
+        imgSrc: ["'self'", "data:", ...cdn(deps.embedded.polarisUrl)],
+        connectSrc: ["'self'", ...cdn(deps.embedded.polarisUrl)],
         formAction: ["'self'"],
-        // Only the Shopify admin may frame the page (embedded use), nobody else.
-        frameAncestors: ["https://admin.shopify.com", "https://*.myshopify.com"],
         baseUri: ["'none'"],
       },
       referrerPolicy: "same-origin",
@@ -106,38 +152,16 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
   );
   app.use("*", csrf({ origin: deps.appOrigin }));
   /**
-   * Inside the Shopify admin the page's requests carry Shopify's session token instead of our
-   * cookie: an HS256 JWT signed with the app secret for our API key (`aud`), whose `dest` is the
-   * shop. The library checks the signature, the audience and the expiry.
+   * Outside the admin: an installed shop whose cookie was issued for its current installation
+   * (an uninstall or reinstall ends older cookies). An uninstalled shop has no settings page.
    */
-  const fromSessionToken = async (header: string | undefined): Promise<ShopDomain | null> => {
-    const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1];
-    if (!token) return null;
-    try {
-      const payload = await deps.shopify.session.decodeSessionToken(token);
-      const shop = ShopDomain.safeParse(new URL(String(payload.dest)).hostname);
-      return shop.success ? shop.data : null;
-    } catch {
-      return null;
-    }
-  };
-
-  /**
-   * The shop of the request: an installed shop whose cookie was issued for its current
-   * installation (an uninstall or reinstall ends older cookies), or whose Shopify session token
-   * is valid. An uninstalled shop has no settings page.
-   */
-  const currentShop = async (c: Context<Env>): Promise<ShopRecord | null> => {
+  const shopOfCookie = async (c: Context<Env>): Promise<ShopRecord | null> => {
     const session = await cookie.read(c);
-    if (session) {
-      const shop = shops.getShop(session.shop);
-      if (shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt) {
-        return shop;
-      }
-    }
-    const domain = await fromSessionToken(c.req.header("authorization"));
-    const shop = domain ? shops.getShop(domain) : null;
-    return shop && shop.status !== "uninstalled" ? shop : null;
+    if (!session) return null;
+    const shop = shops.getShop(session.shop);
+    return shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt
+      ? shop
+      : null;
   };
 
   // Forms only: any other body (JSON, text, a missing type) would be read as an empty form,
@@ -157,8 +181,47 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     );
   });
 
+  /**
+   * Who is asking. Inside the Shopify admin every request carries Shopify's session token (no
+   * cookie: the frame is a third-party context), and a shop the connector holds no working
+   * token for is installed on the spot by token exchange. Outside it, the cookie set by the
+   * OAuth callback. A page load in the admin whose token is missing or expired gets the bounce
+   * page, which asks App Bridge for a fresh token and loads the page again with it.
+   */
   app.use("*", async (c, next) => {
-    const shop = await currentShop(c);
+    const token = isEmbeddedRequest(c) ? await sessionTokenOf(c) : null;
+    if (token) {
+      const domain = await shopOfSessionToken(deps.shopify, token);
+      const params = embeddedParams(deps.shopify, c);
+      if (domain && (!params || params.shop === domain)) {
+        const installed = await deps.installByTokenExchange(domain, token);
+        if (!installed.ok) {
+          return html(
+            c,
+            <MessagePage
+              title="Shopify did not complete the install"
+              message={installed.message}
+            />,
+            401,
+          );
+        }
+        c.set("shop", installed.shop);
+        c.set("embedded", params ? { ...params, token } : { shop: domain, host: "", token });
+        return next();
+      }
+    }
+    const shop = token ? null : await shopOfCookie(c);
+    const params = embeddedParams(deps.shopify, c);
+    if (!shop && params && c.req.method === "GET" && c.req.query("bounced") !== "1") {
+      return html(
+        c,
+        <BouncePage
+          apiKey={deps.embedded.apiKey}
+          appBridgeUrl={deps.embedded.appBridgeUrl}
+          nonce={c.get("secureHeadersNonce") ?? ""}
+        />,
+      );
+    }
     if (!shop) {
       return html(
         c,
@@ -207,6 +270,15 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         backfill={backfill}
         backfillAvailable={service.backfill !== null}
         testOrdersSkipped={shops.countSkippedTestOrders(shop.shop)}
+        {...(c.get("embedded")
+          ? {
+              embedded: {
+                apiKey: deps.embedded.apiKey,
+                appBridgeUrl: deps.embedded.appBridgeUrl,
+                polarisUrl: deps.embedded.polarisUrl,
+              },
+            }
+          : {})}
         resyncAvailable={service.resync !== null}
         {...(notice ? { notice } : {})}
         {...(extra.typed ? { typed: extra.typed } : {})}
@@ -221,8 +293,19 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     message: string,
     typed: SettingsPageProps["typed"] = {},
   ) => render(c, { notice: { kind: "error", message, section }, typed }, 400);
-  const saved = (c: Context<Env>, key: string) =>
-    c.redirect(`/settings?saved=${key}#${SAVED[key]?.section ?? ""}-title`, 303);
+  // Inside the admin the page after a save is loaded with the token the form was sent with
+  // (Shopify's tokens live a minute; the bounce page fetches a new one for a later reload).
+  const saved = (c: Context<Env>, key: string) => {
+    const hash = `#${SAVED[key]?.section ?? ""}-title`;
+    const embedded = c.get("embedded");
+    if (embedded?.host) {
+      return c.redirect(
+        `${embeddedUrl("/settings", embedded, embedded.token, { saved: key })}${hash}`,
+        303,
+      );
+    }
+    return c.redirect(`/settings?saved=${key}${hash}`, 303);
+  };
   const text = (v: unknown) => (typeof v === "string" ? v.trim() : "");
 
   app.get("/", (c) => render(c));

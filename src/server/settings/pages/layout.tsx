@@ -2,22 +2,81 @@ import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { STYLES } from "./styles.ts";
 
-export function Layout(props: { title: string; shop?: string; nonce?: string; children: Child }) {
+/** What a page needs to run inside the Shopify admin. */
+export interface EmbeddedAssets {
+  apiKey: string;
+  appBridgeUrl: string;
+  /** Polaris web components; null where they cannot load (development, offline). */
+  polarisUrl: string | null;
+}
+
+/**
+ * Inside the admin a form cannot carry a cookie (the frame is a third-party context): before
+ * it is sent, the page asks App Bridge for a fresh session token, adds it as `id_token`, and
+ * keeps the admin's `embedded`, `shop` and `host` in the action so the answer stays embedded.
+ */
+const SIGN_FORMS = `
+document.addEventListener("submit", async (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || form.dataset.signed === "1") return;
+  event.preventDefault();
+  const here = new URLSearchParams(location.search);
+  const action = new URL(form.getAttribute("action") || location.pathname, location.href);
+  for (const name of ["embedded", "shop", "host"]) {
+    const value = here.get(name);
+    if (value !== null) action.searchParams.set(name, value);
+  }
+  form.action = action.toString();
+  let field = form.querySelector('input[name="id_token"]');
+  if (!field) {
+    field = document.createElement("input");
+    field.type = "hidden";
+    field.name = "id_token";
+    form.append(field);
+  }
+  field.value = await shopify.idToken();
+  form.dataset.signed = "1";
+  form.requestSubmit(event.submitter || undefined);
+});`;
+
+export function Layout(props: {
+  title: string;
+  shop?: string;
+  nonce?: string;
+  embedded?: EmbeddedAssets | undefined;
+  children: Child;
+}) {
+  const { embedded } = props;
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
+        {embedded ? <meta name="shopify-api-key" content={embedded.apiKey} /> : null}
+        {/* App Bridge first and synchronous, as Shopify requires. */}
+        {embedded ? <script src={embedded.appBridgeUrl} nonce={props.nonce} /> : null}
+        {embedded?.polarisUrl ? <script src={embedded.polarisUrl} nonce={props.nonce} /> : null}
         <title>{props.title} · Order sync</title>
         <style nonce={props.nonce}>{raw(STYLES)}</style>
+        {embedded ? <script nonce={props.nonce}>{raw(SIGN_FORMS)}</script> : null}
       </head>
-      <body>
-        <header>
-          <h1>Shipping protection order sync</h1>
-          {props.shop ? <p>Settings for {props.shop}</p> : null}
-        </header>
-        <main>{props.children}</main>
+      <body class={embedded ? "embedded" : undefined}>
+        {embedded ? (
+          // The admin shows the app's name in its own title bar (App Bridge).
+          <ui-title-bar title="Order sync" />
+        ) : (
+          <header>
+            <h1>Shipping protection order sync</h1>
+            {props.shop ? <p>Settings for {props.shop}</p> : null}
+          </header>
+        )}
+        <main>
+          <s-page>
+            {embedded && props.shop ? <p class="shop-line">Settings for {props.shop}</p> : null}
+            {props.children}
+          </s-page>
+        </main>
       </body>
     </html>
   );

@@ -3,7 +3,7 @@ import type { ShopRecord } from "../../../store/index.ts";
 import type { BackfillView, Catalog } from "../settings-service.ts";
 import type { StatusView } from "../sync-status.ts";
 import { BackfillSection } from "./backfill-section.tsx";
-import { Layout } from "./layout.tsx";
+import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { LocationsSection } from "./locations-section.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";
 import { ProtectionSection } from "./protection-section.tsx";
@@ -26,6 +26,8 @@ export interface SettingsPageProps {
   /** Values typed into a form that was refused, to show them again (never a secret). */
   typed?: { clientId?: string; environment?: string; since?: string; orderName?: string };
   nonce: string;
+  /** Inside the Shopify admin: App Bridge, Polaris and the form signing script. */
+  embedded?: EmbeddedAssets;
 }
 
 const noticeFor = (props: SettingsPageProps, section: string) =>
@@ -50,7 +52,7 @@ function ShopState(props: { shop: ShopRecord }) {
 export function SettingsPage(props: SettingsPageProps) {
   const { shop } = props;
   return (
-    <Layout title="Settings" shop={shop.shop} nonce={props.nonce}>
+    <Layout title="Settings" shop={shop.shop} nonce={props.nonce} embedded={props.embedded}>
       <ShopState shop={shop} />
       {shop.subscriptionsError ? (
         <Notice

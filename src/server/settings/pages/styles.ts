@@ -1,45 +1,59 @@
-/** One small stylesheet, inlined: no asset pipeline, no third-party origin on a merchant page. */
+/**
+ * One small stylesheet, inlined, in the Shopify admin's look (Polaris's colors, type scale,
+ * cards and buttons), so the page reads as part of the admin with or without Polaris's web
+ * components: where `polaris.js` loads, `<s-page>` takes over the page's frame; where it cannot
+ * (development, offline), the rules for `:not(:defined)` give the same layout.
+ */
 export const STYLES = `
-:root { color-scheme: light; --ink:#1f2328; --muted:#57606a; --line:#d0d7de; --bg:#f6f8fa;
-  --accent:#0b6e4f; --warn-bg:#fff8c5; --warn:#7d4e00; --err-bg:#ffebe9; --err:#a40e26;
-  --ok-bg:#dafbe1; --ok:#116329; }
+:root { color-scheme: light; --ink:#303030; --muted:#616161; --line:#e3e3e3; --field:#8a8a8a;
+  --bg:#f1f1f1; --card:#ffffff; --accent:#303030; --focus:#005bd3;
+  --warn-bg:#fff1e3; --warn:#5e4200; --err-bg:#fee9e8; --err:#8e1f0b;
+  --ok-bg:#cdfee1; --ok:#0c5132; }
 * { box-sizing: border-box; }
-body { margin:0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  color:var(--ink); background:var(--bg); }
-header { background:#fff; border-bottom:1px solid var(--line); padding:14px 24px; }
-header h1 { font-size:18px; margin:0; }
-header p { margin:2px 0 0; color:var(--muted); font-size:13px; }
-main { max-width:820px; margin:24px auto; padding:0 16px; }
-section { background:#fff; border:1px solid var(--line); border-radius:8px; padding:18px 20px;
-  margin-bottom:18px; }
-section h2 { font-size:16px; margin:0 0 4px; }
-section > p.hint { color:var(--muted); margin:0 0 12px; font-size:13px; }
-label { display:block; font-weight:600; margin:10px 0 4px; }
-.field-hint { font-weight:400; color:var(--muted); font-size:13px; }
+body { margin:0; font: 13px/20px Inter, -apple-system, BlinkMacSystemFont, "San Francisco",
+  "Segoe UI", Roboto, "Helvetica Neue", sans-serif; color:var(--ink); background:var(--bg); }
+header { background:#1a1a1a; color:#e3e3e3; padding:12px 24px; }
+header h1 { font-size:14px; font-weight:650; margin:0; color:#fff; }
+header p { margin:0; color:#b5b5b5; font-size:12px; }
+main { max-width:840px; margin:20px auto; padding:0 16px; }
+s-page:not(:defined) { display:block; }
+.shop-line { color:var(--muted); margin:0 0 12px; }
+section { background:var(--card); border-radius:12px; padding:16px; margin-bottom:16px;
+  box-shadow: 0 1px 0 0 rgba(26,26,26,.07), inset 0 1px 0 0 rgba(255,255,255,.2),
+    inset 0 -1px 0 0 rgba(0,0,0,.17), inset 1px 0 0 0 rgba(0,0,0,.13),
+    inset -1px 0 0 0 rgba(0,0,0,.13); }
+section h2 { font-size:14px; line-height:20px; font-weight:650; margin:0 0 4px; }
+section > p.hint { color:var(--muted); margin:0 0 12px; }
+label { display:block; font-weight:550; margin:12px 0 4px; }
+.field-hint { font-weight:450; color:var(--muted); }
 input[type=text], input[type=password], input[type=number], input[type=date], select {
-  display:block; width:100%; max-width:420px; padding:7px 9px; border:1px solid var(--line); border-radius:6px;
-  font:inherit; background:#fff; }
-input:focus, select:focus, button:focus { outline:2px solid var(--accent); outline-offset:1px; }
+  display:block; width:100%; max-width:420px; min-height:32px; padding:6px 12px;
+  border:1px solid var(--field); border-radius:8px; font:inherit; color:var(--ink); background:#fdfdfd; }
+input:focus, select:focus, button:focus { outline:2px solid var(--focus); outline-offset:1px; }
 fieldset { border:0; padding:0; margin:8px 0; }
-legend { font-weight:600; padding:0; margin-bottom:4px; }
-.choice { display:flex; gap:8px; align-items:baseline; font-weight:400; margin:4px 0; }
-button { margin-top:12px; padding:8px 14px; border:0; border-radius:6px; background:var(--accent);
-  color:#fff; font:inherit; font-weight:600; cursor:pointer; }
-button.secondary { background:#fff; color:var(--ink); border:1px solid var(--line); }
-table { border-collapse:collapse; width:100%; font-size:14px; }
-th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
-th { color:var(--muted); font-weight:600; }
-.notice { border-radius:6px; padding:10px 12px; margin:0 0 14px; }
+legend { font-weight:550; padding:0; margin-bottom:4px; }
+.choice { display:flex; gap:8px; align-items:baseline; font-weight:450; margin:4px 0; }
+button { margin-top:12px; min-height:28px; padding:6px 12px; border:0; border-radius:8px;
+  background:var(--accent); color:#fff; font:inherit; font-weight:550; cursor:pointer;
+  box-shadow: 0 -1px 0 1px rgba(0,0,0,.8) inset, 0 0 0 1px #303030 inset,
+    0 .5px 0 1.5px rgba(255,255,255,.25) inset; }
+button.secondary { background:#fff; color:var(--ink);
+  box-shadow: 0 -1px 0 0 #b5b5b5 inset, 0 0 0 1px rgba(0,0,0,.1) inset, 0 .5px 0 1.5px #fff inset; }
+table { border-collapse:collapse; width:100%; }
+th, td { text-align:left; padding:8px; border-bottom:1px solid var(--line); vertical-align:top; }
+th { color:var(--muted); font-weight:550; background:#f7f7f7; }
+.notice { border-radius:8px; padding:8px 12px; margin:0 0 12px; }
 .notice.error { background:var(--err-bg); color:var(--err); }
 .notice.warning { background:var(--warn-bg); color:var(--warn); }
 .notice.success { background:var(--ok-bg); color:var(--ok); }
 .counts { display:flex; gap:12px; flex-wrap:wrap; margin:6px 0 10px; }
-.count { flex:1 1 120px; border:1px solid var(--line); border-radius:6px; padding:8px 12px; }
-.count strong { display:block; font-size:22px; }
-progress { width:100%; max-width:420px; height:14px; }
+.count { flex:1 1 120px; border:1px solid var(--line); border-radius:8px; padding:8px 12px; }
+.count strong { display:block; font-size:20px; line-height:28px; font-weight:650; }
+progress { width:100%; max-width:420px; height:12px; accent-color:var(--accent); }
 .muted { color:var(--muted); }
-code { font-size:13px; }
+code { font-size:12px; }
 caption { text-align:left; padding-bottom:6px; }
 label.plain { margin:0; }
 .progress-line { display:flex; gap:12px; align-items:center; }
+body.embedded main { margin-top:16px; }
 `;
