@@ -177,6 +177,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
     sessions,
     secrets,
     callbackUrl: new URL("/webhooks/shopify", config.appUrl).toString(),
+    webhookRegistration: config.webhookRegistration,
     logger: logger.child({ component: "install" }),
     // A subscription was missing: the orders changed since the last good check are read
     // from the Admin API and reconciled (bulk priority, live webhooks first).

@@ -42,6 +42,14 @@ export const EnvSchema = z.object({
    * https://{shop}: the stand-in Shopify in tests, benchmarks and `npm start`. Unset in production.
    */
   SHOPIFY_ADMIN_URL: optionalUrl,
+  /**
+   * Who subscribes the shops to webhooks. `app`: the app-specific subscriptions of
+   * shopify.app.toml, deployed with `shopify app deploy` (the default in production); the
+   * connector removes its own per-shop duplicates of them. `per-shop`: the connector registers
+   * every topic for each shop through Admin GraphQL (the default in development, where the
+   * stand-in Shopify has no deployed app configuration).
+   */
+  SHOPIFY_WEBHOOKS: z.enum(["app", "per-shop"]).optional(),
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /**
    * Behind a reverse proxy: take the client's address from X-Forwarded-For (the admin login's

@@ -15,6 +15,8 @@ export interface RuntimeConfig {
   /** The interface the HTTP listeners bind: HOST, else 0.0.0.0 in production, 127.0.0.1 otherwise. */
   host: string;
   shopifyApiKey: string;
+  /** Who subscribes shops to webhooks (SHOPIFY_WEBHOOKS). */
+  webhookRegistration: "app" | "per-shop";
   shopifyApiSecret: string;
   encryptionKey: string;
   /** ENCRYPTION_KEY_PREVIOUS: keys that still open what they sealed (rotation). */
@@ -107,6 +109,8 @@ export function resolveRuntimeConfig(env: Env): RuntimeConfig {
     shopifyApiSecret: pick("SHOPIFY_API_SECRET", env.SHOPIFY_API_SECRET, DEV_SHOPIFY_SECRET),
     encryptionKey: pick("ENCRYPTION_KEY", env.ENCRYPTION_KEY, DEV_ENCRYPTION_KEY),
     previousEncryptionKeys: env.ENCRYPTION_KEY_PREVIOUS ?? [],
+    webhookRegistration:
+      env.SHOPIFY_WEBHOOKS ?? (env.NODE_ENV === "production" ? "app" : "per-shop"),
     devDefaults,
   };
   // Development secrets are public: a process that uses them answers on loopback only.

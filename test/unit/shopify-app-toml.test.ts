@@ -15,7 +15,7 @@ interface AppToml {
   client_id: string;
   application_url: string;
   embedded: boolean;
-  access_scopes: { scopes: string };
+  access_scopes: { scopes: string; use_legacy_install_flow?: boolean };
   auth: { redirect_urls: string[] };
   webhooks: {
     api_version: string;
@@ -47,5 +47,10 @@ describe("shopify.app.toml", () => {
     expect(toml.webhooks.api_version).toBe(EnvSchema.shape.SHOPIFY_API_VERSION.parse(undefined));
     for (const url of toml.auth.redirect_urls) expect(new URL(url).pathname).toBe(CALLBACK_PATH);
     expect(new URL(toml.application_url).protocol).toBe("https:");
+  });
+
+  it("is embedded with Shopify-managed installation, which the settings page supports", () => {
+    expect(toml.embedded).toBe(true);
+    expect(toml.access_scopes.use_legacy_install_flow).toBe(false);
   });
 });

@@ -2,6 +2,12 @@ import { randomUUID } from "node:crypto";
 import { signWebhook } from "../../cli/webhook-command.ts";
 import type { Delivery, StandInShop } from "./state.ts";
 
+/** An app-specific subscription, as shopify.app.toml declares them: topics to one URI. */
+export interface AppSubscription {
+  topics: string[];
+  uri: string;
+}
+
 /** `orders/create` ⇄ `ORDERS_CREATE`. */
 export const topicToEnum = (topic: string) => topic.replace("/", "_").toUpperCase();
 export const enumToTopic = (value: string) => value.toLowerCase().replace("_", "/");
@@ -18,9 +24,14 @@ export async function deliverWebhook(options: {
   secret: string;
   apiVersion: string;
   fetch?: typeof fetch;
+  /** The app's own subscriptions (shopify.app.toml): every shop's events go there too. */
+  appSubscriptions?: readonly AppSubscription[];
 }): Promise<Delivery[]> {
   const { shop, topic } = options;
-  const targets = shop.subscriptions.filter((s) => s.topic === topicToEnum(topic));
+  const targets = [
+    ...shop.subscriptions.filter((s) => s.topic === topicToEnum(topic)),
+    ...(options.appSubscriptions ?? []).filter((s) => s.topics.includes(topic)),
+  ];
   const body = JSON.stringify(options.payload);
   const eventId = randomUUID();
   const triggeredAt = new Date().toISOString();

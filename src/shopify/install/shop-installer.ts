@@ -25,6 +25,11 @@ export interface ShopInstallerDeps {
   secrets: SecretBox;
   /** `APP_URL/webhooks/shopify`. */
   callbackUrl: string;
+  /**
+   * `app`: shopify.app.toml's subscriptions deliver every topic; the connector only removes
+   * per-shop duplicates of them. `per-shop`: the connector registers each topic for each shop.
+   */
+  webhookRegistration?: "app" | "per-shop";
   logger: Logger;
   /**
    * Resyncs the orders of a shop changed since a moment (a subscription was missing, so
@@ -88,6 +93,7 @@ export class ShopInstaller {
       const check = await ensureWebhookSubscriptions(graphql, {
         callbackUrl: this.#d.callbackUrl,
         topics: SUBSCRIBED_TOPICS,
+        mode: this.#d.webhookRegistration ?? "per-shop",
       });
       shops.updateSettings(shop, {
         subscriptionsCheckedAt: this.#now().toISOString(),
@@ -122,6 +128,7 @@ export class ShopInstaller {
       check = await ensureWebhookSubscriptions(graphql, {
         callbackUrl: this.#d.callbackUrl,
         topics: SUBSCRIBED_TOPICS,
+        mode: this.#d.webhookRegistration ?? "per-shop",
       });
     } catch (error) {
       this.#d.shops.updateSettings(shop, {

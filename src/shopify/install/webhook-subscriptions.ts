@@ -25,6 +25,21 @@ const CREATE = `#graphql
     }
   }`;
 
+const DELETE = `#graphql
+  mutation ConnectorWebhookSubscriptionDelete($id: ID!) {
+    webhookSubscriptionDelete(id: $id) {
+      deletedWebhookSubscriptionId
+      userErrors { field message }
+    }
+  }`;
+
+interface DeleteData {
+  webhookSubscriptionDelete: {
+    deletedWebhookSubscriptionId: string | null;
+    userErrors: { field: string[] | null; message: string }[];
+  };
+}
+
 interface ListData {
   webhookSubscriptions: {
     nodes: { id: string; topic: string; uri: string }[];
@@ -44,6 +59,8 @@ export interface SubscriptionCheck {
   created: string[];
   /** Topics already subscribed to the callback. */
   present: string[];
+  /** Per-shop subscriptions removed because the app's TOML delivers their topic (`app` mode). */
+  removed: string[];
 }
 
 export class SubscriptionError extends Error {
@@ -51,21 +68,27 @@ export class SubscriptionError extends Error {
 }
 
 /**
- * Makes sure every topic the connector needs is subscribed to `callbackUrl` (GraphQL
- * `webhookSubscriptions`, then `webhookSubscriptionCreate` for each missing one). Idempotent:
- * run at install, at start-up and by the reconciliation sweep. Shopify deletes a subscription
- * after repeated failed deliveries, so a missing one is expected, not exceptional.
+ * Keeps a shop's per-shop subscriptions to `callbackUrl` right (GraphQL `webhookSubscriptions`,
+ * then `webhookSubscriptionCreate` / `webhookSubscriptionDelete`). Idempotent: run at install,
+ * at start-up and by the hourly check.
+ *
+ * - `per-shop`: every topic subscribed. Shopify deletes a subscription after repeated failed
+ *   deliveries, so a missing one is expected, not exceptional.
+ * - `app`: shopify.app.toml's app-specific subscriptions deliver every topic, so a per-shop
+ *   subscription of ours to one of them (left by a version that registered per shop) would
+ *   deliver each webhook twice: removed.
  */
 export async function ensureWebhookSubscriptions(
   graphql: AdminGraphql,
-  options: { callbackUrl: string; topics: readonly string[] },
+  options: { callbackUrl: string; topics: readonly string[]; mode?: "app" | "per-shop" },
 ): Promise<SubscriptionCheck> {
-  const subscribed = new Set<string>();
+  const subscribed = new Map<string, string[]>();
   let after: string | null = null;
   do {
     const { data: page }: { data: ListData } = await graphql.request<ListData>(LIST, { after });
     for (const node of page.webhookSubscriptions.nodes) {
-      if (node.uri === options.callbackUrl) subscribed.add(node.topic);
+      if (node.uri !== options.callbackUrl) continue;
+      subscribed.set(node.topic, [...(subscribed.get(node.topic) ?? []), node.id]);
     }
     after = page.webhookSubscriptions.pageInfo.hasNextPage
       ? page.webhookSubscriptions.pageInfo.endCursor
@@ -74,6 +97,22 @@ export async function ensureWebhookSubscriptions(
 
   const created: string[] = [];
   const present: string[] = [];
+  const removed: string[] = [];
+  if (options.mode === "app") {
+    for (const topic of options.topics) {
+      for (const id of subscribed.get(topicEnum(topic)) ?? []) {
+        const { data } = await graphql.request<DeleteData>(DELETE, { id });
+        const errors = data.webhookSubscriptionDelete.userErrors;
+        if (errors.length > 0) {
+          throw new SubscriptionError(
+            `Shopify refused to remove the duplicate ${topic} subscription: ${errors.map((e) => e.message).join("; ")}`,
+          );
+        }
+        removed.push(topic);
+      }
+    }
+    return { created, present, removed };
+  }
   for (const topic of options.topics) {
     if (subscribed.has(topicEnum(topic))) {
       present.push(topic);
@@ -91,5 +130,5 @@ export async function ensureWebhookSubscriptions(
     }
     created.push(topic);
   }
-  return { created, present };
+  return { created, present, removed };
 }
