@@ -31,8 +31,16 @@ import { createWebApp } from "../src/server/app.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 
+// `--scenario flash-sale`: a burst of live orders on one store (bench/flash-sale.ts).
+if (process.argv.includes("flash-sale")) {
+  const { flashSaleBench } = await import("./flash-sale.ts");
+  await flashSaleBench();
+  process.exit(0);
+}
+
 const { values: args } = parseArgs({
   options: {
+    scenario: { type: "string", default: "steady" },
     backlog: { type: "string", default: "2000" },
     stores: { type: "string", default: "20" },
     limit: { type: "string", default: "100" },
@@ -55,6 +63,12 @@ const storeIds = Array.from({ length: STORES }, (_, i) => HOT + i);
 class NoStoreLimiter {
   async acquire() {
     return { granted: true as const, remaining: 1, slotId: "", grantedAtMs: Date.now() };
+  }
+  acquireOrWait() {
+    return this.acquire();
+  }
+  spend<T>(_store: number, _slot: string, call: () => Promise<T>) {
+    return call();
   }
   async observe() {
     return 0;

@@ -134,6 +134,7 @@ export function createContext(options: ContextOptions): ConnectorContext {
       redisPrefix: prefix,
       timeoutMs: config.env.PROVIDER_TIMEOUT_MS,
       ...(options.providerFetch ? { fetch: options.providerFetch } : {}),
+      beforeSend: (storeId) => limiter.sending(storeId),
       // Every response teaches the limiter what the server counts (other clients included).
       onResponse: (info) => {
         metrics.providerResponse(info);

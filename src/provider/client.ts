@@ -78,6 +78,11 @@ export interface ProviderClientOptions {
   fetch?: typeof fetch;
   /** Called after every response, 429s and errors included (the limiter learns from it). */
   onResponse?: (info: ResponseInfo) => void;
+  /**
+   * Awaited just before a store's request leaves, once its token is in hand: the limiter
+   * records the order in which requests are sent, which is the order the server counts them.
+   */
+  beforeSend?: (storeId: number) => Promise<void>;
 }
 
 interface Call {
@@ -399,6 +404,7 @@ export class ProviderClient {
       accept: "application/json",
     };
     if (hasBody) headers["content-type"] = "application/json";
+    if (call.storeId !== undefined && this.#o.beforeSend) await this.#o.beforeSend(call.storeId);
     let response: TransportResponse;
     try {
       response = await this.#transport({

@@ -206,7 +206,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           deps.metrics?.jobDone("skipped");
           return { outcome: "skipped", reason: "shop uninstalled" };
         }
-        const decision = await deps.limiter.acquire(
+        const decision = await deps.limiter.acquireOrWait(
           storeId,
           priority,
           job.id ?? "",
@@ -214,7 +214,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         );
         if (!decision.granted) {
           deps.metrics?.limiterWait(decision.reason);
-          await job.moveToDelayed(decision.retryAtMs, token);
+          // Handed back a little early (the queue's own delay): the job waits out the rest in
+          // acquireOrWait and takes its slot as it frees.
+          await job.moveToDelayed(decision.retryAtMs - decision.leadMs, token);
           throw new DelayedError();
         }
         const ctx: OpContext = {
@@ -229,14 +231,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         lastBody = op.body;
         calls++;
         try {
-          // Settled on the answer or the failure, so the slot covers the request's real arrival.
-          const result = await executeOp(
-            client,
-            deps.links,
-            op,
-            ctx,
-            ops.length === 1 ? syncedCheck : undefined,
-          ).finally(() => deps.limiter.settle(storeId, decision.slotId).catch(() => {}));
+          // The slot is spent on this call: settled on the answer or the failure, and known to
+          // the limiter while the answer's RateLimit headers are read.
+          const result = await deps.limiter.spend(storeId, decision.slotId, () =>
+            executeOp(client, deps.links, op, ctx, ops.length === 1 ? syncedCheck : undefined),
+          );
           synced = result.synced;
           deps.metrics?.providerCall(200);
         } catch (error) {

@@ -295,3 +295,27 @@ describe("StoreRateLimiter priorities", () => {
     expect(live.retryAtMs).toBeLessThan(bulk2.retryAtMs);
   });
 });
+
+describe("StoreRateLimiter.spend", () => {
+  it("settles the slot at the answer, and lets the call's error through when Redis fails too", async () => {
+    const redis = connect();
+    const limiter = limiterFor({ limit: 5, windowMs: 10_000, marginMs: 5 }, redis);
+    const slot = await limiter.acquire(9);
+    if (!slot.granted) throw new Error("expected a grant");
+    await limiter.spend(9, slot.slotId, () => new Promise((r) => setTimeout(r, 60)));
+    // Settled at the answer: the slot now starts about 55 ms after its grant.
+    expect(((await limiter.state(9)).oldestMs ?? 0) - slot.grantedAtMs).toBeGreaterThanOrEqual(50);
+
+    const second = await limiter.acquire(9);
+    if (!second.granted) throw new Error("expected a grant");
+    class RateLimited extends Error {}
+    // The call fails (a 429) and Redis goes away before the slot can be settled: the caller
+    // sees the 429, not the connection error.
+    await expect(
+      limiter.spend(9, second.slotId, async () => {
+        redis.disconnect();
+        throw new RateLimited("429");
+      }),
+    ).rejects.toBeInstanceOf(RateLimited);
+  });
+});

@@ -1,6 +1,17 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { ACQUIRE, BLOCK, INSPECT, NOW_SCRIPT, OBSERVE, RELEASE, SETTLE, STATE } from "./scripts.ts";
+import {
+  ACQUIRE,
+  BLOCK,
+  INSPECT,
+  NOW_SCRIPT,
+  OBSERVE,
+  RELEASE,
+  SENT,
+  SETTLE,
+  STATE,
+} from "./scripts.ts";
 
 export interface LimiterOptions {
   /** Requests per window per store (PROVIDER_RATE_LIMIT). */
@@ -42,6 +53,12 @@ export type Decision =
       retryAtMs: number;
       waitMs: number;
       reason: "window" | "blocked" | "reserved" | "paced";
+      /**
+       * How much earlier than `retryAtMs` a job parked in the queue should be handed back: the
+       * time the queue has lately taken to hand a job back to a worker. The job then waits the
+       * rest in the process (`acquireOrWait`) and takes its slot the moment it frees.
+       */
+      leadMs: number;
     };
 
 /** What `inspect` reports: the store's budget as every process sees it, read without writing. */
@@ -82,18 +99,23 @@ export class StoreRateLimiter {
   /** Slots left unused while another client spends the same budget. */
   readonly sharedHeadroom: number;
   readonly paceBulk: boolean;
+  /** The longest refusal `acquireOrWait` waits out in process: a fifth of the window, ≤ 1 s. */
+  readonly shortWaitMs: number;
   readonly #jitterMs: number;
   readonly #prefix: string;
+  /** The slot of the request being made (see `spend`), for `observe` to place its answer. */
+  readonly #slot = new AsyncLocalStorage<string>();
   readonly #redis: Redis;
 
   constructor(redis: Redis, options: LimiterOptions) {
     this.#redis = redis;
     // Registered once per connection; ioredis then sends EVALSHA and falls back to EVAL.
     if (typeof (redis as unknown as Record<string, unknown>).limiterAcquire !== "function") {
-      redis.defineCommand("limiterAcquire", { numberOfKeys: 9, lua: ACQUIRE });
-      redis.defineCommand("limiterRelease", { numberOfKeys: 3, lua: RELEASE });
-      redis.defineCommand("limiterSettle", { numberOfKeys: 3, lua: SETTLE });
-      redis.defineCommand("limiterObserve", { numberOfKeys: 5, lua: OBSERVE });
+      redis.defineCommand("limiterAcquire", { numberOfKeys: 10, lua: ACQUIRE });
+      redis.defineCommand("limiterRelease", { numberOfKeys: 4, lua: RELEASE });
+      redis.defineCommand("limiterSettle", { numberOfKeys: 6, lua: SETTLE });
+      redis.defineCommand("limiterObserve", { numberOfKeys: 8, lua: OBSERVE });
+      redis.defineCommand("limiterSent", { numberOfKeys: 2, lua: SENT });
       redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
       redis.defineCommand("limiterState", { numberOfKeys: 4, lua: STATE });
       redis.defineCommand("limiterNow", { numberOfKeys: 0, lua: NOW_SCRIPT });
@@ -108,6 +130,7 @@ export class StoreRateLimiter {
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.liveReserve = options.limit - this.bulkCeiling;
     this.paceBulk = options.paceBulk ?? true;
+    this.shortWaitMs = Math.min(1_000, Math.max(20, Math.ceil(options.windowMs / 5)));
     this.sharedHeadroom = Math.min(
       options.limit - 1,
       Math.ceil(options.limit * (options.sharedHeadroom ?? 0.02)),
@@ -128,11 +151,19 @@ export class StoreRateLimiter {
       others: `${base}:others`,
       /** Our slots whose answer is not back yet (the server may not have counted them). */
       pending: `${base}:pending`,
+      /** Our answered requests by grant time, for reading an answer's RateLimit headers. */
+      answered: `${base}:answered`,
       blocked: `${base}:blocked`,
       /** The time of the store's last answer; present while its budget is known. */
       seen: `${base}:seen`,
       /** When the next bulk grant is due (bulk work is paced over the window). */
       paced: `${base}:paced`,
+      /** Our requests in flight by the moment they left (see SENT in scripts.ts). */
+      sent: `${base}:sent`,
+      /** A shortfall in the last answer that our own requests in flight may explain. */
+      doubt: `${base}:doubt`,
+      /** How late waiters are granted and slots settled, on average (see KTH in scripts.ts). */
+      lag: `${base}:lag`,
       liveWaiters: `${base}:waiters:live`,
       bulkWaiters: `${base}:waiters:bulk`,
     };
@@ -147,17 +178,19 @@ export class StoreRateLimiter {
    * One decision. `waiter` (a job id) lets a refused caller queue for its own future slot, so
    * that waiting jobs wake one by one as slots free, not all together. `prepaid` is a slot
    * granted to whoever queued the job (the backfill feeder): used once, if it is still in the
-   * window, without counting a second time.
+   * window, without counting a second time. `again` marks a caller asking again without having
+   * left the process (acquireOrWait), so its wait is not taken for the queue's delay.
    */
   async acquire(
     storeId: number,
     priority: Priority = "live",
     waiter = "",
     prepaid = "",
+    again = false,
   ): Promise<Decision> {
     const slotId = randomUUID();
     const k = this.#keys(storeId);
-    const [granted, time, reason, remaining] = (await this.#call(
+    const [granted, time, reason, remaining, lead] = (await this.#call(
       "limiterAcquire",
       k.slots,
       k.blocked,
@@ -168,6 +201,7 @@ export class StoreRateLimiter {
       k.pending,
       k.seen,
       k.paced,
+      k.lag,
       this.limit,
       this.windowMs,
       this.marginMs,
@@ -178,7 +212,8 @@ export class StoreRateLimiter {
       prepaid,
       this.sharedHeadroom,
       this.paceBulk ? "1" : "0",
-    )) as [number, number, string, number];
+      again ? "1" : "0",
+    )) as [number, number, string, number, number | undefined];
     if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
     const now = await this.nowMs();
     return {
@@ -186,7 +221,65 @@ export class StoreRateLimiter {
       retryAtMs: time,
       waitMs: Math.max(0, time - now),
       reason: reason as "window" | "blocked" | "reserved" | "paced",
+      leadMs: Math.min(Number(lead ?? 0), this.shortWaitMs / 2),
     };
+  }
+
+  /**
+   * `acquire`, but a refusal whose slot frees within `shortWaitMs` is waited out in the process
+   * instead of answered: moving the job to the delayed set and back costs more than the wait,
+   * and the job keeps its place in line. This is the common case for a live waiter woken at its
+   * promised moment: the slot it was promised was settled at its request's answer, a little
+   * later than the grant the promise was computed from. A 429 block is never waited out here.
+   */
+  async acquireOrWait(
+    storeId: number,
+    priority: Priority = "live",
+    waiter = "",
+    prepaid = "",
+  ): Promise<Decision> {
+    let decision = await this.acquire(storeId, priority, waiter, prepaid);
+    for (let tries = 0; tries < 8; tries++) {
+      if (decision.granted || decision.reason === "blocked") return decision;
+      const { waitMs } = decision;
+      if (waitMs > this.shortWaitMs) return decision;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, waitMs)));
+      decision = await this.acquire(storeId, priority, waiter, prepaid, true);
+    }
+    return decision;
+  }
+
+  /**
+   * Makes the request of a granted slot: `call` runs with the slot known to `observe` (the
+   * answer's RateLimit headers are read against the requests granted after it), and the slot
+   * is settled on the answer or the failure, so it covers the request's real arrival.
+   */
+  async spend<T>(storeId: number, slotId: string, call: () => Promise<T>): Promise<T> {
+    let failed = false;
+    try {
+      return await this.#slot.run(slotId, call);
+    } catch (error) {
+      failed = true;
+      throw error;
+    } finally {
+      // A settle that fails (Redis away) leaves the slot at its grant time. After a failed call
+      // the call's own error is the one the caller must see (a 429 must still block the store).
+      await this.settle(storeId, slotId).catch((error: unknown) => {
+        if (!failed) throw error;
+      });
+    }
+  }
+
+  /**
+   * Called by the provider client just before a store's request leaves: inside `spend`, the
+   * slot's request is recorded as sent now, so answers are read against the requests that left
+   * before it. Outside a slot (a call the limiter did not grant) it does nothing.
+   */
+  async sending(storeId: number): Promise<void> {
+    const slotId = this.#slot.getStore();
+    if (!slotId) return;
+    const k = this.#keys(storeId);
+    await this.#call("limiterSent", k.pending, k.sent, slotId, this.windowMs);
   }
 
   /**
@@ -195,13 +288,24 @@ export class StoreRateLimiter {
    */
   async settle(storeId: number, slotId: string): Promise<void> {
     const k = this.#keys(storeId);
-    await this.#call("limiterSettle", k.slots, k.live, k.pending, slotId, this.marginMs);
+    await this.#call(
+      "limiterSettle",
+      k.slots,
+      k.live,
+      k.pending,
+      k.answered,
+      k.lag,
+      k.sent,
+      slotId,
+      this.marginMs,
+      this.windowMs,
+    );
   }
 
   /** Gives a slot back when its request was never sent. */
   async release(storeId: number, slotId: string): Promise<void> {
     const k = this.#keys(storeId);
-    await this.#call("limiterRelease", k.slots, k.live, k.pending, slotId);
+    await this.#call("limiterRelease", k.slots, k.live, k.pending, k.sent, slotId);
   }
 
   /**
@@ -233,11 +337,15 @@ export class StoreRateLimiter {
       k.live,
       k.others,
       k.pending,
+      k.answered,
+      k.doubt,
+      k.sent,
       serverLimit,
       this.windowMs,
       this.marginMs,
       Math.min(serverLimit, Math.floor(info.remaining)),
       Math.floor(info.resetMs ?? 0),
+      this.#slot.getStore() ?? "",
     )) as number;
   }
 

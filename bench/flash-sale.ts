@@ -1,0 +1,514 @@
+/**
+ * npm run bench:throttle -- --scenario flash-sale [--burst N] [--window-ms W] [--variant V]
+ *   [--workers K] [--limit L]
+ *
+ * A flash sale: N live orders arrive on one store at once, far more than the provider's L per
+ * window. The provider (the sandbox, counting each request at its arrival in a rolling window)
+ * accepts at most L·(⌊s/W⌋ + 1) requests in a span of s ms (L at its start, L more each window
+ * later), so that is the budget from the first call to the last ("budget used"). "Rate used"
+ * divides by L·(1 + s/W) instead, which also counts the part of a window the span ends in; it
+ * is stricter for small bursts, where a window's first requests take a round trip to settle.
+ * The ideal drain puts the last order at the provider (⌈N/L⌉ − 1)·W after the burst; the bound
+ * the limiter is held to is ⌈N/L⌉ windows plus one slot interval (W/L) per window. Run by the connector's per-store limiter and, on the same workload, by the
+ * same workers with BullMQ's queue limiter set to the provider limit.
+ *
+ * The provider is independent, as the real one is: the sandbox runs in its own process
+ * (`connector sandbox --control`) and is read through its control API, so its work does not
+ * share the connector's event loop and its clock is its own.
+ *
+ * Variants: `plain`; `backfill` (a backlog of bulk orders fed at the budget on the same store,
+ * saturating it for a window and a half before the burst: live goes first, the backfill gets
+ * only what live leaves); `other` (another client spends
+ * 20 % of the store's budget out of band); `quiet` (live orders trickle in on 10 other stores
+ * meanwhile: their latency against an idle run).
+ */
+
+import { execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
+import { parseEnv } from "../src/config/env.ts";
+import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
+import { type ConnectorContext, createContext } from "../src/context.ts";
+import { createLogger } from "../src/lib/logger.ts";
+import { freePort, startRedisServer } from "../src/lib/redis-server.ts";
+import { sealedFor } from "../src/lib/secret-box.ts";
+import { type FeedItem, feedAtBudget } from "../src/queue/budget-feeder.ts";
+import type { Arrival } from "../src/sandbox/app.ts";
+import type { StoredOrder } from "../src/sandbox/orders.ts";
+import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
+import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+
+const { values: args } = parseArgs({
+  strict: false,
+  options: {
+    burst: { type: "string" },
+    "window-ms": { type: "string" },
+    limit: { type: "string", default: "100" },
+    variant: { type: "string" },
+    workers: { type: "string" },
+    baseline: { type: "string", default: "yes" },
+  },
+});
+
+const LIMIT = Number(args.limit);
+const HOT = 1001;
+const QUIET = Array.from({ length: 10 }, (_, i) => HOT + 1 + i);
+const shopOf = (store: number) => `flash-${store}.myshopify.com`;
+
+type Variant = "plain" | "backfill" | "other" | "quiet";
+type Mode = "connector" | "baseline";
+
+export interface FlashResult {
+  mode: Mode;
+  burst: number;
+  windowMs: number;
+  variant: Variant;
+  workers: number;
+  /**
+   * Provider calls on the hot store from the first burst call to the last (ours, and the other
+   * client's in `other`) against what the provider accepts in that span: L·(⌊s/W⌋ + 1).
+   */
+  utilization: number;
+  /** The same calls against the provider's rate over the span, L·(1 + s/W): stricter. */
+  rateUsed: number;
+  rateLimited: number;
+  movesPerCall: number;
+  /** Burst order latency: from the burst to the order's arrival at the provider. */
+  p50: number;
+  p95: number;
+  max: number;
+  idealMs: number;
+  /** The most later-arriving burst orders that reached the provider before one order. */
+  worstOvertaking: number;
+  /** Quiet stores' live latency p95 (variant quiet) and the idle p95, ms. */
+  quietP95: number | null;
+}
+
+/** The provider sandbox in its own process, read and driven through `/_sandbox/*`. */
+async function startProvider(stores: number[], windowMs: number) {
+  const clientId = "flash-client";
+  const clientSecret = randomUUID();
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/cli/index.ts",
+      "sandbox",
+      "--control",
+      "--port",
+      "0",
+      "--client-id",
+      clientId,
+      "--client-secret",
+      clientSecret,
+      "--stores",
+      stores.join(","),
+      "--rate-limit",
+      String(LIMIT),
+      "--window-ms",
+      String(windowMs),
+      "--registrations",
+      "0",
+    ],
+    { env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let output = "";
+  child.stdout?.setEncoding("utf8");
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: string) => {
+      output += chunk;
+      const match = /PROVIDER_AUTH_URL=(\S+)/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`sandbox exited (${code}): ${output}`)));
+  });
+  const control = async (path: string, init?: RequestInit) => {
+    const response = await fetch(`${url}/_sandbox/${path}`, init);
+    if (!response.ok) throw new Error(`sandbox ${path}: ${response.status}`);
+    return response.json();
+  };
+  return {
+    url,
+    baseUrl: `${url}/v1`,
+    audience: "https://api.sandbox.local/v1",
+    clientId,
+    clientSecret,
+    state: () => control("state") as Promise<{ orders: StoredOrder[]; arrivals: Arrival[] }>,
+    consume: (storeId: number, count: number) =>
+      control("consume", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ storeId, count }),
+      }),
+    async close() {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    },
+  };
+}
+
+const pct = (values: number[], p: number) =>
+  values[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? Number.NaN;
+
+/** A worker process: the connector's (`dist/main.mjs --role worker`) or the baseline's. */
+async function startWorkers(mode: Mode, count: number, env: Record<string, string>) {
+  const script =
+    mode === "connector"
+      ? ["dist/main.mjs", "--role", "worker"]
+      : ["dist/bench-flash-baseline.mjs"];
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const port = await freePort();
+      const child = spawn(
+        process.execPath,
+        // The flags the Dockerfile and `npm run start:prod` run the process with.
+        ["--max-semi-space-size=8", "--max-old-space-size=160", ...script],
+        {
+          env: { ...process.env, ...env, METRICS_PORT: String(port) },
+          stdio: ["ignore", "ignore", "inherit"],
+        },
+      );
+      // Ready when its metrics answer.
+      for (let i = 0; ; i++) {
+        if (
+          await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          break;
+        if (i > 300 || child.exitCode !== null) throw new Error(`${script[0]} did not start`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return {
+        /** Sums of the process's counters, read from its /metrics. */
+        async counters() {
+          const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+          const sum = (name: string) =>
+            [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))].reduce(
+              (total, m) => total + Number(m[1]),
+              0,
+            );
+          return {
+            calls: sum("connector_provider_requests_total"),
+            waits: sum("connector_limiter_waits_total"),
+            rateLimited: sum("connector_provider_rate_limited_total"),
+          };
+        },
+        async stop() {
+          child.kill("SIGKILL");
+          if (child.exitCode === null) await once(child, "exit");
+        },
+      };
+    }),
+  );
+}
+
+async function runFlash(
+  redisUrl: string,
+  mode: Mode,
+  burst: number,
+  windowMs: number,
+  variant: Variant,
+  workerCount: number,
+  quietOnly = false,
+): Promise<FlashResult> {
+  const stores = [HOT, ...QUIET];
+  const sandbox = await startProvider(stores, windowMs);
+  const dir = mkdtempSync(join(tmpdir(), "bench-flash-"));
+  const prefix = `flash-${randomUUID().slice(0, 8)}`;
+  const settings = {
+    DATABASE_PATH: join(dir, "c.sqlite"),
+    PROVIDER_RATE_LIMIT: String(LIMIT),
+    PROVIDER_RATE_WINDOW_MS: String(windowMs),
+    SYNC_RETRY_DELAY_MS: "200",
+    LOG_LEVEL: "silent",
+  };
+  const ctx: ConnectorContext = createContext({
+    config: resolveRuntimeConfig(parseEnv(settings)),
+    logger: createLogger("silent"),
+    redisUrl,
+    prefix,
+    providerDefaults: {
+      baseUrl: sandbox.baseUrl,
+      authUrl: sandbox.url,
+      audience: sandbox.audience,
+    },
+  });
+  await ctx.ready();
+  for (const store of stores) {
+    ctx.shops.upsertShop(shopOf(store), {
+      storeId: store,
+      providerClientId: sandbox.clientId,
+      providerClientSecretSealed: ctx.secrets.seal(
+        sandbox.clientSecret,
+        sealedFor.providerClientSecret(shopOf(store)),
+      ),
+      storeCurrency: "USD",
+    });
+  }
+  const workers = await startWorkers(mode, workerCount, {
+    ...settings,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: prefix,
+    PROVIDER_BASE_URL: sandbox.baseUrl,
+    PROVIDER_AUTH_URL: sandbox.url,
+    PROVIDER_AUDIENCE: sandbox.audience,
+    WORKER_CONCURRENCY: "16",
+  });
+  const queue = async (store: number, id: number) => {
+    const order = sourceOrder({
+      shop: shopOf(store) as ShopDomain,
+      id: String(id) as ShopifyOrderId,
+    });
+    await ctx.snapshots.putOrder(order);
+    return { shop: order.shop, orderId: order.id, receivedAt: Date.now() };
+  };
+  // The burst's orders synced so far: their links, in the database every worker writes.
+  const links = new Database(settings.DATABASE_PATH, { readonly: true });
+  const syncedOfBurst = links.prepare(
+    "select count(*) as n from order_links where shop = ? and cast(source_order_id as integer) < 5000000",
+  );
+
+  // Snapshots first, so the burst itself is only the queueing.
+  const burstItems = [];
+  for (let i = 0; i < (quietOnly ? 0 : burst); i++)
+    burstItems.push(await queue(HOT, 1_000_000 + i));
+  const backlogItems: FeedItem[] = [];
+  if (variant === "backfill") {
+    // Enough backlog to outlast the burst.
+    for (let i = 0; i < burst + 4 * LIMIT; i++) {
+      const item = await queue(HOT, 5_000_000 + i);
+      backlogItems.push({ ...item, trigger: "backfill" });
+    }
+  }
+
+  // With a backfill, the flash sale meets a store the backfill already saturates: the feeder
+  // runs a window first.
+  const feeding =
+    variant === "backfill"
+      ? mode === "connector"
+        ? feedAtBudget({ limiter: ctx.limiter, queues: ctx.queues }, HOT, backlogItems)
+        : Promise.all(
+            backlogItems.map((item) => ctx.queues.enqueueSync({ ...item, priority: "bulk" })),
+          )
+      : Promise.resolve();
+  if (variant === "backfill") await new Promise((r) => setTimeout(r, windowMs * 1.5));
+  let started = Date.now();
+  for (const item of burstItems)
+    await ctx.queues.enqueueSync({ ...item, trigger: "webhook", priority: "live" });
+  started = burstItems.length > 0 ? started : Date.now();
+  const oobAt: number[] = [];
+  const oob =
+    variant === "other"
+      ? setInterval(
+          () => {
+            sandbox.consume(HOT, 1).catch(() => {});
+            oobAt.push(Date.now());
+          },
+          (windowMs / LIMIT) * 5,
+        )
+      : null;
+  const quietSent = new Map<string, number>();
+  let quietSeq = 0;
+  const quiet =
+    variant === "quiet"
+      ? setInterval(async () => {
+          const store = QUIET[quietSeq % QUIET.length] as number;
+          const id = 9_000_000 + quietSeq++;
+          const item = await queue(store, id);
+          quietSent.set(String(id), Date.now());
+          await ctx.queues.enqueueSync({ ...item, trigger: "webhook", priority: "live" });
+        }, 100)
+      : null;
+
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (quietOnly && quietSeq >= 60) break;
+    const { n } = syncedOfBurst.get(shopOf(HOT)) as { n: number };
+    if (!quietOnly && n >= burst) break;
+    if (Date.now() - started > 30 * 60_000) throw new Error("flash sale did not drain in 30 min");
+  }
+  if (quiet) clearInterval(quiet);
+  if (oob) clearInterval(oob);
+  // Let the quiet orders already queued finish.
+  if (variant === "quiet") {
+    for (let i = 0; i < 100; i++) {
+      const c = await ctx.queues.sync.getJobCounts("waiting", "active", "delayed", "prioritized");
+      if (Object.values(c).every((n) => n === 0)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const counters = await Promise.all(workers.map((w) => w.counters()));
+  const calls = counters.reduce((sum, c) => sum + c.calls, 0);
+  const moves = counters.reduce((sum, c) => sum + c.waits + c.rateLimited, 0);
+
+  if (process.env.BENCH_DIAG) {
+    // What the limiter learned: other clients' requests (none exist in `plain`) and its lags.
+    const base = `${prefix}:limiter:{${HOT}}`;
+    const others = await ctx.redis.zrangebyscore(`${base}:others`, "-inf", "+inf", "WITHSCORES");
+    const lag = await ctx.redis.hgetall(`${base}:lag`);
+    console.log(
+      `diag: others learned ${others.length / 2} (at +${others
+        .filter((_, i) => i % 2 === 1)
+        .map((t) => Number(t) - started)
+        .slice(0, 10)
+        .join(", ")} ms); lag ${JSON.stringify(lag)}`,
+    );
+  }
+  const providerState = await sandbox.state();
+  const created = new Map(
+    providerState.orders.map((o) => [o.sourceOrderId, Date.parse(o.createdOn)]),
+  );
+  const burstLatency = burstItems
+    .map((i) => (created.get(i.orderId) ?? Number.NaN) - started)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  // Arrival order: the burst's index; overtaking: later-index orders created before this one.
+  const arrivedAt = burstItems.map((i) => created.get(i.orderId) ?? Number.POSITIVE_INFINITY);
+  let worst = 0;
+  for (let i = 0; i < arrivedAt.length; i++) {
+    let overtakers = 0;
+    for (let j = i + 1; j < arrivedAt.length; j++)
+      if ((arrivedAt[j] as number) < (arrivedAt[i] as number)) overtakers++;
+    worst = Math.max(worst, overtakers);
+  }
+  const hot = providerState.arrivals.filter((a) => a.storeId === HOT && a.status !== 429);
+  if (process.env.BENCH_DIAG) {
+    // The hot store's requests per half second: 201 live (burst) orders, other, 429s.
+    const liveIds = new Set(burstItems.map((i) => String(i.orderId)));
+    const liveAt = new Set(
+      providerState.orders
+        .filter((o) => liveIds.has(o.sourceOrderId))
+        .map((o) => Date.parse(o.createdOn)),
+    );
+    const buckets = new Map<number, [number, number, number]>();
+    for (const a of providerState.arrivals.filter((x) => x.storeId === HOT)) {
+      const k = Math.floor((a.at - started) / 500);
+      const b = buckets.get(k) ?? [0, 0, 0];
+      if (a.status === 429) b[2]++;
+      else if (liveAt.has(a.at)) b[0]++;
+      else b[1]++;
+      buckets.set(k, b);
+    }
+    console.log(
+      `diag: per 0.5 s [live, other, 429]: ${[...buckets]
+        .sort((x, y) => x[0] - y[0])
+        .map(([k, b]) => `${k / 2}s:${b.join("/")}`)
+        .join(" ")}`,
+    );
+    const lateOnes = burstItems
+      .map((i, index) => ({ index, at: (created.get(i.orderId) ?? Number.NaN) - started }))
+      .sort((x, y) => y.at - x.at)
+      .slice(0, 5);
+    console.log(
+      `diag: last orders (burst index @ ms): ${lateOnes.map((o) => `${o.index}@${o.at}`).join(" ")}`,
+    );
+    const byStatus = new Map<string, number>();
+    for (const a of providerState.arrivals.filter((x) => x.storeId === HOT))
+      byStatus.set(`${a.method} ${a.status}`, (byStatus.get(`${a.method} ${a.status}`) ?? 0) + 1);
+    const late = burstLatency.filter((t) => t > windowMs * Math.ceil(burst / LIMIT) * 1.05);
+    console.log(
+      `diag: hot-store requests ${JSON.stringify([...byStatus])}; ${late.length} orders after the ideal; arrivals after ${(windowMs * Math.ceil(burst / LIMIT)) / 1000} s: ${hot
+        .filter((a) => a.at - started > windowMs * Math.ceil(burst / LIMIT))
+        .map((a) => `${a.method} ${a.path} +${a.at - started}`)
+        .slice(0, 5)
+        .join("; ")}`,
+    );
+  }
+  const lastOfBurst = Math.max(...arrivedAt);
+  const burstCalls = hot.filter((a) => a.at >= started && a.at <= lastOfBurst);
+  const first = Math.min(...burstCalls.map((a) => a.at));
+  const last = Math.max(...burstCalls.map((a) => a.at));
+  const others = oobAt.filter((t) => t >= first && t <= last).length;
+  const span = last - first;
+  const quietLatency = [...quietSent.entries()]
+    .map(([id, at]) => (created.get(id) ?? Number.NaN) - at)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  const result: FlashResult = {
+    mode,
+    burst,
+    windowMs,
+    variant,
+    workers: workerCount,
+    // With a backfill, the window is already full when the burst starts: a span of s then
+    // holds what frees in it, L·s/W, on both counts.
+    utilization:
+      (burstCalls.length + others) /
+      (LIMIT * (variant === "backfill" ? span / windowMs : Math.floor(span / windowMs) + 1)),
+    rateUsed:
+      (burstCalls.length + others) / (LIMIT * ((variant === "backfill" ? 0 : 1) + span / windowMs)),
+    rateLimited: providerState.arrivals.filter((a) => a.storeId === HOT && a.status === 429).length,
+    movesPerCall: calls > 0 ? moves / calls : 0,
+    p50: pct(burstLatency, 50),
+    p95: pct(burstLatency, 95),
+    max: burstLatency.at(-1) ?? Number.NaN,
+    idealMs: (Math.ceil(burst / LIMIT) - 1) * windowMs,
+    worstOvertaking: worst,
+    quietP95: quietLatency.length > 0 ? pct(quietLatency, 95) : null,
+  };
+  await Promise.all(workers.map((w) => w.stop()));
+  await feeding;
+  links.close();
+  await ctx.queues.sync.obliterate({ force: true });
+  await ctx.close();
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+  return result;
+}
+
+const list = (value: unknown, fallback: number[]) =>
+  typeof value === "string" ? value.split(",").map(Number) : fallback;
+
+export async function flashSaleBench() {
+  // Both sides run as production bundles, as bench:worker does.
+  execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { stdio: "inherit" });
+  const { bundle } = await import("../scripts/bundle.ts");
+  await bundle(["bench/flash-baseline-worker.ts"], { outfile: "dist/bench-flash-baseline.mjs" });
+  const bursts = list(
+    args.burst,
+    [2, 10, 50].map((x) => x * LIMIT),
+  );
+  const windows = list(args["window-ms"], [2000, 10000]);
+  const variants = (
+    typeof args.variant === "string" ? args.variant.split(",") : ["plain"]
+  ) as Variant[];
+  const workerCounts = list(args.workers, [2]);
+  const redis = await startRedisServer();
+  console.log(
+    `bench:throttle --scenario flash-sale — limit ${LIMIT} per window, one store, the burst queued at once, the provider in its own process; budget used = provider calls from the first to the last / L·(⌊span/W⌋ + 1), rate used = the same / L·(1 + span/W)\n`,
+  );
+  console.log(
+    "| limiter | burst | window | variant | worker processes | budget used | rate used | 429s | moves/call | last order at (s) | ideal / bound (s) | p50 / p95 (s) | worst overtaking | quiet p95 (idle) |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  for (const windowMs of windows) {
+    for (const burst of bursts) {
+      for (const variant of variants) {
+        for (const workers of workerCounts) {
+          let idleP95: number | null = null;
+          if (variant === "quiet") {
+            idleP95 = (
+              await runFlash(redis.url, "connector", burst, windowMs, variant, workers, true)
+            ).quietP95;
+          }
+          const modes: Mode[] = args.baseline === "no" ? ["connector"] : ["connector", "baseline"];
+          for (const mode of modes) {
+            const r = await runFlash(redis.url, mode, burst, windowMs, variant, workers);
+            console.log(
+              `| ${mode === "connector" ? "per-store limiter" : "BullMQ queue limiter"} | ${burst} | ${windowMs / 1000} s | ${variant} | ${workers} | ${(r.utilization * 100).toFixed(1)} % | ${(r.rateUsed * 100).toFixed(1)} % | ${r.rateLimited} | ${r.movesPerCall.toFixed(2)} | ${(r.max / 1000).toFixed(2)} | ${(r.idealMs / 1000).toFixed(1)} / ${((Math.ceil(burst / LIMIT) * (windowMs + windowMs / LIMIT)) / 1000).toFixed(2)} | ${(r.p50 / 1000).toFixed(1)} / ${(r.p95 / 1000).toFixed(1)} | ${r.worstOvertaking} | ${r.quietP95 === null ? "-" : `${r.quietP95.toFixed(0)} ms (${idleP95?.toFixed(0) ?? "-"} ms)`} |`,
+            );
+          }
+        }
+      }
+    }
+  }
+  await redis.stop();
+}

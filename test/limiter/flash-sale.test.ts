@@ -1,0 +1,344 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { StoreRateLimiter } from "../../src/queue/limiter/index.ts";
+
+/**
+ * A flash sale: far more live jobs than a window holds, on one store. The waiters must wake in
+ * the order they queued, each at a moment the ledger really frees a slot for it, and keep their
+ * place when a slot settles later than it was promised.
+ */
+
+const connections: Redis[] = [];
+afterAll(() => {
+  for (const r of connections) r.disconnect();
+});
+const limiterFor = (options: { limit: number; windowMs: number; marginMs?: number }) => {
+  const redis = new Redis(inject("redisUrl"));
+  connections.push(redis);
+  return new StoreRateLimiter(redis, {
+    jitterMs: 0,
+    marginMs: 5,
+    paceBulk: false,
+    ...options,
+    prefix: `t-${randomUUID()}`,
+  });
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+async function granted(limiter: StoreRateLimiter, store: number) {
+  const d = await limiter.acquire(store, "live");
+  if (!d.granted) throw new Error(`expected a grant, got ${d.reason}`);
+  return d;
+}
+async function refused(limiter: StoreRateLimiter, store: number, waiter: string) {
+  const d = await limiter.acquire(store, "live", waiter);
+  if (d.granted) throw new Error(`expected ${waiter} to be refused`);
+  return d;
+}
+async function untilMs(limiter: StoreRateLimiter, at: number) {
+  await sleep(at - (await limiter.nowMs()) + 1);
+}
+
+/** A request in flight whose leaving and answer the test decides (limit 10). */
+function inFlight(limiter: StoreRateLimiter, store: number, slotId: string) {
+  let go = () => {};
+  let reply = (_remaining: number) => {};
+  let markSent = () => {};
+  const leave = new Promise<void>((r) => {
+    go = r;
+  });
+  const answered = new Promise<number>((r) => {
+    reply = r;
+  });
+  const left = new Promise<void>((r) => {
+    markSent = r;
+  });
+  const done = limiter.spend(store, slotId, async () => {
+    await leave;
+    // What the provider client does just before a request leaves.
+    await limiter.sending(store);
+    markSent();
+    return limiter.observe(store, { limit: 10, remaining: await answered });
+  });
+  return {
+    async send() {
+      go();
+      await left;
+    },
+    answer(remaining: number) {
+      reply(remaining);
+      return done;
+    },
+  };
+}
+
+describe("StoreRateLimiter in a flash sale", () => {
+  it("keeps a waiter's place when the slot it was promised settles later", async () => {
+    const limiter = limiterFor({ limit: 2, windowMs: 600 });
+    const a = await granted(limiter, 1);
+    await sleep(60);
+    await granted(limiter, 1);
+    const w1 = await refused(limiter, 1, "w1");
+    const w2 = await refused(limiter, 1, "w2");
+    const w3 = await refused(limiter, 1, "w3");
+    expect(w1.retryAtMs).toBeLessThanOrEqual(w2.retryAtMs);
+    expect(w2.retryAtMs).toBeLessThan(w3.retryAtMs);
+
+    // a's request is answered 150 ms after its grant: the slot now frees that much later.
+    await sleep(150);
+    await limiter.settle(1, a.slotId);
+    await untilMs(limiter, w1.retryAtMs);
+    const again = await refused(limiter, 1, "w1");
+    // Not sent behind w3: told to come back at the next slot to free (b's)...
+    expect(again.retryAtMs).toBeLessThan(w3.retryAtMs);
+    // ...and still first in line: w2, back at its own moment when b's slot frees, finds it
+    // kept for w1, which then takes it.
+    await untilMs(limiter, Math.max(w2.retryAtMs, again.retryAtMs - 5));
+    expect((await limiter.acquire(1, "live", "w2")).granted).toBe(false);
+    await untilMs(limiter, again.retryAtMs);
+    expect((await limiter.acquire(1, "live", "w1")).granted).toBe(true);
+  });
+
+  it("lets a late waiter take its slot though the waiters behind it are due too", async () => {
+    const limiter = limiterFor({ limit: 2, windowMs: 300 });
+    await granted(limiter, 2);
+    await sleep(10);
+    const b = await granted(limiter, 2);
+    const w1 = await refused(limiter, 2, "w1");
+    const w2 = await refused(limiter, 2, "w2");
+    expect(w2.retryAtMs).toBeGreaterThan(w1.retryAtMs);
+    // b's answer comes late, so one slot is still held when both waiters' moments have come.
+    await sleep(100);
+    await limiter.settle(2, b.slotId);
+    await untilMs(limiter, w2.retryAtMs + 10);
+    // w1 comes back late: it is ahead of w2, so the one free slot is its own.
+    expect((await limiter.acquire(2, "live", "w1")).granted).toBe(true);
+    // w2 then waits for b's slot, and a newcomer for the one after.
+    const w2again = await refused(limiter, 2, "w2");
+    const newcomer = await refused(limiter, 2, "x");
+    expect(newcomer.retryAtMs).toBeGreaterThan(w2again.retryAtMs);
+  });
+
+  it("promises a newcomer the slot its turn comes to, whatever the ledger holds now", async () => {
+    const limit = 10;
+    const windowMs = 300;
+    const life = windowMs + 5;
+    const limiter = limiterFor({ limit, windowMs });
+    for (let i = 0; i < limit; i++) await granted(limiter, 3);
+    const line = [];
+    for (let i = 0; i < 3 * limit; i++) line.push(await refused(limiter, 3, `w${i}`));
+    // A full ledger: waiter k is promised the k-th slot to free, a life later per round.
+    const state = await limiter.state(3);
+    expect(line[0]?.retryAtMs).toBe((state.oldestMs ?? 0) + life);
+    for (let k = limit; k < line.length; k++)
+      expect(line[k]?.retryAtMs).toBe((line[k - limit]?.retryAtMs ?? 0) + life);
+
+    // The first round's slots have all freed; two of its waiters are back and hold two, the
+    // other eight are due but not back yet. The ledger holds two slots.
+    await untilMs(limiter, line[limit - 1]?.retryAtMs ?? 0);
+    await sleep(20);
+    expect((await limiter.acquire(3, "live", "w0")).granted).toBe(true);
+    expect((await limiter.acquire(3, "live", "w1")).granted).toBe(true);
+    const now = await limiter.nowMs();
+    const newcomer = await refused(limiter, 3, "x");
+    // 28 ahead of it: eight due now, then ten per life. Its turn is in the third round from
+    // now, behind the last waiter, not cycles of the ledger's two slots (ten lives away), and
+    // not before those ahead of it.
+    const last = Math.max(...line.map((d) => d.retryAtMs));
+    expect(newcomer.retryAtMs).toBeGreaterThanOrEqual(last);
+    // (Each round may start late by the learned lag, at most a tenth of the window.)
+    expect(newcomer.retryAtMs).toBeLessThanOrEqual(now + 3 * life + 3 * (windowMs / 10));
+  });
+
+  it("learns no other client from our own requests still in flight", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
+    const first = await granted(limiter, 4);
+    const second = await granted(limiter, 4);
+    // The second request's answer comes back first: the server counted both (8 left).
+    const learned = await limiter.spend(4, second.slotId, () =>
+      limiter.observe(4, { limit: 10, remaining: 8 }),
+    );
+    expect(learned).toBe(0);
+    // The first one's answer, read while a third request of ours, granted after it, is in
+    // flight: the server counted the first two when the first arrived (8 left).
+    const third = await granted(limiter, 4);
+    const thirdCall = limiter.spend(4, third.slotId, () => sleep(50));
+    const learnedLate = await limiter.spend(4, first.slotId, () =>
+      limiter.observe(4, { limit: 10, remaining: 8 }),
+    );
+    await thirdCall;
+    expect(learnedLate).toBe(0);
+    expect((await limiter.state(4)).used).toBe(3);
+    // Another client's request does show: 5 left where we count 3 of ours.
+    const fourth = await granted(limiter, 4);
+    const learnedOther = await limiter.spend(4, fourth.slotId, () =>
+      limiter.observe(4, { limit: 10, remaining: 5 }),
+    );
+    expect(learnedOther).toBe(1);
+  });
+
+  it("learns a shortfall our own requests in flight may explain only when a later one shows it", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
+    const next = async () => {
+      await sleep(3);
+      return inFlight(limiter, 5, (await granted(limiter, 5)).slotId);
+    };
+    const a = await next();
+    const b = await next();
+    const c = await next();
+    await a.send();
+    await b.send();
+    // A's answer: the server counted two requests, A and one more. B, which left after A,
+    // may have arrived first: not learned as another client.
+    expect(await a.answer(8)).toBe(0);
+    // B's answer shows nothing missing: it was B.
+    expect(await b.answer(8)).toBe(0);
+    // C's answer, nothing of ours in flight after it: 6 left where we count 3 of ours, so
+    // another client made one request. Learned at once.
+    await c.send();
+    expect(await c.answer(6)).toBe(1);
+    expect((await limiter.state(5)).used).toBe(4);
+
+    // Now that another client is known to spend this store's budget, a shortfall is its next
+    // request: learned at once, though ours in flight could explain it.
+    const d = await next();
+    const e = await next();
+    await d.send();
+    await e.send();
+    expect(await d.answer(4)).toBe(1);
+    await e.answer(3);
+    expect((await limiter.state(5)).used).toBe(7);
+  });
+
+  it("confirms a held shortfall only by an answer to a request that left after it was held", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
+    const next = async () => {
+      await sleep(3);
+      return inFlight(limiter, 7, (await granted(limiter, 7)).slotId);
+    };
+    const d = await next();
+    const e = await next();
+    const g = await next();
+    await d.send();
+    await e.send();
+    await g.send();
+    // D's answer: one more than D counted; E and G left after D. Held.
+    expect(await d.answer(8)).toBe(0);
+    // E's answer shows it again, but E left before the shortfall was held.
+    expect(await e.answer(7)).toBe(0);
+    const f = await next();
+    const h = await next();
+    await f.send();
+    await h.send();
+    // F left after: the shortfall is real, another client's request.
+    expect(await f.answer(5)).toBe(1);
+    expect(await g.answer(6)).toBe(0);
+    expect(await h.answer(4)).toBe(0);
+    expect((await limiter.state(7)).used).toBe(6);
+  });
+
+  it("reads an answer against the requests that left before it, not those granted before it", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
+    const requests = [];
+    for (let i = 0; i < 4; i++) {
+      await sleep(3);
+      requests.push(inFlight(limiter, 6, (await granted(limiter, 6)).slotId));
+    }
+    const [first, second, third, fourth] = requests as [
+      ReturnType<typeof inFlight>,
+      ReturnType<typeof inFlight>,
+      ReturnType<typeof inFlight>,
+      ReturnType<typeof inFlight>,
+    ];
+    // Granted 1, 2, 3, 4; the processes send them 3, 4, 1, 2 (the first two were slow to
+    // leave: each job writes its intent between grant and request).
+    await third.send();
+    await fourth.send();
+    await first.send();
+    await second.send();
+    // The first's answer: the server had counted 3, 4 and 1. The second's: all four. Read in
+    // grant order, each answer would look two requests short, twice in a row.
+    expect(await first.answer(7)).toBe(0);
+    expect(await second.answer(6)).toBe(0);
+    await third.answer(6);
+    await fourth.answer(6);
+    expect((await limiter.state(6)).used).toBe(4);
+  });
+
+  it("gives backfill no slot while live jobs wait, not even one freed a moment ago", async () => {
+    const limiter = limiterFor({ limit: 2, windowMs: 300 });
+    await granted(limiter, 8);
+    await granted(limiter, 8);
+    const waiter = await refused(limiter, 8, "live-1");
+    // The slot it was promised frees; before the live job is back, the backfill asks.
+    await untilMs(limiter, waiter.retryAtMs);
+    const bulk = await limiter.acquire(8, "bulk", "backfill-1");
+    expect(bulk).toMatchObject({ granted: false, reason: "reserved" });
+    if (bulk.granted) return;
+    expect(bulk.retryAtMs).toBeGreaterThan(waiter.retryAtMs);
+    expect((await limiter.acquire(8, "live", "live-1")).granted).toBe(true);
+  });
+
+  it("promises waiters only our share of each window while another client spends", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
+    let last = await granted(limiter, 9);
+    for (let i = 0; i < 5; i++) {
+      await sleep(2);
+      last = await granted(limiter, 9);
+    }
+    // The answer to our sixth request: the server counts 10, so another client made four.
+    await limiter.spend(9, last.slotId, () => limiter.observe(9, { limit: 10, remaining: 0 }));
+    expect((await limiter.state(9)).used).toBe(10);
+    const line = [];
+    for (let i = 0; i < 12; i++) line.push(await refused(limiter, 9, `w${i}`));
+    // The other client takes its four again each window: our six slots (less the headroom kept
+    // for it) are what the line drains per round, so the sixth waiter waits a round longer
+    // than the first, not the same round.
+    const life = 5_000 + 5;
+    expect(line[5]?.retryAtMs).toBeGreaterThanOrEqual((line[0]?.retryAtMs ?? 0) + life);
+    expect(line[0]?.retryAtMs).toBeLessThan(line[5]?.retryAtMs ?? 0);
+  });
+
+  it("drains a burst in arrival order with requests that settle late, at most one move each", async () => {
+    const limit = 10;
+    const windowMs = 400;
+    const limiter = limiterFor({ limit, windowMs });
+    const jobs = 6 * limit;
+    const order: number[] = [];
+    let moves = 0;
+    let calls = 0;
+    // Each job: ask (waiting out short refusals in process); when refused, come back at the
+    // moment promised, as a delayed BullMQ job does; when granted, make a request that takes
+    // 20 to 60 ms, so every slot settles later than it was granted.
+    const job = async (index: number) => {
+      for (;;) {
+        const d = await limiter.acquireOrWait(5, "live", `job-${index}`);
+        if (d.granted) {
+          order.push(index);
+          calls++;
+          await limiter.spend(5, d.slotId, () => sleep(20 + ((index * 7) % 41)));
+          return;
+        }
+        moves++;
+        await untilMs(limiter, d.retryAtMs);
+      }
+    };
+    // Queued in order (a burst of webhooks), worked on concurrently.
+    const running = [];
+    for (let i = 0; i < jobs; i++) {
+      running.push(job(i));
+      await sleep(1);
+    }
+    await Promise.all(running);
+
+    expect(order).toHaveLength(jobs);
+    expect(moves / calls).toBeLessThanOrEqual(1.1);
+    // No order overtaken by more than a window's worth of later ones.
+    for (let i = 0; i < order.length; i++) {
+      const index = order[i] as number;
+      const overtakers = order.slice(0, i).filter((j) => j > index).length;
+      expect(overtakers, `job ${index} overtaken by ${overtakers}`).toBeLessThanOrEqual(limit);
+    }
+  });
+});
