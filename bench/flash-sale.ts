@@ -31,17 +31,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
-import { parseEnv } from "../src/config/env.ts";
-import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
-import { type ConnectorContext, createContext } from "../src/context.ts";
-import { createLogger } from "../src/lib/logger.ts";
 import { freePort, startRedisServer } from "../src/lib/redis-server.ts";
-import { sealedFor } from "../src/lib/secret-box.ts";
 import { type FeedItem, feedAtBudget } from "../src/queue/budget-feeder.ts";
 import type { Arrival } from "../src/sandbox/app.ts";
 import type { StoredOrder } from "../src/sandbox/orders.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+import { benchContext } from "./context.ts";
 
 const { values: args } = parseArgs({
   strict: false,
@@ -230,29 +226,13 @@ async function runFlash(
     SYNC_RETRY_DELAY_MS: "200",
     LOG_LEVEL: "silent",
   };
-  const ctx: ConnectorContext = createContext({
-    config: resolveRuntimeConfig(parseEnv(settings)),
-    logger: createLogger("silent"),
+  const ctx = await benchContext({
+    env: settings,
     redisUrl,
     prefix,
-    providerDefaults: {
-      baseUrl: sandbox.baseUrl,
-      authUrl: sandbox.url,
-      audience: sandbox.audience,
-    },
+    provider: { ...sandbox, authUrl: sandbox.url },
+    shops: stores.map((store) => ({ shop: shopOf(store), storeId: store })),
   });
-  await ctx.ready();
-  for (const store of stores) {
-    ctx.shops.upsertShop(shopOf(store), {
-      storeId: store,
-      providerClientId: sandbox.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(
-        sandbox.clientSecret,
-        sealedFor.providerClientSecret(shopOf(store)),
-      ),
-      storeCurrency: "USD",
-    });
-  }
   const workers = await startWorkers(mode, workerCount, {
     ...settings,
     REDIS_URL: redisUrl,

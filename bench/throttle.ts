@@ -15,12 +15,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Worker } from "bullmq";
 import { signWebhook } from "../src/cli/webhook-command.ts";
-import { parseEnv } from "../src/config/env.ts";
-import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
-import { type ConnectorContext, createContext } from "../src/context.ts";
-import { createLogger } from "../src/lib/logger.ts";
+import type { ConnectorContext } from "../src/context.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
-import { sealedFor } from "../src/lib/secret-box.ts";
 import { type FeedItem, feedAtBudget } from "../src/queue/budget-feeder.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
 import type { StoreRateLimiter } from "../src/queue/limiter/index.ts";
@@ -30,6 +26,7 @@ import { type SandboxHandle, startSandbox } from "../src/sandbox/index.ts";
 import { createWebApp } from "../src/server/app.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+import { benchContext } from "./context.ts";
 
 // `--scenario flash-sale`: a burst of live orders on one store (bench/flash-sale.ts).
 if (process.argv.includes("flash-sale")) {
@@ -106,7 +103,7 @@ async function run(
     windowMs: WINDOW,
   });
   const dir = mkdtempSync(join(tmpdir(), "bench-throttle-"));
-  const env = parseEnv({
+  const envSettings = {
     DATABASE_PATH: join(dir, "c.sqlite"),
     SHOPIFY_API_SECRET: SECRET,
     PROVIDER_RATE_LIMIT: String(LIMIT),
@@ -114,30 +111,14 @@ async function run(
     ...(args["margin-ms"] ? { PROVIDER_RATE_MARGIN_MS: args["margin-ms"] } : {}),
     SYNC_RETRY_DELAY_MS: "200",
     LOG_LEVEL: "silent",
-  });
-  const ctx: ConnectorContext = createContext({
-    config: resolveRuntimeConfig(env),
-    logger: createLogger("silent"),
+  };
+  const ctx: ConnectorContext = await benchContext({
+    env: envSettings,
     redisUrl,
     prefix: `bench-${randomUUID().slice(0, 8)}`,
-    providerDefaults: {
-      baseUrl: sandbox.url,
-      authUrl: sandbox.authUrl,
-      audience: sandbox.audience,
-    },
+    provider: { ...sandbox, baseUrl: sandbox.url },
+    shops: storeIds.map((store) => ({ shop: shopOf(store), storeId: store })),
   });
-  await ctx.ready();
-  for (const store of storeIds) {
-    ctx.shops.upsertShop(shopOf(store), {
-      storeId: store,
-      providerClientId: sandbox.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(
-        sandbox.clientSecret,
-        sealedFor.providerClientSecret(shopOf(store)),
-      ),
-      storeCurrency: "USD",
-    });
-  }
   const web = createWebApp(ctx);
   let moves = 0;
   let calls = 0;

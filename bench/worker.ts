@@ -12,17 +12,13 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
-import { parseEnv } from "../src/config/env.ts";
-import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
-import { createContext } from "../src/context.ts";
-import { createLogger } from "../src/lib/logger.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
-import { sealedFor } from "../src/lib/secret-box.ts";
 import { QUEUE } from "../src/queue/names.ts";
 import { SYNC_JOB_OPTIONS, syncDedupId } from "../src/queue/sync-queue.ts";
 import { startSandbox } from "../src/sandbox/index.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+import { benchContext } from "./context.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -94,30 +90,13 @@ let runIndex = 0;
 async function prepare(prefix: string, dbPath: string) {
   // Each run syncs orders the sandbox has not seen (it keeps state across runs).
   const firstId = 50_000_000 + 1_000_000 * runIndex++;
-  const env = parseEnv({ DATABASE_PATH: dbPath, LOG_LEVEL: "silent" });
-  const ctx = createContext({
-    config: resolveRuntimeConfig(env),
-    logger: createLogger("silent"),
+  const ctx = await benchContext({
+    env: { DATABASE_PATH: dbPath, LOG_LEVEL: "silent" },
     redisUrl: redisServer.url,
     prefix,
-    providerDefaults: {
-      baseUrl: sandbox.url,
-      authUrl: sandbox.authUrl,
-      audience: sandbox.audience,
-    },
+    provider: { ...sandbox, baseUrl: sandbox.url },
+    shops: storeIds.map((storeId) => ({ shop: `bench-${storeId}.myshopify.com`, storeId })),
   });
-  await ctx.ready();
-  for (const storeId of storeIds) {
-    ctx.shops.upsertShop(`bench-${storeId}.myshopify.com`, {
-      storeId,
-      providerClientId: sandbox.clientId,
-      providerClientSecretSealed: ctx.secrets.seal(
-        sandbox.clientSecret,
-        sealedFor.providerClientSecret(`bench-${storeId}.myshopify.com`),
-      ),
-      storeCurrency: "USD",
-    });
-  }
   const jobs = [];
   for (let i = 0; i < JOBS; i++) {
     const storeId = storeIds[i % STORES] as number;

@@ -73,6 +73,12 @@ function inFlight(limiter: StoreRateLimiter, store: number, slotId: string) {
   };
 }
 
+/** A request granted a few ms after the previous one (so their order is known), in flight. */
+async function grantedInFlight(limiter: StoreRateLimiter, store: number) {
+  await sleep(3);
+  return inFlight(limiter, store, (await granted(limiter, store)).slotId);
+}
+
 describe("StoreRateLimiter in a flash sale", () => {
   it("keeps a waiter's place when the slot it was promised settles later", async () => {
     const limiter = limiterFor({ limit: 2, windowMs: 600 });
@@ -180,10 +186,7 @@ describe("StoreRateLimiter in a flash sale", () => {
 
   it("learns a shortfall our own requests in flight may explain only when a later one shows it", async () => {
     const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
-    const next = async () => {
-      await sleep(3);
-      return inFlight(limiter, 5, (await granted(limiter, 5)).slotId);
-    };
+    const next = () => grantedInFlight(limiter, 5);
     const a = await next();
     const b = await next();
     const c = await next();
@@ -213,10 +216,7 @@ describe("StoreRateLimiter in a flash sale", () => {
 
   it("confirms a held shortfall only by an answer to a request that left after it was held", async () => {
     const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
-    const next = async () => {
-      await sleep(3);
-      return inFlight(limiter, 7, (await granted(limiter, 7)).slotId);
-    };
+    const next = () => grantedInFlight(limiter, 7);
     const d = await next();
     const e = await next();
     const g = await next();
