@@ -143,17 +143,22 @@ if ARGV[8] ~= '' then
 end
 local headroom = 0
 local unseen = 0
+local expected = 0
 if othersUsed > 0 then
   local seen = tonumber(redis.call('GET', KEYS[8]) or '0')
   local since = math.min(math.max(now - seen, 0), window)
-  unseen = math.floor(othersUsed * since / window)
+  expected = othersUsed * since / window
+  unseen = math.floor(expected)
   headroom = tonumber(ARGV[9])
 end
 local liveCap = math.max(1, limit - unseen)
 -- Live work may use the headroom in a short burst, but not in a flood (live jobs waiting): a
 -- window kept full by live work alone would put each of the other client's requests over the
--- limit, and ours after it would meet 429s.
-if headroom > 0 and redis.call('ZCARD', KEYS[3]) > 0 then liveCap = math.max(1, liveCap - headroom) end
+-- limit, and ours after it would meet 429s. A flood also counts the other client's request
+-- that is probably on its way (rounding up what it is expected to have sent since).
+if headroom > 0 and redis.call('ZCARD', KEYS[3]) > 0 then
+  liveCap = math.max(1, limit - math.ceil(expected) - headroom)
+end
 local cap = math.max(1, limit - unseen - headroom)
 local bulkCap = math.max(1, cap - reserve)
 local nonLive = bulkUsed + othersUsed
