@@ -282,7 +282,7 @@ async function runFlash(
   if (variant === "backfill") await new Promise((r) => setTimeout(r, windowMs * 1.5));
   let started = Date.now();
   for (const item of burstItems)
-    await ctx.queues.enqueueSync({ ...item, trigger: "webhook", priority: "live" });
+    await ctx.queues.enqueueSync({ ...item, trigger: "orders/create", priority: "live" });
   started = burstItems.length > 0 ? started : Date.now();
   const oobAt: number[] = [];
   const oob =
@@ -304,7 +304,7 @@ async function runFlash(
           const id = 9_000_000 + quietSeq++;
           const item = await queue(store, id);
           quietSent.set(String(id), Date.now());
-          await ctx.queues.enqueueSync({ ...item, trigger: "webhook", priority: "live" });
+          await ctx.queues.enqueueSync({ ...item, trigger: "orders/create", priority: "live" });
         }, 100)
       : null;
 

@@ -111,7 +111,7 @@ async function prepare(prefix: string, dbPath: string) {
         shop: order.shop,
         orderId: order.id,
         priority: "live" as const,
-        trigger: "bench",
+        trigger: "orders/create" as const,
         receivedAt: Date.now(),
       },
       opts: {

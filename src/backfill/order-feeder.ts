@@ -1,4 +1,5 @@
 import { feedAtBudget } from "../queue/budget-feeder.ts";
+import type { SyncTrigger } from "../queue/jobs.ts";
 import type { StoreRateLimiter } from "../queue/limiter/index.ts";
 import type { SnapshotStore } from "../queue/snapshot-store.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
@@ -34,7 +35,7 @@ export async function feedOrders(
   deps: OrderFeederDeps,
   shop: ShopRecord,
   orders: AsyncIterable<SourceOrder>,
-  options: { trigger: string; signal?: AbortSignal },
+  options: { trigger: SyncTrigger; signal?: AbortSignal },
 ): Promise<FeedResult> {
   if (shop.storeId === null) {
     throw new ShopNotConfiguredError(`shop ${shop.shop} has no provider store configured`);

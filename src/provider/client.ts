@@ -241,8 +241,7 @@ export class ProviderClient {
       const res = await this.#call({ method: "DELETE", path, storeId, body: valid });
       return res === undefined ? null : Order.parse(unwrap(res, "order"));
     } catch (error) {
-      if (error instanceof ProviderConflictError && /cancel/.test(`${error.code} ${error.message}`))
-        return null;
+      if (error instanceof ProviderConflictError && error.kind === "order_canceled") return null;
       throw error;
     }
   }
@@ -291,7 +290,7 @@ export class ProviderClient {
       };
     } catch (error) {
       // A service that refuses a second post of the same fulfillment: it is the same one.
-      if (!(error instanceof ProviderConflictError) || /cancel/.test(error.code)) throw error;
+      if (!(error instanceof ProviderConflictError) || error.kind === "order_canceled") throw error;
       const existing = (await this.listFulfillments(storeId, orderId)).find(
         (f) => f.sourceFulfillmentId === valid.sourceFulfillmentId,
       );

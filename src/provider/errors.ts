@@ -81,21 +81,40 @@ export class ProviderValidationError extends ProviderError {
 }
 
 /** 409: the resource exists already, or the order is canceled and immutable. */
+/**
+ * What a conflict means, decided once where the provider's answer is read (the code it sent, or
+ * its 400/422 text in the other plausible shapes, docs/provider-contract.md):
+ * `duplicate_order` and `duplicate_line_item` — it is already there; `order_canceled` — the
+ * order is canceled there and immutable; `other` — anything else.
+ */
+export type ConflictKind = "duplicate_order" | "duplicate_line_item" | "order_canceled" | "other";
+
+function conflictKind(code: string, text = code): ConflictKind {
+  if (code === "duplicate_order" || code === "duplicate_line_item") return code;
+  // "order_canceled", "order_cancelled", "already_canceled", or a bare 409 saying so.
+  if (/cancel/i.test(text)) return "order_canceled";
+  return "other";
+}
+
 export class ProviderConflictError extends ProviderError {
   override name = "ProviderConflictError";
   readonly code: string;
+  readonly kind: ConflictKind;
   readonly existingOrderId: number | undefined;
   readonly existingLineItemId: number | undefined;
   constructor(
     message: string,
     details: ProviderErrorDetails & {
       code: string;
+      /** The provider's message, read with the code to tell what the conflict means. */
+      text?: string;
       existingOrderId?: number;
       existingLineItemId?: number;
     },
   ) {
     super(message, details);
     this.code = details.code;
+    this.kind = conflictKind(details.code, details.text);
     this.existingOrderId = details.existingOrderId;
     this.existingLineItemId = details.existingLineItemId;
   }
@@ -284,6 +303,7 @@ export function errorFromResponse(
     return new ProviderConflictError(message, {
       ...details,
       code: extracted.code ?? "conflict",
+      text,
       ...(extracted.existingOrderId !== undefined
         ? { existingOrderId: extracted.existingOrderId }
         : {}),

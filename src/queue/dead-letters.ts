@@ -24,7 +24,7 @@ export type DeadLetterSummary = Omit<DeadLetterEntry, "request" | "response" | "
 
 export interface DeadLetterFilter {
   shop?: string | undefined;
-  /** The entry's category: provider-validation, config, mapping, payload, exhausted… */
+  /** The entry's category (see FailureCategory). */
   reason?: string | undefined;
 }
 

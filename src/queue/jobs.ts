@@ -1,13 +1,21 @@
 /** Job payloads, shared by producers (receiver, backfill, CLI) and the sync worker. */
 
+import type { OrderTopic } from "../shopify/topics.ts";
+
 export type SyncPriority = "live" | "bulk";
+
+/**
+ * What asked for a sync: the webhook topic that brought the order, or `backfill`, `resync`,
+ * `sweep` (the reconciliation sweep), `dlq-retry` (an operator's retry from the dead-letter
+ * queue).
+ */
+export type SyncTrigger = OrderTopic | "backfill" | "resync" | "sweep" | "dlq-retry";
 
 export interface SyncJobData {
   shop: string;
   orderId: string;
   priority: SyncPriority;
-  /** What asked for the sync: a webhook topic, "backfill", "resync", "sweep", "dlq-retry". */
-  trigger: string;
+  trigger: SyncTrigger;
   /** When the first event behind this job was received (epoch ms), for the lag metric. */
   receivedAt: number;
   /**
@@ -17,11 +25,34 @@ export interface SyncJobData {
   prepaidSlot?: string;
 }
 
+/**
+ * Why an order or a webhook went to the dead-letter queue:
+ * - `config`: the shop's settings or credentials (paused, no store, a currency or location the
+ *   provider store cannot take, refused credentials); an operator fixes them, then retries;
+ * - `mapping`: the order's own data cannot make a body the provider accepts;
+ * - `protected-data`: Shopify withheld the customer (the app is not approved for it);
+ * - `provider-validation`, `provider-not-found`, `provider-conflict`: the provider refused the
+ *   request (422, 404, an unresolvable 409);
+ * - `link-mismatch`: the linked provider order answered as another Shopify order's;
+ * - `exhausted`: a transient failure that outlasted every attempt;
+ * - `payload`: a webhook body that could not be used at all.
+ */
+export type FailureCategory =
+  | "config"
+  | "mapping"
+  | "protected-data"
+  | "provider-validation"
+  | "provider-not-found"
+  | "provider-conflict"
+  | "link-mismatch"
+  | "exhausted"
+  | "payload";
+
 /** One earlier failure of a dead-lettered order, kept when it failed again. */
 export interface DeadLetterFailure {
   at: string;
   topic: string | null;
-  category: string;
+  category: FailureCategory;
   reason: string;
   errorClass: string;
   status?: number;
@@ -46,8 +77,7 @@ export interface DeadLetterData {
   webhookId?: string;
   /** The reason in words, for an operator. */
   reason: string;
-  /** Short machine-readable category: "provider-validation", "config", "payload", "exhausted"… */
-  category: string;
+  category: FailureCategory;
   errorClass: string;
   fields?: { path: string; message: string }[];
   request?: { method: string; path: string; body?: unknown };

@@ -20,7 +20,7 @@ import {
   type ShopSettings,
 } from "../sync/index.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
-import type { DeadLetterData, SyncJobData } from "./jobs.ts";
+import type { DeadLetterData, FailureCategory, SyncJobData } from "./jobs.ts";
 import type { StoreRateLimiter } from "./limiter/index.ts";
 import { executeOp, LinkMismatchError, type OpContext } from "./op-executor.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
@@ -55,7 +55,7 @@ export type SyncResult =
   | { outcome: "skipped"; reason: string };
 
 /** The error class a dead-letter record names for a failure found before any provider call. */
-const TERMINAL_NAMES: Record<string, string> = {
+const TERMINAL_NAMES: Partial<Record<FailureCategory, string>> = {
   config: "ConfigurationError",
   mapping: "MappingError",
 };
@@ -63,7 +63,7 @@ const TERMINAL_NAMES: Record<string, string> = {
 /** A failure that retrying will not fix: it goes to the dead-letter queue at once. */
 class Terminal extends Error {
   constructor(
-    readonly category: string,
+    readonly category: FailureCategory,
     message: string,
     readonly fields?: { path: string; message: string }[],
   ) {
@@ -142,15 +142,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if (!mapped.ok) {
         // Shopify withheld the customer (the app is not approved for protected customer data):
         // nothing identifies the customer to the provider, and the merchant needs to know why.
-        if (
-          mapped.errors.some((e) => e.field === "customer.email") &&
-          customerDataWithheld(order)
-        ) {
+        if (mapped.errors.some((e) => e.kind === "customer") && customerDataWithheld(order)) {
           throw new Terminal("protected-data", PROTECTED_DATA_REASON, [
             { path: "customer", message: "withheld by Shopify (protected customer data)" },
           ]);
         }
-        const config = mapped.errors.some((e) => /fulfillmentLocationId|currency/.test(e.field));
+        // What the shop's settings can fix is an operator's to fix; the rest is the order's.
+        const config = mapped.errors.some((e) => e.kind === "settings");
         throw new Terminal(
           config ? "config" : "mapping",
           `the order cannot be sent as it is: ${mapped.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}`,

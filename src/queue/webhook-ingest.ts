@@ -208,7 +208,7 @@ export class WebhookIngest {
       shop: webhook.shop,
       orderId,
       priority: "live",
-      trigger: webhook.topic,
+      trigger: event.topic,
       receivedAt,
     });
     await this.#mark(seen);

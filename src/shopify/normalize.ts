@@ -23,13 +23,19 @@ import {
   ShopMismatchError,
   str,
 } from "./payload-fields.ts";
-import { normalizeTopic, TOPICS } from "./topics.ts";
+import { isOrderTopic, isTopic, normalizeTopic, type OrderTopic, TOPICS } from "./topics.ts";
 
 export type NormalizedEvent =
-  | { kind: "order"; order: SourceOrder }
-  | { kind: "fulfillment"; orderId: ShopifyOrderId; fulfillment: SourceFulfillment }
+  | { kind: "order"; topic: OrderTopic; order: SourceOrder }
+  | {
+      kind: "fulfillment";
+      topic: OrderTopic;
+      orderId: ShopifyOrderId;
+      fulfillment: SourceFulfillment;
+    }
   | {
       kind: "order-hint";
+      topic: OrderTopic;
       orderId: ShopifyOrderId;
       reason: "edited" | "refund";
       updatedAt: string | null;
@@ -97,14 +103,13 @@ function checkOrderShop(body: Json, shop: ShopDomain): void {
 
 export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown): NormalizedEvent {
   const name = normalizeTopic(topic);
-  const kind = TOPICS[name];
-  if (!kind) return { kind: "ignored", topic: name };
+  if (!isTopic(name)) return { kind: "ignored", topic: name };
   if (!isObject(body)) throw new PayloadError("body", "a JSON object is required");
-  if (kind === "app-uninstalled") {
-    requireBodyShop(body, shop);
-    return { kind: "app-uninstalled" };
-  }
-  switch (kind) {
+  if (isOrderTopic(name)) return normalizeOrderEvent(name, shop, body);
+  switch (TOPICS[name]) {
+    case "app-uninstalled":
+      requireBodyShop(body, shop);
+      return { kind: "app-uninstalled" };
     case "shop-update":
       requireBodyShop(body, shop);
       return {
@@ -123,16 +128,22 @@ export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown)
           .map(idOf)
           .filter((id): id is string => id !== null),
       };
+  }
+}
+
+function normalizeOrderEvent(topic: OrderTopic, shop: ShopDomain, body: Json): NormalizedEvent {
+  switch (TOPICS[topic]) {
     case "fulfillment": {
       const fulfillment = normalizeRestFulfillment(body, "");
-      return { kind: "fulfillment", orderId: fulfillment.orderId, fulfillment };
+      return { kind: "fulfillment", topic, orderId: fulfillment.orderId, fulfillment };
     }
     case "order-hint": {
-      if (name === "orders/edited") {
+      if (topic === "orders/edited") {
         const edit = isObject(body.order_edit) ? body.order_edit : null;
         if (!edit) throw new PayloadError("order_edit", "an order_edit object is required");
         return {
           kind: "order-hint",
+          topic,
           orderId: requireId(edit.order_id, "order_edit.order_id") as ShopifyOrderId,
           reason: "edited",
           updatedAt: optionalDate(edit.committed_at) ?? optionalDate(edit.created_at),
@@ -140,6 +151,7 @@ export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown)
       }
       return {
         kind: "order-hint",
+        topic,
         orderId: requireId(body.order_id, "order_id") as ShopifyOrderId,
         reason: "refund",
         updatedAt: optionalDate(body.processed_at) ?? optionalDate(body.created_at),
@@ -147,7 +159,7 @@ export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown)
     }
     case "full-order":
       checkOrderShop(body, shop);
-      return { kind: "order", order: normalizeRestOrder(shop, body) };
+      return { kind: "order", topic, order: normalizeRestOrder(shop, body) };
   }
 }
 

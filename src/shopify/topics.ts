@@ -18,7 +18,7 @@ export type TopicKind =
   | "shop-update"
   | "privacy";
 
-export const TOPICS: Record<string, TopicKind> = {
+export const TOPICS = {
   "orders/create": "full-order",
   "orders/updated": "full-order",
   "orders/cancelled": "full-order",
@@ -34,7 +34,24 @@ export const TOPICS: Record<string, TopicKind> = {
   "customers/data_request": "privacy",
   "customers/redact": "privacy",
   "shop/redact": "privacy",
-};
+} as const satisfies Record<string, TopicKind>;
+
+export type Topic = keyof typeof TOPICS;
+
+/** The topics whose events sync an order (the sync job's trigger when a webhook queued it). */
+export type OrderTopic = {
+  [T in Topic]: (typeof TOPICS)[T] extends "full-order" | "fulfillment" | "order-hint" ? T : never;
+}[Topic];
+
+export function isTopic(name: string): name is Topic {
+  return Object.hasOwn(TOPICS, name);
+}
+
+export function isOrderTopic(name: string): name is OrderTopic {
+  if (!isTopic(name)) return false;
+  const kind: TopicKind = TOPICS[name];
+  return kind === "full-order" || kind === "fulfillment" || kind === "order-hint";
+}
 
 /** The topics registered at install (privacy topics are configured in the app's TOML). */
 export const SUBSCRIBED_TOPICS = Object.entries(TOPICS)

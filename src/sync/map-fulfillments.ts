@@ -35,6 +35,7 @@ export function mapFulfillments(
     if (location === null || location === undefined) {
       if (cancelled) return;
       errors.push({
+        kind: "settings",
         field: `fulfillments.${i}.fulfillmentLocationId`,
         message:
           f.locationId === null
@@ -63,6 +64,7 @@ export function mapFulfillments(
     else {
       for (const issue of checked.error.issues) {
         errors.push({
+          kind: "order",
           field: ["fulfillments", i, ...issue.path].map(String).join("."),
           message: issue.message,
         });

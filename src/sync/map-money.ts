@@ -38,7 +38,7 @@ export function mapMoney(
 
   const before = errors.length;
   const negative = (field: string, cents: number, why: string) => {
-    if (cents < 0) errors.push({ field, message: `${why} (${cents / 100})` });
+    if (cents < 0) errors.push({ kind: "order", field, message: `${why} (${cents / 100})` });
   };
   negative("totalMoney", totalCents, "Shopify's current total is negative");
   negative("taxMoney", taxCents, "Shopify's current total tax is negative");

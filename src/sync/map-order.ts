@@ -37,6 +37,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
 
   if (order.currency !== settings.currency) {
     errors.push({
+      kind: "settings",
       field: "currency",
       message: `the shop sells in ${order.currency} but the provider store keeps ${settings.currency}; every amount would be wrong`,
     });
@@ -46,6 +47,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
   const lineItems = mapLines(order, warnings);
   if (lineItems.length === 0) {
     errors.push({
+      kind: "order",
       field: "lineItems",
       message: "no line has a quantity left (all removed or refunded); the provider needs one",
     });
@@ -54,6 +56,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
   const addresses = mapAddresses(order, warnings);
   if (addresses === null) {
     errors.push({
+      kind: "order",
       field: "shippingAddress",
       message:
         "the order has no usable shipping or billing address (street, city and country code)",
@@ -63,6 +66,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
   const customer = mapCustomer(order, warnings);
   if (customer.email === undefined && customer.phone === undefined) {
     errors.push({
+      kind: "customer",
       field: "customer.email",
       message: "the order has no valid email or phone for the customer; the provider needs one",
     });
@@ -107,6 +111,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
     return {
       ok: false,
       errors: checked.error.issues.map((i) => ({
+        kind: "order" as const,
         field: i.path.map(String).join("."),
         message: i.message,
       })),

@@ -1,7 +1,15 @@
 import type { FulfillmentWrite, OrderCreate } from "../provider/schemas.ts";
 
+/**
+ * Whose to fix: `settings` — the shop's settings (a currency the provider store does not keep,
+ * a Shopify location mapped to no provider location); `customer` — nothing identifies the
+ * customer (no email, no phone); `order` — the order's own data.
+ */
+export type MapErrorKind = "settings" | "customer" | "order";
+
 /** One reason an order cannot be sent, named by the provider body's field path. */
 export interface MapError {
+  kind: MapErrorKind;
   field: string;
   message: string;
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { DeadLetterData } from "../../src/queue/jobs.ts";
+import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
 import { deadLetterId } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -19,7 +19,7 @@ afterEach(async () => {
 async function seeded() {
   const p = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
   p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
-  const add = async (shop: string, orderId: string, category: string) => {
+  const add = async (shop: string, orderId: string, category: FailureCategory) => {
     await p.ctx.snapshots.putOrder(
       sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),
     );

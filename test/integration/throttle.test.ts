@@ -86,7 +86,7 @@ async function enqueue(shop: string, count: number, from = 0) {
       shop,
       orderId: order.id,
       priority: "live",
-      trigger: "test",
+      trigger: "orders/create",
       receivedAt: Date.now(),
     });
   }

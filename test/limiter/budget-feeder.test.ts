@@ -44,7 +44,7 @@ function setup(options: {
 const item = (orderId: string) => ({
   shop: "feed-shop.myshopify.com",
   orderId,
-  trigger: "backfill",
+  trigger: "backfill" as const,
   receivedAt: Date.now(),
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createDeadLetters } from "../../src/ops/index.ts";
-import type { DeadLetterData } from "../../src/queue/jobs.ts";
+import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
 import { deadLetterId } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { runCli } from "../helpers/cli.ts";
@@ -337,7 +337,7 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
   });
 });
 
-function deadLetter(shop: string, orderId: string, category: string): DeadLetterData {
+function deadLetter(shop: string, orderId: string, category: FailureCategory): DeadLetterData {
   const now = new Date().toISOString();
   return {
     shop,
@@ -359,7 +359,7 @@ function deadLetter(shop: string, orderId: string, category: string): DeadLetter
 }
 
 /** An entry recorded the way the worker records one, with the order's snapshot stored. */
-async function seed(p: Pipeline, shop: string, orderId: string, category: string) {
+async function seed(p: Pipeline, shop: string, orderId: string, category: FailureCategory) {
   await p.ctx.snapshots.putOrder(
     sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),
   );

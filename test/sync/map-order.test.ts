@@ -120,6 +120,18 @@ describe("mapOrder: order-level fields", () => {
     });
   });
 
+  it("says whose each error is to fix: the shop's settings, the customer's identity, the order's data", () => {
+    const result = mapOrder(
+      sourceOrder({ customer: null, email: null, phone: null }),
+      shopSettings({ currency: "EUR" }),
+    );
+    if (result.ok) throw new Error("expected errors");
+    expect(result.errors.map((e) => [e.field, e.kind])).toEqual([
+      ["currency", "settings"],
+      ["customer.email", "customer"],
+    ]);
+  });
+
   it("refuses an order in another currency than the provider store's, naming currency", () => {
     expect(mapErrors(sourceOrder(), shopSettings({ currency: "EUR" }))).toEqual(["currency"]);
   });
