@@ -53,16 +53,16 @@ describe("prepaid slots", () => {
     const { limiter } = setup({ limit: 3, windowMs: 10_000 });
     const paid = await limiter.acquire(7, "bulk");
     if (!paid.granted) throw new Error("expected a grant");
-    expect((await limiter.state(7)).used).toBe(1);
+    expect((await limiter.inspect(7)).used).toBe(1);
 
     const first = await limiter.acquire(7, "bulk", "job-1", paid.slotId);
     expect(first).toMatchObject({ granted: true });
     // Still one slot: the prepaid one was moved, not added to.
-    expect((await limiter.state(7)).used).toBe(1);
+    expect((await limiter.inspect(7)).used).toBe(1);
 
     // The same job running again (a retry after a crash) cannot spend it again.
     await limiter.acquire(7, "bulk", "job-1", paid.slotId);
-    expect((await limiter.state(7)).used).toBe(2);
+    expect((await limiter.inspect(7)).used).toBe(2);
   });
 
   it("asks the window again when the prepaid slot has expired", async () => {
@@ -99,7 +99,7 @@ describe("observe", () => {
     }
     // The server allows only 10 and has 2 left: other clients made 5, not 95.
     expect(await limiter.observe(31, { limit: 10, remaining: 2, resetMs: 1_000 })).toBe(5);
-    expect((await limiter.state(31)).used).toBe(8);
+    expect((await limiter.inspect(31)).used).toBe(8);
   });
 
   it("does not let our requests still in flight hide the other client's", async () => {
@@ -110,7 +110,7 @@ describe("observe", () => {
     // The answer to the first: the server counts 3, so 2 are another client's; the 3 of ours
     // granted after it had not arrived yet.
     expect(await limiter.observe(33, { remaining: 7, resetMs: 9_000 })).toBe(2);
-    expect((await limiter.state(33)).used).toBe(6);
+    expect((await limiter.inspect(33)).used).toBe(6);
     await limiter.settle(33, answered.slotId);
     // With every answer back, the same report teaches nothing new.
     expect(await limiter.observe(33, { remaining: 7, resetMs: 9_000 })).toBe(0);
@@ -121,7 +121,7 @@ describe("observe", () => {
     expect(await limiter.knows(32)).toBe(false);
     expect(await limiter.observe(32, { limit: 1_000, remaining: 990, resetMs: 1_000 })).toBe(0);
     expect(await limiter.knows(32)).toBe(true);
-    expect((await limiter.state(32)).used).toBe(0);
+    expect((await limiter.inspect(32)).used).toBe(0);
   });
 });
 
@@ -146,7 +146,8 @@ describe("settle", () => {
     const slot = await limiter.acquire(22, "live");
     if (!slot.granted) throw new Error("expected a grant");
     await limiter.settle(22, slot.slotId);
-    expect((await limiter.state(22)).oldestMs).toBe(slot.grantedAtMs);
+    // Still starting at its grant: the slot frees a life (window + margin) after it.
+    expect((await limiter.inspect(22)).nextFreeAt).toBe(slot.grantedAtMs + 300 + 10_000);
   });
 });
 
@@ -174,7 +175,7 @@ describe("feedAtBudget", () => {
       const d = await limiter.acquire(11, "bulk", job.id, job.data.prepaidSlot);
       expect(d.granted).toBe(true);
     }
-    expect((await limiter.state(11)).used).toBeLessThanOrEqual(5);
+    expect((await limiter.inspect(11)).used).toBeLessThanOrEqual(5);
   });
 
   it("spreads bulk jobs over the window when pacing is on, without delaying any", async () => {
@@ -198,7 +199,7 @@ describe("feedAtBudget", () => {
     // not at once, though the window had room for all seven.
     expect((times[6] as number) - (times[0] as number)).toBeGreaterThanOrEqual(350);
     expect(await q.sync.getDelayedCount()).toBe(0);
-    expect((await limiter.state(16)).used).toBe(7);
+    expect((await limiter.inspect(16)).used).toBe(7);
   });
 
   it("leaves room for live work: live requests are granted while the feeder waits", async () => {
@@ -231,7 +232,7 @@ describe("feedAtBudget", () => {
     await limiter.observe(15, { remaining: 3, resetMs: 5_000 });
     await new Promise((r) => setTimeout(r, 150));
     expect(await q.sync.count()).toBe(3);
-    expect((await limiter.state(15)).used).toBe(9);
+    expect((await limiter.inspect(15)).used).toBe(9);
     controller.abort();
     await expect(feeding).rejects.toThrow(/abort/i);
   });
@@ -240,7 +241,7 @@ describe("feedAtBudget", () => {
     const { limiter, queues: q } = setup({ limit: 10, windowMs: 10_000, bulkReserve: 0 });
     await q.enqueueSync({ ...item("3000"), priority: "live" });
     await feedAtBudget({ limiter, queues: q }, 13, [item("3000")]);
-    expect((await limiter.state(13)).used).toBe(0);
+    expect((await limiter.inspect(13)).used).toBe(0);
   });
 
   it("stops when its signal is aborted, even while waiting for a slot", async () => {

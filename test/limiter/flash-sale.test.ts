@@ -135,8 +135,8 @@ describe("StoreRateLimiter in a flash sale", () => {
     const line = [];
     for (let i = 0; i < 3 * limit; i++) line.push(await refused(limiter, 3, `w${i}`));
     // A full ledger: waiter k is promised the k-th slot to free, a life later per round.
-    const state = await limiter.state(3);
-    expect(line[0]?.retryAtMs).toBe((state.oldestMs ?? 0) + life);
+    const state = await limiter.inspect(3);
+    expect(line[0]?.retryAtMs).toBe(state.nextFreeAt);
     for (let k = limit; k < line.length; k++)
       expect(line[k]?.retryAtMs).toBe((line[k - limit]?.retryAtMs ?? 0) + life);
 
@@ -175,7 +175,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     );
     await thirdCall;
     expect(learnedLate).toBe(0);
-    expect((await limiter.state(4)).used).toBe(3);
+    expect((await limiter.inspect(4)).used).toBe(3);
     // Another client's request does show: 5 left where we count 3 of ours.
     const fourth = await granted(limiter, 4);
     const learnedOther = await limiter.spend(4, fourth.slotId, () =>
@@ -201,7 +201,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     // another client made one request. Learned at once.
     await c.send();
     expect(await c.answer(6)).toBe(1);
-    expect((await limiter.state(5)).used).toBe(4);
+    expect((await limiter.inspect(5)).used).toBe(4);
 
     // Now that another client is known to spend this store's budget, a shortfall is its next
     // request: learned at once, though ours in flight could explain it.
@@ -211,7 +211,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     await e.send();
     expect(await d.answer(4)).toBe(1);
     await e.answer(3);
-    expect((await limiter.state(5)).used).toBe(7);
+    expect((await limiter.inspect(5)).used).toBe(7);
   });
 
   it("confirms a held shortfall only by an answer to a request that left after it was held", async () => {
@@ -235,7 +235,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     expect(await f.answer(5)).toBe(1);
     expect(await g.answer(6)).toBe(0);
     expect(await h.answer(4)).toBe(0);
-    expect((await limiter.state(7)).used).toBe(6);
+    expect((await limiter.inspect(7)).used).toBe(6);
   });
 
   it("reads an answer against the requests that left before it, not those granted before it", async () => {
@@ -263,7 +263,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     expect(await second.answer(6)).toBe(0);
     await third.answer(6);
     await fourth.answer(6);
-    expect((await limiter.state(6)).used).toBe(4);
+    expect((await limiter.inspect(6)).used).toBe(4);
   });
 
   it("gives backfill no slot while live jobs wait, not even one freed a moment ago", async () => {
@@ -289,7 +289,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     }
     // The answer to our sixth request: the server counts 10, so another client made four.
     await limiter.spend(9, last.slotId, () => limiter.observe(9, { limit: 10, remaining: 0 }));
-    expect((await limiter.state(9)).used).toBe(10);
+    expect((await limiter.inspect(9)).used).toBe(10);
     const line = [];
     for (let i = 0; i < 12; i++) line.push(await refused(limiter, 9, `w${i}`));
     // The other client takes its four again each window: our six slots (less the headroom kept
@@ -307,7 +307,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     // Our eighth request's answer: nothing left, so another client made two requests.
     const eighth = await granted(limiter, 10);
     await limiter.spend(10, eighth.slotId, () => limiter.observe(10, { limit: 10, remaining: 0 }));
-    expect((await limiter.state(10)).used).toBe(10);
+    expect((await limiter.inspect(10)).used).toBe(10);
     // A flood: live jobs queue up.
     const waiters = [];
     for (let i = 0; i < 12; i++) waiters.push(await refused(limiter, 10, `w${i}`));
@@ -324,7 +324,7 @@ describe("StoreRateLimiter in a flash sale", () => {
     // Up to the limit less the headroom (1) less the request the other client is expected to
     // have sent in the ~200 ms since its last answer (2 per 400 ms), rounded up: at most 7 of
     // 10 taken, the waiters' turn included.
-    expect((await limiter.state(10)).used).toBeLessThanOrEqual(7);
+    expect((await limiter.inspect(10)).used).toBeLessThanOrEqual(7);
     expect(grants).toBeGreaterThan(0);
   });
 

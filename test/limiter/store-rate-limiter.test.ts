@@ -32,12 +32,12 @@ describe("StoreRateLimiter", () => {
     const grants = [];
     for (let i = 0; i < 5; i++) grants.push(await limiter.acquire(1001));
     expect(grants.every((g) => g.granted)).toBe(true);
-    const first = await limiter.state(1001);
+    const first = await limiter.inspect(1001);
     const refused = await limiter.acquire(1001);
     expect(refused.granted).toBe(false);
     if (refused.granted) return;
     expect(refused.reason).toBe("window");
-    expect(refused.retryAtMs).toBe((first.oldestMs ?? 0) + 10_000 + 50);
+    expect(refused.retryAtMs).toBe(first.nextFreeAt);
     expect(refused.waitMs).toBeGreaterThan(9_000);
   });
 
@@ -104,7 +104,7 @@ describe("StoreRateLimiter", () => {
     for (let i = 0; i < 10; i++) if ((await limiter.acquire(3, "bulk")).granted) bulk++;
     // The reserve is counted against bulk work only: the two live slots did not shrink it.
     expect(bulk).toBe(8);
-    expect((await limiter.state(3)).used).toBe(10);
+    expect((await limiter.inspect(3)).used).toBe(10);
     const full = await limiter.acquire(3, "live");
     expect(full.granted ? "granted" : full.reason).toBe("window");
   });
@@ -134,7 +134,7 @@ describe("StoreRateLimiter", () => {
     for (let i = 0; i < 5; i++) if ((await shared.acquire(22, "bulk")).granted) granted++;
     // 10 - 2 headroom = 8 in all: 3 before, 2 of the other client's, 3 now.
     expect(granted).toBe(3);
-    expect((await shared.state(22)).used).toBe(8);
+    expect((await shared.inspect(22)).used).toBe(8);
     // A live order may still use the headroom.
     expect((await shared.acquire(22, "live")).granted).toBe(true);
   });
@@ -221,9 +221,9 @@ describe("StoreRateLimiter", () => {
     const limiter = limiterFor({ limit: 10, windowMs: 10_000 });
     await limiter.acquire(4);
     expect(await limiter.observe(4, { remaining: 5, resetMs: 4_000 })).toBe(4);
-    expect((await limiter.state(4)).remaining).toBe(5);
+    expect((await limiter.inspect(4)).remaining).toBe(5);
     expect(await limiter.observe(4, { remaining: 9, resetMs: 4_000 })).toBe(0);
-    expect((await limiter.state(4)).remaining).toBe(5);
+    expect((await limiter.inspect(4)).remaining).toBe(5);
     expect(await limiter.observe(4, { remaining: undefined, resetMs: 1 })).toBe(0);
   });
 
@@ -236,7 +236,7 @@ describe("StoreRateLimiter", () => {
     expect(seen.granted ? "granted" : seen.reason).toBe("blocked");
     if (!seen.granted) expect(seen.retryAtMs).toBe(until);
     expect((await b.acquire(6)).granted).toBe(true);
-    expect((await b.state(5)).blockedUntil).toBe(until);
+    expect((await b.inspect(5)).blockedUntil).toBe(until);
   });
 
   it("lets idle stores vanish from Redis", async () => {
@@ -304,7 +304,10 @@ describe("StoreRateLimiter.spend", () => {
     if (!slot.granted) throw new Error("expected a grant");
     await limiter.spend(9, slot.slotId, () => new Promise((r) => setTimeout(r, 60)));
     // Settled at the answer: the slot now starts about 55 ms after its grant.
-    expect(((await limiter.state(9)).oldestMs ?? 0) - slot.grantedAtMs).toBeGreaterThanOrEqual(50);
+    // (nextFreeAt is the slot's start plus 10 s of window and 5 ms of margin.)
+    expect(
+      ((await limiter.inspect(9)).nextFreeAt ?? 0) - 10_005 - slot.grantedAtMs,
+    ).toBeGreaterThanOrEqual(50);
 
     const second = await limiter.acquire(9);
     if (!second.granted) throw new Error("expected a grant");

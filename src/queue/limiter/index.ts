@@ -2,7 +2,6 @@ export {
   type Decision,
   type LimiterInspection,
   type LimiterOptions,
-  type LimiterState,
   type Priority,
   StoreRateLimiter,
 } from "./store-rate-limiter.ts";

@@ -431,24 +431,6 @@ redis.call("SET", KEYS[1], untilMs, "PX", untilMs - now + 1000)
 return untilMs
 `;
 
-/**
- * KEYS: slots, blocked, live slots, others. ARGV: windowMs, marginMs.
- * Returns {used, blockedUntil, oldest, now}.
- */
-export const STATE = `${NOW}
-local floor = now - tonumber(ARGV[1]) - tonumber(ARGV[2])
-local used = 0
-local oldest = -1
-for _, key in ipairs({KEYS[1], KEYS[3], KEYS[4]}) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', floor - tonumber(ARGV[1]))
-  used = used + redis.call('ZCOUNT', key, '(' .. floor, '+inf')
-  local first = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if first[2] and (oldest < 0 or tonumber(first[2]) < oldest) then oldest = tonumber(first[2]) end
-end
-local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
-return {used, blocked, oldest, now}
-`;
-
 export const NOW_SCRIPT = `${NOW} return now`;
 
 /**

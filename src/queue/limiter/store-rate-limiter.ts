@@ -1,17 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import {
-  ACQUIRE,
-  BLOCK,
-  INSPECT,
-  NOW_SCRIPT,
-  OBSERVE,
-  RELEASE,
-  SENT,
-  SETTLE,
-  STATE,
-} from "./scripts.ts";
+import { ACQUIRE, BLOCK, INSPECT, NOW_SCRIPT, OBSERVE, RELEASE, SENT, SETTLE } from "./scripts.ts";
 
 export interface LimiterOptions {
   /** Requests per window per store (PROVIDER_RATE_LIMIT). */
@@ -76,13 +66,6 @@ export interface LimiterInspection {
   waiting: { live: number; bulk: number };
 }
 
-export interface LimiterState {
-  used: number;
-  remaining: number;
-  blockedUntil: number | null;
-  oldestMs: number | null;
-}
-
 /**
  * The per-store provider budget, shared by every worker process through Redis (ADR 0001).
  * Exact rolling window: no more than `limit` grants in any `windowMs` span as the server sees
@@ -117,7 +100,6 @@ export class StoreRateLimiter {
       redis.defineCommand("limiterObserve", { numberOfKeys: 8, lua: OBSERVE });
       redis.defineCommand("limiterSent", { numberOfKeys: 2, lua: SENT });
       redis.defineCommand("limiterBlock", { numberOfKeys: 1, lua: BLOCK });
-      redis.defineCommand("limiterState", { numberOfKeys: 4, lua: STATE });
       redis.defineCommand("limiterNow", { numberOfKeys: 0, lua: NOW_SCRIPT });
       redis.defineCommand("limiterInspect", { numberOfKeys: 6, lua: INSPECT });
     }
@@ -357,26 +339,6 @@ export class StoreRateLimiter {
       Math.max(0, Math.ceil(retryAfterMs)),
       this.#jitterMs,
     )) as number;
-  }
-
-  async state(storeId: number): Promise<LimiterState> {
-    const k = this.#keys(storeId);
-    const [used, blocked, oldest, now] = (await this.#call(
-      "limiterState",
-      k.slots,
-      k.blocked,
-      k.live,
-      k.others,
-      this.windowMs,
-      this.marginMs,
-    )) as [number, number, string | number, number];
-    const oldestMs = Number(oldest);
-    return {
-      used,
-      remaining: Math.max(0, this.limit - used),
-      blockedUntil: blocked > now ? blocked : null,
-      oldestMs: oldestMs >= 0 ? oldestMs : null,
-    };
   }
 
   /** A read-only look at a store's budget (for status pages): nothing is removed or added. */
