@@ -1,17 +1,20 @@
 # Build: bundle the process and the CLI (npm run build → dist/), with dev dependencies. The
-# bundle leaves out the development stand-ins (the provider sandbox, the stand-in Shopify).
+# bundle leaves out the development stand-ins (packages/: the provider sandbox, the stand-in
+# Shopify), which are development dependencies and never reach the run stage.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages ./packages
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 
-# Run: production dependencies only (better-sqlite3 is native and stays in node_modules), the
-# bundle, the migrations and the `connector` command. Heap sized for a service whose live data is
-# small (~35 MB per worker under load, BENCHMARKS.md): an 8 MB young generation and old space
-# capped at 160 MB keep each process under 200 MB; a process that outgrows it fails loudly and its
-# jobs resume from the links.
+# Run: production dependencies only (better-sqlite3 is native and stays in node_modules; the
+# stand-ins are dev dependencies, so `npm ci --omit=dev` installs neither), the bundle with its
+# Redis scripts (dist/lua), the migrations and the `connector` command. Heap sized for a service
+# whose live data is small (~35 MB per worker under load, BENCHMARKS.md): an 8 MB young
+# generation and old space capped at 160 MB keep each process under 200 MB; a process that
+# outgrows it fails loudly and its jobs resume from the links.
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production

@@ -3,9 +3,10 @@
  * provider sandbox, with the given shops registered against it (the sandbox's credentials,
  * sealed as the install flow seals them).
  */
+
+import { type Connector, createConnector } from "../src/app/connector.ts";
 import { parseEnv } from "../src/config/env.ts";
 import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
-import { type ConnectorContext, createContext } from "../src/context.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { sealedFor } from "../src/lib/secret-box.ts";
 
@@ -23,9 +24,9 @@ export async function benchContext(options: {
   prefix: string;
   provider: BenchProvider;
   shops: { shop: string; storeId: number }[];
-}): Promise<ConnectorContext> {
+}): Promise<Connector> {
   const { provider } = options;
-  const ctx = createContext({
+  const ctx = createConnector({
     config: resolveRuntimeConfig(parseEnv(options.env)),
     logger: createLogger("silent"),
     redisUrl: options.redisUrl,

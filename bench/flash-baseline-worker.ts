@@ -6,14 +6,14 @@
  * DATABASE_PATH, PROVIDER_*, WORKER_CONCURRENCY, METRICS_PORT).
  */
 import { Worker } from "bullmq";
+import { createConnector } from "../src/app/connector.ts";
 import { parseEnv } from "../src/config/env.ts";
 import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
-import { createContext } from "../src/context.ts";
+import type { StoreRateLimiter } from "../src/engine/limiter/index.ts";
+import { createSyncProcessor } from "../src/engine/sync-processor.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { ConnectorMetrics, startMetricsServer } from "../src/metrics/index.ts";
-import type { StoreRateLimiter } from "../src/queue/limiter/index.ts";
 import { QUEUE } from "../src/queue/names.ts";
-import { createSyncProcessor } from "../src/queue/sync-processor.ts";
 
 const grant = async () => ({
   granted: true as const,
@@ -39,7 +39,7 @@ const env = parseEnv(process.env);
 const metrics = new ConnectorMetrics({ defaultMetrics: false });
 if (env.METRICS_PORT)
   await startMetricsServer(metrics, { port: env.METRICS_PORT, host: "127.0.0.1" });
-const ctx = createContext({
+const ctx = createConnector({
   config: resolveRuntimeConfig(env),
   logger: createLogger("silent"),
   redisUrl: env.REDIS_URL ?? "",

@@ -9,9 +9,9 @@
  */
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
+import { createConnector } from "../src/app/connector.ts";
 import { parseEnv } from "../src/config/env.ts";
 import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
-import { createContext } from "../src/context.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { createWebApp } from "../src/server/app.ts";
 import { isWebPrimary, startWebPrimary } from "../src/server/web-cluster.ts";
@@ -32,7 +32,7 @@ if (isWebPrimary(processes)) {
     SHOPIFY_API_SECRET: "bench-secret",
     LOG_LEVEL: "silent",
   });
-  const ctx = createContext({
+  const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger,
     redisUrl,

@@ -6,12 +6,12 @@
  * another process shares the machine, unlike requests per second. No HTTP, no HMAC.
  */
 import { readFileSync } from "node:fs";
+import { SnapshotStore } from "../src/ingest/snapshot-store.ts";
+import { WebhookIngest } from "../src/ingest/webhook-ingest.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { createRedis } from "../src/queue/connection.ts";
 import { dedupeKey } from "../src/queue/names.ts";
-import { SnapshotStore } from "../src/queue/snapshot-store.ts";
 import { SyncQueues } from "../src/queue/sync-queue.ts";
-import { WebhookIngest } from "../src/queue/webhook-ingest.ts";
 import { normalizeWebhook, parseShopifyJson } from "../src/shopify/index.ts";
 import type { ShopDomain, SourceOrder } from "../src/sync/source-order.ts";
 

@@ -13,16 +13,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
 import { Worker } from "bullmq";
+import type { Connector } from "../src/app/connector.ts";
 import { signWebhook } from "../src/cli/webhook-command.ts";
-import type { ConnectorContext } from "../src/context.ts";
+import { type FeedItem, feedAtBudget } from "../src/engine/budget-feeder.ts";
+import type { StoreRateLimiter } from "../src/engine/limiter/index.ts";
+import { createSyncProcessor } from "../src/engine/sync-processor.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
-import { type FeedItem, feedAtBudget } from "../src/queue/budget-feeder.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
-import type { StoreRateLimiter } from "../src/queue/limiter/index.ts";
 import { QUEUE } from "../src/queue/names.ts";
-import { createSyncProcessor } from "../src/queue/sync-processor.ts";
-import { type SandboxHandle, startSandbox } from "../src/sandbox/index.ts";
 import { createWebApp } from "../src/server/app.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
@@ -112,7 +112,7 @@ async function run(
     SYNC_RETRY_DELAY_MS: "200",
     LOG_LEVEL: "silent",
   };
-  const ctx: ConnectorContext = await benchContext({
+  const ctx: Connector = await benchContext({
     env: envSettings,
     redisUrl,
     prefix: `bench-${randomUUID().slice(0, 8)}`,

@@ -7,6 +7,6 @@ import { bundle } from "./bundle.ts";
 await bundle(
   { main: "src/main.ts", cli: "src/cli/index.ts" },
   { outdir: "dist" },
-  { leaveOut: /(^|\/)sandbox\// },
+  { leaveOut: /^@connector\// },
 );
 console.log("built dist/main.mjs and dist/cli.mjs");

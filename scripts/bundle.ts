@@ -1,7 +1,27 @@
 // The one esbuild setup for everything that runs as a production bundle: the connector's
 // processes (scripts/build.ts) and the benchmarks' helper processes. Native addons stay in
-// node_modules; CommonJS dependencies get a require() of their own.
+// node_modules; CommonJS dependencies get a require() of their own. The Redis scripts (every
+// `lua/` folder under src/) are copied into `<out>/lua/`, where src/lib/lua.ts finds them.
+import { cpSync, existsSync, globSync, readdirSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { build } from "esbuild";
+
+/** Copies every `lua` folder under src/ into `<outdir>/lua/`; two scripts of one name are an error. */
+function copyLua(root: string, outdir: string): void {
+  const target = join(outdir, "lua");
+  const seen = new Map<string, string>();
+  for (const dir of globSync("src/**/lua", { cwd: root }).map((d) => join(root, d))) {
+    for (const file of globSync("**/*.lua", { cwd: dir })) {
+      const other = seen.get(file);
+      if (other) throw new Error(`two Lua scripts would both be lua/${file}: ${other} and ${dir}`);
+      seen.set(file, dir);
+    }
+    cpSync(dir, target, { recursive: true });
+  }
+  if (seen.size === 0 || !existsSync(target) || readdirSync(target).length === 0) {
+    throw new Error(`no Lua scripts found under src/ (from ${relative(".", outdir)})`);
+  }
+}
 
 export async function bundle(
   entryPoints: Record<string, string> | string[],
@@ -9,6 +29,10 @@ export async function bundle(
   options: { leaveOut?: RegExp } = {},
 ): Promise<void> {
   const { leaveOut } = options;
+  // The scripts of the tree the entry points are in (a source checkout, or a copy of one).
+  const first = Array.isArray(entryPoints) ? entryPoints[0] : Object.values(entryPoints)[0];
+  const root = first?.includes("/src/") ? first.slice(0, first.lastIndexOf("/src/")) : ".";
+  copyLua(root || ".", "outdir" in out ? out.outdir : dirname(out.outfile));
   await build({
     entryPoints,
     ...out,
@@ -23,16 +47,22 @@ export async function bundle(
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },
     logLevel: "warning",
-    // Modules the build must not contain (the development stand-ins): their imports stay as
-    // they are written and fail to resolve at run time, where loadDevTool explains why.
+    // Packages the build must not contain (the development stand-ins): each import of one becomes
+    // a module that fails as a missing module does, where loadDevTool explains why, even when
+    // the bundle runs in a source checkout that has them.
     plugins: leaveOut
       ? [
           {
             name: "leave-out",
             setup(b) {
-              b.onResolve({ filter: leaveOut }, (args) =>
-                leaveOut.test(args.importer) ? undefined : { path: args.path, external: true },
-              );
+              b.onResolve({ filter: leaveOut }, (args) => ({
+                path: args.path,
+                namespace: "left-out",
+              }));
+              b.onLoad({ filter: /.*/, namespace: "left-out" }, (args) => ({
+                contents: `throw Object.assign(new Error(${JSON.stringify(`${args.path} is not in the production build`)}), { code: "ERR_MODULE_NOT_FOUND" });`,
+                loader: "js",
+              }));
             },
           },
         ]

@@ -2,12 +2,9 @@ import { rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Worker } from "bullmq";
-import { startBackfillWorker } from "../workers/backfill-worker.ts";
-import { startSweepWorker } from "../workers/sweep-worker.ts";
-import { startSyncWorker } from "../workers/sync-worker.ts";
+import { createConnector, type ProviderEndpoints, redisUrlFile } from "./app/connector.ts";
 import { ConfigError, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig, sandboxStatePath } from "./config/runtime-config.ts";
-import { createContext, type ProviderDefaults, redisUrlFile } from "./context.ts";
 import { loadDevTool } from "./lib/dev-tools.ts";
 import { acquireInstanceLock } from "./lib/instance-lock.ts";
 import { listen } from "./lib/listen.ts";
@@ -18,7 +15,6 @@ import { waitForRedis } from "./lib/redis-wait.ts";
 import { createSecretBox, type SecretBox, sealedFor } from "./lib/secret-box.ts";
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
 import { sealedSecretsProblem } from "./ops/index.ts";
-import type { SandboxHandle } from "./sandbox/index.ts";
 import { createWebApp } from "./server/app.ts";
 import {
   isFirstWebProcess,
@@ -27,6 +23,9 @@ import {
   startWebPrimary,
 } from "./server/web-cluster.ts";
 import { openDatabase, ShopRepository } from "./store/index.ts";
+import { startBackfillWorker } from "./workers/backfill-worker.ts";
+import { startSweepWorker } from "./workers/sweep-worker.ts";
+import { startSyncWorker } from "./workers/sync-worker.ts";
 
 /** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
 export const DEMO_SHOP = "demo-shop.myshopify.com";
@@ -153,8 +152,11 @@ async function main() {
     );
   }
 
-  let sandbox: SandboxHandle | undefined;
-  let providerDefaults: ProviderDefaults;
+  // The development stand-in, loaded only when no provider is configured (never in production).
+  let sandbox:
+    | { url: string; authUrl: string; audience: string; close(): Promise<void> }
+    | undefined;
+  let providerDefaults: ProviderEndpoints;
   if (env.PROVIDER_BASE_URL) {
     if (!env.PROVIDER_AUTH_URL || !env.PROVIDER_AUDIENCE) {
       throw new ConfigError(
@@ -169,7 +171,7 @@ async function main() {
   } else {
     const { startSandbox } = await loadDevTool(
       "the built-in provider sandbox",
-      () => import("./sandbox/index.ts"),
+      () => import("@connector/provider-sandbox"),
     );
     const sandboxPort = env.PORT === 0 ? 0 : env.PORT + 1;
     sandbox = await startSandbox({
@@ -197,7 +199,7 @@ async function main() {
     logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
   }
 
-  let providerStaging: ProviderDefaults | undefined;
+  let providerStaging: ProviderEndpoints | undefined;
   if (env.PROVIDER_STAGING_BASE_URL) {
     if (!env.PROVIDER_STAGING_AUTH_URL || !env.PROVIDER_STAGING_AUDIENCE) {
       throw new ConfigError(
@@ -211,7 +213,7 @@ async function main() {
     };
   }
 
-  const ctx = createContext({
+  const ctx = createConnector({
     config,
     logger,
     redisUrl,

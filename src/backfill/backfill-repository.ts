@@ -84,6 +84,17 @@ export class BackfillRepository {
     return row ? toRecord(row) : null;
   }
 
+  /** Every backfill, of one shop or of all, newest first. */
+  newestFirst(shop?: string): BackfillRecord[] {
+    return this.db
+      .select()
+      .from(backfills)
+      .where(shop ? eq(backfills.shop, shop) : undefined)
+      .orderBy(desc(backfills.id))
+      .all()
+      .map(toRecord);
+  }
+
   list(shop: string, limit = 20): BackfillRecord[] {
     return this.db
       .select()

@@ -1,7 +1,7 @@
-import { feedAtBudget } from "../queue/budget-feeder.ts";
+import { feedAtBudget } from "../engine/budget-feeder.ts";
+import type { StoreRateLimiter } from "../engine/limiter/index.ts";
+import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import type { SyncTrigger } from "../queue/jobs.ts";
-import type { StoreRateLimiter } from "../queue/limiter/index.ts";
-import type { SnapshotStore } from "../queue/snapshot-store.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
 import type { ShopRecord } from "../store/index.ts";
 import type { SourceOrder } from "../sync/source-order.ts";

@@ -1,9 +1,13 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
+import type {
+  BulkRetryReport,
+  DeadLetterEntry,
+  DeadLetterSummary,
+} from "../engine/dead-letters.ts";
 import { createDeadLetters } from "../ops/index.ts";
-import type { BulkRetryReport, DeadLetterEntry, DeadLetterSummary } from "../queue/dead-letters.ts";
 import { ShopDomain } from "../sync/source-order.ts";
-import { withContext } from "./cli-context.ts";
 import { formatTable } from "./table.ts";
 
 const shopDomain = (value: string) => {

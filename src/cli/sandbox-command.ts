@@ -51,7 +51,7 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
           const path = opts.state ?? sandboxStatePath(config.env.DATABASE_PATH);
           const { SandboxFile } = await loadDevTool(
             "connector sandbox",
-            () => import("../sandbox/sandbox-file.ts"),
+            () => import("@connector/provider-sandbox/sandbox-file.ts"),
           );
           const file = new SandboxFile(path);
           const { orders } = file.load();
@@ -61,7 +61,7 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
           return;
         }
         const sandbox = await (
-          await loadDevTool("connector sandbox", () => import("../sandbox/index.ts"))
+          await loadDevTool("connector sandbox", () => import("@connector/provider-sandbox"))
         ).startSandbox({
           port: opts.port,
           stores: opts.stores,

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
+import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { rotateSecrets } from "../ops/index.ts";
-import { withContext } from "./cli-context.ts";
 
 /**
  * `connector secrets rotate`: after ENCRYPTION_KEY was set to a new key and the old one kept as

@@ -48,7 +48,7 @@ export function registerShopifyStandInCommand(program: Command) {
       }) => {
         const tools = await loadDevTool(
           "connector shopify-standin",
-          () => import("../sandbox/shopify/index.ts"),
+          () => import("@connector/shopify-standin"),
         );
         const standIn = await tools.startShopifyStandIn({
           ...(opts.appToml

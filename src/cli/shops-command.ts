@@ -1,11 +1,11 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { withContext } from "../app/cli.ts";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
 import { LinkRepository, openDatabase, ShopRepository } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
-import { withContext } from "./cli-context.ts";
 import { formatTable } from "./table.ts";
 
 const shopDomain = (value: string) => {

@@ -1,8 +1,8 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { type ConnectorStatus, collectStatus } from "../ops/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
-import { withContext } from "./cli-context.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());

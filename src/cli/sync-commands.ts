@@ -1,8 +1,9 @@
 import { Presets, SingleBar } from "cli-progress";
 import { type Command, InvalidArgumentError } from "commander";
+import { withContext } from "../app/cli.ts";
 import {
   BackfillQueue,
-  BackfillRepository,
+  type BackfillRepository,
   parseInstant,
   progressOf,
   ResyncInputError,
@@ -10,9 +11,8 @@ import {
   resync,
 } from "../backfill/index.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
-import type { ConnectorContext } from "../context.ts";
+import type { ShopRepository } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
-import { withContext } from "./cli-context.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
@@ -27,7 +27,7 @@ const instant = (value: string) => {
   }
 };
 
-function requireShop(ctx: ConnectorContext, shop: string) {
+function requireShop(ctx: { shops: ShopRepository }, shop: string) {
   const record = ctx.shops.getShop(shop);
   if (!record) throw new ResyncInputError("shop", `${shop} is not registered`);
   return record;
@@ -108,7 +108,7 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
           process.exitCode = 1;
           return;
         }
-        const repo = new BackfillRepository(ctx.db);
+        const repo = ctx.backfills;
         const queue = new BackfillQueue(ctx.redis, ctx.prefix, repo);
         try {
           const { backfill, started } = await queue.start(opts.shop, { since: opts.since ?? null });

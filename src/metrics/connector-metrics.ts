@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { SyncMetrics } from "../engine/sync-processor.ts";
 import type { ResponseInfo } from "../provider/index.ts";
-import type { SyncMetrics } from "../queue/sync-processor.ts";
 
 /** Lag buckets in seconds: a live order usually lands in well under a second; a backlog in minutes. */
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600];

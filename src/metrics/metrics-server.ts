@@ -1,8 +1,8 @@
 import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { ConfigError } from "../config/env.ts";
+import { errorResponse } from "../lib/http-errors.ts";
 import { tokenMatches } from "../lib/token-match.ts";
-import { errorResponse } from "../server/errors.ts";
 import type { ConnectorMetrics } from "./connector-metrics.ts";
 
 /**

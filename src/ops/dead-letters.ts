@@ -1,27 +1,13 @@
-import type { ConnectorContext } from "../context.ts";
-import { DeadLetters } from "../queue/dead-letters.ts";
-import { SnapshotStore } from "../queue/snapshot-store.ts";
-import { WebhookIngest } from "../queue/webhook-ingest.ts";
-import { createLifecycleHandlers } from "../server/lifecycle.ts";
-import { OrderSource, ShopNotConnectedError } from "../shopify/index.ts";
-import type { ShopRecord } from "../store/index.ts";
-import type { ShopDomain } from "../sync/source-order.ts";
+import { DeadLetters, type DeadLettersDeps } from "../engine/dead-letters.ts";
+import { SnapshotStore } from "../ingest/snapshot-store.ts";
+import { WebhookIngest } from "../ingest/webhook-ingest.ts";
+import { createLifecycleHandlers, type LifecycleDeps } from "../lifecycle/shop-lifecycle.ts";
 
-/**
- * An order's current state from the Shopify Admin API (the same client the worker refetches
- * stale snapshots with); null for a shop without an access token.
- */
-function refetchFromShopify(ctx: ConnectorContext) {
-  return async (shop: ShopRecord, orderId: string) => {
-    try {
-      return await new OrderSource(ctx.shopifyAdmin.for(shop), shop.shop as ShopDomain).fetchOrder(
-        orderId,
-      );
-    } catch (error) {
-      if (error instanceof ShopNotConnectedError) return null;
-      throw error;
-    }
-  };
+/** What the dead-letter queue's operations need: its own deps and the lifecycle's. */
+export interface DeadLetterOpsDeps
+  extends LifecycleDeps,
+    Omit<DeadLettersDeps, "logger" | "reingest" | "refetchOrder"> {
+  refetchOrder: NonNullable<DeadLettersDeps["refetchOrder"]>;
 }
 
 /**
@@ -29,7 +15,7 @@ function refetchFromShopify(ctx: ConnectorContext) {
  * expired are refetched from Shopify; payload entries are re-ingested through the same receiver
  * logic the webhook route uses.
  */
-export function createDeadLetters(ctx: ConnectorContext): DeadLetters {
+export function createDeadLetters(ctx: DeadLetterOpsDeps): DeadLetters {
   const ingest = new WebhookIngest({
     redis: ctx.redis,
     prefix: ctx.prefix,
@@ -45,7 +31,7 @@ export function createDeadLetters(ctx: ConnectorContext): DeadLetters {
     snapshots: ctx.snapshots,
     shops: ctx.shops,
     logger: ctx.logger.child({ component: "dead-letters" }),
-    refetchOrder: ctx.refetchOrder ?? refetchFromShopify(ctx),
+    refetchOrder: (shop, orderId) => ctx.refetchOrder(shop, orderId),
     reingest: (webhook) => ingest.reingest(webhook),
   });
 }

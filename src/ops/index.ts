@@ -1,4 +1,4 @@
-export { createDeadLetters } from "./dead-letters.ts";
+export { createDeadLetters, type DeadLetterOpsDeps } from "./dead-letters.ts";
 export { type RotationReport, rotateSecrets, sealedSecretsProblem } from "./secrets.ts";
 export {
   type BackfillStatus,
@@ -6,4 +6,5 @@ export {
   collectStatus,
   type QueueStatus,
   type ShopStatusLine,
+  type StatusDeps,
 } from "./status.ts";

@@ -1,11 +1,16 @@
 import { Queue } from "bullmq";
-import { desc, eq, max } from "drizzle-orm";
-import type { ConnectorContext } from "../context.ts";
-
-import type { LimiterInspection } from "../queue/limiter/index.ts";
+import type { BackfillRecord, BackfillRepository } from "../backfill/index.ts";
+import type { LimiterInspection, StoreRateLimiter } from "../engine/limiter/index.ts";
 import { QUEUE } from "../queue/names.ts";
-import { schema } from "../store/index.ts";
-import { createDeadLetters } from "./dead-letters.ts";
+import type { LinkRepository } from "../store/index.ts";
+import { createDeadLetters, type DeadLetterOpsDeps } from "./dead-letters.ts";
+
+/** What the status report reads: the queues, the stores and the limiter (read-only). */
+export interface StatusDeps extends DeadLetterOpsDeps {
+  links: LinkRepository;
+  backfills: BackfillRepository;
+  limiter: StoreRateLimiter;
+}
 
 /** How many pending jobs per state are read to find the oldest (the rest is counted only). */
 const OLDEST_SCAN = 1_000;
@@ -86,7 +91,7 @@ async function queueStatus(queue: Queue): Promise<QueueStatus> {
   };
 }
 
-function backfillStatus(row: typeof schema.backfills.$inferSelect): BackfillStatus {
+function backfillStatus(row: BackfillRecord): BackfillStatus {
   const percent = row.total ? Math.min(100, Math.round((row.done / row.total) * 1000) / 10) : null;
   let etaSeconds: number | null = null;
   if (row.status === "running" && row.total && row.done > 0) {
@@ -116,7 +121,7 @@ function backfillStatus(row: typeof schema.backfills.$inferSelect): BackfillStat
  * it), orders synced and failed, last successful sync, dead letters by reason, backfills.
  */
 export async function collectStatus(
-  ctx: ConnectorContext,
+  ctx: StatusDeps,
   filter: { shop?: string | undefined } = {},
 ): Promise<ConnectorStatus> {
   const extra = Object.values(QUEUE)
@@ -127,14 +132,7 @@ export async function collectStatus(
       [ctx.queues.sync, ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue)),
     );
     const shopRecords = ctx.shops.listShops().filter((s) => !filter.shop || s.shop === filter.shop);
-    const lastSynced = new Map(
-      ctx.db
-        .select({ shop: schema.orderLinks.shop, at: max(schema.orderLinks.lastSyncedAt) })
-        .from(schema.orderLinks)
-        .groupBy(schema.orderLinks.shop)
-        .all()
-        .map((r) => [r.shop, r.at]),
-    );
+    const lastSynced = ctx.links.lastSyncedAtByShop();
     const shops = await Promise.all(
       shopRecords.map(async (s) => ({
         shop: s.shop,
@@ -149,12 +147,7 @@ export async function collectStatus(
     );
     const deadLetters = await createDeadLetters(ctx).countByReason(filter.shop);
     // Every running or paused backfill, and the latest one of each shop.
-    const rows = ctx.db
-      .select()
-      .from(schema.backfills)
-      .where(filter.shop ? eq(schema.backfills.shop, filter.shop) : undefined)
-      .orderBy(desc(schema.backfills.id))
-      .all();
+    const rows = ctx.backfills.newestFirst(filter.shop);
     const seen = new Set<string>();
     const now = Date.now();
     const backfills = rows

@@ -117,7 +117,7 @@ function unwrap(body: unknown, key: string): unknown {
 }
 
 /**
- * The provider's API, typed (the provider's API reference; decisions in docs/provider-contract.md).
+ * The provider's API, typed (docs/provider-interface.md; decisions in docs/provider-contract.md).
  *
  * Write bodies are validated before sending (a ProviderValidationError with fields, and no
  * request); responses are parsed tolerantly. The client renews a refused token once and

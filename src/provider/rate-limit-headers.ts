@@ -3,7 +3,7 @@ export interface HeaderSource {
   get(name: string): string | null;
 }
 
-/** What a response says about the store's budget (the provider's API reference, section 8). */
+/** What a response says about the store's budget (docs/provider-interface.md, section 8). */
 export interface RateLimitInfo {
   limit?: number;
   remaining?: number;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The provider's contract (the provider's API reference, sections 2, 4 and 5) as zod schemas. Write schemas are
+ * The provider's contract (docs/provider-interface.md, sections 2, 4 and 5) as zod schemas. Write schemas are
  * what we send and what the sandbox enforces; response schemas are what we accept back, and are
  * deliberately looser (passthrough of unknown fields) so that a service that adds fields does not
  * break the connector. Choices where the spec says "not shown": docs/provider-contract.md.
@@ -13,7 +13,7 @@ import { z } from "zod";
 /** RFC 3339 date-time with an offset (`Z` or `±hh:mm`); values without one are refused. */
 export const DateTime = z.iso.datetime({ offset: true });
 
-/** E.164: a plus, a non-zero first digit, at most 15 digits (the provider's API reference, section 8). */
+/** E.164: a plus, a non-zero first digit, at most 15 digits (docs/provider-interface.md, section 8). */
 export const E164_PATTERN = /^\+[1-9]\d{1,14}$/;
 export const PhoneE164 = z
   .string()

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { Redis, Result } from "ioredis";
 import { decodeJwt } from "jose";
+import { releaseLock } from "../lib/lock.ts";
+import { defineScripts, loadLua } from "../lib/lua.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import {
   errorFromResponse,
@@ -8,6 +10,17 @@ import {
   ProviderConnectionError,
   ProviderRateLimitError,
 } from "./errors.ts";
+
+const TOKEN_SCRIPTS = {
+  forgetToken: loadLua(new URL("./lua/", import.meta.url), "forget-token-1"),
+};
+
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    forgetToken(key: string, tokenHash: string): Result<number, Context>;
+  }
+}
+
 import { TokenResponse } from "./schemas.ts";
 
 export interface TokenInfo {
@@ -30,7 +43,7 @@ export interface TokenSourceOptions {
   prefix?: string;
   fetch?: typeof fetch;
   timeoutMs?: number;
-  /** Renew when less than this remains (the provider's API reference, 5.8: "several minutes"). */
+  /** Renew when less than this remains (docs/provider-interface.md, 5.8: "several minutes"). */
   renewBeforeMs?: number;
   /** Our own cap on token requests per client (the endpoint is rate-limited too). */
   maxRequestsPerMinute?: number;
@@ -90,8 +103,8 @@ export class TokenSource {
    */
   async invalidate(token: string): Promise<void> {
     if (this.#memory?.token === token) this.#memory = undefined;
-    const script = `if redis.call('GET', KEYS[1]) and cjson.decode(redis.call('GET', KEYS[1])).tokenHash == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-    await this.#o.redis.eval(script, 1, this.#key, tokenHash(token));
+    defineScripts(this.#o.redis, TOKEN_SCRIPTS);
+    await this.#o.redis.forgetToken(this.#key, tokenHash(token));
   }
 
   #remember(info: TokenInfo): TokenInfo {
@@ -140,12 +153,7 @@ export class TokenSource {
           await this.#o.redis.set(this.#key, JSON.stringify(shared), "PX", ttl);
           return this.#remember(info);
         } finally {
-          await this.#o.redis.eval(
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-            1,
-            lockKey,
-            owner,
-          );
+          await releaseLock(this.#o.redis, lockKey, owner);
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { releaseLock } from "../lib/lock.ts";
 import type { DeadLetterData, DeadLetterFailure } from "./jobs.ts";
 
 /** How many earlier failures an entry keeps (the newest ones). */
@@ -12,8 +13,6 @@ const LOCK_TTL_MS = 15_000;
 
 const lockKey = (prefix: string, id: string) => `${prefix}:dlq:lock:${id}`;
 export const retiredKey = (prefix: string, id: string) => `${prefix}:dlq:retired:${id}`;
-
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * One lock per dead-letter entry, shared by the operator's retry and discard and by the worker
@@ -43,7 +42,7 @@ export class DeadLetterLock {
   }
 
   async release(id: string, token: string): Promise<void> {
-    await this.#redis.eval(RELEASE, 1, lockKey(this.#prefix, id), token);
+    await releaseLock(this.#redis, lockKey(this.#prefix, id), token);
   }
 }
 

@@ -2,30 +2,52 @@ import { RequestedTokenType, type Session } from "@shopify/shopify-api";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import type { ConnectorContext } from "../context.ts";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { SnapshotStore } from "../ingest/snapshot-store.ts";
+import { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
+import { errorResponse } from "../lib/http-errors.ts";
+import type { ShopJobsDeps } from "../lifecycle/shop-jobs.ts";
+import { createShopJobs } from "../lifecycle/shop-jobs.ts";
+import type { LifecycleDeps } from "../lifecycle/shop-lifecycle.ts";
+import { createLifecycleHandlers } from "../lifecycle/shop-lifecycle.ts";
+import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
-import { SnapshotStore } from "../queue/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
-import { WebhookIngest } from "../queue/webhook-ingest.ts";
+import type { Shopify } from "../shopify/index.ts";
+import type { ShopInstaller } from "../shopify/install/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
 import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
-import type { ShopRecord } from "../store/index.ts";
+import type { ShopRecord, ShopRepository } from "../store/index.ts";
+import type { AdminContext } from "./admin/admin-deps.ts";
 import { createAdminApp } from "./admin/index.ts";
-import { errorResponse } from "./errors.ts";
 import { embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
-import { createLifecycleHandlers } from "./lifecycle.ts";
 import { SettingsService, settingsRoutes } from "./settings/index.ts";
-import { createShopJobs } from "./shop-jobs.ts";
+import type { SettingsDeps } from "./settings/settings-service.ts";
 import { INGEST_DEADLINE_MS, webhookRoutes } from "./webhook-route.ts";
+
+/** What the web process serves from: the deps of each part it wires, and its own. */
+export interface WebDeps extends LifecycleDeps, ShopJobsDeps, SettingsDeps, AdminContext {
+  config: RuntimeConfig;
+  logger: Logger;
+  /** The receiver's fail-fast connection. */
+  ingestRedis: Redis;
+  redis: Redis;
+  shops: ShopRepository;
+  metrics: ConnectorMetrics;
+  shopify: Shopify;
+  installer: Pick<ShopInstaller, "install">;
+}
 
 /**
  * Shop status for the receiver, cached for a few seconds: a flash sale sends thousands of
  * webhooks per shop, and the status changes rarely. The worker reads the database itself, so an
  * uninstall still stops the sync at once.
  */
-function cachedShopStatus(ctx: ConnectorContext, ttlMs = 5_000) {
+function cachedShopStatus(ctx: { shops: ShopRepository }, ttlMs = 5_000) {
   const cache = new Map<
     string,
     { status: "active" | "paused" | "uninstalled" | "unknown"; until: number }
@@ -48,7 +70,7 @@ function cachedShopStatus(ctx: ConnectorContext, ttlMs = 5_000) {
 const DEPTH_STATES = ["waiting", "prioritized", "active", "delayed", "failed"] as const;
 
 /** Depth of the sync and dead-letter queues, for the connector_queue_jobs gauge. */
-async function queueDepths(ctx: ConnectorContext) {
+async function queueDepths(ctx: Pick<WebDeps, "queues">) {
   const rows: { queue: string; state: string; count: number }[] = [];
   for (const queue of [ctx.queues.sync, ctx.queues.deadLetter]) {
     const counts = await queue.getJobCounts(...DEPTH_STATES);
@@ -72,7 +94,7 @@ export interface WebApp {
 export const FORM_MAX_BYTES = 8 * 1024;
 
 export function createWebApp(
-  ctx: ConnectorContext,
+  ctx: WebDeps,
   hooks: {
     onOutcome?: (topic: string, outcome: string) => void;
   } = {},
@@ -134,7 +156,7 @@ export function createWebApp(
       checks.redis = false;
     }
     try {
-      checks.sqlite = ctx.db.$client.prepare("select 1 as ok").get() !== undefined;
+      checks.sqlite = ctx.shops.reachable();
     } catch {
       checks.sqlite = false;
     }

@@ -1,11 +1,11 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Logger } from "pino";
+import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
-import type { WebhookIngest } from "../queue/webhook-ingest.ts";
+import { errorResponse } from "../lib/http-errors.ts";
 import { normalizeTopic, ShopMismatchError, verifyShopifyWebhook } from "../shopify/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
-import { errorResponse } from "./errors.ts";
 
 export interface WebhookRouteDeps {
   /** The app's client secret: Shopify signs every webhook with it. */

@@ -2,10 +2,12 @@ import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import type { ShopRecord } from "../store/index.ts";
+import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
 import { type AdminToken, ShopifyAdminClient } from "./admin-client.ts";
 import { installAdminFetchRewrite } from "./admin-fetch.ts";
 import { createShopifyApi, type Shopify } from "./api.ts";
 import { CostThrottle } from "./cost-throttle.ts";
+import { OrderSource } from "./order-source.ts";
 
 /** The shop has no offline access token (not installed through OAuth, or uninstalled). */
 export class ShopNotConnectedError extends Error {
@@ -61,4 +63,19 @@ export class AdminClientFactory {
     this.#cache.set(shop.shop, { version, client });
     return client;
   }
+}
+
+/**
+ * An order's current state from the Shopify Admin API, for snapshots that are stale or gone (the
+ * worker after orders/edited, the dead-letter retry); null for a shop without an access token.
+ */
+export function refetchFromShopify(admin: AdminClientFactory) {
+  return async (shop: ShopRecord, orderId: string): Promise<SourceOrder | null> => {
+    try {
+      return await new OrderSource(admin.for(shop), shop.shop as ShopDomain).fetchOrder(orderId);
+    } catch (error) {
+      if (error instanceof ShopNotConnectedError) return null;
+      throw error;
+    }
+  };
 }

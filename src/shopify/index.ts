@@ -1,5 +1,9 @@
 export { AdminGraphqlError, AdminThrottledError, ShopifyAdminClient } from "./admin-client.ts";
-export { AdminClientFactory, ShopNotConnectedError } from "./admin-clients.ts";
+export {
+  AdminClientFactory,
+  refetchFromShopify,
+  ShopNotConnectedError,
+} from "./admin-clients.ts";
 export { installAdminFetchRewrite } from "./admin-fetch.ts";
 export { APP_SCOPES, createShopifyApi, type Shopify, type ShopifyApiOptions } from "./api.ts";
 export { CostThrottle, type QueryCost, type ThrottleStatus } from "./cost-throttle.ts";

@@ -1,4 +1,4 @@
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, like, max } from "drizzle-orm";
 import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
@@ -478,5 +478,58 @@ export class LinkRepository {
       failed: failures.find((f) => f.result === "failed")?.n ?? 0,
       deadLettered: failures.find((f) => f.result === "dead-lettered")?.n ?? 0,
     };
+  }
+
+  /** The shop's latest failures, newest first, with the order's name when known. */
+  latestFailures(shop: string, limit: number) {
+    return this.db
+      .select({
+        sourceOrderId: orderFailures.sourceOrderId,
+        error: orderFailures.error,
+        failedAt: orderFailures.failedAt,
+        orderName: orderLinks.orderName,
+        failedName: orderFailures.orderName,
+      })
+      .from(orderFailures)
+      .leftJoin(
+        orderLinks,
+        and(
+          eq(orderLinks.shop, orderFailures.shop),
+          eq(orderLinks.sourceOrderId, orderFailures.sourceOrderId),
+        ),
+      )
+      .where(eq(orderFailures.shop, shop))
+      .orderBy(desc(orderFailures.failedAt))
+      .limit(limit)
+      .all()
+      .map((r) => ({
+        sourceOrderId: r.sourceOrderId,
+        error: r.error,
+        failedAt: r.failedAt,
+        orderName: r.orderName ?? r.failedName,
+      }));
+  }
+
+  /** How many of the shop's failures were recorded with this reason. */
+  countFailuresWithReason(shop: string, reason: string): number {
+    return (
+      this.db
+        .select({ n: count() })
+        .from(orderFailures)
+        .where(and(eq(orderFailures.shop, shop), like(orderFailures.error, `${reason}%`)))
+        .get()?.n ?? 0
+    );
+  }
+
+  /** When each shop's latest order was synced. */
+  lastSyncedAtByShop(): Map<string, string | null> {
+    return new Map(
+      this.db
+        .select({ shop: orderLinks.shop, at: max(orderLinks.lastSyncedAt) })
+        .from(orderLinks)
+        .groupBy(orderLinks.shop)
+        .all()
+        .map((r) => [r.shop, r.at]),
+    );
   }
 }

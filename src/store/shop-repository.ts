@@ -83,6 +83,15 @@ export class ShopRepository {
     this.#selectStatus = db.$client.prepare("SELECT status FROM shops WHERE shop = ?").pluck();
   }
 
+  /** Whether the database answers (the readiness check). */
+  reachable(): boolean {
+    try {
+      return this.db.$client.prepare("select 1 as ok").get() !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
   upsertShop(shop: string, input: ShopSettingsInput): ShopRecord {
     const now = new Date().toISOString();
     const columns = toColumns(input);

@@ -13,9 +13,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
 import { bundle } from "../../scripts/bundle.ts";
 import { freePort } from "../../src/lib/redis-server.ts";
-import { type SandboxHandle, startSandbox } from "../../src/sandbox/index.ts";
 
 /**
  * What the Dockerfile does, without Docker: the tracked files copied to a clean directory, the
@@ -68,7 +68,7 @@ export async function buildImage(): Promise<string> {
   await bundle(
     { main: join(source, "src/main.ts"), cli: join(source, "src/cli/index.ts") },
     { outdir: join(app, "dist") },
-    { leaveOut: /(^|\/)sandbox\// },
+    { leaveOut: /^@connector\// },
   );
   // The run stage: production dependencies only, in a directory of their own.
   for (const file of ["package.json", "package-lock.json"]) {

@@ -30,7 +30,15 @@ afterAll(async () => {
 
 describe("the production image, without Docker", () => {
   it("installs no dev dependency and no stand-in, runs as nobody, and syncs a signed webhook", async () => {
-    for (const dev of ["tsx", "vitest", "playwright-core", "graphql", "esbuild"]) {
+    for (const dev of [
+      "tsx",
+      "vitest",
+      "playwright-core",
+      "graphql",
+      "esbuild",
+      "@connector/provider-sandbox",
+      "@connector/shopify-standin",
+    ]) {
       expect(existsSync(join(app, "node_modules", dev)), dev).toBe(false);
     }
     expect(existsSync(join(app, "src"))).toBe(false);

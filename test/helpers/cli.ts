@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { inject } from "vitest";
-import type { ConnectorContext } from "../../src/context.ts";
+import type { Connector } from "../../src/app/connector.ts";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -17,7 +17,7 @@ export interface CliResult {
  * Runs the real CLI (`node --import tsx src/cli/index.ts …`) in a child process against the
  * test's Redis (its key prefix) and SQLite file.
  */
-export async function runCli(ctx: ConnectorContext, args: string[]): Promise<CliResult> {
+export async function runCli(ctx: Connector, args: string[]): Promise<CliResult> {
   try {
     const { stdout, stderr } = await run(
       process.execPath,

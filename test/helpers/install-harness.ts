@@ -3,22 +3,25 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ServerType, serve } from "@hono/node-server";
-import type { pino } from "pino";
-import { inject } from "vitest";
-import { parseEnv } from "../../src/config/env.ts";
-import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
-import { type ConnectorContext, createContext } from "../../src/context.ts";
-import { createLogger } from "../../src/lib/logger.ts";
-import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
+import { type SandboxHandle, type SandboxOptions, startSandbox } from "@connector/provider-sandbox";
 import {
   appSubscriptionsFromToml,
   type ShopifyStandInHandle,
   startShopifyStandIn,
-} from "../../src/sandbox/shopify/index.ts";
+} from "@connector/shopify-standin";
+import { type ServerType, serve } from "@hono/node-server";
+import type { pino } from "pino";
+import { inject } from "vitest";
+import { type Connector, createConnector } from "../../src/app/connector.ts";
+import { parseEnv } from "../../src/config/env.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import { createWebApp, type WebApp } from "../../src/server/app.ts";
-import { type BackfillWorkerHandle, startBackfillWorker } from "../../workers/backfill-worker.ts";
-import { startSyncWorker } from "../../workers/sync-worker.ts";
+import {
+  type BackfillWorkerHandle,
+  startBackfillWorker,
+} from "../../src/workers/backfill-worker.ts";
+import { startSyncWorker } from "../../src/workers/sync-worker.ts";
 
 export const APP_KEY = "install-test-api-key";
 const APP_TOML = new URL("../../shopify.app.toml", import.meta.url).pathname;
@@ -61,7 +64,7 @@ export class CookieJar {
 }
 
 export interface InstallHarness {
-  ctx: ConnectorContext;
+  ctx: Connector;
   web: WebApp;
   /** http://127.0.0.1:port: APP_URL, where the connector listens. */
   appUrl: string;
@@ -138,7 +141,7 @@ export async function startInstallHarness(
     ...(options.appWebhooks ? { SHOPIFY_WEBHOOKS: "app" } : {}),
     ...options.env,
   });
-  const ctx = createContext({
+  const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger: createLogger(env.LOG_LEVEL, options.logDestination),
     redisUrl: inject("redisUrl"),

@@ -1,4 +1,4 @@
-import type { StoredOrder } from "../../src/sandbox/orders.ts";
+import type { StoredOrder } from "@connector/provider-sandbox/orders.ts";
 import { lineTaxCents, type ModelOrder, orderTotals } from "./shopify-order-builder.ts";
 
 /** What the provider must hold for one Shopify order: its latest state, once. */

@@ -2,25 +2,28 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Worker } from "bullmq";
-import { inject } from "vitest";
-import { signWebhook } from "../../src/cli/webhook-command.ts";
-import { parseEnv } from "../../src/config/env.ts";
-import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
-import { type ConnectorContext, createContext } from "../../src/context.ts";
-import { createLogger } from "../../src/lib/logger.ts";
-import { sealedFor } from "../../src/lib/secret-box.ts";
-import type { SyncJobData } from "../../src/queue/jobs.ts";
-import { type SandboxHandle, type SandboxOptions, startSandbox } from "../../src/sandbox/index.ts";
+import { type SandboxHandle, type SandboxOptions, startSandbox } from "@connector/provider-sandbox";
 import {
   type ShopInstallOptions,
   type ShopifyStandInHandle,
   startShopifyStandIn,
-} from "../../src/sandbox/shopify/index.ts";
+} from "@connector/shopify-standin";
+import type { Worker } from "bullmq";
+import { inject } from "vitest";
+import { type Connector, createConnector } from "../../src/app/connector.ts";
+import { signWebhook } from "../../src/cli/webhook-command.ts";
+import { parseEnv } from "../../src/config/env.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
+import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { createWebApp, type WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
-import { type BackfillWorkerHandle, startBackfillWorker } from "../../workers/backfill-worker.ts";
-import { startSyncWorker } from "../../workers/sync-worker.ts";
+import {
+  type BackfillWorkerHandle,
+  startBackfillWorker,
+} from "../../src/workers/backfill-worker.ts";
+import { startSyncWorker } from "../../src/workers/sync-worker.ts";
 
 export const TEST_SHOP = "lifecycle-shop.myshopify.com";
 export const SHOPIFY_SECRET = "test-shopify-secret";
@@ -31,7 +34,7 @@ export const WEBHOOK_URI = "http://connector.test/webhooks/shopify";
 const PIPELINE_TOPICS = ["ORDERS_CREATE", "ORDERS_UPDATED", "ORDERS_CANCELLED"];
 
 export interface Pipeline {
-  ctx: ConnectorContext;
+  ctx: Connector;
   web: WebApp;
   sandbox: SandboxHandle;
   /** The stand-in Shopify: TEST_SHOP installed with SHOPIFY_TOKEN, webhooks to the web app. */
@@ -97,7 +100,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     ...options.env,
   });
   const config = resolveRuntimeConfig(env);
-  const ctx = createContext({
+  const ctx = createConnector({
     config,
     logger: createLogger(env.LOG_LEVEL, options.logDestination),
     redisUrl: inject("redisUrl"),

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
+import type { SandboxHandle } from "@connector/provider-sandbox";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { type OrderCreate, ProviderClient } from "../../src/provider/index.ts";
-import type { SandboxHandle } from "../../src/sandbox/index.ts";
 
 /** A client for the sandbox with its own Redis key prefix (token cache isolation per test). */
 /** One key for every client of a test run: clients share the sealed token through Redis. */

@@ -1,5 +1,5 @@
+import type { RestOrder } from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { standInOrder } from "../helpers/standin-orders.ts";
 

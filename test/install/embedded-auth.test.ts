@@ -1,5 +1,5 @@
+import { mintSessionToken } from "@connector/shopify-standin";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mintSessionToken } from "../../src/sandbox/shopify/index.ts";
 import { REINSTALL_NEEDED } from "../../src/shopify/install/shop-tokens.ts";
 import {
   APP_KEY,

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { createContext } from "../../src/context.ts";
+import { createConnector } from "../../src/app/connector.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { ShopifyTokenError } from "../../src/shopify/admin-client.ts";
@@ -114,7 +114,7 @@ describe("expiring offline tokens", () => {
     const { h, standIn } = await installed(3600);
     makeDue(h);
     // A second process: its own context on the same database and Redis.
-    const other = createContext({
+    const other = createConnector({
       config: h.ctx.config,
       logger: createLogger("silent"),
       redisUrl: inject("redisUrl"),

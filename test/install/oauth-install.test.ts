@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
+import { signOAuthQuery } from "@connector/shopify-standin";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
-import { signOAuthQuery } from "../../src/sandbox/shopify/index.ts";
 import { SUBSCRIBED_TOPICS, topicEnum } from "../../src/shopify/index.ts";
 import { schema } from "../../src/store/index.ts";
 import {

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
+import type { RestOrder } from "@connector/shopify-standin";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
-import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import type { CookieJar } from "../helpers/install-harness.ts";
 import {
   APP_KEY,

@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
+import type { RestOrder } from "@connector/shopify-standin";
 import { type Browser, type BrowserContext, chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import {
   BROWSER_UA,
   type InstallHarness,

@@ -1,5 +1,5 @@
+import type { RestOrder } from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RestOrder } from "../../src/sandbox/shopify/index.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";

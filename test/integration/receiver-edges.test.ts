@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createConnector } from "../../src/app/connector.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
-import { createContext } from "../../src/context.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { createWebApp } from "../../src/server/app.ts";
@@ -29,7 +29,7 @@ async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
     SHOPIFY_API_SECRET: SHOPIFY_SECRET,
     LOG_LEVEL: "silent",
   });
-  const ctx = createContext({
+  const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger: createLogger("silent"),
     redisUrl,

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { feedAtBudget } from "../../src/queue/budget-feeder.ts";
-import { StoreRateLimiter } from "../../src/queue/limiter/index.ts";
+import { feedAtBudget } from "../../src/engine/budget-feeder.ts";
+import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
 
 const connections: Redis[] = [];

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { StoreRateLimiter } from "../../src/queue/limiter/index.ts";
+import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 
 /**
  * A flash sale: far more live jobs than a window holds, on one store. The waiters must wake in

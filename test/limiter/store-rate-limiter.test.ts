@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { StoreRateLimiter } from "../../src/queue/limiter/index.ts";
+import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 
 const connections: Redis[] = [];
 const connect = () => {

@@ -3,7 +3,7 @@ import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
-import { startSyncWorker } from "../../workers/sync-worker.ts";
+import { startSyncWorker } from "../../src/workers/sync-worker.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 import { shippedOrder } from "./orders.ts";

@@ -1,3 +1,4 @@
+import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ProviderAuthError,
@@ -7,7 +8,6 @@ import {
   ProviderRateLimitError,
   ProviderValidationError,
 } from "../../src/provider/index.ts";
-import { type SandboxHandle, startSandbox } from "../../src/sandbox/index.ts";
 import { clientFor, orderBody } from "../helpers/provider-fixtures.ts";
 
 let sandbox: SandboxHandle;

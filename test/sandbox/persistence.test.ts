@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { startSandbox } from "@connector/provider-sandbox";
 import { afterAll, describe, expect, it } from "vitest";
-import { startSandbox } from "../../src/sandbox/index.ts";
 import { clientFor, orderBody } from "../helpers/provider-fixtures.ts";
 
 /**

@@ -1,5 +1,5 @@
+import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type SandboxHandle, startSandbox } from "../../src/sandbox/index.ts";
 import { orderBody } from "../helpers/provider-fixtures.ts";
 
 let sandbox: SandboxHandle;

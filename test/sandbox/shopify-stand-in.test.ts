@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { type ShopifyStandInHandle, startShopifyStandIn } from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ShopifyStandInHandle, startShopifyStandIn } from "../../src/sandbox/shopify/index.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const SHOP = "stand-in-test.myshopify.com";

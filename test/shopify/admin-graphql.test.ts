@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ShopifyStandInHandle, startShopifyStandIn } from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { createSecretBox, sealedFor } from "../../src/lib/secret-box.ts";
-import { type ShopifyStandInHandle, startShopifyStandIn } from "../../src/sandbox/shopify/index.ts";
 import {
   AdminClientFactory,
   normalizeRestOrder,

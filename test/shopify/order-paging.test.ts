@@ -1,17 +1,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  MAX_QUERY_COST,
+  type ShopifyStandInHandle,
+  startShopifyStandIn,
+} from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
 import { firstCursor, nextPage, type PagerCursor } from "../../src/backfill/windowed-pager.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { createSecretBox, sealedFor } from "../../src/lib/secret-box.ts";
-import {
-  MAX_QUERY_COST,
-  type ShopifyStandInHandle,
-  startShopifyStandIn,
-} from "../../src/sandbox/shopify/index.ts";
 import { AdminClientFactory, CostThrottle, OrderSource } from "../../src/shopify/index.ts";
 import { openDatabase, ShopRepository } from "../../src/store/index.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";

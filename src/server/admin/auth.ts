@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
+import { errorResponse } from "../../lib/http-errors.ts";
 import { tokenMatches } from "../../lib/token-match.ts";
-import { errorResponse } from "../errors.ts";
 import type { LoginGuard } from "./login-guard.ts";
 import { loginPage } from "./login-page.ts";
 

@@ -1,8 +1,8 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import type { RetryOutcome } from "../../engine/dead-letters.ts";
+import { errorResponse } from "../../lib/http-errors.ts";
 import { createDeadLetters } from "../../ops/index.ts";
-import type { RetryOutcome } from "../../queue/dead-letters.ts";
-import { errorResponse } from "../errors.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 const Filter = z.object({

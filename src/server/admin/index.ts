@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { errorResponse } from "../errors.ts";
+import { errorResponse } from "../../lib/http-errors.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 import { adminAuth, loginHandlers } from "./auth.ts";
 import { LoginGuard } from "./login-guard.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
+import { errorResponse } from "../../lib/http-errors.ts";
 import { collectStatus } from "../../ops/index.ts";
-import { errorResponse } from "../errors.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 const SHOP = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;

@@ -2,16 +2,15 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import {
   BackfillQueue,
-  BackfillRepository,
   progressOf,
   ResyncInputError,
   type ResyncTarget,
   resync,
 } from "../../backfill/index.ts";
+import { errorResponse } from "../../lib/http-errors.ts";
 import { ShopNotConnectedError } from "../../shopify/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
 import { ShopDomain } from "../../sync/source-order.ts";
-import { errorResponse } from "../errors.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 const instant = z
@@ -55,7 +54,7 @@ async function readJson(c: Context): Promise<unknown> {
  */
 export function syncRoutes(deps: AdminDeps): Hono {
   const { ctx } = deps;
-  const backfills = new BackfillRepository(ctx.db);
+  const { backfills } = ctx;
   const queue = new BackfillQueue(ctx.redis, ctx.prefix, backfills);
   deps.onClose?.(() => queue.close());
   const api = new Hono();

@@ -3,11 +3,11 @@ import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
+import { errorResponse } from "../../lib/http-errors.ts";
 import type { Shopify } from "../../shopify/api.ts";
 import { isShopifyId } from "../../shopify/payload-fields.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import type { ShopDomain } from "../../sync/source-order.ts";
-import { errorResponse } from "../errors.ts";
 import {
   type EmbeddedConfig,
   type EmbeddedParams,

@@ -1,11 +1,16 @@
-import type { ConnectorContext } from "../../context.ts";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { ProviderClients } from "../../engine/provider-clients.ts";
+import type { SecretBox } from "../../lib/secret-box.ts";
 import { sealedFor } from "../../lib/secret-box.ts";
 import {
   type VerifiedStore,
   verifyProviderCredentials,
 } from "../../provider/verify-credentials.ts";
+import type { SyncQueues } from "../../queue/sync-queue.ts";
+import type { AdminClientFactory } from "../../shopify/index.ts";
 import { AWAITING_SETTINGS } from "../../shopify/install/index.ts";
-import type { ShopRecord } from "../../store/index.ts";
+import type { LinkRepository, ShopRecord, ShopRepository } from "../../store/index.ts";
 import { readSyncStatus, type StatusView } from "./sync-status.ts";
 
 /** What the page shows of a backfill (the backfill module's progress fits this shape). */
@@ -82,17 +87,31 @@ const STORES_TTL_SECONDS = 24 * 3600;
 
 export type Environment = "production" | "staging";
 
+/** What the settings page reads and changes. */
+export interface SettingsDeps {
+  shops: ShopRepository;
+  links: LinkRepository;
+  queues: SyncQueues;
+  providers: Pick<ProviderClients, "for" | "endpoints">;
+  shopifyAdmin: AdminClientFactory;
+  secrets: SecretBox;
+  /** Verified store lists and the token cache. */
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+}
+
 /**
  * Everything the settings page reads and changes, for one shop at a time. The shop always
  * comes from the session cookie (the routes), never from the request.
  */
 export class SettingsService {
-  readonly #ctx: ConnectorContext;
+  readonly #ctx: SettingsDeps;
   readonly backfill: SettingsBackfill | null;
   readonly resync: SettingsResync | null;
 
   constructor(
-    ctx: ConnectorContext,
+    ctx: SettingsDeps,
     options: { backfill?: SettingsBackfill; resync?: SettingsResync } = {},
   ) {
     this.#ctx = ctx;
@@ -131,7 +150,7 @@ export class SettingsService {
             )
           : "";
     if (secret === "") return { ok: false, message: "Enter the client secret." };
-    const endpoints = ctx.providerEndpoints(input.environment);
+    const endpoints = ctx.providers.endpoints(input.environment);
     const result = await verifyProviderCredentials({
       ...endpoints,
       clientId: input.clientId,
@@ -198,7 +217,7 @@ export class SettingsService {
     if (!record || record.storeId === null || !record.providerClientId) return 0;
     const space = {
       storeId: record.storeId,
-      providerBaseUrl: this.#ctx.providerFor(record).baseUrl,
+      providerBaseUrl: this.#ctx.providers.for(record).baseUrl,
     };
     return this.#ctx.links.retireOutside(
       shop,

@@ -1,7 +1,6 @@
-import { and, count, desc, eq, like } from "drizzle-orm";
-import type { ConnectorContext } from "../../context.ts";
-import { countQueuedForShop } from "../../queue/shop-work.ts";
-import { type ShopRecord, schema } from "../../store/index.ts";
+import { countQueuedForShop } from "../../engine/shop-work.ts";
+import type { SyncQueues } from "../../queue/sync-queue.ts";
+import type { LinkRepository, ShopRecord } from "../../store/index.ts";
 import { PROTECTED_DATA_REASON } from "../../sync/index.ts";
 
 export interface FailureView {
@@ -25,40 +24,14 @@ export interface StatusView {
 }
 
 /** Counts of synced, waiting and failed orders, and the five latest failures in words. */
-export async function readSyncStatus(ctx: ConnectorContext, shop: ShopRecord): Promise<StatusView> {
+export async function readSyncStatus(
+  ctx: { links: LinkRepository; queues: SyncQueues },
+  shop: ShopRecord,
+): Promise<StatusView> {
   const counts = ctx.links.countByResult(shop.shop);
   const pending = await countQueuedForShop(ctx.queues.sync, shop.shop);
-  const rows = ctx.db
-    .select({
-      sourceOrderId: schema.orderFailures.sourceOrderId,
-      error: schema.orderFailures.error,
-      failedAt: schema.orderFailures.failedAt,
-      orderName: schema.orderLinks.orderName,
-      failedName: schema.orderFailures.orderName,
-    })
-    .from(schema.orderFailures)
-    .leftJoin(
-      schema.orderLinks,
-      and(
-        eq(schema.orderLinks.shop, schema.orderFailures.shop),
-        eq(schema.orderLinks.sourceOrderId, schema.orderFailures.sourceOrderId),
-      ),
-    )
-    .where(eq(schema.orderFailures.shop, shop.shop))
-    .orderBy(desc(schema.orderFailures.failedAt))
-    .limit(5)
-    .all();
-  const withheld =
-    ctx.db
-      .select({ n: count() })
-      .from(schema.orderFailures)
-      .where(
-        and(
-          eq(schema.orderFailures.shop, shop.shop),
-          like(schema.orderFailures.error, `${PROTECTED_DATA_REASON}%`),
-        ),
-      )
-      .get()?.n ?? 0;
+  const rows = ctx.links.latestFailures(shop.shop, 5);
+  const withheld = ctx.links.countFailuresWithReason(shop.shop, PROTECTED_DATA_REASON);
   return {
     protectedDataWithheld: withheld,
     synced: counts.synced,
@@ -66,7 +39,7 @@ export async function readSyncStatus(ctx: ConnectorContext, shop: ShopRecord): P
     pendingAtLeast: pending.truncated,
     failed: counts.failed + counts.deadLettered,
     failures: rows.map((r) => ({
-      order: r.orderName ?? r.failedName ?? `Shopify order ${r.sourceOrderId}`,
+      order: r.orderName ?? `Shopify order ${r.sourceOrderId}`,
       when: r.failedAt,
       explanation: explainFailure(r.error),
       error: r.error,

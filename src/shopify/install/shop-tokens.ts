@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { HttpResponseError, type Session } from "@shopify/shopify-api";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { releaseLock } from "../../lib/lock.ts";
 import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository, ShopSettingsInput } from "../../store/index.ts";
 import type { Shopify } from "../api.ts";
@@ -101,12 +102,7 @@ export class ShopTokens {
         try {
           return await this.#refreshNow(shop);
         } finally {
-          await this.#d.redis.eval(
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-            1,
-            lock,
-            owner,
-          );
+          await releaseLock(this.#d.redis, lock, owner);
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 100));

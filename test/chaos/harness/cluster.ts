@@ -2,6 +2,9 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SandboxFaults } from "@connector/provider-sandbox";
+import type { Arrival } from "@connector/provider-sandbox/app.ts";
+import type { StoredOrder } from "@connector/provider-sandbox/orders.ts";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import {
@@ -11,9 +14,6 @@ import {
 } from "../../../src/lib/redis-server.ts";
 import { createSecretBox, sealedFor } from "../../../src/lib/secret-box.ts";
 import { QUEUE } from "../../../src/queue/names.ts";
-import type { Arrival } from "../../../src/sandbox/app.ts";
-import type { SandboxFaults } from "../../../src/sandbox/index.ts";
-import type { StoredOrder } from "../../../src/sandbox/orders.ts";
 import { openDatabase, ShopRepository } from "../../../src/store/index.ts";
 import { killOnHarnessExit, ManagedProcess, sleep } from "./processes.ts";
 

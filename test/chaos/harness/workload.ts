@@ -1,5 +1,5 @@
+import { seededRandom } from "@connector/provider-sandbox/faults.ts";
 import fc from "fast-check";
-import { seededRandom } from "../../../src/sandbox/faults.ts";
 import { actionArbitrary, orderHistory } from "../../helpers/order-lifecycle.ts";
 import {
   fulfillmentPayload,

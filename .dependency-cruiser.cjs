@@ -1,0 +1,116 @@
+// The import rules of src/ (npm run check). ARCHITECTURE.md draws the same layers.
+//
+// Folders are layers, lowest first. A module imports only from its own folder or from a lower
+// layer: a newcomer can follow a webhook from folder to folder downward, never back up.
+// Folders of one layer do not import each other.
+const LAYERS = [
+  ["config"],
+  ["lib"],
+  ["provider"],
+  ["sync"],
+  ["store"],
+  ["shopify"],
+  ["queue"],
+  ["ingest"],
+  ["engine"],
+  ["backfill"],
+  ["lifecycle"],
+  ["metrics"],
+  ["ops"],
+  ["server", "workers"],
+  // The composition roots: app/ builds each role, cli/ is the CLI role's commands.
+  ["app", "cli"],
+];
+
+const folder = (name) => `^src/${name}/`;
+const any = (names) => `^src/(${names.join("|")})/`;
+
+const layerRules = LAYERS.flatMap((layer, i) => {
+  const above = LAYERS.slice(i + 1).flat();
+  const rules = [];
+  if (above.length > 0) {
+    rules.push({
+      name: `no-upward-from-${layer.join("-")}`,
+      comment: `${layer.join(", ")} is below ${above.join(", ")}: it must not import them`,
+      severity: "error",
+      from: { path: any(layer) },
+      to: { path: [any(above), "^src/main\\.ts$"] },
+    });
+  }
+  for (const name of layer) {
+    const siblings = layer.filter((other) => other !== name && !(name === "cli" && other === "app"));
+    if (siblings.length === 0) continue;
+    rules.push({
+      name: `no-sideways-from-${name}`,
+      comment: `${name} and ${siblings.join(", ")} share a layer: neither imports the other`,
+      severity: "error",
+      from: { path: folder(name) },
+      to: { path: any(siblings) },
+    });
+  }
+  return rules;
+});
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment:
+        "a cycle means two modules cannot be understood (or tested) one at a time; a cycle of type imports only has no run-time effect",
+      severity: "error",
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+    },
+    ...layerRules,
+    {
+      name: "sync-is-pure",
+      comment:
+        "sync/ maps and plans without I/O: it imports only sync/, the provider's schemas and pure libraries",
+      severity: "error",
+      from: { path: "^src/sync/" },
+      to: {
+        pathNot: [
+          "^src/sync/",
+          "^src/provider/schemas\\.ts$",
+          "node_modules/(zod|libphonenumber-js)/",
+          "^crypto$",
+        ],
+      },
+    },
+    {
+      name: "no-stand-in-in-the-product",
+      comment:
+        "the provider sandbox and the stand-in Shopify are development tools: the product reaches them only through loadDevTool's dynamic import",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^packages/", dependencyTypesNot: ["dynamic-import"] },
+    },
+    {
+      name: "stand-ins-stand-alone",
+      comment:
+        "a stand-in reads the interface on its own: it must not import the connector's code",
+      severity: "error",
+      from: { path: "^packages/" },
+      to: { path: ["^src/", "^test/"] },
+    },
+    {
+      name: "no-product-import-of-tests-or-tools",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(test|bench|scripts|workers)/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    combinedDependencies: false,
+    preserveSymlinks: false,
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".tsx", ".js", ".mjs", ".cjs", ".json"],
+    },
+  },
+};

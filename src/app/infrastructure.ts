@@ -1,0 +1,81 @@
+import { dirname, join } from "node:path";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { createSecretBox, type SecretBox } from "../lib/secret-box.ts";
+import { ConnectorMetrics } from "../metrics/index.ts";
+import { createRedis } from "../queue/connection.ts";
+import { type Db, openDatabase } from "../store/index.ts";
+
+/** The process's connections and process-wide services; nothing domain-specific. */
+export interface Infrastructure {
+  config: RuntimeConfig;
+  logger: Logger;
+  /** Key prefix of every Redis key (BullMQ's and ours). */
+  prefix: string;
+  /** For BullMQ and everything that may wait out a Redis restart. */
+  redis: Redis;
+  /** For the webhook receiver: fails fast so it can answer 503. */
+  ingestRedis: Redis;
+  /**
+   * The sync jobs' own commands (limiter scripts, snapshot and token reads): sixteen concurrent
+   * jobs issue them in the same event-loop turns, so they share socket writes (BENCHMARKS.md).
+   */
+  jobRedis: Redis;
+  db: Db;
+  secrets: SecretBox;
+  /** This process's Prometheus metrics (served at /metrics). */
+  metrics: ConnectorMetrics;
+  /** Resolves once every Redis connection is up (the ingest one never queues offline). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface InfrastructureOptions {
+  config: RuntimeConfig;
+  logger: Logger;
+  redisUrl: string;
+  prefix?: string | undefined;
+  /** The process's metrics; a fresh registry when omitted. */
+  metrics?: ConnectorMetrics | undefined;
+}
+
+/**
+ * Where `npm start` writes the URL of the private redis-server it started (next to the
+ * database), so the CLI can reach the same Redis without REDIS_URL.
+ */
+export const redisUrlFile = (databasePath: string) =>
+  join(dirname(databasePath), "redis", "redis.url");
+
+export function openInfrastructure(options: InfrastructureOptions): Infrastructure {
+  const { config, logger } = options;
+  const redis = createRedis(options.redisUrl, "worker", "connector");
+  const ingestRedis = createRedis(options.redisUrl, "ingest", "connector-ingest");
+  const jobRedis = createRedis(options.redisUrl, "pipelined", "connector-jobs");
+  const connections = [redis, ingestRedis, jobRedis];
+  const db = openDatabase(config.env.DATABASE_PATH);
+  return {
+    config,
+    logger,
+    prefix: options.prefix ?? "connector",
+    redis,
+    ingestRedis,
+    jobRedis,
+    db,
+    secrets: createSecretBox(config.encryptionKey, config.previousEncryptionKeys),
+    metrics: options.metrics ?? new ConnectorMetrics(),
+    async ready() {
+      await Promise.all(
+        connections.map((r) =>
+          r.status === "ready"
+            ? undefined
+            : new Promise<void>((resolve) => r.once("ready", () => resolve())),
+        ),
+      );
+    },
+    async close() {
+      for (const connection of connections) connection.disconnect();
+      db.$client.close();
+    },
+  };
+}

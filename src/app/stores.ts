@@ -1,0 +1,38 @@
+import { BackfillRepository, CheckpointRepository } from "../backfill/index.ts";
+import { SnapshotStore } from "../ingest/snapshot-store.ts";
+import { SyncQueues } from "../queue/sync-queue.ts";
+import { SealedSessionStorage } from "../shopify/install/index.ts";
+import { LinkRepository, PrivacyRequestRepository, ShopRepository } from "../store/index.ts";
+import type { Infrastructure } from "./infrastructure.ts";
+
+/** Every store of the connector, built once per process: SQLite repositories and Redis stores. */
+export interface Stores {
+  shops: ShopRepository;
+  links: LinkRepository;
+  /** Shopify sessions in SQLite, tokens sealed (ADR 0005). */
+  sessions: SealedSessionStorage;
+  backfills: BackfillRepository;
+  checkpoints: CheckpointRepository;
+  privacyRequests: PrivacyRequestRepository;
+  /** Order snapshots the webhooks left, for the worker to sync from. */
+  snapshots: SnapshotStore;
+  /** The sync and dead-letter queues. */
+  queues: SyncQueues;
+}
+
+export function createStores(infra: Infrastructure): Stores {
+  const { db, config, prefix } = infra;
+  return {
+    shops: new ShopRepository(db),
+    links: new LinkRepository(db),
+    sessions: new SealedSessionStorage(db, infra.secrets),
+    backfills: new BackfillRepository(db),
+    checkpoints: new CheckpointRepository(db),
+    privacyRequests: new PrivacyRequestRepository(db),
+    snapshots: new SnapshotStore(infra.jobRedis, { prefix }),
+    queues: new SyncQueues(infra.redis, prefix, {
+      attempts: config.env.SYNC_ATTEMPTS,
+      delayMs: config.env.SYNC_RETRY_DELAY_MS,
+    }),
+  };
+}

@@ -1,0 +1,350 @@
+import type { Job } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { SnapshotStore } from "../ingest/snapshot-store.ts";
+import type { IngestOutcome, VerifiedWebhook } from "../ingest/webhook-ingest.ts";
+import { DeadLetterLock, RETIRED_TTL_MS, retiredKey } from "../queue/dead-letter-record.ts";
+import type { DeadLetterData, SyncPriority } from "../queue/jobs.ts";
+import type { SyncQueues } from "../queue/sync-queue.ts";
+import { normalizeWebhook, parseShopifyJson } from "../shopify/index.ts";
+import type { ShopRecord, ShopRepository } from "../store/index.ts";
+import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
+
+/** An entry as the operator sees it: the record and its id in the queue. */
+export interface DeadLetterEntry extends DeadLetterData {
+  id: string;
+  /** `order`: a sync that failed; `payload`: a webhook body that could not be used at all. */
+  kind: "order" | "payload";
+}
+
+/** One line of a listing: everything but the request, response and raw payload. */
+export type DeadLetterSummary = Omit<DeadLetterEntry, "request" | "response" | "rawPayload"> & {
+  status?: number;
+};
+
+export interface DeadLetterFilter {
+  shop?: string | undefined;
+  /** The entry's category (see FailureCategory). */
+  reason?: string | undefined;
+}
+
+export interface DeadLetterPage {
+  total: number;
+  offset: number;
+  limit: number;
+  entries: DeadLetterSummary[];
+}
+
+export type RetryResult =
+  /** A sync job of the order was queued (or an existing one will run); the entry left the queue. */
+  | "queued"
+  /** The stored webhook body went through the receiver again; the entry left the queue. */
+  | "reingested"
+  /** Not re-queued, for a reason the operator can act on; the entry stays (when it exists). */
+  | "skipped"
+  /** Re-queueing failed (Redis error…); the entry stays. */
+  | "failed";
+
+export interface RetryOutcome {
+  id: string;
+  result: RetryResult;
+  message: string;
+}
+
+export interface BulkRetryReport {
+  matched: number;
+  retried: number;
+  skipped: number;
+  failed: number;
+  outcomes: RetryOutcome[];
+}
+
+export interface DeadLettersDeps {
+  queues: SyncQueues;
+  redis: Redis;
+  prefix: string;
+  snapshots: SnapshotStore;
+  shops: ShopRepository;
+  logger: Logger;
+  /** Fetches an order's current state from Shopify when no snapshot is stored any more. */
+  refetchOrder?: ((shop: ShopRecord, orderId: string) => Promise<SourceOrder | null>) | undefined;
+  /** Runs a stored webhook body through the receiver again (payload entries). */
+  reingest?: ((webhook: VerifiedWebhook) => Promise<IngestOutcome>) | undefined;
+}
+
+const PAGE = 200;
+const BULK_CONCURRENCY = 8;
+
+/**
+ * The dead-letter queue as an operator uses it: list and filter, show one entry in full, retry
+ * one or every matching entry, discard. A retry never replays the stored payload of an order:
+ * it queues a sync of the order, which reads the order's latest snapshot and the shop's current
+ * settings, so a fix made in the meantime (a location mapping, a credential) takes effect.
+ *
+ * Every retry and discard of an entry runs under the entry's lock (shared with the worker that
+ * records failures), so two retries of the same entry, at once or one after the other, queue it
+ * once and report the second as skipped; an entry leaves the queue only after its sync job is
+ * queued, and if that sync fails again the entry comes back with its history.
+ */
+export class DeadLetters {
+  readonly #deps: DeadLettersDeps;
+  readonly #lock: DeadLetterLock;
+
+  constructor(deps: DeadLettersDeps) {
+    this.#deps = deps;
+    this.#lock = new DeadLetterLock(deps.redis, deps.prefix);
+  }
+
+  get #queue() {
+    return this.#deps.queues.deadLetter;
+  }
+
+  /** Every entry id, oldest first, read in one call (a stable view for paging and bulk work). */
+  async #ids(filter: DeadLetterFilter): Promise<string[]> {
+    const ids = await this.#queue.getRanges(["waiting"], 0, -1, true);
+    const unique = [...new Set(ids)];
+    return filter.shop ? unique.filter((id) => id.startsWith(`${filter.shop}|`)) : unique;
+  }
+
+  async #load(ids: string[]): Promise<DeadLetterEntry[]> {
+    const entries: DeadLetterEntry[] = [];
+    for (let i = 0; i < ids.length; i += PAGE) {
+      const jobs = await Promise.all(ids.slice(i, i + PAGE).map((id) => this.#queue.getJob(id)));
+      for (const job of jobs) if (job?.id) entries.push(toEntry(job as Job<DeadLetterData>));
+    }
+    return entries;
+  }
+
+  async #matching(filter: DeadLetterFilter): Promise<DeadLetterEntry[]> {
+    const entries = await this.#load(await this.#ids(filter));
+    return entries.filter(
+      (e) =>
+        (!filter.shop || e.shop === filter.shop) &&
+        (!filter.reason || e.category === filter.reason),
+    );
+  }
+
+  /** Newest first. Without a reason filter only the page is loaded. */
+  async list(
+    filter: DeadLetterFilter = {},
+    page: { offset?: number; limit?: number } = {},
+  ): Promise<DeadLetterPage> {
+    const offset = Math.max(0, page.offset ?? 0);
+    const limit = Math.min(500, Math.max(1, page.limit ?? 50));
+    if (!filter.reason) {
+      const ids = (await this.#ids(filter)).reverse();
+      const entries = await this.#load(ids.slice(offset, offset + limit));
+      return { total: ids.length, offset, limit, entries: entries.map(summarize) };
+    }
+    const all = (await this.#matching(filter)).reverse();
+    return {
+      total: all.length,
+      offset,
+      limit,
+      entries: all.slice(offset, offset + limit).map(summarize),
+    };
+  }
+
+  async get(id: string): Promise<DeadLetterEntry | null> {
+    const job = await this.#queue.getJob(id);
+    return job?.id ? toEntry(job) : null;
+  }
+
+  /** Entries per category (and in total), for one shop or all. */
+  async countByReason(shop?: string): Promise<{ total: number; byReason: Record<string, number> }> {
+    const entries = await this.#matching({ shop });
+    const byReason: Record<string, number> = {};
+    for (const e of entries) byReason[e.category] = (byReason[e.category] ?? 0) + 1;
+    return { total: entries.length, byReason };
+  }
+
+  /**
+   * Re-queues one entry. Orders: a sync job with trigger `dlq-retry` (priority `live` unless
+   * told otherwise) that reconciles from the latest snapshot; when none is stored, the order is
+   * refetched from Shopify first if a refetch is wired, else the entry stays and says why.
+   * Payload entries: the stored body goes through the receiver again.
+   */
+  async retry(id: string, options: { priority?: SyncPriority } = {}): Promise<RetryOutcome> {
+    const token = await this.#lock.acquire(id);
+    if (!token) {
+      return { id, result: "skipped", message: "another retry of this entry is in progress" };
+    }
+    try {
+      const job = await this.#queue.getJob(id);
+      if (!job?.id) {
+        return {
+          id,
+          result: "skipped",
+          message: "not in the dead-letter queue (already retried or discarded)",
+        };
+      }
+      const outcome =
+        job.data.orderId === null
+          ? await this.#retryPayload(job)
+          : await this.#retryOrder(job, job.data.orderId, options.priority ?? "live");
+      this.#deps.logger.info(
+        {
+          deadLetterId: id,
+          shop: job.data.shop,
+          orderId: job.data.orderId,
+          result: outcome.result,
+        },
+        "dead letter retry",
+      );
+      return outcome;
+    } catch (error) {
+      const message = `could not re-queue: ${(error as Error).message}`;
+      this.#deps.logger.warn({ deadLetterId: id, err: { message } }, "dead letter retry failed");
+      return { id, result: "failed", message };
+    } finally {
+      await this.#lock.release(id, token);
+    }
+  }
+
+  async #retryOrder(
+    job: Job<DeadLetterData>,
+    orderId: string,
+    priority: SyncPriority,
+  ): Promise<RetryOutcome> {
+    const id = job.id as string;
+    const { shop } = job.data;
+    const shopRecord = this.#deps.shops.getShop(shop);
+    const blocked = !shopRecord
+      ? `the shop ${shop} is not registered`
+      : shopRecord.status === "uninstalled"
+        ? `the shop ${shop} uninstalled the app`
+        : shopRecord.status === "paused"
+          ? `sync is paused for ${shop} (${shopRecord.pausedReason ?? "no reason given"}); resume the shop first`
+          : null;
+    if (blocked || !shopRecord) return this.#keep(job, blocked ?? "shop missing");
+
+    const snapshot = await this.#deps.snapshots.get(shop, orderId);
+    if (!snapshot?.order) {
+      const fresh = this.#deps.refetchOrder
+        ? await this.#deps.refetchOrder(shopRecord, orderId)
+        : null;
+      if (!fresh) {
+        return this.#keep(
+          job,
+          this.#deps.refetchOrder
+            ? "no stored state of this order, and Shopify did not return it (is the shop connected with an access token? does the order still exist?)"
+            : "no stored state of this order (snapshots expire after 14 days) and no Shopify refetch is configured; resync the order from Shopify",
+        );
+      }
+      await this.#deps.snapshots.putOrder(fresh);
+    }
+
+    // The history waits for the order in case the retry fails again (see recordDeadLetter).
+    const retired: DeadLetterData = { ...job.data, retries: (job.data.retries ?? 0) + 1 };
+    await this.#deps.redis.set(
+      retiredKey(this.#deps.prefix, id),
+      JSON.stringify(retired),
+      "PX",
+      RETIRED_TTL_MS,
+    );
+    const queued = await this.#deps.queues.enqueueSync({
+      shop,
+      orderId,
+      priority,
+      trigger: "dlq-retry",
+      receivedAt: Date.now(),
+    });
+    await job.remove();
+    return {
+      id,
+      result: "queued",
+      message: `sync job ${queued.id ?? "?"} queued; it reconciles the order's latest state`,
+    };
+  }
+
+  async #retryPayload(job: Job<DeadLetterData>): Promise<RetryOutcome> {
+    const id = job.id as string;
+    const { shop, topic, rawPayload, webhookId } = job.data;
+    if (!rawPayload || !topic) return this.#keep(job, "no stored webhook body to re-ingest");
+    if (!this.#deps.reingest) return this.#keep(job, "re-ingesting payloads is not wired here");
+    // Checked first: a body that still cannot be used stays as it is, with the reason.
+    try {
+      normalizeWebhook(topic, shop as ShopDomain, parseShopifyJson(rawPayload));
+    } catch (error) {
+      return this.#keep(job, `the body still cannot be used: ${(error as Error).message}`);
+    }
+    const outcome = await this.#deps.reingest({
+      shop: shop as ShopDomain,
+      topic,
+      webhookId: webhookId ?? id,
+      eventId: null,
+      triggeredAt: null,
+      rawBody: rawPayload,
+    });
+    await job.remove();
+    return { id, result: "reingested", message: `webhook re-ingested: ${outcome}` };
+  }
+
+  /** The entry stays; it records what the retry found, so the next look at it says why. */
+  async #keep(job: Job<DeadLetterData>, why: string): Promise<RetryOutcome> {
+    await job.updateData({ ...job.data, lastRetry: { at: new Date().toISOString(), result: why } });
+    return { id: job.id as string, result: "skipped", message: why };
+  }
+
+  /**
+   * Retries every entry matching the filter. The ids are read once, so entries added while it
+   * runs wait for the next run; each entry is retried under its lock, so a second run (at once
+   * or later) skips what the first one queued. Nothing is removed unless its job was queued.
+   */
+  async retryMatching(
+    filter: DeadLetterFilter,
+    options: { priority?: SyncPriority } = {},
+  ): Promise<BulkRetryReport> {
+    const entries = await this.#matching(filter);
+    const outcomes: RetryOutcome[] = [];
+    for (let i = 0; i < entries.length; i += BULK_CONCURRENCY) {
+      const chunk = entries.slice(i, i + BULK_CONCURRENCY);
+      outcomes.push(
+        ...(await Promise.all(
+          chunk.map((e) => this.retry(e.id, { priority: options.priority ?? "bulk" })),
+        )),
+      );
+    }
+    const count = (...results: RetryResult[]) =>
+      outcomes.filter((o) => results.includes(o.result)).length;
+    return {
+      matched: entries.length,
+      retried: count("queued", "reingested"),
+      skipped: count("skipped"),
+      failed: count("failed"),
+      outcomes,
+    };
+  }
+
+  /** Removes an entry for good (and any history waiting for it). */
+  async discard(id: string): Promise<"discarded" | "not-found" | "busy"> {
+    const token = await this.#lock.acquire(id);
+    if (!token) return "busy";
+    try {
+      const job = await this.#queue.getJob(id);
+      if (!job?.id) return "not-found";
+      await job.remove();
+      await this.#deps.redis.del(retiredKey(this.#deps.prefix, id));
+      this.#deps.logger.info(
+        { deadLetterId: id, shop: job.data.shop, orderId: job.data.orderId },
+        "dead letter discarded",
+      );
+      return "discarded";
+    } finally {
+      await this.#lock.release(id, token);
+    }
+  }
+}
+
+function toEntry(job: Job<DeadLetterData>): DeadLetterEntry {
+  return {
+    id: job.id as string,
+    kind: job.data.orderId === null ? "payload" : "order",
+    ...job.data,
+  };
+}
+
+function summarize(entry: DeadLetterEntry): DeadLetterSummary {
+  const { request: _request, response, rawPayload: _raw, ...rest } = entry;
+  return { ...rest, ...(response?.status !== undefined ? { status: response.status } : {}) };
+}

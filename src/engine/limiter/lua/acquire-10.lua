@@ -1,0 +1,217 @@
+--[[
+  The rule (ADR 0001): bulk work and other clients' requests together stay below
+  `limit - headroom - reserve`, and bulk work takes a slot only while the whole window is below
+  `limit - headroom`; live work takes any slot up to the limit. The reserve is counted against
+  everything but live work, so live orders add to a saturated window instead of replacing bulk
+  slots, and a live order finds a slot at once unless live work alone exceeds its reserve and
+  the headroom. The headroom is kept only while another client is spending the store's budget:
+  its requests since our last answer are unseen. Every cap is also lowered by the other
+  client's requests expected since that answer (its count in the last window, pro rata), so a
+  stalled process does not spend what the other client has meanwhile used.
+
+  Pacing (ARGV[10] = '1'): bulk work's slots are spread evenly over the window, one per
+  `window / (bulk ceiling - other clients' requests)` on average (the most it can use in a
+  window), a generic cell rate algorithm allowing two intervals of burst. A slot
+  pattern repeats itself a window later (a slot is taken again when it frees), so bursts and
+  silences would otherwise last: other clients' requests are learned in clumps (all those made
+  since our last answer, at once) and leave the ledger in clumps, bulk work taking every freed
+  slot at once copies the clump into the next window, and a window filled faster than its length
+  leaves a silence at its end in which nothing is learned and live orders find the window full.
+  Paced, our requests spread evenly, we hear from the server every slot or so, and bulk work
+  still gets its whole share.
+
+  Prepaid: a backfill feeder takes the slot before it queues the job (see budget-feeder.ts), so
+  the job never waits in the delayed set. The slot is moved to now when the job uses it (its life
+  then starts when the request leaves, which only ever counts longer) and renamed, so a job that
+  runs twice cannot spend it twice.
+
+  Waiters: a refused job is given its own future moment, the k-th slot to free counting the
+  jobs waiting ahead of it, instead of the first one; otherwise every waiting job would wake at
+  the same instant, one would win and the rest would be delayed again. Live waiters are ahead
+  of every bulk waiter: backfill only gets the slots live work leaves. A waiter that comes back
+  and is refused again (its slot settled later than promised) keeps its first promise as its
+  place in line, so the waiters behind it stay behind it; it is told its new moment.
+
+  Input:
+    KEYS[1]  slots        bulk work's slots (zset: member → grant time, ms)
+    KEYS[2]  blocked      until when a 429 blocks the store (ms)
+    KEYS[3]  liveWaiters  live jobs refused, by their promised moment
+    KEYS[4]  bulkWaiters  bulk jobs refused, by their promised moment
+    KEYS[5]  live         live work's slots
+    KEYS[6]  others       other clients' requests learned from the server's headers
+    KEYS[7]  pending      our slots whose answer is not back yet
+    KEYS[8]  seen         when the server last told us its count
+    KEYS[9]  paced        when the next bulk grant is due (GCRA)
+    KEYS[10] lag          hash: `grant` (how late woken waiters come), `settle` (how far slots move), ms
+    ARGV[1]  limit
+    ARGV[2]  windowMs
+    ARGV[3]  marginMs
+    ARGV[4]  reserve      slots bulk work leaves to live work
+    ARGV[5]  member       the new slot's id
+    ARGV[6]  waiter       the job id, or ''
+    ARGV[7]  priority     'live' | 'bulk'
+    ARGV[8]  prepaid      a slot granted earlier to whoever queued the job, or ''
+    ARGV[9]  headroom     slots left unused while another client is spending
+    ARGV[10] pace         '1' to pace bulk work
+    ARGV[11] again        '1' when the caller asks again without having left the process
+
+  Output:
+    {granted (1|0), time (grant time or retry-at), reason, remaining,
+     lead (how much earlier than retry-at a job parked in the queue is handed back, ms)}
+]]
+--- @include "now"
+--- @include "kth"
+
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local margin = tonumber(ARGV[3])
+local reserve = tonumber(ARGV[4])
+local life = window + margin
+local waiter = ARGV[6]
+local live = ARGV[7] == 'live'
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - life)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - life)
+-- A waiter back for its promised slot keeps its place in line: if it is refused again (the slot
+-- it was promised settled later than promised), only the waiters promised earlier stay ahead.
+local promised = nil
+if waiter ~= '' then
+  promised = redis.call('ZSCORE', KEYS[3], waiter) or redis.call('ZSCORE', KEYS[4], waiter)
+  redis.call('ZREM', KEYS[3], waiter)
+  redis.call('ZREM', KEYS[4], waiter)
+end
+local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
+if blocked > now then return {0, blocked, 'blocked', 0} end
+-- Slots stay one window past their life: OBSERVE reads a late answer against the ledger as it
+-- stood when that request left. Only the living ones count.
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - life)
+for _, key in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
+end
+local alive = '(' .. (now - life)
+local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle')
+local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
+lag.lead = math.min(lag.grant, 2 * window / limit)
+local bulkUsed = redis.call('ZCOUNT', KEYS[1], alive, '+inf')
+local liveUsed = redis.call('ZCOUNT', KEYS[5], alive, '+inf')
+local othersUsed = redis.call('ZCOUNT', KEYS[6], alive, '+inf')
+local used = bulkUsed + liveUsed + othersUsed
+if ARGV[8] ~= '' then
+  for _, key in ipairs({KEYS[1], KEYS[5]}) do
+    local held = redis.call('ZSCORE', key, ARGV[8])
+    if held and tonumber(held) > now - life and redis.call('ZREM', key, ARGV[8]) == 1 then
+      redis.call('ZADD', key, now, ARGV[5])
+      redis.call('ZREM', KEYS[7], ARGV[8])
+      redis.call('ZADD', KEYS[7], now, ARGV[5])
+      return {1, now, 'prepaid', limit - used}
+    end
+  end
+end
+local headroom = 0
+local unseen = 0
+local expected = 0
+if othersUsed > 0 then
+  local seen = tonumber(redis.call('GET', KEYS[8]) or '0')
+  local since = math.min(math.max(now - seen, 0), window)
+  expected = othersUsed * since / window
+  unseen = math.floor(expected)
+  headroom = tonumber(ARGV[9])
+end
+local liveCap = math.max(1, limit - unseen)
+-- Live work may use the headroom in a short burst, but not in a flood (live jobs waiting): a
+-- window kept full by live work alone would put each of the other client's requests over the
+-- limit, and ours after it would meet 429s. A flood also counts the other client's request
+-- that is probably on its way (rounding up what it is expected to have sent since).
+if headroom > 0 and redis.call('ZCARD', KEYS[3]) > 0 then
+  liveCap = math.max(1, limit - math.ceil(expected) - headroom)
+end
+local cap = math.max(1, limit - unseen - headroom)
+local bulkCap = math.max(1, cap - reserve)
+local nonLive = bulkUsed + othersUsed
+-- Pacing as GCRA: `paced` holds the theoretical time of the next bulk grant; a grant may come
+-- up to two intervals early (so a late caller catches up), and moves it one interval on.
+local pacedUntil = 0
+local nextAt = now
+local interval = window / math.max(1, bulkCap - othersUsed)
+if not live and ARGV[10] == '1' then
+  nextAt = math.max(tonumber(redis.call('GET', KEYS[9]) or '0'), now)
+  pacedUntil = math.ceil(nextAt - 2 * interval)
+end
+-- Slots already promised to waiters whose moment has come (they are on their way back) and
+-- who are ahead of this caller: every such waiter for a new caller, only those promised
+-- earlier for a waiter back for its own slot (the ones behind it must not hold it back).
+local function dueAhead(set)
+  if promised and tonumber(promised) <= now then
+    return redis.call('ZCOUNT', set, '-inf', '(' .. promised)
+  end
+  return redis.call('ZCOUNT', set, '-inf', now)
+end
+local liveDue = redis.call('ZCOUNT', KEYS[3], '-inf', now)
+if live then liveDue = dueAhead(KEYS[3]) end
+local bulkDue = 0
+if not live then bulkDue = dueAhead(KEYS[4]) end
+-- Live first: while live jobs wait, every slot that frees is theirs, and bulk work waits (a
+-- slot is free for a moment between freeing and its live waiter's return).
+local liveWaiting = redis.call('ZCARD', KEYS[3])
+local fits
+if live then fits = used + liveDue < liveCap
+else
+  fits = liveWaiting == 0 and used + bulkDue < cap and nonLive + bulkDue < bulkCap
+end
+-- A waiter back from the queue: how late after the moment it was told (its place, less the
+-- lead it was given) it reached us, for the lead given to the next ones (a moving average,
+-- bounded so one stalled job cannot skew it).
+if promised and ARGV[11] ~= '1' then
+  local late = math.max(math.min(now - tonumber(promised) + lag.lead, window / 10), 0)
+  redis.call('HSET', KEYS[10], 'grant', tostring(lag.grant + (late - lag.grant) / 8))
+  redis.call('PEXPIRE', KEYS[10], window * 10)
+end
+if fits and pacedUntil <= now then
+  local key = KEYS[1]
+  if live then key = KEYS[5]
+  elseif ARGV[10] == '1' then redis.call('SET', KEYS[9], tostring(nextAt + interval), 'PX', window) end
+  redis.call('ZADD', key, now, ARGV[5])
+  redis.call('PEXPIRE', key, window * 2 + margin)
+  redis.call('ZADD', KEYS[7], now, ARGV[5])
+  redis.call('PEXPIRE', KEYS[7], window * 2 + margin)
+  return {1, now, 'ok', limit - used - 1, 0}
+end
+local function inLine(set)
+  if promised then return redis.call('ZCOUNT', set, '-inf', '(' .. promised) end
+  return redis.call('ZCARD', set)
+end
+-- Live waiters are all ahead of bulk ones, whatever their promises.
+local ahead = liveWaiting
+if live then ahead = inLine(KEYS[3]) end
+-- The line drains through our own slots: another client keeps taking its share of each
+-- window (what it took in the last one), so its slots are not ours to promise.
+local ours = {KEYS[1], KEYS[5]}
+local retry
+if fits then
+  -- Only pacing refused it.
+  retry = pacedUntil
+elseif live then
+  -- The waiters ahead take the free slots first, then the slots as they free, oldest first.
+  retry = kth(ours, ahead, liveCap - othersUsed, now, life, lag, KEYS[7])
+else
+  local bulkAhead = inLine(KEYS[4])
+  retry = math.max(
+    kth(ours, ahead + bulkAhead, cap - othersUsed, now, life, lag, KEYS[7]),
+    kth({KEYS[1]}, bulkAhead, bulkCap - othersUsed, now, life, lag, KEYS[7]))
+end
+if waiter ~= '' then
+  local set = KEYS[4]
+  if live then set = KEYS[3] end
+  -- Back for its slot and refused again for a short while: it keeps its place in line.
+  local place = retry
+  if promised and tonumber(promised) <= now and retry < tonumber(promised) + life / 2 then
+    place = tonumber(promised)
+  end
+  redis.call('ZADD', set, place, waiter)
+  -- The set lives as long as its last promise (never shortened by an earlier one).
+  local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')
+  redis.call('PEXPIRE', set, math.ceil(math.max(tonumber(last[2]) - now, 0) + life * 2))
+end
+local reason = 'window'
+if fits then reason = 'paced'
+elseif not live and (used < cap or liveWaiting > 0) then reason = 'reserved' end
+return {0, retry, reason, 0, math.floor(lag.lead)}

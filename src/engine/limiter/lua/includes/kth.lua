@@ -1,0 +1,38 @@
+--[[
+  When the job with `ahead` jobs in line before it can have a slot, with at most `cap` slots
+  taken in the given ledgers at a time. The slots free oldest first (a ledger holding more than
+  `cap`, when other clients spend, frees its surplus first); a free slot is taken at once. A
+  position beyond one cap's worth wraps: a slot taken by a job ahead frees again one life
+  later, so the line drains `cap` per life whatever the ledger holds now. (Wrapping over the
+  slots the ledger holds instead would promise a lull's few slots for cycle after cycle,
+  minutes away.)
+
+  Each round also starts `lag.settle` ms late: a slot is settled at its request's answer,
+  later than its grant. Promises that ignore it drift earlier than the slots by that much per
+  round, and a burst of fifty rounds comes back seconds early. A slot whose answer is still
+  awaited will be settled later by the same. A woken job reaches the limiter `lag.grant` ms
+  after the moment it was told; it is told `lag.lead` ms early (that delay, up to two slot
+  intervals) and waits for its slot in the process, so only the rest is added per round. (A
+  longer lead would hold a worker's concurrency for every waiting job, and the jobs behind
+  them would come back later still.)
+]]
+local function kth(keys, ahead, cap, now, life, lag, pending)
+  local round = life + lag.settle + lag.grant - lag.lead
+  local floor = '(' .. (now - life)
+  cap = math.max(cap, 1)
+  local held = 0
+  for _, key in ipairs(keys) do held = held + redis.call('ZCOUNT', key, floor, '+inf') end
+  local cycles = math.floor(ahead / cap)
+  local index = ahead % cap + held - cap
+  if index < 0 then return math.ceil(now + round * cycles) end
+  local slots = {}
+  for _, key in ipairs(keys) do
+    local entries = redis.call('ZRANGEBYSCORE', key, floor, '+inf', 'WITHSCORES', 'LIMIT', 0, index + 1)
+    for i = 2, #entries, 2 do slots[#slots + 1] = {tonumber(entries[i]), entries[i - 1]} end
+  end
+  table.sort(slots, function(a, b) return a[1] < b[1] end)
+  local slot = slots[index + 1]
+  local frees = slot[1] + life
+  if redis.call('ZSCORE', pending, slot[2]) then frees = frees + lag.settle end
+  return math.ceil(frees + round * cycles)
+end

@@ -1,0 +1,50 @@
+--[[
+  Called when a request's answer (or its failure) is back: the server counted the request when it arrived,
+  which was no later than now, so the slot is moved to start no earlier than now - margin.
+  However long the request took to leave (a busy event loop, a slow connection), the ledger then
+  frees the slot no earlier than the server does. The slot is no longer pending; its grant time
+  moves to `answered` (kept two windows), which OBSERVE reads answers against. How far slots
+  move is averaged in `lag` (field `settle`): waiters are promised their slots that much later.
+
+  Input:
+    KEYS[1] slots
+    KEYS[2] live
+    KEYS[3] pending
+    KEYS[4] answered
+    KEYS[5] lag
+    KEYS[6] sent
+    ARGV[1] member
+    ARGV[2] marginMs
+    ARGV[3] windowMs
+
+  Output:
+    1 when the slot moved later, else 0
+]]
+--- @include "now"
+
+local granted = redis.call('ZSCORE', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[1])
+if granted then
+  local window = tonumber(ARGV[3])
+  redis.call('ZADD', KEYS[4], granted, ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 2 * window)
+  redis.call('PEXPIRE', KEYS[4], 2 * window)
+end
+local latest = now - tonumber(ARGV[2])
+for _, key in ipairs({KEYS[1], KEYS[2]}) do
+  local score = redis.call('ZSCORE', key, ARGV[1])
+  if score then
+    local window = tonumber(ARGV[3])
+    local shift = math.min(math.max(latest - tonumber(score), 0), window / 10)
+    local average = tonumber(redis.call('HGET', KEYS[5], 'settle') or '0')
+    redis.call('HSET', KEYS[5], 'settle', tostring(average + (shift - average) / 8))
+    redis.call('PEXPIRE', KEYS[5], window * 10)
+    if shift > 0 then
+      redis.call('ZADD', key, 'XX', latest, ARGV[1])
+      return 1
+    end
+    return 0
+  end
+end
+return 0

@@ -1,0 +1,445 @@
+import { DelayedError, type Job } from "bullmq";
+import type { Logger } from "pino";
+import type { SnapshotStore } from "../ingest/snapshot-store.ts";
+import {
+  ProviderAuthError,
+  type ProviderClient,
+  ProviderConflictError,
+  ProviderError,
+  ProviderNotFoundError,
+  type ProviderOrderId,
+  ProviderRateLimitError,
+  type ProviderStoreId,
+  ProviderValidationError,
+} from "../provider/index.ts";
+import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
+import { deadLetterId, type SyncQueues } from "../queue/sync-queue.ts";
+import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
+import {
+  customerDataWithheld,
+  mapOrder,
+  PROTECTED_DATA_REASON,
+  planSync,
+  type ShopSettings,
+} from "../sync/index.ts";
+import type { SourceOrder } from "../sync/source-order.ts";
+import type { StoreRateLimiter } from "./limiter/index.ts";
+import { executeOp, LinkMismatchError, type OpContext } from "./op-executor.ts";
+
+export interface SyncProcessorDeps {
+  snapshots: SnapshotStore;
+  queues: SyncQueues;
+  shops: ShopRepository;
+  links: LinkRepository;
+  limiter: StoreRateLimiter;
+  /** The provider client for a shop's credentials (cached by the caller). */
+  providerFor(shop: ShopRecord): ProviderClient;
+  /** Fetches the whole order from the Shopify Admin API when a snapshot is known to be stale. */
+  refetchOrder?(shop: ShopRecord, orderId: string): Promise<SourceOrder | null>;
+  logger: Logger;
+  metrics?: SyncMetrics;
+}
+
+export interface SyncMetrics {
+  jobDone(outcome: string): void;
+  providerCall(status: number | "error"): void;
+  limiterWait(reason: string): void;
+  lag(ms: number): void;
+}
+
+export type SyncResult =
+  | { outcome: "synced"; calls: number }
+  | { outcome: "unchanged" }
+  | { outcome: "waiting"; reason: string }
+  | { outcome: "dead-lettered"; reason: string }
+  | { outcome: "skipped"; reason: string };
+
+/** The error class a dead-letter record names for a failure found before any provider call. */
+const TERMINAL_NAMES: Partial<Record<FailureCategory, string>> = {
+  config: "ConfigurationError",
+  mapping: "MappingError",
+};
+
+/** A failure that retrying will not fix: it goes to the dead-letter queue at once. */
+class Terminal extends Error {
+  constructor(
+    readonly category: FailureCategory,
+    message: string,
+    readonly fields?: { path: string; message: string }[],
+  ) {
+    super(message);
+    this.name = TERMINAL_NAMES[category] ?? "TerminalError";
+  }
+}
+
+/**
+ * The sync job: reconcile one order's latest snapshot with what the provider has, sending only
+ * the difference, each provider call only when the store's rate limiter grants a slot.
+ *
+ * Level-triggered: nothing here depends on which webhook queued the job. When the limiter says
+ * wait, the job moves to the delayed set until the computed moment and gives its worker slot
+ * back; when it runs again it re-plans from the links, so the calls already made are not
+ * repeated.
+ */
+export function createSyncProcessor(deps: SyncProcessorDeps) {
+  return async function processSync(job: Job<SyncJobData>, token?: string): Promise<SyncResult> {
+    const { shop, orderId } = job.data;
+    // Every line of this job carries its shop, order, job and trigger (never customer data).
+    const log = jobLogger(deps.logger, {
+      shop,
+      orderId,
+      jobId: job.id,
+      trigger: job.data.trigger,
+    });
+    log.debug({ attempt: job.attemptsMade + 1 }, "sync job started");
+    const shopRecord = deps.shops.getShop(shop);
+    if (!shopRecord || shopRecord.status === "uninstalled") {
+      deps.metrics?.jobDone("skipped");
+      const reason = shopRecord ? "shop uninstalled" : "shop unknown";
+      log.info({ reason }, "sync skipped");
+      return { outcome: "skipped", reason };
+    }
+
+    let calls = 0;
+    let wasDeadLettered = false;
+    // Known once the order's state is read: failures are shown by name (#1077).
+    let orderName: string | null = null;
+    // The body of the operation in flight, kept for the dead-letter record if it fails.
+    let lastBody: unknown;
+    try {
+      if (shopRecord.status === "paused") {
+        throw new Terminal(
+          "config",
+          `sync is paused for this shop: ${shopRecord.pausedReason ?? "no reason given"}`,
+        );
+      }
+      if (shopRecord.storeId === null) {
+        throw new Terminal("config", "the shop has no provider store configured", [
+          { path: "storeId", message: "set the provider store in the settings" },
+        ]);
+      }
+      const storeId = shopRecord.storeId as ProviderStoreId;
+      // Read before any call: creating the order clears the failure record.
+      wasDeadLettered = deps.links.lastFailure(shop, orderId) === "dead-lettered";
+      const order = await loadOrder(deps, shopRecord, orderId);
+      orderName = order?.name ?? null;
+      if (!order) {
+        deps.metrics?.jobDone("waiting");
+        const reason = "no full order state yet; the order webhook or a refetch will follow";
+        log.info({ reason }, "sync waiting");
+        return { outcome: "waiting", reason };
+      }
+      // Test orders (Bogus gateway, test mode) stay out of the provider unless the shop asks.
+      if (order.test && !shopRecord.sendTestOrders) {
+        deps.shops.markTestOrderSkipped(shop, orderId);
+        deps.metrics?.jobDone("skipped");
+        const reason = "test order: not sent (the shop's test-order setting is off)";
+        log.info({ reason }, "sync skipped");
+        return { outcome: "skipped", reason };
+      }
+      const settings = shopSettings(shopRecord, storeId, order.currency);
+      const mapped = mapOrder(order, settings);
+      if (!mapped.ok) {
+        // Shopify withheld the customer (the app is not approved for protected customer data):
+        // nothing identifies the customer to the provider, and the merchant needs to know why.
+        if (mapped.errors.some((e) => e.kind === "customer") && customerDataWithheld(order)) {
+          throw new Terminal("protected-data", PROTECTED_DATA_REASON, [
+            { path: "customer", message: "withheld by Shopify (protected customer data)" },
+          ]);
+        }
+        // What the shop's settings can fix is an operator's to fix; the rest is the order's.
+        const config = mapped.errors.some((e) => e.kind === "settings");
+        throw new Terminal(
+          config ? "config" : "mapping",
+          `the order cannot be sent as it is: ${mapped.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}`,
+          mapped.errors.map((e) => ({ path: e.field, message: e.message })),
+        );
+      }
+      // Warnings name fields and Shopify IDs only (see src/sync): safe to log as they are.
+      if (mapped.warnings.length > 0) {
+        log.info({ warnings: mapped.warnings }, "order mapped with warnings");
+      }
+      const canceled = order.cancelledAt
+        ? { reason: order.cancelReason, at: order.cancelledAt }
+        : null;
+      const client = deps.providerFor(shopRecord);
+      const priority = job.data.priority;
+      // A link into another store or environment than the shop's current one is never written
+      // through: the shop switched, so the order is created afresh where it now goes.
+      const space = deps.links.spaceOf(shop, orderId);
+      if (
+        space &&
+        (space.storeId !== storeId ||
+          (space.providerBaseUrl !== null && space.providerBaseUrl !== client.baseUrl))
+      ) {
+        deps.links.retireOrder(shop, orderId, `the shop now sends its orders to store ${storeId}`);
+        log.info(
+          { fromStore: space.storeId, toStore: storeId },
+          "link pointed into the shop's previous provider store: retired, the order is sent again",
+        );
+      }
+      // A 404 on a linked order retires its link once per job: the order is then looked up and
+      // adopted, or created again (the create path), instead of dead-lettered.
+      let retiredAfterNotFound = false;
+      // The token first: a slot is taken only when the request can leave at once, so the time
+      // from grant to the provider's arrival stays within the limiter's margin.
+      await client.getTokenInfo();
+
+      // Re-plan after every call: the links are the truth, so a resumed job never repeats a call.
+      const wanted = { order: mapped.order, fulfillments: mapped.fulfillments, canceled };
+      // The last planned call's write also marks the order synced when its links need nothing
+      // more (checked inside that transaction): one SQLite commit less per order.
+      const syncedCheck = {
+        version: order.updatedAt,
+        done: (after: Parameters<typeof planSync>[1]) => planSync(wanted, after).length === 0,
+      };
+      let synced = false;
+      while (!synced) {
+        const links = deps.links.loadLinks(shop, orderId);
+        const ops = planSync(wanted, links);
+        const op = ops[0];
+        if (!op) break;
+        // An uninstall stops the shop at once: no further call, even in the middle of an order.
+        if (deps.shops.statusOf(shop) === "uninstalled") {
+          deps.metrics?.jobDone("skipped");
+          return { outcome: "skipped", reason: "shop uninstalled" };
+        }
+        const decision = await deps.limiter.acquireOrWait(
+          storeId,
+          priority,
+          job.id ?? "",
+          job.data.prepaidSlot ?? "",
+        );
+        if (!decision.granted) {
+          deps.metrics?.limiterWait(decision.reason);
+          // Handed back a little early (the queue's own delay): the job waits out the rest in
+          // acquireOrWait and takes its slot as it frees.
+          await job.moveToDelayed(decision.retryAtMs - decision.leadMs, token);
+          throw new DelayedError();
+        }
+        const ctx: OpContext = {
+          shop,
+          sourceOrderId: orderId,
+          orderName: order.name,
+          storeId,
+          providerBaseUrl: client.baseUrl,
+          orderId: (links?.orderId ?? null) as ProviderOrderId | null,
+          customerEmail: mapped.order.customer.email,
+        };
+        lastBody = op.body;
+        calls++;
+        try {
+          // The slot is spent on this call: settled on the answer or the failure, and known to
+          // the limiter while the answer's RateLimit headers are read.
+          const result = await deps.limiter.spend(storeId, decision.slotId, () =>
+            executeOp(client, deps.links, op, ctx, ops.length === 1 ? syncedCheck : undefined),
+          );
+          synced = result.synced;
+          deps.metrics?.providerCall(200);
+        } catch (error) {
+          if (error instanceof ProviderRateLimitError) {
+            // Not a failed attempt: the budget is shared; wait as long as the server says.
+            deps.metrics?.providerCall(429);
+            const until = await deps.limiter.block(storeId, error.retryAfterMs ?? 1_000);
+            await job.moveToDelayed(until, token);
+            throw new DelayedError();
+          }
+          deps.metrics?.providerCall(
+            error instanceof ProviderError && error.status ? error.status : "error",
+          );
+          if (
+            error instanceof ProviderNotFoundError &&
+            op.kind !== "createOrder" &&
+            !retiredAfterNotFound
+          ) {
+            retiredAfterNotFound = true;
+            deps.links.retireOrder(
+              shop,
+              orderId,
+              `the provider answered 404 for order ${links?.orderId ?? "?"}`,
+            );
+            log.warn(
+              { providerOrderId: links?.orderId },
+              "the provider no longer has the linked order: link retired, looking the order up again",
+            );
+            continue;
+          }
+          throw error;
+        }
+      }
+      if (!synced) deps.links.markSynced(shop, orderId, order.updatedAt);
+      // It was dead-lettered and went through now (a retry, or a later event after a fix).
+      if (wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {
+        log.info("dead letter resolved by this sync");
+      }
+      // Lag is webhook → provider acknowledgement: an order the provider already had adds none.
+      if (calls > 0 && job.data.receivedAt) deps.metrics?.lag(Date.now() - job.data.receivedAt);
+      deps.metrics?.jobDone(calls > 0 ? "synced" : "unchanged");
+      log.info({ calls }, calls > 0 ? "order synced" : "order unchanged");
+      return calls > 0 ? { outcome: "synced", calls } : { outcome: "unchanged" };
+    } catch (error) {
+      if (error instanceof DelayedError) throw error;
+      const terminal = classify(error);
+      const attempts = job.attemptsMade + 1;
+      const exhausted = !terminal && attempts >= (job.opts.attempts ?? 1);
+      if (!terminal && !exhausted) {
+        log.warn({ err: describe(error), attempts }, "sync failed; will retry");
+        throw error;
+      }
+      const dead =
+        terminal ??
+        new Terminal("exhausted", `gave up after ${attempts} attempts: ${describe(error).message}`);
+      await deadLetter(deps, job, dead, error, lastBody, attempts);
+      deps.links.markFailed(shop, orderId, "dead-lettered", dead.message, orderName);
+      if (dead.category === "config" && error instanceof ProviderAuthError) {
+        deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
+      }
+      deps.metrics?.jobDone("dead-lettered");
+      // Our own reasons (config, mapping) name fields only; a provider's message may echo what
+      // we sent (an email, an address), so for those only its status and field paths are logged.
+      const ours = dead.category === "config" || dead.category === "mapping";
+      log.error(
+        {
+          category: dead.category,
+          errorClass: describe(error).name,
+          ...(error instanceof ProviderError
+            ? { status: error.status, requestId: error.requestId }
+            : {}),
+          ...(dead.fields ? { fields: dead.fields.map((f) => f.path) } : {}),
+          ...(ours ? { reason: dead.message } : {}),
+        },
+        "sync dead-lettered",
+      );
+      return { outcome: "dead-lettered", reason: dead.message };
+    }
+  };
+}
+
+type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/**
+ * The job's logger, made only when a line is actually written at its level: a pino child with
+ * bindings and redaction costs more than the rest of a quiet job's logging (bench:worker).
+ */
+function jobLogger(logger: Logger, bindings: Record<string, unknown>): JobLog {
+  let child: Logger | undefined;
+  const at =
+    (level: "debug" | "info" | "warn" | "error") =>
+    (...args: Parameters<Logger["info"]>) => {
+      if (!logger.isLevelEnabled(level)) return;
+      child ??= logger.child(bindings);
+      child[level](...args);
+    };
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") } as JobLog;
+}
+
+async function loadOrder(deps: SyncProcessorDeps, shop: ShopRecord, orderId: string) {
+  const snapshot = await deps.snapshots.get(shop.shop, orderId);
+  if (snapshot?.staleSince && deps.refetchOrder) {
+    const fresh = await deps.refetchOrder(shop, orderId);
+    if (fresh) {
+      await deps.snapshots.putOrder(fresh);
+      return (await deps.snapshots.get(shop.shop, orderId))?.order ?? fresh;
+    }
+  }
+  return snapshot?.order ?? null;
+}
+
+function shopSettings(
+  shop: ShopRecord,
+  storeId: ProviderStoreId,
+  orderCurrency: string,
+): ShopSettings {
+  return {
+    storeId,
+    currency: shop.storeCurrency ?? shop.shopCurrency ?? orderCurrency,
+    protectionVariantIds: shop.protectionVariantIds,
+    locationMap: shop.locationMap,
+    defaultLocationId: shop.defaultLocationId,
+  };
+}
+
+/** Which failures retrying cannot fix (docs/principles.md: retries are bounded and explained: say why next to the rule). */
+function classify(error: unknown): Terminal | null {
+  if (error instanceof Terminal) return error;
+  // 400: the provider refused what we sent; the same body will be refused again.
+  if (error instanceof ProviderValidationError) {
+    return new Terminal(
+      "provider-validation",
+      `the provider refused the request: ${error.message}`,
+      error.fields,
+    );
+  }
+  // 401 after a token renewal, 403: credentials or scopes are wrong; an operator must fix them.
+  if (error instanceof ProviderAuthError) {
+    return new Terminal(
+      "config",
+      `the provider refused our credentials (${error.kind}): ${error.message}`,
+    );
+  }
+  // 404 on an order we created: it was removed at the provider, or the store is not ours.
+  if (error instanceof ProviderNotFoundError) {
+    return new Terminal(
+      "provider-not-found",
+      `the provider does not know this order or store: ${error.message}`,
+    );
+  }
+  // The linked order answered as another Shopify order's: nothing more is written through it.
+  if (error instanceof LinkMismatchError) {
+    return new Terminal("link-mismatch", error.message);
+  }
+  // 409 that the executor could not resolve (for example a change to an order canceled there).
+  if (error instanceof ProviderConflictError) {
+    return new Terminal("provider-conflict", `the provider refused the change: ${error.message}`);
+  }
+  return null;
+}
+
+function describe(error: unknown): { name: string; message: string } {
+  return error instanceof Error
+    ? { name: error.name, message: error.message }
+    : { name: "Error", message: String(error) };
+}
+
+async function deadLetter(
+  deps: SyncProcessorDeps,
+  job: Job<SyncJobData>,
+  dead: Terminal,
+  cause: unknown,
+  body: unknown,
+  attempts: number,
+) {
+  const now = new Date().toISOString();
+  const providerError = cause instanceof ProviderError ? cause : undefined;
+  const data: DeadLetterData = {
+    shop: job.data.shop,
+    orderId: job.data.orderId,
+    topic: job.data.trigger,
+    reason: dead.message,
+    category: dead.category,
+    errorClass:
+      cause instanceof Terminal
+        ? cause.name
+        : cause instanceof Error
+          ? cause.constructor.name
+          : "Error",
+    ...(dead.fields ? { fields: dead.fields } : {}),
+    // The request as the client sent it: its method and path, and the operation's body.
+    ...(providerError
+      ? { request: { method: providerError.method, path: providerError.path, body } }
+      : {}),
+    ...(providerError
+      ? {
+          response: {
+            ...(providerError.status !== undefined ? { status: providerError.status } : {}),
+            ...(providerError.requestId ? { requestId: providerError.requestId } : {}),
+            body: providerError.body,
+          },
+        }
+      : {}),
+    attempts,
+    firstFailedAt: now,
+    lastFailedAt: now,
+  };
+  await deps.queues.addDeadLetter(deadLetterId(job.data.shop, job.data.orderId), data);
+}

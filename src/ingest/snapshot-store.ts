@@ -1,0 +1,268 @@
+import type { Redis, Result } from "ioredis";
+import { defineScripts, loadLua } from "../lib/lua.ts";
+import { snapshotKey } from "../queue/names.ts";
+import type { SourceFulfillment, SourceOrder } from "../sync/source-order.ts";
+
+/**
+ * The latest known state of each order (docs/principles.md, principle 1). A webhook is a hint that an
+ * order changed; the sync job reads the snapshot when it runs, so duplicates, reordering and
+ * replays all collapse into "reconcile this order".
+ *
+ * One Redis hash per order:
+ *   o / ov        the whole order (SourceOrder JSON) and its version (updated_at, epoch ms)
+ *   f:<id> / fv:<id>  a fulfillment from a fulfillments/* webhook and its version
+ *   h             newest "order changed, payload incomplete" hint (orders/edited, refunds)
+ *   lv            when a live event last touched the order (for priority and lag metrics)
+ * Every write is one script call: it keeps a part only when strictly newer, so an older
+ * delivery arriving late can never overwrite a newer state.
+ */
+
+/** The receiver's dedupe mark was already there: nothing was written (see lua/). */
+const DUPLICATE = 3;
+
+/** The snapshot scripts (`lua/`): one each for orders, fulfillments and hints. */
+const dir = new URL("./lua/", import.meta.url);
+const SNAPSHOT_SCRIPTS = {
+  snapshotOrder: loadLua(dir, "snapshot-order"),
+  snapshotFulfillment: loadLua(dir, "snapshot-fulfillment"),
+  snapshotHint: loadLua(dir, "snapshot-hint"),
+};
+
+/** What a snapshot write did: kept the newer state, met the same version, or met a newer one. */
+export type PutOutcome = "stored" | "same" | "older";
+/** What the receiver's write did: a `PutOutcome`, or nothing because the event was seen before. */
+export type ReceiveOutcome = PutOutcome | "duplicate";
+const putOutcome = (code: number): ReceiveOutcome =>
+  code === 1 ? "stored" : code === 2 ? "same" : code === DUPLICATE ? "duplicate" : "older";
+
+/** The receiver's dedupe mark for one event: Redis key and how long it is kept. */
+export interface SeenMark {
+  key: string;
+  ttlSeconds: number;
+}
+
+interface WriteOptions {
+  /** Records when a live event last touched the order. */
+  live?: boolean;
+  /** Checks this mark first (see above); the outcome may then be "duplicate". */
+  seen?: SeenMark;
+}
+
+/**
+ * Each script takes one key (the snapshot) or two (and the receiver's dedupe mark): the count
+ * comes first, then the keys, then the arguments its header names.
+ */
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    snapshotOrder(
+      numberOfKeys: 1 | 2,
+      ...keysAndArgs: (string | number)[]
+    ): Result<number, Context>;
+    snapshotFulfillment(
+      numberOfKeys: 1 | 2,
+      ...keysAndArgs: (string | number)[]
+    ): Result<number, Context>;
+    snapshotHint(numberOfKeys: 1 | 2, ...keysAndArgs: (string | number)[]): Result<number, Context>;
+  }
+}
+
+export interface OrderSnapshot {
+  /** The whole order with every fulfillment merged in (newest version of each wins). */
+  order: SourceOrder | null;
+  /** Fulfillments known only from fulfillment webhooks (no order payload seen yet). */
+  orphanFulfillments: SourceFulfillment[];
+  orderVersion: number | null;
+  /** Set when an incomplete event (edit, refund) is newer than the stored order. */
+  staleSince: number | null;
+  liveAt: number | null;
+}
+
+export interface SnapshotStoreOptions {
+  prefix: string;
+  /** How long a snapshot is kept after its last write; reconciliation refetches older ones. */
+  ttlMs?: number;
+}
+
+/** Versions compare as epoch milliseconds; an unparsable updated_at cannot be ordered. */
+export function versionOf(updatedAt: string): number {
+  const ms = Date.parse(updatedAt);
+  if (Number.isNaN(ms)) throw new Error(`unparsable updated_at: ${updatedAt}`);
+  return ms;
+}
+
+export class SnapshotStore {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #ttlMs: number;
+
+  constructor(redis: Redis, options: SnapshotStoreOptions) {
+    this.#redis = redis;
+    this.#prefix = options.prefix;
+    this.#ttlMs = options.ttlMs ?? 14 * 24 * 3600_000;
+    defineScripts(redis, SNAPSHOT_SCRIPTS);
+  }
+
+  key(shop: string, orderId: string): string {
+    return snapshotKey(this.#prefix, shop, orderId);
+  }
+
+  /** Stores the order when it is newer than what is kept. Returns whether it was stored. */
+  async putOrder(order: SourceOrder, options: { live?: boolean } = {}): Promise<boolean> {
+    return (await this.storeOrder(order, options)) === "stored";
+  }
+
+  /**
+   * Like `putOrder`, and tells a delivery of the version already held ("same") from an older one:
+   * the receiver queues a job for "same", because an earlier attempt of that delivery may have
+   * stored the snapshot and failed before its job was queued. With `seen`, "duplicate" when the
+   * event's mark is there (nothing written), and an "older" delivery is marked in the same call.
+   */
+  async storeOrder(order: SourceOrder, options: WriteOptions = {}): Promise<ReceiveOutcome> {
+    const key = this.key(order.shop, order.id);
+    const json = JSON.stringify(order);
+    const version = versionOf(order.updatedAt);
+    const liveAt = options.live ? String(Date.now()) : "";
+    const { seen } = options;
+    const code = seen
+      ? await this.#redis.snapshotOrder(
+          2,
+          key,
+          seen.key,
+          json,
+          version,
+          this.#ttlMs,
+          liveAt,
+          seen.ttlSeconds,
+        )
+      : await this.#redis.snapshotOrder(1, key, json, version, this.#ttlMs, liveAt);
+    return putOutcome(code);
+  }
+
+  async putFulfillment(
+    shop: string,
+    fulfillment: SourceFulfillment,
+    options: { live?: boolean } = {},
+  ): Promise<boolean> {
+    return (await this.storeFulfillment(shop, fulfillment, options)) === "stored";
+  }
+
+  /** Like `putFulfillment`, with the outcomes of `storeOrder`. */
+  async storeFulfillment(
+    shop: string,
+    fulfillment: SourceFulfillment,
+    options: WriteOptions = {},
+  ): Promise<ReceiveOutcome> {
+    const key = this.key(shop, fulfillment.orderId);
+    const json = JSON.stringify(fulfillment);
+    const version = versionOf(fulfillment.updatedAt);
+    const liveAt = options.live ? String(Date.now()) : "";
+    const { seen } = options;
+    const args = [fulfillment.id, json, version, this.#ttlMs, liveAt];
+    const code = seen
+      ? await this.#redis.snapshotFulfillment(2, key, seen.key, ...args, seen.ttlSeconds)
+      : await this.#redis.snapshotFulfillment(1, key, ...args);
+    return putOutcome(code);
+  }
+
+  /**
+   * Records that the order changed in a way the payload did not fully describe: "stored", or
+   * with `seen`, "duplicate" when the event's mark is there (nothing written then).
+   */
+  async putHint(
+    shop: string,
+    orderId: string,
+    atMs: number,
+    options: WriteOptions = {},
+  ): Promise<"stored" | "duplicate"> {
+    const key = this.key(shop, orderId);
+    const liveAt = options.live ? String(Date.now()) : "";
+    const code = options.seen
+      ? await this.#redis.snapshotHint(2, key, options.seen.key, atMs, this.#ttlMs, liveAt)
+      : await this.#redis.snapshotHint(1, key, atMs, this.#ttlMs, liveAt);
+    return code === DUPLICATE ? "duplicate" : "stored";
+  }
+
+  async get(shop: string, orderId: string): Promise<OrderSnapshot | null> {
+    const hash = await this.#redis.hgetall(this.key(shop, orderId));
+    if (Object.keys(hash).length === 0) return null;
+    return parseSnapshot(hash);
+  }
+
+  /** Removes the stored state of these orders (privacy redaction, shop removal). */
+  async delete(shop: string, orderIds: string[]): Promise<number> {
+    if (orderIds.length === 0) return 0;
+    return this.#redis.del(...orderIds.map((id) => this.key(shop, id)));
+  }
+
+  /**
+   * customers/redact: deletes the snapshots of the orders named and of any other order of the
+   * shop whose stored customer is this one (Shopify's list can miss orders we still hold).
+   */
+  async deleteCustomer(
+    shop: string,
+    who: { orderIds: readonly string[]; customerId: string | null },
+  ): Promise<number> {
+    const keys = new Set(who.orderIds.map((id) => this.key(shop, id)));
+    if (who.customerId) {
+      const stream = this.#redis.scanStream({
+        match: `${this.#prefix}:snap:{${shop}:*`,
+        count: 500,
+      });
+      for await (const batch of stream as AsyncIterable<string[]>) {
+        for (const key of batch) {
+          const json = await this.#redis.hget(key, "o");
+          if (!json) continue;
+          const order = JSON.parse(json) as SourceOrder;
+          if (order.customer?.id === who.customerId) keys.add(key);
+        }
+      }
+    }
+    return keys.size === 0 ? 0 : this.#redis.del(...keys);
+  }
+
+  /** Deletes every snapshot of a shop (uninstall clean-up, shop/redact). */
+  async deleteShop(shop: string): Promise<number> {
+    let removed = 0;
+    const stream = this.#redis.scanStream({ match: `${this.#prefix}:snap:{${shop}:*`, count: 500 });
+    for await (const keys of stream as AsyncIterable<string[]>) {
+      if (keys.length > 0) removed += await this.#redis.del(...keys);
+    }
+    return removed;
+  }
+}
+
+function parseSnapshot(hash: Record<string, string>): OrderSnapshot {
+  const order = hash.o ? (JSON.parse(hash.o) as SourceOrder) : null;
+  const orderVersion = hash.ov ? Number(hash.ov) : null;
+  const extra: SourceFulfillment[] = [];
+  for (const [field, value] of Object.entries(hash)) {
+    if (field.startsWith("f:")) extra.push(JSON.parse(value) as SourceFulfillment);
+  }
+  let orphanFulfillments: SourceFulfillment[] = [];
+  if (order) {
+    order.fulfillments = mergeFulfillments(order.fulfillments, extra);
+  } else {
+    orphanFulfillments = extra;
+  }
+  const hint = hash.h ? Number(hash.h) : null;
+  return {
+    order,
+    orphanFulfillments,
+    orderVersion,
+    staleSince: hint !== null && (orderVersion === null || hint > orderVersion) ? hint : null,
+    liveAt: hash.lv ? Number(hash.lv) : null,
+  };
+}
+
+/** The newest version of each fulfillment, whichever payload carried it. */
+export function mergeFulfillments(
+  fromOrder: SourceFulfillment[],
+  fromEvents: SourceFulfillment[],
+): SourceFulfillment[] {
+  const byId = new Map<string, SourceFulfillment>();
+  for (const f of [...fromOrder, ...fromEvents]) {
+    const known = byId.get(f.id);
+    if (!known || versionOf(f.updatedAt) > versionOf(known.updatedAt)) byId.set(f.id, f);
+  }
+  return [...byId.values()].sort((a, b) => versionOf(a.createdAt) - versionOf(b.createdAt));
+}

@@ -1,0 +1,241 @@
+import type { Redis } from "ioredis";
+import type { DeadLetterData } from "../queue/jobs.ts";
+import { dedupeKey } from "../queue/names.ts";
+import { deadLetterId, type SyncQueues } from "../queue/sync-queue.ts";
+import {
+  type NormalizedEvent,
+  normalizeWebhook,
+  PayloadError,
+  parseShopifyJson,
+  ShopMismatchError,
+} from "../shopify/index.ts";
+import type { ShopDomain } from "../sync/source-order.ts";
+import type { ReceiveOutcome, SeenMark, SnapshotStore } from "./snapshot-store.ts";
+
+/** What became of one verified webhook. Every outcome but `unavailable` is answered 200. */
+export type IngestOutcome =
+  | "queued"
+  | "stale"
+  | "duplicate"
+  | "dead-lettered"
+  | "unknown-shop"
+  | "ignored"
+  | "uninstalled"
+  | "shop-updated"
+  | "privacy"
+  /** shop/redact for a shop that is installed: Shopify sends it only 48 h after an uninstall. */
+  | "refused-installed";
+
+export interface VerifiedWebhook {
+  shop: ShopDomain;
+  topic: string;
+  /** X-Shopify-Webhook-Id: one per delivery. */
+  webhookId: string;
+  /** X-Shopify-Event-Id: shared by every delivery one merchant action produced. */
+  eventId: string | null;
+  triggeredAt: string | null;
+  rawBody: string;
+}
+
+export interface ShopLookup {
+  /** "active" syncs; anything else is counted and answered 200 without syncing. */
+  shopStatus(shop: string): "active" | "paused" | "uninstalled" | "unknown";
+}
+
+export interface LifecycleHandlers {
+  appUninstalled(shop: ShopDomain): Promise<void>;
+  /** shop/update: the shop's currency and time zone, as they are now. */
+  shopUpdated(
+    shop: ShopDomain,
+    update: { currency: string | null; timezone: string | null },
+  ): Promise<void>;
+  privacy(
+    shop: ShopDomain,
+    event: { topic: string; customerId: string | null; email: string | null; orderIds: string[] },
+  ): Promise<void>;
+}
+
+/** Shopify retries for 4 hours and can deliver up to a day late; 72 h covers both. */
+export const DEDUPE_TTL_SECONDS = 72 * 3600;
+
+export interface WebhookIngestDeps {
+  redis: Redis;
+  prefix: string;
+  snapshots: SnapshotStore;
+  queues: SyncQueues;
+  shops: ShopLookup;
+  lifecycle: LifecycleHandlers;
+}
+
+/**
+ * The receiver's durable step (docs/principles.md, principle 6): once a webhook's HMAC is valid, the event
+ * is either queued or dead-lettered, never lost, and it is answered 200 only after that is
+ * durable in Redis. Any Redis failure propagates, and the route answers 503 so Shopify retries.
+ *
+ * An order, fulfillment or hint event for an active shop (nearly every webhook) costs three
+ * Redis calls: one script checks the event's dedupe mark and writes the newer-only snapshot
+ * (and marks an older delivery, which needs no job), then BullMQ's add, then the mark. Other
+ * events check the mark, are handled, and are marked.
+ *
+ * The dedupe mark is written last: a crash before it only means a redelivery is processed
+ * again, which is harmless because the snapshot write is newer-only and the sync job is
+ * deduplicated per order.
+ */
+export class WebhookIngest {
+  readonly #deps: WebhookIngestDeps;
+
+  constructor(deps: WebhookIngestDeps) {
+    this.#deps = deps;
+  }
+
+  async ingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
+    const { prefix } = this.#deps;
+    // The event id is shared across topics, so it is only a safe key together with the topic.
+    const key = dedupeKey(
+      prefix,
+      webhook.shop,
+      webhook.topic,
+      webhook.eventId ?? webhook.webhookId,
+    );
+    return this.#process(webhook, { key, ttlSeconds: DEDUPE_TTL_SECONDS });
+  }
+
+  /**
+   * Runs a stored webhook body through the receiver again (an operator's retry of a payload in
+   * the dead-letter queue), without the duplicate check its first delivery set.
+   */
+  async reingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
+    return this.#process(webhook, null);
+  }
+
+  async #process(webhook: VerifiedWebhook, seen: SeenMark | null): Promise<IngestOutcome> {
+    let event: NormalizedEvent;
+    try {
+      event = normalizeWebhook(webhook.topic, webhook.shop, parseShopifyJson(webhook.rawBody));
+    } catch (error) {
+      // Not the header shop's data: nothing is stored or dead-lettered under that shop; the
+      // receiver answers 400.
+      if (error instanceof ShopMismatchError) throw error;
+      return this.#checked(seen, async () => {
+        await this.#deadLetterPayload(webhook, error);
+        return "dead-lettered";
+      });
+    }
+    switch (event.kind) {
+      case "app-uninstalled":
+        return this.#checked(seen, async () => {
+          await this.#deps.lifecycle.appUninstalled(webhook.shop);
+          return "uninstalled";
+        });
+      case "shop-update": {
+        const update = event;
+        return this.#checked(seen, async () => {
+          await this.#deps.lifecycle.shopUpdated(webhook.shop, update);
+          return "shop-updated";
+        });
+      }
+      case "privacy": {
+        const privacy = event;
+        const status = this.#deps.shops.shopStatus(webhook.shop);
+        if (privacy.topic === "shop/redact" && (status === "active" || status === "paused")) {
+          return this.#checked(seen, async () => "refused-installed");
+        }
+        return this.#checked(seen, async () => {
+          await this.#deps.lifecycle.privacy(webhook.shop, privacy);
+          return "privacy";
+        });
+      }
+      case "ignored":
+        return this.#checked(seen, async () => "ignored");
+      default:
+        break;
+    }
+    if (this.#deps.shops.shopStatus(webhook.shop) !== "active") {
+      return this.#checked(seen, async () => "unknown-shop");
+    }
+    return this.#store(webhook, event, seen);
+  }
+
+  /** The rarer events: the dedupe check, the work, then the mark. */
+  async #checked(
+    seen: SeenMark | null,
+    handle: () => Promise<IngestOutcome>,
+  ): Promise<IngestOutcome> {
+    if (seen && (await this.#deps.redis.exists(seen.key)) === 1) return "duplicate";
+    const outcome = await handle();
+    await this.#mark(seen);
+    return outcome;
+  }
+
+  async #mark(seen: SeenMark | null): Promise<void> {
+    if (seen) await this.#deps.redis.set(seen.key, "1", "EX", seen.ttlSeconds);
+  }
+
+  async #store(
+    webhook: VerifiedWebhook,
+    event: Extract<NormalizedEvent, { kind: "order" | "fulfillment" | "order-hint" }>,
+    seen: SeenMark | null,
+  ): Promise<IngestOutcome> {
+    const { snapshots, queues } = this.#deps;
+    const options = { live: true, ...(seen ? { seen } : {}) };
+    const receivedAt = Date.now();
+    let orderId: string;
+    let put: ReceiveOutcome;
+    if (event.kind === "order") {
+      orderId = event.order.id;
+      put = await snapshots.storeOrder(event.order, options);
+    } else if (event.kind === "fulfillment") {
+      orderId = event.orderId;
+      put = await snapshots.storeFulfillment(webhook.shop, event.fulfillment, options);
+    } else {
+      // Edits and refunds carry only a diff: mark the snapshot stale so the worker refetches the
+      // whole order from the Admin API (or waits for the orders/updated that Shopify sends next).
+      orderId = event.orderId;
+      const at = event.updatedAt ? Date.parse(event.updatedAt) : receivedAt;
+      put = await snapshots.putHint(
+        webhook.shop,
+        orderId,
+        Number.isNaN(at) ? receivedAt : at,
+        options,
+      );
+    }
+    if (put === "duplicate") return "duplicate";
+    // An older delivery than what we hold changes nothing: no job needed (the script marked it).
+    // The same version is queued again: an earlier attempt may have stored it and failed (503)
+    // before its job was queued, and this retry is then the only thing that will ever queue it.
+    if (put === "older") return "stale";
+    await queues.enqueueSync({
+      shop: webhook.shop,
+      orderId,
+      priority: "live",
+      trigger: event.topic,
+      receivedAt,
+    });
+    await this.#mark(seen);
+    return "queued";
+  }
+
+  async #deadLetterPayload(webhook: VerifiedWebhook, error: unknown): Promise<void> {
+    const now = new Date().toISOString();
+    const field = error instanceof PayloadError ? error.field : undefined;
+    const message = error instanceof Error ? error.message : String(error);
+    const data: DeadLetterData = {
+      shop: webhook.shop,
+      orderId: null,
+      topic: webhook.topic,
+      webhookId: webhook.webhookId,
+      reason: `webhook body could not be used: ${message}`,
+      category: "payload",
+      errorClass: error instanceof Error ? error.constructor.name : "Error",
+      ...(field ? { fields: [{ path: field, message }] } : {}),
+      rawPayload: webhook.rawBody,
+      attempts: 1,
+      firstFailedAt: now,
+      lastFailedAt: now,
+    };
+    await this.#deps.queues.addDeadLetter(
+      deadLetterId(webhook.shop, null, webhook.webhookId.replaceAll(":", "_")),
+      data,
+    );
+  }
+}

@@ -1,0 +1,55 @@
+import { readFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+
+/**
+ * The connector's Redis scripts live in `.lua` files beside the module that runs them, in
+ * bullmq's layout: `<name>-<keys>.lua` (the number of KEYS it takes; no number when the caller
+ * passes it first), a header naming each KEYS[i] and ARGV[i], and shared fragments in
+ * `includes/`, pulled in with a line `--- @include "<fragment>"`. This is the one way they are
+ * loaded: read once per process, registered once per connection with `defineCommand` (ioredis
+ * then sends EVALSHA and falls back to EVAL).
+ *
+ * The production bundle copies every `lua/` folder into `dist/lua/` (scripts/bundle.ts), where
+ * `new URL("./lua/", import.meta.url)` points from the bundle, as it points beside the module in
+ * a source checkout.
+ */
+export interface LuaScript {
+  /** The file's name without `-<keys>.lua`. */
+  readonly name: string;
+  /** The number of KEYS; undefined when the caller passes it as the first argument. */
+  readonly numberOfKeys: number | undefined;
+  readonly lua: string;
+}
+
+const INCLUDE = /^--- @include "([\w-]+)"$/gm;
+
+function read(dir: URL, file: string, seen: ReadonlySet<string> = new Set()): string {
+  if (seen.has(file)) throw new Error(`Lua include cycle at ${file}`);
+  const text = readFileSync(new URL(file, dir), "utf8");
+  return text.replace(INCLUDE, (_, fragment: string) =>
+    read(dir, `includes/${fragment}.lua`, new Set([...seen, file])),
+  );
+}
+
+/** Loads `<dir>/<file>.lua` with its includes expanded. */
+export function loadLua(dir: URL, file: string): LuaScript {
+  const match = /^(.*?)(?:-(\d+))?$/.exec(file);
+  const name = match?.[1] ?? file;
+  const keys = match?.[2];
+  return {
+    name,
+    numberOfKeys: keys === undefined ? undefined : Number(keys),
+    lua: read(dir, `${file}.lua`),
+  };
+}
+
+/** Registers each script on the connection as a command of the given name, once. */
+export function defineScripts(redis: Redis, scripts: Record<string, LuaScript>): void {
+  for (const [command, script] of Object.entries(scripts)) {
+    if (typeof (redis as unknown as Record<string, unknown>)[command] === "function") continue;
+    redis.defineCommand(command, {
+      lua: script.lua,
+      ...(script.numberOfKeys === undefined ? {} : { numberOfKeys: script.numberOfKeys }),
+    });
+  }
+}

@@ -1,0 +1,121 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { dropQueuedWork, redactDeadLetters, removeShopDeadLetters } from "../engine/shop-work.ts";
+import type { SnapshotStore } from "../ingest/snapshot-store.ts";
+import type { LifecycleHandlers } from "../ingest/webhook-ingest.ts";
+import type { SyncJobData } from "../queue/jobs.ts";
+import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { SealedSessionStorage } from "../shopify/install/index.ts";
+import type { PrivacyRequestRepository, ShopRepository } from "../store/index.ts";
+
+export { PRIVACY_DUE_MS } from "../store/index.ts";
+
+/** What the lifecycle handlers act on. */
+export interface LifecycleDeps {
+  shops: ShopRepository;
+  sessions: SealedSessionStorage;
+  privacyRequests: PrivacyRequestRepository;
+  snapshots: SnapshotStore;
+  queues: SyncQueues;
+  /** Where retired dead letters are remembered (the dead-letter queue's Redis and prefix). */
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+}
+
+export interface LifecycleOptions {
+  /** Called after a shop's status changed, so cached statuses (the receiver's) are dropped. */
+  onShopChanged?(shop: string): void;
+  /** Called once an uninstalled shop's work is dropped (its sweep schedule is removed). */
+  onUninstalled?(shop: string): Promise<void>;
+}
+
+/**
+ * app/uninstalled and the privacy topics.
+ *
+ * Uninstall stops the shop at once: its status is `uninstalled` (the worker skips its jobs and
+ * the receiver stops queueing), its queued sync work is dropped, its token and sessions are
+ * deleted. Links stay, so a reinstall resumes without creating a provider order twice.
+ *
+ * Privacy requests are recorded with their due date and acted on before the webhook is
+ * answered: customers/redact deletes the snapshots of the customer's orders and strips the
+ * stored bodies of their dead letters; shop/redact deletes everything the connector holds for
+ * the shop (links, snapshots, dead letters, sessions, settings). The record keeps only IDs.
+ */
+export function createLifecycleHandlers(
+  ctx: LifecycleDeps,
+  options: LifecycleOptions = {},
+): LifecycleHandlers {
+  const retired = { redis: ctx.redis, prefix: ctx.prefix };
+
+  return {
+    async appUninstalled(shop) {
+      if (ctx.shops.getShop(shop)) ctx.shops.setStatus(shop, "uninstalled");
+      options.onShopChanged?.(shop);
+      const dropped = await dropQueuedWork<SyncJobData>(ctx.queues.sync, shop);
+      await ctx.sessions.deleteShopSessions(shop);
+      await options.onUninstalled?.(shop);
+      ctx.logger.info({ shop, droppedJobs: dropped }, "app uninstalled; sync stopped, links kept");
+    },
+
+    async shopUpdated(shop, update) {
+      const known = ctx.shops.getShop(shop);
+      if (!known || known.status === "uninstalled") return;
+      const changes = {
+        ...(update.currency && update.currency !== known.shopCurrency
+          ? { shopCurrency: update.currency }
+          : {}),
+        ...(update.timezone && update.timezone !== known.shopTimezone
+          ? { shopTimezone: update.timezone }
+          : {}),
+      };
+      if (Object.keys(changes).length === 0) return;
+      ctx.shops.updateSettings(shop, changes);
+      options.onShopChanged?.(shop);
+      ctx.logger.info({ shop, changed: Object.keys(changes) }, "shop settings changed in Shopify");
+    },
+
+    async privacy(shop, event) {
+      const ids = { customerId: event.customerId, orderIds: event.orderIds };
+      const request = ctx.privacyRequests.received(shop, event.topic, ids);
+      let done: Record<string, unknown> = ids;
+      if (event.topic === "customers/redact") {
+        const snapshots = await ctx.snapshots.deleteCustomer(shop, {
+          orderIds: event.orderIds,
+          customerId: event.customerId,
+        });
+        const deadLetters = await redactDeadLetters(
+          ctx.queues.deadLetter,
+          retired,
+          {
+            shop,
+            orderIds: event.orderIds,
+            needles: [event.customerId, event.email].filter((v): v is string => Boolean(v)),
+          },
+          new Date().toISOString(),
+        );
+        done = { ...ids, snapshotsDeleted: snapshots, deadLettersRedacted: deadLetters };
+      } else if (event.topic === "shop/redact") {
+        options.onShopChanged?.(shop);
+        const jobs = await dropQueuedWork<SyncJobData>(ctx.queues.sync, shop);
+        const snapshots = await ctx.snapshots.deleteShop(shop);
+        const deadLetters = await removeShopDeadLetters(ctx.queues.deadLetter, retired, shop);
+        await ctx.sessions.deleteShopSessions(shop);
+        await options.onUninstalled?.(shop);
+        ctx.shops.deleteShopData(shop);
+        done = { snapshotsDeleted: snapshots, deadLettersDeleted: deadLetters, jobsDropped: jobs };
+      } else {
+        // customers/data_request: the merchant answers it from Shopify. We hold the customer's
+        // data only inside order snapshots (kept 14 days) and dead letters; the record names
+        // which of the requested orders we hold, for the merchant's reply.
+        const held = [];
+        for (const orderId of event.orderIds) {
+          if (await ctx.snapshots.get(shop, orderId)) held.push(orderId);
+        }
+        done = { ...ids, snapshotsHeld: held };
+      }
+      ctx.privacyRequests.complete(request, done);
+      ctx.logger.info({ shop, topic: event.topic }, "privacy request recorded and acted on");
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import {
+  type BackfillJobData,
+  type BackfillProcessorDeps,
+  type BackfillResult,
+  createBackfillProcessor,
+} from "../backfill/index.ts";
+import { QUEUE } from "../queue/names.ts";
+
+/** What the backfill worker runs on: the processor's deps and its Redis. */
+export interface BackfillWorkerDeps extends BackfillProcessorDeps {
+  redis: Redis;
+  prefix: string;
+}
+
+export interface BackfillWorkerOptions {
+  concurrency?: number;
+}
+
+export interface BackfillWorkerHandle {
+  worker: Worker<BackfillJobData, BackfillResult>;
+  /** Stops at the next order: running backfills save their cursor and go back to the queue. */
+  close(): Promise<void>;
+}
+
+/** The backfill worker: walks shops' orders through the Admin API into the sync queue. */
+export function startBackfillWorker(
+  ctx: BackfillWorkerDeps,
+  options: BackfillWorkerOptions = {},
+): BackfillWorkerHandle {
+  const stopping = new AbortController();
+  const processor = createBackfillProcessor({
+    backfills: ctx.backfills,
+    shops: ctx.shops,
+    shopifyAdmin: ctx.shopifyAdmin,
+    snapshots: ctx.snapshots,
+    queues: ctx.queues,
+    limiter: ctx.limiter,
+    logger: ctx.logger.child({ component: "backfill-worker" }),
+  });
+  const worker = new Worker<BackfillJobData, BackfillResult>(
+    QUEUE.backfill,
+    (job, token, signal) =>
+      processor(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+    {
+      connection: ctx.redis.duplicate(),
+      prefix: ctx.prefix,
+      concurrency: options.concurrency ?? 2,
+      // A crashed worker's backfill returns to the queue after this and resumes from its cursor.
+      lockDuration: 60_000,
+    },
+  );
+  worker.on("error", (error) =>
+    ctx.logger.error({ err: { message: error.message } }, "backfill worker error"),
+  );
+  return {
+    worker,
+    async close() {
+      stopping.abort();
+      await worker.close();
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import {
+  createSweepProcessor,
+  type SweepDeps,
+  type SweepJobData,
+  SweepScheduler,
+} from "../backfill/index.ts";
+import { QUEUE } from "../queue/names.ts";
+import type { ShopInstaller } from "../shopify/install/index.ts";
+
+/** What the sweep worker runs on: the processor's deps, the installer and its Redis. */
+export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions"> {
+  installer: Pick<ShopInstaller, "checkSubscriptions">;
+  redis: Redis;
+  prefix: string;
+  reconcileIntervalMs: number;
+}
+
+export interface SweepWorkerHandle {
+  worker: Worker<SweepJobData>;
+  scheduler: SweepScheduler;
+  close(): Promise<void>;
+}
+
+/** How often the worker looks for shops installed or uninstalled since the last look. */
+const RESCHEDULE_EVERY_MS = 60_000;
+
+/**
+ * The reconciliation sweep worker. At start, and every minute after, it makes sure every active
+ * shop with a Shopify token has its job scheduler (every RECONCILE_INTERVAL_MS) and none of the
+ * others do.
+ */
+export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorkerHandle> {
+  const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, ctx.reconcileIntervalMs);
+  await scheduler.scheduleAll(ctx.shops);
+  const processor = createSweepProcessor({
+    shops: ctx.shops,
+    links: ctx.links,
+    checkpoints: ctx.checkpoints,
+    shopifyAdmin: ctx.shopifyAdmin,
+    snapshots: ctx.snapshots,
+    queues: ctx.queues,
+    limiter: ctx.limiter,
+    logger: ctx.logger.child({ component: "sweep-worker" }),
+    checkSubscriptions: (shop) => ctx.installer.checkSubscriptions(shop),
+  });
+  const worker = new Worker<SweepJobData>(QUEUE.maintenance, processor, {
+    connection: ctx.redis.duplicate(),
+    prefix: ctx.prefix,
+    concurrency: 2,
+    lockDuration: 120_000,
+  });
+  worker.on("error", (error) =>
+    ctx.logger.error({ err: { message: error.message } }, "sweep worker error"),
+  );
+  const refresh = setInterval(() => {
+    scheduler.scheduleAll(ctx.shops).catch((error: unknown) => {
+      ctx.logger.warn(
+        { err: { message: (error as Error).message } },
+        "sweep schedulers not refreshed",
+      );
+    });
+  }, RESCHEDULE_EVERY_MS);
+  refresh.unref();
+  return {
+    worker,
+    scheduler,
+    async close() {
+      clearInterval(refresh);
+      await worker.close();
+      await scheduler.close();
+    },
+  };
+}

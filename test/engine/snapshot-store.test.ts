@@ -1,0 +1,148 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
+import type { ShopifyFulfillmentId } from "../../src/sync/source-order.ts";
+import { sourceFulfillment, sourceOrder } from "../helpers/source-order-factory.ts";
+
+const redis = new Redis(inject("redisUrl"));
+let store: SnapshotStore;
+const shop = "demo-shop.myshopify.com";
+
+beforeEach(() => {
+  store = new SnapshotStore(redis, { prefix: `t-${randomUUID()}` });
+});
+afterAll(() => redis.disconnect());
+
+describe("SnapshotStore", () => {
+  it("keeps an order only when its updated_at is newer", async () => {
+    const v2 = sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "second" });
+    const v1 = sourceOrder({ updatedAt: "2026-11-01T11:00:00Z", note: "first" });
+    expect(await store.putOrder(v2)).toBe(true);
+    expect(await store.putOrder(v1)).toBe(false);
+    expect(await store.putOrder(v2)).toBe(false);
+    const snap = await store.get(shop, v2.id);
+    expect(snap?.order?.note).toBe("second");
+    expect(snap?.orderVersion).toBe(Date.parse("2026-11-01T12:00:00Z"));
+  });
+
+  it("compares versions as instants, not strings, across offsets", async () => {
+    // 10:30-05:00 is 15:30Z: later than 15:00Z although it sorts lower as text.
+    expect(
+      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T15:00:00Z", note: "utc" })),
+    ).toBe(true);
+    expect(
+      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T10:30:00-05:00", note: "est" })),
+    ).toBe(true);
+    expect((await store.get(shop, "5001"))?.order?.note).toBe("est");
+  });
+
+  it("merges the newest version of each fulfillment from order and fulfillment webhooks", async () => {
+    const fromOrder = sourceFulfillment({
+      updatedAt: "2026-11-02T10:00:00Z",
+      shipmentStatus: "in_transit",
+    });
+    await store.putOrder(
+      sourceOrder({ updatedAt: "2026-11-02T10:00:00Z", fulfillments: [fromOrder] }),
+    );
+    await store.putFulfillment(
+      shop,
+      sourceFulfillment({ updatedAt: "2026-11-03T10:00:00Z", shipmentStatus: "delivered" }),
+    );
+    await store.putFulfillment(
+      shop,
+      sourceFulfillment({ updatedAt: "2026-11-01T10:00:00Z", shipmentStatus: "label_printed" }),
+    );
+    await store.putFulfillment(
+      shop,
+      sourceFulfillment({ id: "6002" as ShopifyFulfillmentId, updatedAt: "2026-11-03T11:00:00Z" }),
+    );
+    const snap = await store.get(shop, "5001");
+    expect(snap?.order?.fulfillments.map((f) => [f.id, f.shipmentStatus])).toEqual([
+      ["6001", "delivered"],
+      ["6002", "in_transit"],
+    ]);
+  });
+
+  it("holds fulfillments that arrive before their order as orphans", async () => {
+    await store.putFulfillment(shop, sourceFulfillment());
+    const snap = await store.get(shop, "5001");
+    expect(snap?.order).toBeNull();
+    expect(snap?.orphanFulfillments).toHaveLength(1);
+  });
+
+  it("marks the snapshot stale when an edit hint is newer than the stored order, and clears it with a newer order", async () => {
+    await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T10:00:00Z" }));
+    await store.putHint(shop, "5001", Date.parse("2026-11-01T11:00:00Z"));
+    expect((await store.get(shop, "5001"))?.staleSince).toBe(Date.parse("2026-11-01T11:00:00Z"));
+    await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T11:00:05Z" }));
+    expect((await store.get(shop, "5001"))?.staleSince).toBeNull();
+  });
+
+  it("deletes one order's or a whole shop's snapshots", async () => {
+    await store.putOrder(sourceOrder());
+    await store.putOrder(sourceOrder({ id: "5002" as never }));
+    expect(await store.delete(shop, ["5001"])).toBe(1);
+    expect(await store.get(shop, "5001")).toBeNull();
+    expect(await store.deleteShop(shop)).toBe(1);
+    expect(await store.get(shop, "5002")).toBeNull();
+  });
+
+  describe("with the receiver's dedupe mark (one script: check, newer-only write, mark)", () => {
+    const seen = (id: string) => ({ key: `seen-${randomUUID()}-${id}`, ttlSeconds: 60 });
+
+    it("answers duplicate and writes nothing when the event was already marked", async () => {
+      const mark = seen("e1");
+      await redis.set(mark.key, "1");
+      const order = sourceOrder({ updatedAt: "2026-11-01T12:00:00Z" });
+      expect(await store.storeOrder(order, { seen: mark })).toBe("duplicate");
+      expect(await store.storeFulfillment(shop, sourceFulfillment(), { seen: mark })).toBe(
+        "duplicate",
+      );
+      expect(await store.putHint(shop, "5001", Date.now(), { seen: mark })).toBe("duplicate");
+      expect(await store.get(shop, order.id)).toBeNull();
+    });
+
+    it("stores a newer order and leaves the mark to the receiver, which sets it after the job", async () => {
+      const mark = seen("e2");
+      const order = sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "new" });
+      expect(await store.storeOrder(order, { seen: mark })).toBe("stored");
+      expect(await redis.exists(mark.key)).toBe(0);
+      expect((await store.get(shop, order.id))?.order?.note).toBe("new");
+      // A retry of a delivery whose job failed meets the same version, unmarked: queued again.
+      expect(await store.storeOrder(order, { seen: mark })).toBe("same");
+      expect(await redis.exists(mark.key)).toBe(0);
+    });
+
+    it("marks an older delivery in the same call, since no job follows it", async () => {
+      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "newer" }));
+      const mark = seen("e3");
+      const older = sourceOrder({ updatedAt: "2026-11-01T11:00:00Z", note: "older" });
+      expect(await store.storeOrder(older, { seen: mark })).toBe("older");
+      expect(await redis.ttl(mark.key)).toBeGreaterThan(0);
+      expect((await store.get(shop, older.id))?.order?.note).toBe("newer");
+      expect(await store.storeOrder(older, { seen: mark })).toBe("duplicate");
+    });
+
+    it("applies the same rules to fulfillments: newer stored unmarked, older marked", async () => {
+      const newer = sourceFulfillment({ updatedAt: "2026-11-03T10:00:00Z" });
+      const older = sourceFulfillment({ updatedAt: "2026-11-02T10:00:00Z" });
+      const first = seen("f1");
+      const second = seen("f2");
+      expect(await store.storeFulfillment(shop, newer, { seen: first })).toBe("stored");
+      expect(await redis.exists(first.key)).toBe(0);
+      expect(await store.storeFulfillment(shop, older, { seen: second })).toBe("older");
+      expect(await redis.exists(second.key)).toBe(1);
+      const snap = await store.get(shop, "5001");
+      expect(snap?.orphanFulfillments.map((f) => f.updatedAt)).toEqual(["2026-11-03T10:00:00Z"]);
+    });
+
+    it("records a hint as stored and leaves its mark to the receiver (a hint always needs a job)", async () => {
+      const mark = seen("h1");
+      const at = Date.parse("2026-11-01T11:00:00Z");
+      expect(await store.putHint(shop, "5001", at, { seen: mark })).toBe("stored");
+      expect(await redis.exists(mark.key)).toBe(0);
+      expect((await store.get(shop, "5001"))?.staleSince).toBe(at);
+    });
+  });
+});
