@@ -65,7 +65,7 @@ class Terminal extends Error {
   constructor(
     readonly category: FailureCategory,
     message: string,
-    readonly fields?: { path: string; message: string }[],
+    readonly fields?: { path: string; message: string; ref?: string }[],
   ) {
     super(message);
     this.name = TERMINAL_NAMES[category] ?? "TerminalError";
@@ -152,7 +152,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         throw new Terminal(
           config ? "config" : "mapping",
           `the order cannot be sent as it is: ${mapped.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}`,
-          mapped.errors.map((e) => ({ path: e.field, message: e.message })),
+          mapped.errors.map((e) => ({
+            path: e.field,
+            message: e.message,
+            ...(e.ref ? { ref: e.ref } : {}),
+          })),
         );
       }
       // Warnings name fields and Shopify IDs only (see src/sync): safe to log as they are.
@@ -290,7 +294,20 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         terminal ??
         new Terminal("exhausted", `gave up after ${attempts} attempts: ${describe(error).message}`);
       await deadLetter(deps, job, dead, error, lastBody, attempts);
-      deps.links.markFailed(shop, orderId, "dead-lettered", dead.message, orderName);
+      deps.links.markFailed(
+        shop,
+        orderId,
+        "dead-lettered",
+        {
+          message: dead.message,
+          category: dead.category,
+          fields: (dead.fields ?? []).map((f) => ({
+            path: f.path,
+            ...(f.ref ? { ref: f.ref } : {}),
+          })),
+        },
+        orderName,
+      );
       if (dead.category === "config" && error instanceof ProviderAuthError) {
         deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
       }

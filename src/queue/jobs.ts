@@ -25,28 +25,9 @@ export interface SyncJobData {
   prepaidSlot?: string;
 }
 
-/**
- * Why an order or a webhook went to the dead-letter queue:
- * - `config`: the shop's settings or credentials (paused, no store, a currency or location the
- *   provider store cannot take, refused credentials); an operator fixes them, then retries;
- * - `mapping`: the order's own data cannot make a body the provider accepts;
- * - `protected-data`: Shopify withheld the customer (the app is not approved for it);
- * - `provider-validation`, `provider-not-found`, `provider-conflict`: the provider refused the
- *   request (422, 404, an unresolvable 409);
- * - `link-mismatch`: the linked provider order answered as another Shopify order's;
- * - `exhausted`: a transient failure that outlasted every attempt;
- * - `payload`: a webhook body that could not be used at all.
- */
-export type FailureCategory =
-  | "config"
-  | "mapping"
-  | "protected-data"
-  | "provider-validation"
-  | "provider-not-found"
-  | "provider-conflict"
-  | "link-mismatch"
-  | "exhausted"
-  | "payload";
+export type { FailureCategory } from "../sync/failure.ts";
+
+import type { FailureCategory } from "../sync/failure.ts";
 
 /** One earlier failure of a dead-lettered order, kept when it failed again. */
 export interface DeadLetterFailure {

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, like, max } from "drizzle-orm";
+import { and, count, desc, eq, max } from "drizzle-orm";
 import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
+import type { FailureCategory, FailureField, FailureRecord } from "../sync/failure.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
 import { orderFailures, orderLinks, retiredOrderLinks } from "./schema.ts";
@@ -438,18 +439,36 @@ export class LinkRepository {
     shop: string,
     sourceOrderId: string,
     result: "failed" | "dead-lettered",
-    error: string,
+    failure: FailureRecord,
     orderName: string | null = null,
   ): void {
-    const message = error.slice(0, 2_000);
+    const message = failure.message.slice(0, 2_000);
+    const category = failure.category;
+    const fields = JSON.stringify(failure.fields);
     const at = now();
     // Both rows or neither: the failure record and the link's last result agree.
     this.db.transaction((tx) => {
       tx.insert(orderFailures)
-        .values({ shop, sourceOrderId, orderName, result, error: message, failedAt: at })
+        .values({
+          shop,
+          sourceOrderId,
+          orderName,
+          result,
+          error: message,
+          category,
+          fields,
+          failedAt: at,
+        })
         .onConflictDoUpdate({
           target: [orderFailures.shop, orderFailures.sourceOrderId],
-          set: { result, error: message, failedAt: at, ...(orderName ? { orderName } : {}) },
+          set: {
+            result,
+            error: message,
+            category,
+            fields,
+            failedAt: at,
+            ...(orderName ? { orderName } : {}),
+          },
         })
         .run();
       tx.update(orderLinks)
@@ -486,6 +505,8 @@ export class LinkRepository {
       .select({
         sourceOrderId: orderFailures.sourceOrderId,
         error: orderFailures.error,
+        category: orderFailures.category,
+        fields: orderFailures.fields,
         failedAt: orderFailures.failedAt,
         orderName: orderLinks.orderName,
         failedName: orderFailures.orderName,
@@ -504,19 +525,28 @@ export class LinkRepository {
       .all()
       .map((r) => ({
         sourceOrderId: r.sourceOrderId,
-        error: r.error,
         failedAt: r.failedAt,
         orderName: r.orderName ?? r.failedName,
+        /** Null for a failure recorded before categories were kept (shown as it was worded). */
+        failure:
+          r.category === null
+            ? null
+            : ({
+                message: r.error,
+                category: r.category as FailureCategory,
+                fields: JSON.parse(r.fields ?? "[]") as FailureField[],
+              } satisfies FailureRecord),
+        error: r.error,
       }));
   }
 
-  /** How many of the shop's failures were recorded with this reason. */
-  countFailuresWithReason(shop: string, reason: string): number {
+  /** How many of the shop's orders last failed in this category. */
+  countFailures(shop: string, category: FailureCategory): number {
     return (
       this.db
         .select({ n: count() })
         .from(orderFailures)
-        .where(and(eq(orderFailures.shop, shop), like(orderFailures.error, `${reason}%`)))
+        .where(and(eq(orderFailures.shop, shop), eq(orderFailures.category, category)))
         .get()?.n ?? 0
     );
   }

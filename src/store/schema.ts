@@ -117,6 +117,13 @@ export const orderFailures = sqliteTable(
     orderName: text("order_name"),
     result: text("result", { enum: ["failed", "dead-lettered"] }).notNull(),
     error: text("error").notNull(),
+    /** The failure's category (the dead-letter queue's `FailureCategory`); null before 0008. */
+    category: text("category"),
+    /**
+     * JSON: the fields the failure names, `[{ path, ref? }]` (`ref`: the Shopify ID a field
+     * points at, such as an unmapped location). Field paths and IDs only, never customer data.
+     */
+    fields: text("fields"),
     failedAt: text("failed_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId] })],

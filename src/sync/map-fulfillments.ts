@@ -41,6 +41,7 @@ export function mapFulfillments(
           f.locationId === null
             ? "the fulfillment has no Shopify location and the shop has no default provider location; set one in the settings"
             : `Shopify location ${f.locationId} is not mapped to a provider fulfillment location; map it in the settings`,
+        ...(f.locationId !== null ? { ref: f.locationId } : {}),
       });
       return;
     }

@@ -12,6 +12,8 @@ export interface MapError {
   kind: MapErrorKind;
   field: string;
   message: string;
+  /** The Shopify ID the field points at, when there is one (an unmapped location). */
+  ref?: string;
 }
 
 /**

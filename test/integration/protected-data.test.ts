@@ -53,7 +53,7 @@ describe("protected customer data withheld", () => {
     if (!shop) throw new Error("no shop");
     const status = await readSyncStatus(p.ctx, shop);
     expect(status.protectedDataWithheld).toBe(2);
-    expect(explainFailure(status.failures[0]?.error ?? "")).toBe(
+    expect(explainFailure(status.failures[0]?.failure ?? "")).toBe(
       "Shopify withheld this order's customer (see the notice at the top of the page).",
     );
   });

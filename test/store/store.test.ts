@@ -219,7 +219,11 @@ describe("LinkRepository", () => {
     // The check sees the links as this write leaves them.
     expect(seen).toEqual([11]);
 
-    links.markFailed(shop, "5002", "failed", "provider answered 503");
+    links.markFailed(shop, "5002", "failed", {
+      message: "provider answered 503",
+      category: "exhausted",
+      fields: [],
+    });
     links.beginIntent(shop, "5002", "upsertFulfillment:f1", "upsertFulfillment");
     const last = links.recordFulfillmentUpserted(
       {
@@ -270,17 +274,24 @@ describe("LinkRepository", () => {
 
   it("counts failures of orders the provider does not have yet", () => {
     const links = new LinkRepository(db);
-    links.markFailed(
-      "a.myshopify.com",
-      "6001",
-      "dead-lettered",
-      "fulfillments.0.fulfillmentLocationId: not mapped",
-    );
+    links.markFailed("a.myshopify.com", "6001", "dead-lettered", {
+      message: "fulfillments.0.fulfillmentLocationId: not mapped",
+      category: "config",
+      fields: [{ path: "fulfillments.0.fulfillmentLocationId", ref: "655441491" }],
+    });
     expect(links.countByResult("a.myshopify.com")).toEqual({
       synced: 0,
       failed: 0,
       deadLettered: 1,
     });
+    const [latest] = links.latestFailures("a.myshopify.com", 5);
+    expect(latest?.failure).toEqual({
+      message: "fulfillments.0.fulfillmentLocationId: not mapped",
+      category: "config",
+      fields: [{ path: "fulfillments.0.fulfillmentLocationId", ref: "655441491" }],
+    });
+    expect(links.countFailures("a.myshopify.com", "config")).toBe(1);
+    expect(links.countFailures("a.myshopify.com", "protected-data")).toBe(0);
   });
 
   it("deletes one shop's data on shop/redact and nothing of another", () => {

@@ -255,7 +255,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
       ...counted,
       failures: counted.failures.map((f) => ({
         ...f,
-        explanation: explainFailure(f.error, locationNames),
+        explanation: explainFailure(f.failure ?? f.error, locationNames),
       })),
     };
     const saved = SAVED[c.req.query("saved") ?? ""];

@@ -1,14 +1,16 @@
 import { countQueuedForShop } from "../../engine/shop-work.ts";
 import type { SyncQueues } from "../../queue/sync-queue.ts";
 import type { LinkRepository, ShopRecord } from "../../store/index.ts";
-import { PROTECTED_DATA_REASON } from "../../sync/index.ts";
+import type { FailureRecord } from "../../sync/index.ts";
 
 export interface FailureView {
   order: string;
   when: string;
   /** In words, with what the merchant can do about it. */
   explanation: string;
-  /** The error as recorded, to explain again once location names are known. */
+  /** The failure as recorded (null before categories were kept), to explain again with names. */
+  failure: FailureRecord | null;
+  /** The error as it was worded. */
   error: string;
 }
 
@@ -31,7 +33,7 @@ export async function readSyncStatus(
   const counts = ctx.links.countByResult(shop.shop);
   const pending = await countQueuedForShop(ctx.queues.sync, shop.shop);
   const rows = ctx.links.latestFailures(shop.shop, 5);
-  const withheld = ctx.links.countFailuresWithReason(shop.shop, PROTECTED_DATA_REASON);
+  const withheld = ctx.links.countFailures(shop.shop, "protected-data");
   return {
     protectedDataWithheld: withheld,
     synced: counts.synced,
@@ -41,38 +43,51 @@ export async function readSyncStatus(
     failures: rows.map((r) => ({
       order: r.orderName ?? `Shopify order ${r.sourceOrderId}`,
       when: r.failedAt,
-      explanation: explainFailure(r.error),
+      explanation: explainFailure(r.failure ?? r.error),
+      failure: r.failure,
       error: r.error,
     })),
   };
 }
 
+/** Where a failure sends the merchant, by its category and the fields it names. */
+const LOCATION_FIELD = /^fulfillments\.\d+\.fulfillmentLocationId$/;
+const CUSTOMER_FIELD = /^(customer|billingAddress|shippingAddress)(\.|$)/;
+
 /**
- * Turns a sync error into one sentence a merchant can act on, naming Shopify locations by their
- * names when known. An error that matches none of the cases is shown as it is.
+ * Turns a recorded failure into one sentence a merchant can act on, naming Shopify locations by
+ * their names when known. It decides by the failure's category and the field paths it names,
+ * never by its wording; a failure recorded before categories were kept, or one that matches no
+ * case, is shown as it was worded.
  */
 export function explainFailure(
-  error: string,
+  failure: FailureRecord | string,
   locationNames: ReadonlyMap<string, string> = new Map(),
 ): string {
-  const location = /Shopify location (\d+)/.exec(error)?.[1];
-  if (location || (/fulfillmentLocationId/.test(error) && /map|unknown|missing/i.test(error))) {
-    const which = location
-      ? `The Shopify location “${locationNames.get(location) ?? location}”`
-      : "The order's Shopify location";
-    return `${which} has no provider fulfillment location: map it under “Locations” below, then resync the order.`;
-  }
-  if (error.startsWith(PROTECTED_DATA_REASON)) {
+  if (typeof failure === "string") return failure;
+  const { category, fields } = failure;
+  if (category === "protected-data") {
     return "Shopify withheld this order's customer (see the notice at the top of the page).";
   }
-  if (/currency/i.test(error)) {
-    return "The order's currency differs from the provider store's currency: choose the provider store in that currency under “Store”, or ask the provider to add one.";
-  }
-  if (/paused|credentials|no provider store/i.test(error)) {
+  if (category === "config") {
+    const location = fields.find((f) => LOCATION_FIELD.test(f.path));
+    if (location) {
+      const which = location.ref
+        ? `The Shopify location “${locationNames.get(location.ref) ?? location.ref}”`
+        : "The order's Shopify location";
+      return `${which} has no provider fulfillment location: map it under “Locations” below, then resync the order.`;
+    }
+    if (fields.some((f) => f.path === "currency")) {
+      return "The order's currency differs from the provider store's currency: choose the provider store in that currency under “Store”, or ask the provider to add one.";
+    }
     return "The provider settings are incomplete or no longer accepted: check “Provider connection” above, then resync the order.";
   }
-  if (/email|phone|address/i.test(error)) {
+  if (
+    (category === "provider-validation" || category === "mapping") &&
+    fields.length > 0 &&
+    fields.every((f) => CUSTOMER_FIELD.test(f.path))
+  ) {
     return "The provider refused the customer's details on this order: correct them in Shopify and the order syncs again.";
   }
-  return error;
+  return failure.message;
 }

@@ -1,0 +1,170 @@
+import { rmSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Logger } from "pino";
+import { ConfigError, type Env } from "../config/env.ts";
+import { sandboxStatePath } from "../config/runtime-config.ts";
+import type { ProviderEndpoints } from "../engine/provider-clients.ts";
+import { loadDevTool } from "../lib/dev-tools.ts";
+import { acquireInstanceLock } from "../lib/instance-lock.ts";
+import { ensurePrivateDir } from "../lib/private-files.ts";
+import { startRedisServer } from "../lib/redis-server.ts";
+import { waitForRedis } from "../lib/redis-wait.ts";
+import { sealedFor } from "../lib/secret-box.ts";
+import type { Connector } from "./connector.ts";
+import { redisUrlFile } from "./infrastructure.ts";
+
+/** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
+export const DEMO_SHOP = "demo-shop.myshopify.com";
+const SANDBOX_CLIENT = { clientId: "sandbox-client", clientSecret: "sandbox-secret" };
+
+/** What was started and must be stopped, last started first (see {@link Started.stop}). */
+export class Started {
+  readonly #stops: (() => Promise<void> | void)[] = [];
+
+  add(stop: () => Promise<void> | void): void {
+    this.#stops.push(stop);
+  }
+
+  /** Stops everything, best effort: a failed start never leaves a child process behind. */
+  async stop(): Promise<void> {
+    for (const stop of this.#stops.splice(0).reverse()) {
+      try {
+        await stop();
+      } catch {
+        // Stopping is best effort; the start-up error is what the operator reads.
+      }
+    }
+  }
+}
+
+/** The Redis and provider a process runs against, and whether the sandbox stands in. */
+export interface Services {
+  redisUrl: string;
+  provider: ProviderEndpoints;
+  providerStaging?: ProviderEndpoints;
+  sandbox: boolean;
+}
+
+/**
+ * The services a process uses: the configured ones, or on a developer's machine the embedded
+ * ones `npm start` brings (a private redis-server when REDIS_URL is unset, the provider sandbox
+ * when PROVIDER_BASE_URL is unset; production refuses both in config/). Whatever is started is
+ * added to `started`.
+ */
+export async function resolveServices(
+  env: Env,
+  options: { logger: Logger; role: "all" | "web" | "worker"; started: Started },
+): Promise<Services> {
+  const { logger, role, started } = options;
+  // This process owns the data directory's private Redis and sandbox file: one at a time.
+  if (!env.REDIS_URL || !env.PROVIDER_BASE_URL) {
+    const dataDir = dirname(resolve(env.DATABASE_PATH));
+    ensurePrivateDir(dataDir);
+    started.add(acquireInstanceLock(resolve(dataDir, "connector.pid"), dataDir));
+  }
+
+  let redisUrl = env.REDIS_URL;
+  if (redisUrl) {
+    // The web role gives up after REDIS_WAIT_MS (its orchestrator restarts it); a worker waits.
+    await waitForRedis(redisUrl, {
+      logger,
+      ...(role === "worker" ? {} : { giveUpAfterMs: env.REDIS_WAIT_MS }),
+    });
+  } else {
+    // Next to the database, with AOF on, so queued work survives a restart of `npm start`.
+    const dir = resolve(dirname(env.DATABASE_PATH), "redis");
+    ensurePrivateDir(dir);
+    const redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
+    started.add(() => redisServer.stop());
+    redisUrl = redisServer.url;
+    // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
+    writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl, { mode: 0o600 });
+    started.add(() => rmSync(redisUrlFile(env.DATABASE_PATH), { force: true }));
+    logger.info(
+      { url: redisUrl },
+      "started a private redis-server (set REDIS_URL to use your own)",
+    );
+  }
+
+  const staging = stagingEndpoints(env);
+  if (env.PROVIDER_BASE_URL) {
+    if (!env.PROVIDER_AUTH_URL || !env.PROVIDER_AUDIENCE) {
+      throw new ConfigError(
+        "invalid environment:\n  PROVIDER_AUTH_URL, PROVIDER_AUDIENCE: required with PROVIDER_BASE_URL",
+      );
+    }
+    return {
+      redisUrl,
+      provider: {
+        baseUrl: env.PROVIDER_BASE_URL,
+        authUrl: env.PROVIDER_AUTH_URL,
+        audience: env.PROVIDER_AUDIENCE,
+      },
+      ...(staging ? { providerStaging: staging } : {}),
+      sandbox: false,
+    };
+  }
+  const { startSandbox } = await loadDevTool(
+    "the built-in provider sandbox",
+    () => import("@connector/provider-sandbox"),
+  );
+  const sandboxPort = env.PORT === 0 ? 0 : env.PORT + 1;
+  const sandbox = await startSandbox({
+    port: sandboxPort,
+    stores: [1001, 1002],
+    rateLimit: env.PROVIDER_RATE_LIMIT,
+    windowMs: env.PROVIDER_RATE_WINDOW_MS,
+    seedRegistrations: 25,
+    ...SANDBOX_CLIENT,
+    // Beside the database: a restart continues with the same orders and IDs.
+    statePath: sandboxStatePath(env.DATABASE_PATH),
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EADDRINUSE") throw error;
+    throw new ConfigError(
+      `the built-in provider sandbox's port ${sandboxPort} (PORT + 1) is in use by another program: stop it, or set PORT to another port`,
+    );
+  });
+  started.add(() => sandbox.close());
+  logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
+  return {
+    redisUrl,
+    provider: { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience },
+    ...(staging ? { providerStaging: staging } : {}),
+    sandbox: true,
+  };
+}
+
+function stagingEndpoints(env: Env): ProviderEndpoints | undefined {
+  if (!env.PROVIDER_STAGING_BASE_URL) return undefined;
+  if (!env.PROVIDER_STAGING_AUTH_URL || !env.PROVIDER_STAGING_AUDIENCE) {
+    throw new ConfigError(
+      "invalid environment:\n  PROVIDER_STAGING_AUTH_URL, PROVIDER_STAGING_AUDIENCE: required with PROVIDER_STAGING_BASE_URL",
+    );
+  }
+  return {
+    baseUrl: env.PROVIDER_STAGING_BASE_URL,
+    authUrl: env.PROVIDER_STAGING_AUTH_URL,
+    audience: env.PROVIDER_STAGING_AUDIENCE,
+  };
+}
+
+/** Against the sandbox, the demo shop is registered once, so a first webhook syncs. */
+export function registerDemoShop(connector: Connector): boolean {
+  if (connector.shops.getShop(DEMO_SHOP)) return false;
+  connector.shops.upsertShop(DEMO_SHOP, {
+    storeId: 1001,
+    providerEnvironment: "sandbox",
+    providerClientId: SANDBOX_CLIENT.clientId,
+    providerClientSecretSealed: connector.secrets.seal(
+      SANDBOX_CLIENT.clientSecret,
+      sealedFor.providerClientSecret(DEMO_SHOP),
+    ),
+    storeCurrency: "USD",
+    shopCurrency: "USD",
+    locationMap: { "48752903": 1 },
+    defaultLocationId: 1,
+    installedAt: new Date().toISOString(),
+  });
+  connector.logger.info({ shop: DEMO_SHOP }, "registered the demo shop against the sandbox");
+  return true;
+}

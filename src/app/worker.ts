@@ -1,0 +1,27 @@
+import { startBackfillWorker } from "../workers/backfill-worker.ts";
+import { startSweepWorker } from "../workers/sweep-worker.ts";
+import { startSyncWorker } from "../workers/sync-worker.ts";
+import type { Connector } from "./connector.ts";
+
+/**
+ * The worker role: the sync worker, the backfill worker and the reconciliation sweep. Closing
+ * stops the backfills first: they save their cursor and go back to the queue for the next start.
+ */
+export async function startWorkerRole(connector: Connector): Promise<{ close(): Promise<void> }> {
+  const { config, logger } = connector;
+  const sync = startSyncWorker(connector);
+  logger.info({ concurrency: config.env.WORKER_CONCURRENCY }, "sync worker running");
+  const backfill = startBackfillWorker(connector);
+  const sweep = await startSweepWorker(connector);
+  logger.info(
+    { reconcileIntervalMs: config.env.RECONCILE_INTERVAL_MS },
+    "backfill and reconciliation sweep workers running",
+  );
+  return {
+    async close() {
+      await backfill.close();
+      await sweep.close();
+      await sync.close();
+    },
+  };
+}
