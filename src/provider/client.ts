@@ -127,7 +127,6 @@ export class ProviderClient {
   readonly #o: ProviderClientOptions;
   readonly #tokens: TokenSource;
   readonly #transport: Transport;
-  readonly #lastRateLimit = new Map<number, RateLimitInfo>();
 
   constructor(options: ProviderClientOptions) {
     this.#o = options;
@@ -153,10 +152,6 @@ export class ProviderClient {
 
   getTokenInfo(): Promise<TokenInfo> {
     return this.#tokens.get();
-  }
-
-  lastRateLimit(storeId: number): RateLimitInfo | undefined {
-    return this.#lastRateLimit.get(storeId);
   }
 
   // -- orders -----------------------------------------------------------------------------
@@ -441,7 +436,6 @@ export class ProviderClient {
       clearTimeout(timer);
     }
     const rateLimit = parseRateLimitHeaders(response.headers);
-    if (call.storeId !== undefined) this.#lastRateLimit.set(call.storeId, rateLimit);
     this.#o.onResponse?.({
       storeId: call.storeId,
       method: call.method,

@@ -3,7 +3,11 @@ import type { SandboxHandle } from "@connector/provider-sandbox";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
-import { type OrderCreate, ProviderClient } from "../../src/provider/index.ts";
+import {
+  type OrderCreate,
+  ProviderClient,
+  type ProviderClientOptions,
+} from "../../src/provider/index.ts";
 
 /** A client for the sandbox with its own Redis key prefix (token cache isolation per test). */
 /** One key for every client of a test run: clients share the sealed token through Redis. */
@@ -18,6 +22,7 @@ export function clientFor(
     clientId?: string;
     clientSecret?: string;
     timeoutMs?: number;
+    onResponse?: ProviderClientOptions["onResponse"];
   } = {},
 ) {
   const redis = options.redis ?? new Redis(inject("redisUrl"));
@@ -32,6 +37,7 @@ export function clientFor(
     redisPrefix: options.prefix ?? `t-${randomUUID()}`,
     timeoutMs: options.timeoutMs ?? 2_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.onResponse ? { onResponse: options.onResponse } : {}),
   });
   return { client, redis };
 }

@@ -451,12 +451,11 @@ describe("authentication and limits", () => {
 
   it("answers 429 with Retry-After and RateLimit headers once the store's budget is spent", async () => {
     const tight = await startSandbox({ rateLimit: 3, windowMs: 60_000 });
-    const { client, redis } = clientFor(tight);
     const seen: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      await client.getStore(1001);
-      seen.push(client.lastRateLimit(1001)?.remaining ?? -1);
-    }
+    const { client, redis } = clientFor(tight, {
+      onResponse: (info) => seen.push(info.rateLimit?.remaining ?? -1),
+    });
+    for (let i = 0; i < 3; i++) await client.getStore(1001);
     expect(seen).toEqual([2, 1, 0]);
     const error = await client.getStore(1001).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderRateLimitError);

@@ -9,6 +9,7 @@ import {
   ProviderConnectionError,
   ProviderError,
   ProviderRateLimitError,
+  type ResponseInfo,
 } from "../../src/provider/index.ts";
 
 /**
@@ -43,8 +44,9 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function client(timeoutMs = 2_000) {
+function client(timeoutMs = 2_000, onResponse?: (info: ResponseInfo) => void) {
   return new ProviderClient({
+    ...(onResponse ? { onResponse } : {}),
     baseUrl: `${url}/v1`,
     authUrl: url,
     audience: "test",
@@ -86,9 +88,12 @@ describe("provider client transport (undici)", () => {
       });
       res.end(JSON.stringify({ storeId: 1001, name: "Store" }));
     };
-    const c = client();
+    const answers: ResponseInfo[] = [];
+    const c = client(2_000, (info) => answers.push(info));
     await c.getStore(1001).catch(() => undefined);
-    expect(c.lastRateLimit(1001)).toEqual({ limit: 100, remaining: 37, resetMs: 12_000 });
+    expect(answers.map((a) => [a.storeId, a.rateLimit])).toEqual([
+      [1001, { limit: 100, remaining: 37, resetMs: 12_000 }],
+    ]);
   });
 
   it("refuses a 200 whose body is not JSON, naming the call", async () => {
