@@ -90,6 +90,8 @@ async function runOp(
   resumed: boolean,
   check: SyncedCheck | undefined,
 ): Promise<{ orderId: ProviderOrderId; synced: boolean }> {
+  // What every effect is recorded under: the order and the operation's intent key.
+  const keyed = { shop: ctx.shop, sourceOrderId: ctx.sourceOrderId, key: op.key };
   switch (op.kind) {
     case "createOrder": {
       let order: Order | null = resumed ? await findExisting(client, ctx) : null;
@@ -108,15 +110,13 @@ async function runOp(
       const orderId = order.orderId as ProviderOrderId;
       const synced = links.recordOrderCreated(
         {
-          shop: ctx.shop,
+          ...keyed,
           storeId: ctx.storeId,
           providerBaseUrl: ctx.providerBaseUrl,
-          sourceOrderId: ctx.sourceOrderId,
           orderId,
           orderHash: adoptedOrderHash(order, op),
           orderName: ctx.orderName,
           lineItems: adoptedLineItems(order, op),
-          key: op.key,
         },
         check,
       );
@@ -127,10 +127,8 @@ async function runOp(
       requireOwnOrder(await client.updateOrder(ctx.storeId, orderId, op.body), ctx);
       const synced = links.recordOrderUpdated(
         {
-          shop: ctx.shop,
-          sourceOrderId: ctx.sourceOrderId,
+          ...keyed,
           orderHash: op.orderHash,
-          key: op.key,
         },
         check,
       );
@@ -141,11 +139,9 @@ async function runOp(
       await client.cancelLineItem(ctx.storeId, orderId, op.lineItemId, op.body);
       const synced = links.recordLineItemCanceled(
         {
-          shop: ctx.shop,
-          sourceOrderId: ctx.sourceOrderId,
+          ...keyed,
           lineItemId: op.lineItemId,
           canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
-          key: op.key,
         },
         check,
       );
@@ -170,12 +166,10 @@ async function runOp(
       }
       const synced = links.recordLineItemAdded(
         {
-          shop: ctx.shop,
-          sourceOrderId: ctx.sourceOrderId,
+          ...keyed,
           sourceLineItemId: op.sourceLineItemId,
           lineItemId,
           hash: op.hash,
-          key: op.key,
         },
         check,
       );
@@ -186,12 +180,10 @@ async function runOp(
       const { fulfillment } = await client.createFulfillment(ctx.storeId, orderId, op.body);
       const synced = links.recordFulfillmentUpserted(
         {
-          shop: ctx.shop,
-          sourceOrderId: ctx.sourceOrderId,
+          ...keyed,
           sourceFulfillmentId: op.sourceFulfillmentId,
           fulfillmentId: fulfillment.fulfillmentId,
           hash: op.hash,
-          key: op.key,
         },
         check,
       );
@@ -202,10 +194,8 @@ async function runOp(
       requireOwnOrder(await client.cancelOrder(ctx.storeId, orderId, op.body), ctx);
       const synced = links.recordOrderCanceled(
         {
-          shop: ctx.shop,
-          sourceOrderId: ctx.sourceOrderId,
+          ...keyed,
           canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
-          key: op.key,
         },
         check,
       );

@@ -24,7 +24,10 @@ import {
 } from "../sync/index.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
 import type { StoreRateLimiter } from "./limiter/index.ts";
-import { executeOp, LinkMismatchError, type OpContext } from "./op-executor.ts";
+import { executeOp, LinkMismatchError, type OpContext, type OpProvider } from "./op-executor.ts";
+
+/** What the processor calls at the provider: the operations, and its address and token. */
+export type ProcessorProvider = OpProvider & Pick<ProviderClient, "baseUrl" | "getTokenInfo">;
 
 export interface SyncProcessorDeps {
   snapshots: SnapshotStore;
@@ -33,7 +36,7 @@ export interface SyncProcessorDeps {
   links: LinkRepository;
   limiter: StoreRateLimiter;
   /** The provider client for a shop's credentials (cached by the caller). */
-  providerFor(shop: ShopRecord): ProviderClient;
+  providerFor(shop: ShopRecord): ProcessorProvider;
   /** Fetches the whole order from the Shopify Admin API when a snapshot is known to be stale. */
   refetchOrder?(shop: ShopRecord, orderId: string): Promise<SourceOrder | null>;
   logger: Logger;

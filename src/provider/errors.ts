@@ -80,7 +80,6 @@ export class ProviderValidationError extends ProviderError {
   }
 }
 
-/** 409: the resource exists already, or the order is canceled and immutable. */
 /**
  * What a conflict means, decided once where the provider's answer is read (the code it sent, or
  * its 400/422 text in the other plausible shapes, docs/provider-contract.md):
@@ -96,6 +95,7 @@ function conflictKind(code: string, text = code): ConflictKind {
   return "other";
 }
 
+/** 409: the resource exists already, or the order is canceled and immutable. */
 export class ProviderConflictError extends ProviderError {
   override name = "ProviderConflictError";
   readonly code: string;

@@ -1,0 +1,294 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Job } from "bullmq";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
+import type { OpProvider } from "../../src/engine/op-executor.ts";
+import {
+  createSyncProcessor,
+  type ProcessorProvider,
+  type SyncProcessorDeps,
+} from "../../src/engine/sync-processor.ts";
+import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
+import type { OrderCreate } from "../../src/provider/index.ts";
+import {
+  type Order,
+  ProviderNotFoundError,
+  ProviderServerError,
+  ProviderValidationError,
+} from "../../src/provider/index.ts";
+import type { SyncJobData } from "../../src/queue/jobs.ts";
+import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import {
+  type Db,
+  LinkRepository,
+  openDatabase,
+  ShopRepository,
+  type ShopSettingsInput,
+} from "../../src/store/index.ts";
+import { sourceOrder } from "../helpers/source-order-factory.ts";
+
+// The sync processor's branches, one at a time, through its narrow deps: the real snapshot
+// store, queues and limiter on the test run's Redis, the real link and shop repositories on a
+// throwaway SQLite file, and a provider whose every answer is scripted. Each test names the
+// branch it takes; the integration and chaos suites run the whole pipeline.
+
+const SHOP = "demo-shop.myshopify.com";
+const at = (method: string, path: string) => ({ method, path });
+
+/** Answers each call with the next scripted answer for that method (a function gets the args). */
+class ScriptedProvider {
+  readonly calls: { method: keyof OpProvider; args: unknown[] }[] = [];
+  readonly #answers = new Map<keyof OpProvider, unknown[]>();
+
+  answer(method: keyof OpProvider, ...answers: unknown[]): this {
+    this.#answers.set(method, [...(this.#answers.get(method) ?? []), ...answers]);
+    return this;
+  }
+
+  called(method: keyof OpProvider): number {
+    return this.calls.filter((c) => c.method === method).length;
+  }
+
+  get client(): ProcessorProvider {
+    const call =
+      (method: keyof OpProvider) =>
+      async (...args: unknown[]) => {
+        this.calls.push({ method, args });
+        const next = this.#answers.get(method)?.shift();
+        if (next === undefined) throw new Error(`unscripted call: ${method}`);
+        if (next instanceof Error) throw next;
+        return typeof next === "function" ? next(...args) : next;
+      };
+    return {
+      baseUrl: "https://provider.test/v1",
+      getTokenInfo: async () => ({ token: "t", expiresAt: Date.now() + 3_600_000, scopes: [] }),
+      createOrder: call("createOrder"),
+      getOrder: call("getOrder"),
+      findOrderBySourceId: call("findOrderBySourceId"),
+      updateOrder: call("updateOrder"),
+      cancelOrder: call("cancelOrder"),
+      addLineItem: call("addLineItem"),
+      cancelLineItem: call("cancelLineItem"),
+      createFulfillment: call("createFulfillment"),
+    } as unknown as ProcessorProvider;
+  }
+}
+
+/** The provider's answer to a create: the body with service IDs. */
+const created = (orderId: number) => (body: OrderCreate) =>
+  ({
+    ...body,
+    orderId,
+    lineItems: body.lineItems.map((line, i) => ({ ...line, orderId, lineItemId: 9000 + i })),
+  }) as Order;
+
+let redis: Redis;
+let dir: string;
+let db: Db;
+let deps: SyncProcessorDeps;
+let provider: ScriptedProvider;
+let shops: ShopRepository;
+let links: LinkRepository;
+let queues: SyncQueues;
+let snapshots: SnapshotStore;
+
+beforeAll(() => {
+  redis = new Redis(inject("redisUrl"));
+});
+afterAll(() => {
+  redis.disconnect();
+});
+
+beforeEach(() => {
+  const prefix = `proc-${randomUUID()}`;
+  dir = mkdtempSync(join(tmpdir(), "sync-processor-"));
+  db = openDatabase(join(dir, "links.sqlite"));
+  shops = new ShopRepository(db);
+  links = new LinkRepository(db);
+  queues = new SyncQueues(redis, prefix, { attempts: 3 });
+  snapshots = new SnapshotStore(redis, { prefix });
+  provider = new ScriptedProvider();
+  deps = {
+    snapshots,
+    queues,
+    shops,
+    links,
+    limiter: new StoreRateLimiter(redis, { limit: 1_000, windowMs: 60_000, prefix }),
+    providerFor: () => provider.client,
+    logger: pino({ level: "silent" }),
+  };
+});
+
+afterEach(async () => {
+  await queues.close();
+  db.$client.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function registerShop(settings: Partial<ShopSettingsInput> = {}) {
+  shops.upsertShop(SHOP, {
+    storeId: 1001,
+    storeCurrency: "USD",
+    locationMap: { "4001": 77 },
+    installedAt: new Date().toISOString(),
+    ...settings,
+  });
+}
+
+/** Queues a job for the order and runs the processor on it once, as a worker would. */
+async function run(orderId = "5001", attempt = 0): Promise<ReturnType<typeof process>> {
+  const data: SyncJobData = {
+    shop: SHOP,
+    orderId,
+    priority: "live",
+    trigger: "orders/create",
+    receivedAt: Date.now(),
+  };
+  const job = (await queues.enqueueSync(data)) as Job<SyncJobData>;
+  job.attemptsMade = attempt;
+  return process(job);
+}
+const process = (job: Job<SyncJobData>) => createSyncProcessor(deps)(job);
+
+describe("sync processor: before any provider call", () => {
+  it("skips the job of a shop it does not know", async () => {
+    expect(await run()).toEqual({ outcome: "skipped", reason: "shop unknown" });
+  });
+
+  it("skips the job of an uninstalled shop", async () => {
+    registerShop();
+    shops.setStatus(SHOP, "uninstalled");
+    expect(await run()).toEqual({ outcome: "skipped", reason: "shop uninstalled" });
+  });
+
+  it("waits, and calls nothing, while no full order state is stored", async () => {
+    registerShop();
+    expect((await run()).outcome).toBe("waiting");
+    expect(provider.calls).toEqual([]);
+  });
+
+  it("keeps a test order out of the provider unless the shop asks, and counts it", async () => {
+    registerShop();
+    await snapshots.putOrder(sourceOrder({ test: true }));
+    expect((await run()).outcome).toBe("skipped");
+    expect(shops.countSkippedTestOrders(SHOP)).toBe(1);
+    expect(provider.calls).toEqual([]);
+  });
+
+  it("dead-letters a paused shop's order as a settings problem", async () => {
+    registerShop();
+    shops.setStatus(SHOP, "paused", "reinstall needed");
+    await snapshots.putOrder(sourceOrder());
+    const result = await run();
+    expect(result.outcome).toBe("dead-lettered");
+    const [dead] = await queues.deadLetter.getJobs();
+    expect(dead?.data).toMatchObject({ category: "config", orderId: "5001" });
+    expect(links.latestFailures(SHOP, 1)[0]?.failure?.category).toBe("config");
+  });
+
+  it("records a currency the provider store does not keep with the field it names", async () => {
+    registerShop({ storeCurrency: "EUR" });
+    await snapshots.putOrder(sourceOrder());
+    expect((await run()).outcome).toBe("dead-lettered");
+    expect(links.latestFailures(SHOP, 1)[0]?.failure).toMatchObject({
+      category: "config",
+      fields: [{ path: "currency" }],
+    });
+    expect(provider.calls).toEqual([]);
+  });
+});
+
+describe("sync processor: calls", () => {
+  it("creates the order once, then finds nothing more to send", async () => {
+    registerShop();
+    await snapshots.putOrder(sourceOrder());
+    provider.answer("createOrder", created(501));
+    expect(await run()).toEqual({ outcome: "synced", calls: 1 });
+    expect(await run()).toEqual({ outcome: "unchanged" });
+    expect(provider.called("createOrder")).toBe(1);
+    expect(links.loadLinks(SHOP, "5001")?.syncedVersion).toBe(sourceOrder().updatedAt);
+  });
+
+  it("sends only the update when the order changed after it was created", async () => {
+    registerShop();
+    await snapshots.putOrder(sourceOrder());
+    provider.answer("createOrder", created(501));
+    await run();
+    await snapshots.putOrder(
+      sourceOrder({ updatedAt: "2026-11-02T10:00:00-05:00", note: "leave at the door" }),
+    );
+    provider.answer("updateOrder", (_store: number, orderId: number, body: object) => ({
+      ...created(501)(
+        // The provider answers with the whole order as it now is.
+        { ...(provider.calls[0]?.args[0] as OrderCreate), ...body },
+      ),
+      orderId,
+    }));
+    expect(await run()).toEqual({ outcome: "synced", calls: 1 });
+    expect(provider.calls.map((c) => c.method)).toEqual(["createOrder", "updateOrder"]);
+  });
+
+  it("retires a link the provider answers 404 for and adopts the order it finds again", async () => {
+    registerShop();
+    await snapshots.putOrder(sourceOrder());
+    provider.answer("createOrder", created(501));
+    await run();
+    await snapshots.putOrder(
+      sourceOrder({ updatedAt: "2026-11-02T10:00:00-05:00", note: "leave at the door" }),
+    );
+    const gone = new ProviderNotFoundError("gone", { ...at("POST", "/orders/501"), status: 404 });
+    const original = provider.calls[0]?.args[0] as OrderCreate;
+    provider
+      .answer("updateOrder", gone)
+      .answer("findOrderBySourceId", null)
+      .answer("createOrder", created(640));
+    const result = await run();
+    expect(result.outcome).toBe("synced");
+    expect(links.loadLinks(SHOP, "5001")?.orderId).toBe(640);
+    expect(original.sourceOrderId).toBe("5001");
+  });
+
+  it("dead-letters a provider refusal at once, with the fields it named", async () => {
+    registerShop();
+    await snapshots.putOrder(sourceOrder());
+    provider.answer(
+      "createOrder",
+      new ProviderValidationError("refused", {
+        ...at("POST", "/orders"),
+        status: 400,
+        fields: [{ path: "customer.email", message: "refused by the provider" }],
+      }),
+    );
+    expect((await run()).outcome).toBe("dead-lettered");
+    expect(links.latestFailures(SHOP, 1)[0]?.failure).toMatchObject({
+      category: "provider-validation",
+      fields: [{ path: "customer.email" }],
+    });
+  });
+
+  it("leaves a transient failure to the queue's retry while attempts remain", async () => {
+    registerShop();
+    await snapshots.putOrder(sourceOrder());
+    const down = new ProviderServerError("503", { ...at("POST", "/orders"), status: 503 });
+    provider.answer("createOrder", down);
+    await expect(run("5001", 0)).rejects.toBe(down);
+    expect(await queues.deadLetter.getJobs()).toEqual([]);
+  });
+
+  it("dead-letters a transient failure on the last attempt as exhausted", async () => {
+    registerShop();
+    await snapshots.putOrder(sourceOrder());
+    provider.answer(
+      "createOrder",
+      new ProviderServerError("503", { ...at("POST", "/orders"), status: 503 }),
+    );
+    expect((await run("5001", 2)).outcome).toBe("dead-lettered");
+    const [dead] = await queues.deadLetter.getJobs();
+    expect(dead?.data.category).toBe("exhausted");
+  });
+});
