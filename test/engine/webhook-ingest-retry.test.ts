@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../../src/ingest/webhook-ingest.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
@@ -16,6 +16,8 @@ const shop = "retry-shop.myshopify.com" as ShopDomain;
 function ingestWithFailingEnqueue() {
   const prefix = `t-${randomUUID()}`;
   const queues = new SyncQueues(redis, prefix);
+  // Built inside a test: closed when it ends, pass or fail.
+  onTestFinished(() => queues.close());
   let failures = 1;
   const flaky = new Proxy(queues, {
     get(target, property, receiver) {
@@ -63,7 +65,6 @@ describe("a webhook whose first attempt stored the snapshot but not the job", ()
     expect(await ingest.ingest(webhook)).toBe("queued");
     expect(await queues.sync.count()).toBe(1);
     await queues.sync.obliterate({ force: true });
-    await queues.close();
   });
 
   it("still answers an older version than the one held as stale, with no job", async () => {
@@ -76,6 +77,5 @@ describe("a webhook whose first attempt stored the snapshot but not the job", ()
     await expect(ingest.ingest({ ...base, webhookId: "n-1", rawBody: newer })).rejects.toThrow();
     expect(await ingest.ingest({ ...base, webhookId: "o-1", rawBody: older })).toBe("stale");
     expect(await queues.sync.count()).toBe(0);
-    await queues.close();
   });
 });

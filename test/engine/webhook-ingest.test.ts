@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../../src/ingest/webhook-ingest.ts";
 import { dedupeKey } from "../../src/queue/names.ts";
@@ -17,6 +17,8 @@ const shop = "ingest-shop.myshopify.com" as ShopDomain;
 function receiver() {
   const prefix = `t-${randomUUID()}`;
   const queues = new SyncQueues(redis, prefix);
+  // Built inside a test: closed when it ends, pass or fail.
+  onTestFinished(() => queues.close());
   const snapshots = new SnapshotStore(redis, { prefix });
   const ingest = new WebhookIngest({
     redis,
@@ -52,7 +54,6 @@ describe("WebhookIngest on the order path (one script for dedupe and snapshot)",
     // Even with the first job gone, the replay of the same event is recognised.
     expect(await ingest.ingest(delivery(body, "e-1"))).toBe("duplicate");
     expect(await queues.sync.count()).toBe(0);
-    await queues.close();
   });
 
   it("answers an older delivery stale with no job, marks it, and its redelivery is a duplicate", async () => {
@@ -68,15 +69,13 @@ describe("WebhookIngest on the order path (one script for dedupe and snapshot)",
     expect(await ingest.ingest(delivery(older, "e-old"))).toBe("duplicate");
     expect(await queues.sync.count()).toBe(0);
     expect((await snapshots.get(shop, String(model.id)))?.order?.note).toBe("newer");
-    await queues.close();
   });
 
   it("treats the same event id under another topic as a different event", async () => {
-    const { ingest, queues } = receiver();
+    const { ingest } = receiver();
     const body = JSON.stringify(orderPayload(newModelOrder(3, 3001)));
     expect(await ingest.ingest(delivery(body, "e-shared", "orders/create"))).toBe("queued");
     expect(await ingest.ingest(delivery(body, "e-shared", "orders/paid"))).toBe("queued");
-    await queues.close();
   });
 
   it("dead-letters an unusable body once and answers its redelivery as a duplicate", async () => {
@@ -85,7 +84,6 @@ describe("WebhookIngest on the order path (one script for dedupe and snapshot)",
     expect(await ingest.ingest(delivery(broken, "e-bad"))).toBe("dead-lettered");
     expect(await ingest.ingest(delivery(broken, "e-bad"))).toBe("duplicate");
     expect(await queues.deadLetter.count()).toBe(1);
-    await queues.close();
   });
 
   it("runs an operator's re-ingest of a marked event again (no duplicate check)", async () => {
@@ -96,6 +94,5 @@ describe("WebhookIngest on the order path (one script for dedupe and snapshot)",
     await queues.sync.obliterate({ force: true });
     expect(await ingest.reingest(first)).toBe("queued");
     expect(await queues.sync.count()).toBe(1);
-    await queues.close();
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { SandboxHandle } from "@connector/provider-sandbox";
 import { Redis } from "ioredis";
-import { inject } from "vitest";
+import { inject, onTestFinished } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import {
   type OrderCreate,
@@ -25,7 +25,9 @@ export function clientFor(
     onResponse?: ProviderClientOptions["onResponse"];
   } = {},
 ) {
+  // Called inside a test: a connection it opens is closed when the test ends, pass or fail.
   const redis = options.redis ?? new Redis(inject("redisUrl"));
+  if (!options.redis) onTestFinished(() => redis.disconnect());
   const client = new ProviderClient({
     baseUrl: sandbox.url,
     authUrl: sandbox.authUrl,

@@ -1,5 +1,5 @@
 import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   ProviderAuthError,
   ProviderConflictError,
@@ -18,18 +18,17 @@ afterAll(() => sandbox.close());
 
 describe("orders", () => {
   it("creates an order and reads it back with service IDs for every line item", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const created = await client.createOrder(orderBody({ sourceOrderId: "o-create" }));
     expect(created.orderId).toBeGreaterThan(0);
     expect(created.lineItems[0]?.lineItemId).toBeGreaterThan(0);
     const read = await client.getOrder(1001, created.orderId);
     expect(read.sourceOrderId).toBe("o-create");
     expect(read.totalMoney).toBe(26.6);
-    redis.disconnect();
   });
 
   it("answers a duplicate sourceOrderId with a conflict naming the existing order", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const first = await client.createOrder(orderBody({ sourceOrderId: "o-dup" }));
     const error = await client
       .createOrder(orderBody({ sourceOrderId: "o-dup" }))
@@ -37,20 +36,18 @@ describe("orders", () => {
     expect(error).toBeInstanceOf(ProviderConflictError);
     expect((error as ProviderConflictError).existingOrderId).toBe(first.orderId);
     expect((error as ProviderConflictError).requestId).toMatch(/[0-9a-f-]{36}/);
-    redis.disconnect();
   });
 
   it("finds an order again by sourceOrderId (how a lost create is recovered)", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const created = await client.createOrder(orderBody({ sourceOrderId: "o-find" }));
     expect((await client.findOrderBySourceId(1001, "o-find"))?.orderId).toBe(created.orderId);
     expect(await client.findOrderBySourceId(1001, "o-missing")).toBeNull();
     expect(await client.findOrderBySourceId(1002, "o-find")).toBeNull();
-    redis.disconnect();
   });
 
   it("updates an order, keeping the total rule on the stored order", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const created = await client.createOrder(orderBody());
     const updated = await client.updateOrder(1001, created.orderId, {
       notes: "gift wrap",
@@ -61,21 +58,19 @@ describe("orders", () => {
     });
     expect(updated?.notes).toBe("gift wrap");
     expect(updated?.totalMoney).toBe(28.6);
-    redis.disconnect();
   });
 
   it("refuses an order whose total is not shipping + subtotal + tax, before sending it", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const before = sandbox.state.arrivals.length;
     const error = await client.createOrder(orderBody({ totalMoney: 30 })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderValidationError);
     expect((error as ProviderValidationError).fields.map((f) => f.path)).toContain("totalMoney");
     expect(sandbox.state.arrivals.length).toBe(before);
-    redis.disconnect();
   });
 
   it("sends money with at most two decimals, whatever float arithmetic produced", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const created = await client.createOrder(
       orderBody({
         subtotalMoney: 0.1 + 0.2,
@@ -89,11 +84,10 @@ describe("orders", () => {
     );
     expect(created.subtotalMoney).toBe(0.3);
     expect(created.lineItems[0]?.price).toBe(0.3);
-    redis.disconnect();
   });
 
   it("cancels an order idempotently and refuses changes afterwards", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const created = await client.createOrder(orderBody());
     const canceled = await client.cancelOrder(1001, created.orderId, {
       canceledReason: "customer",
@@ -106,18 +100,16 @@ describe("orders", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderConflictError);
     expect((error as ProviderConflictError).code).toBe("order_canceled");
-    redis.disconnect();
   });
 
   it("answers 404 for an unknown order and for a store the token does not cover", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     await expect(client.getOrder(1001, 999_999)).rejects.toBeInstanceOf(ProviderNotFoundError);
     await expect(client.getStore(4242)).rejects.toBeInstanceOf(ProviderNotFoundError);
-    redis.disconnect();
   });
 
   it("pages the order list forwards and backwards", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     for (let i = 0; i < 5; i++)
       await client.createOrder(orderBody({ storeId: 1002, sourceOrderId: `page-${i}` }));
     const first = await client.listOrders(1002, {
@@ -142,13 +134,12 @@ describe("orders", () => {
     } as never);
     expect(back.orders.map((o) => o.sourceOrderId)).toEqual(["page-0", "page-1"]);
     expect(back.pageInfo.hasPreviousPage).toBe(false);
-    redis.disconnect();
   });
 });
 
 describe("line items and fulfillments", () => {
   it("adds and cancels line items; a second live item for one source line is a conflict", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const order = await client.createOrder(orderBody());
     const added = await client.addLineItem(1001, order.orderId, {
       sourceLineItemId: "l-2",
@@ -183,11 +174,10 @@ describe("line items and fulfillments", () => {
       price: 12,
     });
     expect(replacement.lineItemId).not.toBe(added.lineItemId);
-    redis.disconnect();
   });
 
   it("upserts fulfillments by sourceFulfillmentId and lists them", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const order = await client.createOrder(orderBody());
     const first = await client.createFulfillment(1001, order.orderId, {
       sourceFulfillmentId: "f-1",
@@ -207,11 +197,10 @@ describe("line items and fulfillments", () => {
     const list = await client.listFulfillments(1001, order.orderId);
     expect(list).toHaveLength(1);
     expect(list[0]?.trackingInfoNumber).toBe("1Z2");
-    redis.disconnect();
   });
 
   it("refuses a fulfillment date without an offset before sending", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const error = await client
       .createFulfillment(1001, 1, {
         sourceFulfillmentId: "f",
@@ -220,23 +209,21 @@ describe("line items and fulfillments", () => {
       })
       .catch((e: unknown) => e);
     expect((error as ProviderValidationError).fields[0]?.path).toBe("inTransitOn");
-    redis.disconnect();
   });
 });
 
 describe("stores, products, registrations", () => {
   it("reads a store's currency and time zone", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     expect(await client.getStore(1002)).toMatchObject({
       storeId: 1002,
       currencyCode: "USD",
       ianaTimezone: "America/New_York",
     });
-    redis.disconnect();
   });
 
   it("follows the product state machine: 201, 200 by handle, removed variants restored with their id, idempotent delete", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const variants = [
       {
         options: [
@@ -299,11 +286,10 @@ describe("stores, products, registrations", () => {
     expect(deleted.variants).toEqual([]);
     const revived = await client.createProduct({ handle: "legacy-tee", storeId: 1001, variants });
     expect(revived.product.productId).toBe(first.product.productId);
-    redis.disconnect();
   });
 
   it("refuses bad prices, comma tags and option-less variants without a sku, naming the field", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const cases: [unknown, string][] = [
       [{ handle: "p", variants: [{ options: [], sku: "a", price: "$10" }] }, "variants.0.price"],
       [{ handle: "p", tags: ["a,b"], variants: [{ options: [], sku: "a" }] }, "tags.0"],
@@ -314,20 +300,18 @@ describe("stores, products, registrations", () => {
       const error = await client.createProduct(body as never).catch((e: unknown) => e);
       expect((error as ProviderValidationError).fields.map((f) => f.path)).toContain(path);
     }
-    redis.disconnect();
   });
 
   it("answers 404 for a product synced from the platform", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const platform = sandbox.state.products.all.find((p) => !p.createdViaApi);
     await expect(client.getProduct(platform?.productId ?? 0)).rejects.toBeInstanceOf(
       ProviderNotFoundError,
     );
-    redis.disconnect();
   });
 
   it("lists registrations with filters and pages both ways, clamping page size to 100", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const big = await client.listRegistrations({ storeId: 1001, first: 500 });
     expect(big.registrations).toHaveLength(100);
     const page1 = await client.listRegistrations({ storeId: 1001, first: 10, orderBy: "asc" });
@@ -357,7 +341,6 @@ describe("stores, products, registrations", () => {
     expect(filtered.registrations.every((r) => r.customerEmail === "customer3@example.com")).toBe(
       true,
     );
-    redis.disconnect();
   });
 });
 
@@ -378,40 +361,35 @@ describe("authentication and limits", () => {
       b.client.getStore(1002),
     ]);
     expect(tokenCalls).toBe(1);
-    a.redis.disconnect();
-    b.redis.disconnect();
   });
 
   it("renews a token when less than five minutes remain", async () => {
     const shortLived = await startSandbox({ tokenTtlSeconds: 240 });
+    onTestFinished(() => shortLived.close());
     let tokenCalls = 0;
     const counting: typeof fetch = (input, init) => {
       if (String(input).endsWith("/oauth/token")) tokenCalls++;
       return fetch(input, init);
     };
-    const { client, redis } = clientFor(shortLived, { fetch: counting });
+    const { client } = clientFor(shortLived, { fetch: counting });
     await client.getStore(1001);
     await client.getStore(1001);
     expect(tokenCalls).toBe(2);
-    redis.disconnect();
-    await shortLived.close();
   });
 
   it("exposes the store_id and scope claims of the token", async () => {
-    const { client, redis } = clientFor(sandbox);
+    const { client } = clientFor(sandbox);
     const info = await client.getTokenInfo();
     expect(info.storeIds).toEqual([1001, 1002]);
     expect(info.scopes).toContain("write:orders");
-    redis.disconnect();
   });
 
   it("rejects wrong client credentials as a configuration error", async () => {
-    const { client, redis } = clientFor(sandbox, { clientSecret: "wrong" });
+    const { client } = clientFor(sandbox, { clientSecret: "wrong" });
     const error = await client.getStore(1001).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderAuthError);
     expect((error as ProviderAuthError).kind).toBe("invalid_client");
     expect((error as ProviderAuthError).retryable).toBe(false);
-    redis.disconnect();
   });
 
   it("answers 401 without or with a bad token, and 403 when a scope is missing", async () => {
@@ -439,20 +417,20 @@ describe("authentication and limits", () => {
 
   it("maps a missing scope to ProviderAuthError for a client whose grant lacks it", async () => {
     sandbox.addClient("reader", "reader-secret", [1001], ["read:orders"]);
-    const { client, redis } = clientFor(sandbox, {
+    const { client } = clientFor(sandbox, {
       clientId: "reader",
       clientSecret: "reader-secret",
     });
     const error = await client.createOrder(orderBody()).catch((e: unknown) => e);
     expect((error as ProviderAuthError).kind).toBe("insufficient_scope");
     expect((error as ProviderAuthError).status).toBe(403);
-    redis.disconnect();
   });
 
   it("answers 429 with Retry-After and RateLimit headers once the store's budget is spent", async () => {
     const tight = await startSandbox({ rateLimit: 3, windowMs: 60_000 });
+    onTestFinished(() => tight.close());
     const seen: number[] = [];
-    const { client, redis } = clientFor(tight, {
+    const { client } = clientFor(tight, {
       onResponse: (info) => seen.push(info.rateLimit?.remaining ?? -1),
     });
     for (let i = 0; i < 3; i++) await client.getStore(1001);
@@ -462,27 +440,25 @@ describe("authentication and limits", () => {
     expect((error as ProviderRateLimitError).retryAfterMs).toBeGreaterThanOrEqual(59_000);
     expect((error as ProviderRateLimitError).retryAfterMs).toBeLessThanOrEqual(60_000);
     expect(tight.state.maxInAnyWindow(1001, 60_000)).toBe(3);
-    redis.disconnect();
-    await tight.close();
   });
 
   it("reports a dropped answer after commit as a connection error that may have been committed", async () => {
     const flaky = await startSandbox({ faults: { dropAfterCommitRate: 1 } });
-    const { client, redis } = clientFor(flaky);
+    onTestFinished(() => flaky.close());
+    const { client } = clientFor(flaky);
     const error = await client
       .createOrder(orderBody({ sourceOrderId: "dropped" }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderConnectionError);
     expect((error as ProviderConnectionError).maybeCommitted).toBe(true);
     expect(flaky.state.orders.find(1001, "dropped")).toBeDefined();
-    redis.disconnect();
-    await flaky.close();
   });
 });
 
 describe("timeouts", () => {
   it("gives up on an answer slower than the timeout, as a connection error that may have been committed", async () => {
     const slow = await startSandbox({ faults: { slowRate: 1, slowMs: 1_500 } });
+    onTestFinished(() => slow.close());
     // The token request is slow too: let it through, then time out the order write.
     const { client, redis } = clientFor(slow, { timeoutMs: 3_000 });
     await client.getTokenInfo();
@@ -495,8 +471,6 @@ describe("timeouts", () => {
     expect(error).toBeInstanceOf(ProviderConnectionError);
     expect((error as ProviderConnectionError).message).toMatch(/timed out after 300 ms/);
     expect((error as ProviderConnectionError).maybeCommitted).toBe(true);
-    redis.disconnect();
-    await slow.close();
   });
 });
 
@@ -523,6 +497,5 @@ describe("token renewal", () => {
     expect(JSON.parse((await redis.get(`${prefix}:token:${id}`)) ?? "{}").token).not.toBe(
       "revoked-token",
     );
-    redis.disconnect();
   });
 });

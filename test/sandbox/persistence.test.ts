@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { startSandbox } from "@connector/provider-sandbox";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { clientFor, orderBody } from "../helpers/provider-fixtures.ts";
 
 /**
@@ -40,7 +40,7 @@ describe("sandbox state across restarts", () => {
     );
     expect(reset.stdout.trim()).toBe(`emptied ${statePath}: 2 orders removed, IDs start again`);
     const third = await startSandbox({ stores: [1001], statePath });
+    onTestFinished(() => third.close());
     expect(third.state.orders.size).toBe(0);
-    await third.close();
   });
 });

@@ -1,5 +1,5 @@
 import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { orderBody } from "../helpers/provider-fixtures.ts";
 
 let sandbox: SandboxHandle;
@@ -92,6 +92,7 @@ describe("sandbox validation (raw HTTP, not through the client)", () => {
 
   it("marks an order protected when a line carries the store's protection variant", async () => {
     const guarded = await startSandbox({ protectionVariantIds: { 1001: ["999"] } });
+    onTestFinished(() => guarded.close());
     const t = await guarded.issueToken();
     const body = orderBody({ sourceOrderId: "p" });
     body.lineItems.push({
@@ -111,13 +112,13 @@ describe("sandbox validation (raw HTTP, not through the client)", () => {
     expect(((await response.json()) as { isShippingProtected: boolean }).isShippingProtected).toBe(
       true,
     );
-    await guarded.close();
   });
 });
 
 describe("sandbox rate limit", () => {
   it("never admits more than the limit in any rolling window, under concurrent load", async () => {
     const limited = await startSandbox({ rateLimit: 20, windowMs: 500 });
+    onTestFinished(() => limited.close());
     const t = await limited.issueToken();
     const statuses: number[] = [];
     const deadline = Date.now() + 1_600;
@@ -137,11 +138,11 @@ describe("sandbox rate limit", () => {
     );
     expect(statuses).toContain(429);
     expect(limited.state.maxInAnyWindow(1001, 500)).toBe(20);
-    await limited.close();
   });
 
   it("counts out-of-band use by another client against the same store", async () => {
     const shared = await startSandbox({ rateLimit: 5, windowMs: 60_000 });
+    onTestFinished(() => shared.close());
     const t = await shared.issueToken();
     shared.consume(1001, 4);
     const ok = await fetch(`${shared.url}/stores/1001`, {
@@ -152,11 +153,11 @@ describe("sandbox rate limit", () => {
       headers: { authorization: `Bearer ${t}` },
     });
     expect(refused.status).toBe(429);
-    await shared.close();
   });
 
   it("limits the token endpoint on its own", async () => {
     const s = await startSandbox({ tokenRateLimit: 2 });
+    onTestFinished(() => s.close());
     const ask = () =>
       fetch(`${s.authUrl}/oauth/token`, {
         method: "POST",
@@ -173,7 +174,6 @@ describe("sandbox rate limit", () => {
     const third = await ask();
     expect(third.status).toBe(429);
     expect(third.headers.get("retry-after")).toBeTruthy();
-    await s.close();
   });
 });
 
@@ -183,6 +183,7 @@ describe("sandbox faults", () => {
       rateLimit: 10_000,
       faults: { errorRate: 0.3, extra429Rate: 0.2, seed: 42 },
     });
+    onTestFinished(() => s.close());
     const t = await s.issueToken();
     const statuses: number[] = [];
     for (let i = 0; i < 200; i++) {
@@ -194,7 +195,6 @@ describe("sandbox faults", () => {
     expect(share(429)).toBeLessThan(0.3);
     expect(share(500)).toBeGreaterThan(0.15);
     expect(share(200)).toBeGreaterThan(0.4);
-    await s.close();
   });
 });
 
