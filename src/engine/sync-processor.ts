@@ -15,6 +15,7 @@ import {
 import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
 import { deadLetterId, type SyncQueues } from "../queue/sync-queue.ts";
 import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
+import type { MapResult } from "../sync/index.ts";
 import {
   customerDataWithheld,
   mapOrder,
@@ -103,187 +104,30 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       return { outcome: "skipped", reason };
     }
 
-    let calls = 0;
-    let wasDeadLettered = false;
-    // Known once the order's state is read: failures are shown by name (#1077).
-    let orderName: string | null = null;
-    // The body of the operation in flight, kept for the dead-letter record if it fails.
-    let lastBody: unknown;
+    const attempt: Attempt = {
+      calls: 0,
+      wasDeadLettered: false,
+      orderName: null,
+      lastBody: undefined,
+    };
     try {
-      if (shopRecord.status === "paused") {
-        throw new Terminal(
-          "config",
-          `sync is paused for this shop: ${shopRecord.pausedReason ?? "no reason given"}`,
-        );
-      }
-      if (shopRecord.storeId === null) {
-        throw new Terminal("config", "the shop has no provider store configured", [
-          { path: "storeId", message: "set the provider store in the settings" },
-        ]);
-      }
-      const storeId = shopRecord.storeId as ProviderStoreId;
-      // Read before any call: creating the order clears the failure record.
-      wasDeadLettered = deps.links.lastFailure(shop, orderId) === "dead-lettered";
-      const order = await loadOrder(deps, shopRecord, orderId);
-      orderName = order?.name ?? null;
-      if (!order) {
-        deps.metrics?.jobDone("waiting");
-        const reason = "no full order state yet; the order webhook or a refetch will follow";
-        log.info({ reason }, "sync waiting");
-        return { outcome: "waiting", reason };
-      }
-      // Test orders (Bogus gateway, test mode) stay out of the provider unless the shop asks.
-      if (order.test && !shopRecord.sendTestOrders) {
-        deps.shops.markTestOrderSkipped(shop, orderId);
-        deps.metrics?.jobDone("skipped");
-        const reason = "test order: not sent (the shop's test-order setting is off)";
-        log.info({ reason }, "sync skipped");
-        return { outcome: "skipped", reason };
-      }
-      const settings = shopSettings(shopRecord, storeId, order.currency);
-      const mapped = mapOrder(order, settings);
-      if (!mapped.ok) {
-        // Shopify withheld the customer (the app is not approved for protected customer data):
-        // nothing identifies the customer to the provider, and the merchant needs to know why.
-        if (mapped.errors.some((e) => e.kind === "customer") && customerDataWithheld(order)) {
-          throw new Terminal("protected-data", PROTECTED_DATA_REASON, [
-            { path: "customer", message: "withheld by Shopify (protected customer data)" },
-          ]);
-        }
-        // What the shop's settings can fix is an operator's to fix; the rest is the order's.
-        const config = mapped.errors.some((e) => e.kind === "settings");
-        throw new Terminal(
-          config ? "config" : "mapping",
-          `the order cannot be sent as it is: ${mapped.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}`,
-          mapped.errors.map((e) => ({
-            path: e.field,
-            message: e.message,
-            ...(e.ref ? { ref: e.ref } : {}),
-          })),
-        );
-      }
-      // Warnings name fields and Shopify IDs only (see src/sync): safe to log as they are.
-      if (mapped.warnings.length > 0) {
-        log.info({ warnings: mapped.warnings }, "order mapped with warnings");
-      }
-      const canceled = order.cancelledAt
-        ? { reason: order.cancelReason, at: order.cancelledAt }
-        : null;
-      const client = deps.providerFor(shopRecord);
-      const priority = job.data.priority;
-      // A link into another store or environment than the shop's current one is never written
-      // through: the shop switched, so the order is created afresh where it now goes.
-      const space = deps.links.spaceOf(shop, orderId);
-      if (
-        space &&
-        (space.storeId !== storeId ||
-          (space.providerBaseUrl !== null && space.providerBaseUrl !== client.baseUrl))
-      ) {
-        deps.links.retireOrder(shop, orderId, `the shop now sends its orders to store ${storeId}`);
-        log.info(
-          { fromStore: space.storeId, toStore: storeId },
-          "link pointed into the shop's previous provider store: retired, the order is sent again",
-        );
-      }
-      // A 404 on a linked order retires its link once per job: the order is then looked up and
-      // adopted, or created again (the create path), instead of dead-lettered.
-      let retiredAfterNotFound = false;
-      // The token first: a slot is taken only when the request can leave at once, so the time
-      // from grant to the provider's arrival stays within the limiter's margin.
-      await client.getTokenInfo();
-
-      // Re-plan after every call: the links are the truth, so a resumed job never repeats a call.
-      const wanted = { order: mapped.order, fulfillments: mapped.fulfillments, canceled };
-      // The last planned call's write also marks the order synced when its links need nothing
-      // more (checked inside that transaction): one SQLite commit less per order.
-      const syncedCheck = {
-        version: order.updatedAt,
-        done: (after: Parameters<typeof planSync>[1]) => planSync(wanted, after).length === 0,
-      };
-      let synced = false;
-      while (!synced) {
-        const links = deps.links.loadLinks(shop, orderId);
-        const ops = planSync(wanted, links);
-        const op = ops[0];
-        if (!op) break;
-        // An uninstall stops the shop at once: no further call, even in the middle of an order.
-        if (deps.shops.statusOf(shop) === "uninstalled") {
-          deps.metrics?.jobDone("skipped");
-          return { outcome: "skipped", reason: "shop uninstalled" };
-        }
-        const decision = await deps.limiter.acquireOrWait(
-          storeId,
-          priority,
-          job.id ?? "",
-          job.data.prepaidSlot ?? "",
-        );
-        if (!decision.granted) {
-          deps.metrics?.limiterWait(decision.reason);
-          // Handed back a little early (the queue's own delay): the job waits out the rest in
-          // acquireOrWait and takes its slot as it frees.
-          await job.moveToDelayed(decision.retryAtMs - decision.leadMs, token);
-          throw new DelayedError();
-        }
-        const ctx: OpContext = {
-          shop,
-          sourceOrderId: orderId,
-          orderName: order.name,
-          storeId,
-          providerBaseUrl: client.baseUrl,
-          orderId: (links?.orderId ?? null) as ProviderOrderId | null,
-          customerEmail: mapped.order.customer.email,
-        };
-        lastBody = op.body;
-        calls++;
-        try {
-          // The slot is spent on this call: settled on the answer or the failure, and known to
-          // the limiter while the answer's RateLimit headers are read.
-          const result = await deps.limiter.spend(storeId, decision.slotId, () =>
-            executeOp(client, deps.links, op, ctx, ops.length === 1 ? syncedCheck : undefined),
-          );
-          synced = result.synced;
-          deps.metrics?.providerCall(200);
-        } catch (error) {
-          if (error instanceof ProviderRateLimitError) {
-            // Not a failed attempt: the budget is shared; wait as long as the server says.
-            deps.metrics?.providerCall(429);
-            const until = await deps.limiter.block(storeId, error.retryAfterMs ?? 1_000);
-            await job.moveToDelayed(until, token);
-            throw new DelayedError();
-          }
-          deps.metrics?.providerCall(
-            error instanceof ProviderError && error.status ? error.status : "error",
-          );
-          if (
-            error instanceof ProviderNotFoundError &&
-            op.kind !== "createOrder" &&
-            !retiredAfterNotFound
-          ) {
-            retiredAfterNotFound = true;
-            deps.links.retireOrder(
-              shop,
-              orderId,
-              `the provider answered 404 for order ${links?.orderId ?? "?"}`,
-            );
-            log.warn(
-              { providerOrderId: links?.orderId },
-              "the provider no longer has the linked order: link retired, looking the order up again",
-            );
-            continue;
-          }
-          throw error;
-        }
-      }
-      if (!synced) deps.links.markSynced(shop, orderId, order.updatedAt);
+      const work = await readWork(deps, shopRecord, orderId, attempt, log);
+      if ("outcome" in work) return work;
+      const sent = await sendUntilSynced(deps, job, token, work, attempt, log);
+      if ("outcome" in sent) return sent;
+      if (!sent.synced) deps.links.markSynced(shop, orderId, work.order.updatedAt);
       // It was dead-lettered and went through now (a retry, or a later event after a fix).
-      if (wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {
+      if (attempt.wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {
         log.info("dead letter resolved by this sync");
       }
       // Lag is webhook → provider acknowledgement: an order the provider already had adds none.
-      if (calls > 0 && job.data.receivedAt) deps.metrics?.lag(Date.now() - job.data.receivedAt);
-      deps.metrics?.jobDone(calls > 0 ? "synced" : "unchanged");
-      log.info({ calls }, calls > 0 ? "order synced" : "order unchanged");
-      return calls > 0 ? { outcome: "synced", calls } : { outcome: "unchanged" };
+      if (attempt.calls > 0 && job.data.receivedAt)
+        deps.metrics?.lag(Date.now() - job.data.receivedAt);
+      deps.metrics?.jobDone(attempt.calls > 0 ? "synced" : "unchanged");
+      log.info({ calls: attempt.calls }, attempt.calls > 0 ? "order synced" : "order unchanged");
+      return attempt.calls > 0
+        ? { outcome: "synced", calls: attempt.calls }
+        : { outcome: "unchanged" };
     } catch (error) {
       if (error instanceof DelayedError) throw error;
       const terminal = classify(error);
@@ -296,43 +140,277 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const dead =
         terminal ??
         new Terminal("exhausted", `gave up after ${attempts} attempts: ${describe(error).message}`);
-      await deadLetter(deps, job, dead, error, lastBody, attempts);
-      deps.links.markFailed(
-        shop,
-        orderId,
-        "dead-lettered",
-        {
-          message: dead.message,
-          category: dead.category,
-          fields: (dead.fields ?? []).map((f) => ({
-            path: f.path,
-            ...(f.ref ? { ref: f.ref } : {}),
-          })),
-        },
-        orderName,
-      );
-      if (dead.category === "config" && error instanceof ProviderAuthError) {
-        deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
-      }
-      deps.metrics?.jobDone("dead-lettered");
-      // Our own reasons (config, mapping) name fields only; a provider's message may echo what
-      // we sent (an email, an address), so for those only its status and field paths are logged.
-      const ours = dead.category === "config" || dead.category === "mapping";
-      log.error(
-        {
-          category: dead.category,
-          errorClass: describe(error).name,
-          ...(error instanceof ProviderError
-            ? { status: error.status, requestId: error.requestId }
-            : {}),
-          ...(dead.fields ? { fields: dead.fields.map((f) => f.path) } : {}),
-          ...(ours ? { reason: dead.message } : {}),
-        },
-        "sync dead-lettered",
-      );
-      return { outcome: "dead-lettered", reason: dead.message };
+      return await giveUp(deps, job, dead, error, attempt, attempts, log);
     }
   };
+}
+
+/**
+ * Step 3, for a failure that retrying will not fix (or the last attempt): the dead-letter entry
+ * with the request that failed, the failure recorded against the order for the settings page,
+ * a shop whose credentials the provider refused paused, and one log line without customer data.
+ */
+async function giveUp(
+  deps: SyncProcessorDeps,
+  job: Job<SyncJobData>,
+  dead: Terminal,
+  error: unknown,
+  attempt: Attempt,
+  attempts: number,
+  log: JobLog,
+): Promise<SyncResult> {
+  const { shop, orderId } = job.data;
+  await deadLetter(deps, job, dead, error, attempt.lastBody, attempts);
+  deps.links.markFailed(
+    shop,
+    orderId,
+    "dead-lettered",
+    {
+      message: dead.message,
+      category: dead.category,
+      fields: (dead.fields ?? []).map((f) => ({
+        path: f.path,
+        ...(f.ref ? { ref: f.ref } : {}),
+      })),
+    },
+    attempt.orderName,
+  );
+  if (dead.category === "config" && error instanceof ProviderAuthError) {
+    deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
+  }
+  deps.metrics?.jobDone("dead-lettered");
+  // Our own reasons (config, mapping) name fields only; a provider's message may echo what
+  // we sent (an email, an address), so for those only its status and field paths are logged.
+  const ours = dead.category === "config" || dead.category === "mapping";
+  log.error(
+    {
+      category: dead.category,
+      errorClass: describe(error).name,
+      ...(error instanceof ProviderError
+        ? { status: error.status, requestId: error.requestId }
+        : {}),
+      ...(dead.fields ? { fields: dead.fields.map((f) => f.path) } : {}),
+      ...(ours ? { reason: dead.message } : {}),
+    },
+    "sync dead-lettered",
+  );
+  return { outcome: "dead-lettered", reason: dead.message };
+}
+
+/** What a job works on once its order is read and mapped. */
+interface Work {
+  shop: ShopRecord;
+  storeId: ProviderStoreId;
+  order: SourceOrder;
+  mapped: Extract<MapResult, { ok: true }>;
+  canceled: { reason: string | null; at: string } | null;
+}
+
+/** What a job has done so far, for the finish and for its dead-letter entry if it fails. */
+interface Attempt {
+  calls: number;
+  /** The order had been dead-lettered before this run (read before any call clears it). */
+  wasDeadLettered: boolean;
+  /** Known once the order's state is read: failures are shown by name (#1077). */
+  orderName: string | null;
+  /** The body of the operation in flight, kept for the dead-letter record if it fails. */
+  lastBody: unknown;
+}
+
+/**
+ * Step 1, before any call: the shop can sync, the order's full state is stored, it is not a test
+ * order the shop keeps out, and it maps to a body the provider accepts. An early outcome
+ * (waiting, skipped) or a Terminal ends the job here.
+ */
+async function readWork(
+  deps: SyncProcessorDeps,
+  shopRecord: ShopRecord,
+  orderId: string,
+  attempt: Attempt,
+  log: JobLog,
+): Promise<Work | SyncResult> {
+  const shop = shopRecord.shop;
+  if (shopRecord.status === "paused") {
+    throw new Terminal(
+      "config",
+      `sync is paused for this shop: ${shopRecord.pausedReason ?? "no reason given"}`,
+    );
+  }
+  if (shopRecord.storeId === null) {
+    throw new Terminal("config", "the shop has no provider store configured", [
+      { path: "storeId", message: "set the provider store in the settings" },
+    ]);
+  }
+  const storeId = shopRecord.storeId as ProviderStoreId;
+  // Read before any call: creating the order clears the failure record.
+  attempt.wasDeadLettered = deps.links.lastFailure(shop, orderId) === "dead-lettered";
+  const order = await loadOrder(deps, shopRecord, orderId);
+  attempt.orderName = order?.name ?? null;
+  if (!order) {
+    deps.metrics?.jobDone("waiting");
+    const reason = "no full order state yet; the order webhook or a refetch will follow";
+    log.info({ reason }, "sync waiting");
+    return { outcome: "waiting", reason };
+  }
+  // Test orders (Bogus gateway, test mode) stay out of the provider unless the shop asks.
+  if (order.test && !shopRecord.sendTestOrders) {
+    deps.shops.markTestOrderSkipped(shop, orderId);
+    deps.metrics?.jobDone("skipped");
+    const reason = "test order: not sent (the shop's test-order setting is off)";
+    log.info({ reason }, "sync skipped");
+    return { outcome: "skipped", reason };
+  }
+  const settings = shopSettings(shopRecord, storeId, order.currency);
+  const mapped = mapOrder(order, settings);
+  if (!mapped.ok) {
+    // Shopify withheld the customer (the app is not approved for protected customer data):
+    // nothing identifies the customer to the provider, and the merchant needs to know why.
+    if (mapped.errors.some((e) => e.kind === "customer") && customerDataWithheld(order)) {
+      throw new Terminal("protected-data", PROTECTED_DATA_REASON, [
+        { path: "customer", message: "withheld by Shopify (protected customer data)" },
+      ]);
+    }
+    // What the shop's settings can fix is an operator's to fix; the rest is the order's.
+    const config = mapped.errors.some((e) => e.kind === "settings");
+    throw new Terminal(
+      config ? "config" : "mapping",
+      `the order cannot be sent as it is: ${mapped.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}`,
+      mapped.errors.map((e) => ({
+        path: e.field,
+        message: e.message,
+        ...(e.ref ? { ref: e.ref } : {}),
+      })),
+    );
+  }
+  // Warnings name fields and Shopify IDs only (see src/sync): safe to log as they are.
+  if (mapped.warnings.length > 0) {
+    log.info({ warnings: mapped.warnings }, "order mapped with warnings");
+  }
+  const canceled = order.cancelledAt ? { reason: order.cancelReason, at: order.cancelledAt } : null;
+  return { shop: shopRecord, storeId, order, mapped, canceled };
+}
+
+/**
+ * Step 2: call the provider until the links hold what the order needs, re-planning after every
+ * call (the links are the truth, so a resumed job never repeats a call). Each call takes a slot
+ * of the store's budget first; a refused slot or a 429 moves the job to the delayed set.
+ */
+async function sendUntilSynced(
+  deps: SyncProcessorDeps,
+  job: Job<SyncJobData>,
+  token: string | undefined,
+  work: Work,
+  attempt: Attempt,
+  log: JobLog,
+): Promise<{ synced: boolean } | SyncResult> {
+  const { shop, orderId } = job.data;
+  const { storeId, order, mapped, canceled } = work;
+  const shopRecord = work.shop;
+  const client = deps.providerFor(shopRecord);
+  // A link into another store or environment than the shop's current one is never written
+  // through: the shop switched, so the order is created afresh where it now goes.
+  const space = deps.links.spaceOf(shop, orderId);
+  if (
+    space &&
+    (space.storeId !== storeId ||
+      (space.providerBaseUrl !== null && space.providerBaseUrl !== client.baseUrl))
+  ) {
+    deps.links.retireOrder(shop, orderId, `the shop now sends its orders to store ${storeId}`);
+    log.info(
+      { fromStore: space.storeId, toStore: storeId },
+      "link pointed into the shop's previous provider store: retired, the order is sent again",
+    );
+  }
+  // A 404 on a linked order retires its link once per job: the order is then looked up and
+  // adopted, or created again (the create path), instead of dead-lettered.
+  let retiredAfterNotFound = false;
+  // The token first: a slot is taken only when the request can leave at once, so the time
+  // from grant to the provider's arrival stays within the limiter's margin.
+  await client.getTokenInfo();
+
+  // Re-plan after every call: the links are the truth, so a resumed job never repeats a call.
+  const wanted = { order: mapped.order, fulfillments: mapped.fulfillments, canceled };
+  // The last planned call's write also marks the order synced when its links need nothing
+  // more (checked inside that transaction): one SQLite commit less per order.
+  const syncedCheck = {
+    version: order.updatedAt,
+    done: (after: Parameters<typeof planSync>[1]) => planSync(wanted, after).length === 0,
+  };
+  let synced = false;
+  while (!synced) {
+    const links = deps.links.loadLinks(shop, orderId);
+    const ops = planSync(wanted, links);
+    const op = ops[0];
+    if (!op) break;
+    // An uninstall stops the shop at once: no further call, even in the middle of an order.
+    if (deps.shops.statusOf(shop) === "uninstalled") {
+      deps.metrics?.jobDone("skipped");
+      return { outcome: "skipped", reason: "shop uninstalled" };
+    }
+    const decision = await deps.limiter.acquireOrWait(
+      storeId,
+      job.data.priority,
+      job.id ?? "",
+      job.data.prepaidSlot ?? "",
+    );
+    if (!decision.granted) {
+      deps.metrics?.limiterWait(decision.reason);
+      // Handed back a little early (the queue's own delay): the job waits out the rest in
+      // acquireOrWait and takes its slot as it frees.
+      await job.moveToDelayed(decision.retryAtMs - decision.leadMs, token);
+      throw new DelayedError();
+    }
+    const ctx: OpContext = {
+      shop,
+      sourceOrderId: orderId,
+      orderName: order.name,
+      storeId,
+      providerBaseUrl: client.baseUrl,
+      orderId: (links?.orderId ?? null) as ProviderOrderId | null,
+      customerEmail: mapped.order.customer.email,
+    };
+    attempt.lastBody = op.body;
+    attempt.calls++;
+    try {
+      // The slot is spent on this call: settled on the answer or the failure, and known to
+      // the limiter while the answer's RateLimit headers are read.
+      const result = await deps.limiter.spend(storeId, decision.slotId, () =>
+        executeOp(client, deps.links, op, ctx, ops.length === 1 ? syncedCheck : undefined),
+      );
+      synced = result.synced;
+      deps.metrics?.providerCall(200);
+    } catch (error) {
+      if (error instanceof ProviderRateLimitError) {
+        // Not a failed attempt: the budget is shared; wait as long as the server says.
+        deps.metrics?.providerCall(429);
+        const until = await deps.limiter.block(storeId, error.retryAfterMs ?? 1_000);
+        await job.moveToDelayed(until, token);
+        throw new DelayedError();
+      }
+      deps.metrics?.providerCall(
+        error instanceof ProviderError && error.status ? error.status : "error",
+      );
+      if (
+        error instanceof ProviderNotFoundError &&
+        op.kind !== "createOrder" &&
+        !retiredAfterNotFound
+      ) {
+        retiredAfterNotFound = true;
+        deps.links.retireOrder(
+          shop,
+          orderId,
+          `the provider answered 404 for order ${links?.orderId ?? "?"}`,
+        );
+        log.warn(
+          { providerOrderId: links?.orderId },
+          "the provider no longer has the linked order: link retired, looking the order up again",
+        );
+        continue;
+      }
+      throw error;
+    }
+  }
+  return { synced };
 }
 
 type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;

@@ -1,61 +1,13 @@
 import { type Context, Hono } from "hono";
-import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
-import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
-import type { Logger } from "pino";
-import { errorResponse } from "../../lib/http-errors.ts";
-import type { Shopify } from "../../shopify/api.ts";
 import { isShopifyId } from "../../shopify/payload-fields.ts";
-import type { ShopRecord, ShopRepository } from "../../store/index.ts";
-import type { ShopDomain } from "../../sync/source-order.ts";
-import {
-  type EmbeddedConfig,
-  type EmbeddedParams,
-  embeddedParams,
-  embeddedUrl,
-  frameAncestors,
-  isEmbeddedRequest,
-  sessionTokenOf,
-  shopOfSessionToken,
-} from "../install/embedded.ts";
-import type { ShopSessionCookie } from "../install/shop-session-cookie.ts";
+import { embeddedUrl } from "../install/embedded.ts";
 import { progressText } from "./pages/backfill-section.tsx";
-import { BouncePage } from "./pages/bounce-page.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings-page.tsx";
-import type { Environment, SettingsService } from "./settings-service.ts";
+import { type Env, guardSettings, html, type SettingsRouteDeps } from "./settings-guard.tsx";
+import type { Environment } from "./settings-service.ts";
 import { explainFailure } from "./sync-status.ts";
-
-export interface SettingsRouteDeps {
-  service: SettingsService;
-  /** Decodes Shopify's session token (embedded in the admin: `Authorization: Bearer …`). */
-  shopify: Shopify;
-  cookie: ShopSessionCookie;
-  shops: ShopRepository;
-  /** APP_URL's origin: the only origin allowed to post the forms (CSRF). */
-  appOrigin: string;
-  logger: Logger;
-  embedded: EmbeddedConfig;
-  /**
-   * Shopify-managed installation: the shop of a valid session token that the connector does not
-   * hold a working token for (never installed, uninstalled, or its refresh token refused) gets
-   * one by token exchange (id token → expiring offline token). Answers the installed shop, or
-   * a message when Shopify refused the exchange.
-   */
-  installByTokenExchange(
-    shop: ShopDomain,
-    sessionToken: string,
-  ): Promise<{ ok: true; shop: ShopRecord } | { ok: false; message: string }>;
-}
-
-/** Inside the Shopify admin: the frame's shop and host, and the session token of the request. */
-interface EmbeddedSession extends EmbeddedParams {
-  token: string;
-}
-
-type Env = {
-  Variables: SecureHeadersVariables & { shop: ShopRecord; embedded: EmbeddedSession | undefined };
-};
 
 /** Success messages by key (the redirect after a save carries the key, never free text). */
 const SAVED: Record<string, { section: string; message: string }> = {
@@ -85,12 +37,6 @@ const SAVED: Record<string, { section: string; message: string }> = {
   resync: { section: "resync", message: "The order was queued for resync." },
 };
 
-const html = (
-  c: Context,
-  page: { toString(): string },
-  status: 200 | 400 | 401 | 403 | 404 = 200,
-) => c.html(`<!doctype html>${page.toString()}`, status);
-
 /**
  * GET /settings and its forms. Every route needs the shop's session cookie (set by the OAuth
  * callback) and reads the shop from it alone; forms are accepted only from APP_URL's origin
@@ -98,8 +44,10 @@ const html = (
  * and styles only with the response's nonce, forms only to this origin, framed only by the
  * Shopify admin. Embedded in the admin, Shopify's session token stands in for the cookie.
  */
+export type { SettingsRouteDeps };
+
 export function settingsRoutes(deps: SettingsRouteDeps) {
-  const { service, cookie, shops } = deps;
+  const { service, shops } = deps;
   const app = new Hono<Env>();
 
   app.onError((error, c) => {
@@ -117,124 +65,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     return c.html("<!doctype html><p>Something went wrong; the error was logged.</p>", 500);
   });
 
-  // frame-ancestors names the shop of the request, known only once it is authenticated: set
-  // after the route, on the header secureHeaders wrote.
-  app.use("*", async (c, next) => {
-    await next();
-    const csp = c.res.headers.get("content-security-policy");
-    if (!csp) return;
-    const shop = c.get("shop")?.shop ?? embeddedParams(deps.shopify, c)?.shop ?? null;
-    c.res.headers.set(
-      "content-security-policy",
-      `${csp}; frame-ancestors ${frameAncestors(deps.embedded, shop)}`,
-    );
-  });
-  const cdn = (url: string | null) => (url ? [new URL(url).origin] : []);
-  app.use(
-    "*",
-    secureHeaders({
-      contentSecurityPolicy: {
-        defaultSrc: ["'self'"],
-        // App Bridge and Polaris from Shopify's CDN (the stand-in's App Bridge in development).
-        scriptSrc: [
-          NONCE,
-          ...new Set([...cdn(deps.embedded.appBridgeUrl), ...cdn(deps.embedded.polarisUrl)]),
-        ],
-        styleSrc: [NONCE, ...cdn(deps.embedded.polarisUrl)],
-        fontSrc: ["'self'", ...cdn(deps.embedded.polarisUrl)],
-        imgSrc: ["'self'", "data:", ...cdn(deps.embedded.polarisUrl)],
-        connectSrc: ["'self'", ...cdn(deps.embedded.polarisUrl)],
-        formAction: ["'self'"],
-        baseUri: ["'none'"],
-      },
-      referrerPolicy: "same-origin",
-    }),
-  );
-  app.use("*", csrf({ origin: deps.appOrigin }));
-  /**
-   * Outside the admin: an installed shop whose cookie was issued for its current installation
-   * (an uninstall or reinstall ends older cookies). An uninstalled shop has no settings page.
-   */
-  const shopOfCookie = async (c: Context<Env>): Promise<ShopRecord | null> => {
-    const session = await cookie.read(c);
-    if (!session) return null;
-    const shop = shops.getShop(session.shop);
-    return shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt
-      ? shop
-      : null;
-  };
-
-  // Forms only: any other body (JSON, text, a missing type) would be read as an empty form,
-  // and the CSRF check covers form types alone.
-  app.use("*", async (c, next) => {
-    if (c.req.method !== "POST") return next();
-    const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-    if (type === "application/x-www-form-urlencoded" || type === "multipart/form-data") {
-      return next();
-    }
-    return errorResponse(
-      c,
-      415,
-      "unsupported_media_type",
-      "settings forms are sent as application/x-www-form-urlencoded or multipart/form-data",
-      [{ path: "headers.content-type", message: type ? `${type} is not a form` : "missing" }],
-    );
-  });
-
-  /**
-   * Who is asking. Inside the Shopify admin every request carries Shopify's session token (no
-   * cookie: the frame is a third-party context), and a shop the connector holds no working
-   * token for is installed on the spot by token exchange. Outside it, the cookie set by the
-   * OAuth callback. A page load in the admin whose token is missing or expired gets the bounce
-   * page, which asks App Bridge for a fresh token and loads the page again with it.
-   */
-  app.use("*", async (c, next) => {
-    const token = isEmbeddedRequest(c) ? await sessionTokenOf(c) : null;
-    if (token) {
-      const domain = await shopOfSessionToken(deps.shopify, token);
-      const params = embeddedParams(deps.shopify, c);
-      if (domain && (!params || params.shop === domain)) {
-        const installed = await deps.installByTokenExchange(domain, token);
-        if (!installed.ok) {
-          return html(
-            c,
-            <MessagePage
-              title="Shopify did not complete the install"
-              message={installed.message}
-            />,
-            401,
-          );
-        }
-        c.set("shop", installed.shop);
-        c.set("embedded", params ? { ...params, token } : { shop: domain, host: "", token });
-        return next();
-      }
-    }
-    const shop = token ? null : await shopOfCookie(c);
-    const params = embeddedParams(deps.shopify, c);
-    if (!shop && params && c.req.method === "GET" && c.req.query("bounced") !== "1") {
-      return html(
-        c,
-        <BouncePage
-          apiKey={deps.embedded.apiKey}
-          appBridgeUrl={deps.embedded.appBridgeUrl}
-          nonce={c.get("secureHeadersNonce") ?? ""}
-        />,
-      );
-    }
-    if (!shop) {
-      return html(
-        c,
-        <MessagePage
-          title="Sign in through Shopify"
-          message="Open the app from your Shopify admin (Apps → Order sync) to see its settings."
-        />,
-        401,
-      );
-    }
-    c.set("shop", shop);
-    await next();
-  });
+  guardSettings(app, deps);
 
   const render = async (
     c: Context<Env>,
