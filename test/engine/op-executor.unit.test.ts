@@ -2,12 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  executeOp,
-  LinkMismatchError,
-  type OpContext,
-  type OpProvider,
-} from "../../src/engine/op-executor.ts";
+import { executeOp, LinkMismatchError, type OpContext } from "../../src/engine/op-executor.ts";
 import {
   type Order,
   ProviderConflictError,
@@ -18,50 +13,11 @@ import {
 import { type Db, LinkRepository, openDatabase } from "../../src/store/index.ts";
 import { planSync, type SyncOp } from "../../src/sync/index.ts";
 import { orderBody } from "../helpers/provider-fixtures.ts";
+import { ScriptedProvider } from "../helpers/scripted-provider.ts";
 
 // The op executor's branches, one at a time, through its narrow deps: a provider whose every
 // answer is scripted (and whose calls are recorded), and the real link repository on a
 // throwaway SQLite file. The integration and chaos suites run the same code against the sandbox.
-
-type Method = keyof OpProvider;
-type Answer = unknown | Error;
-
-/** A provider that answers each call with the next scripted answer for that method. */
-class ScriptedProvider {
-  readonly calls: { method: Method; args: unknown[] }[] = [];
-  readonly #answers = new Map<Method, Answer[]>();
-
-  answer(method: Method, ...answers: Answer[]): this {
-    this.#answers.set(method, [...(this.#answers.get(method) ?? []), ...answers]);
-    return this;
-  }
-
-  called(method: Method): number {
-    return this.calls.filter((c) => c.method === method).length;
-  }
-
-  get client(): OpProvider {
-    const call =
-      (method: Method) =>
-      async (...args: unknown[]) => {
-        this.calls.push({ method, args });
-        const next = this.#answers.get(method)?.shift();
-        if (next === undefined) throw new Error(`unscripted call: ${method}`);
-        if (next instanceof Error) throw next;
-        return next;
-      };
-    return {
-      createOrder: call("createOrder"),
-      getOrder: call("getOrder"),
-      findOrderBySourceId: call("findOrderBySourceId"),
-      updateOrder: call("updateOrder"),
-      cancelOrder: call("cancelOrder"),
-      addLineItem: call("addLineItem"),
-      cancelLineItem: call("cancelLineItem"),
-      createFulfillment: call("createFulfillment"),
-    } as unknown as OpProvider;
-  }
-}
 
 const STORE = 1001 as ProviderStoreId;
 const at = (method: string, path: string) => ({ method, path });

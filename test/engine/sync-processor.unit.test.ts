@@ -7,12 +7,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
-import type { OpProvider } from "../../src/engine/op-executor.ts";
-import {
-  createSyncProcessor,
-  type ProcessorProvider,
-  type SyncProcessorDeps,
-} from "../../src/engine/sync-processor.ts";
+import { createSyncProcessor, type SyncProcessorDeps } from "../../src/engine/sync-processor.ts";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import type { OrderCreate } from "../../src/provider/index.ts";
 import {
@@ -30,6 +25,7 @@ import {
   ShopRepository,
   type ShopSettingsInput,
 } from "../../src/store/index.ts";
+import { ScriptedProvider } from "../helpers/scripted-provider.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 // The sync processor's branches, one at a time, through its narrow deps: the real snapshot
@@ -39,45 +35,6 @@ import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 const SHOP = "demo-shop.myshopify.com";
 const at = (method: string, path: string) => ({ method, path });
-
-/** Answers each call with the next scripted answer for that method (a function gets the args). */
-class ScriptedProvider {
-  readonly calls: { method: keyof OpProvider; args: unknown[] }[] = [];
-  readonly #answers = new Map<keyof OpProvider, unknown[]>();
-
-  answer(method: keyof OpProvider, ...answers: unknown[]): this {
-    this.#answers.set(method, [...(this.#answers.get(method) ?? []), ...answers]);
-    return this;
-  }
-
-  called(method: keyof OpProvider): number {
-    return this.calls.filter((c) => c.method === method).length;
-  }
-
-  get client(): ProcessorProvider {
-    const call =
-      (method: keyof OpProvider) =>
-      async (...args: unknown[]) => {
-        this.calls.push({ method, args });
-        const next = this.#answers.get(method)?.shift();
-        if (next === undefined) throw new Error(`unscripted call: ${method}`);
-        if (next instanceof Error) throw next;
-        return typeof next === "function" ? next(...args) : next;
-      };
-    return {
-      baseUrl: "https://provider.test/v1",
-      getTokenInfo: async () => ({ token: "t", expiresAt: Date.now() + 3_600_000, scopes: [] }),
-      createOrder: call("createOrder"),
-      getOrder: call("getOrder"),
-      findOrderBySourceId: call("findOrderBySourceId"),
-      updateOrder: call("updateOrder"),
-      cancelOrder: call("cancelOrder"),
-      addLineItem: call("addLineItem"),
-      cancelLineItem: call("cancelLineItem"),
-      createFulfillment: call("createFulfillment"),
-    } as unknown as ProcessorProvider;
-  }
-}
 
 /** The provider's answer to a create: the body with service IDs. */
 const created = (orderId: number) => (body: OrderCreate) =>
