@@ -69,6 +69,8 @@ describe("mapOrder: fulfillments", () => {
           kind: "settings",
           field: "fulfillments.1.fulfillmentLocationId",
           message: expect.stringContaining("Shopify location 4040 is not mapped"),
+          // The location it points at, for the settings page to name.
+          ref: "4040",
         },
       ],
     });
