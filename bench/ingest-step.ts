@@ -65,11 +65,13 @@ const steps: Record<string, () => Promise<unknown>> = {
   },
   "parse + normalize": async () =>
     normalizeWebhook("orders/create", shop, parseShopifyJson(body())),
-  "dedupe + snapshot script": () =>
-    snapshots.storeOrder({ ...order, id: String(seq++) } as SourceOrder, {
+  "dedupe + snapshot script": () => {
+    const id = String(seq++);
+    return snapshots.storeOrder({ ...order, id } as SourceOrder, {
       live: true,
-      seen: { key: dedupeKey(prefix, shop, "orders/create", `s-${seq}`), ttlSeconds: 60 },
-    }),
+      seen: { key: dedupeKey(prefix, shop, "orders/create", `s-${id}`, id), ttlSeconds: 60 },
+    });
+  },
   "BullMQ add (enqueueSync)": () =>
     queues.enqueueSync({
       shop,

@@ -81,6 +81,9 @@ export interface WebhookIngestDeps {
  * again, which is harmless because the snapshot write is newer-only and the sync job is
  * deduplicated per order.
  */
+/** The event's id (shared by every delivery of it), or the delivery's id when Shopify sent none. */
+const eventIdOf = (webhook: VerifiedWebhook) => webhook.eventId ?? webhook.webhookId;
+
 export class WebhookIngest {
   readonly #deps: WebhookIngestDeps;
 
@@ -91,12 +94,7 @@ export class WebhookIngest {
   async ingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
     const { prefix } = this.#deps;
     // The event id is shared across topics, so it is only a safe key together with the topic.
-    const key = dedupeKey(
-      prefix,
-      webhook.shop,
-      webhook.topic,
-      webhook.eventId ?? webhook.webhookId,
-    );
+    const key = dedupeKey(prefix, webhook.shop, webhook.topic, eventIdOf(webhook));
     return this.#process(webhook, { key, ttlSeconds: DEDUPE_TTL_SECONDS });
   }
 
@@ -176,21 +174,24 @@ export class WebhookIngest {
     event: Extract<NormalizedEvent, { kind: "order" | "fulfillment" | "order-hint" }>,
     seen: SeenMark | null,
   ): Promise<IngestOutcome> {
-    const { snapshots, queues } = this.#deps;
-    const options = { live: true, ...(seen ? { seen } : {}) };
+    const { snapshots, queues, prefix } = this.#deps;
     const receivedAt = Date.now();
-    let orderId: string;
+    const orderId = event.kind === "order" ? event.order.id : event.orderId;
+    // The mark of an event about an order carries the order's hash tag, as its snapshot does:
+    // the script that checks one and writes the other stays within one Redis Cluster slot.
+    const mark = seen && {
+      key: dedupeKey(prefix, webhook.shop, webhook.topic, eventIdOf(webhook), orderId),
+      ttlSeconds: seen.ttlSeconds,
+    };
+    const options = { live: true, ...(mark ? { seen: mark } : {}) };
     let put: ReceiveOutcome;
     if (event.kind === "order") {
-      orderId = event.order.id;
       put = await snapshots.storeOrder(event.order, options);
     } else if (event.kind === "fulfillment") {
-      orderId = event.orderId;
       put = await snapshots.storeFulfillment(webhook.shop, event.fulfillment, options);
     } else {
       // Edits and refunds carry only a diff: mark the snapshot stale so the worker refetches the
       // whole order from the Admin API (or waits for the orders/updated that Shopify sends next).
-      orderId = event.orderId;
       const at = event.updatedAt ? Date.parse(event.updatedAt) : receivedAt;
       put = await snapshots.putHint(
         webhook.shop,
@@ -211,7 +212,7 @@ export class WebhookIngest {
       trigger: event.topic,
       receivedAt,
     });
-    await this.#mark(seen);
+    await this.#mark(mark);
     return "queued";
   }
 

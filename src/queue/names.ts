@@ -9,8 +9,21 @@ export const QUEUE = {
 
 export const DEFAULT_PREFIX = "connector";
 
-/** Snapshot and dedupe keys share the deployment prefix with BullMQ's own keys. */
+/**
+ * Snapshot and dedupe keys share the deployment prefix with BullMQ's own keys. An order's
+ * snapshot and the dedupe mark of an event about that order carry the same hash tag (the shop
+ * and the order), so the one script that checks the mark and writes the snapshot touches one
+ * Redis Cluster slot; a mark for an event about no order (lifecycle, privacy) has no tag.
+ */
 export const snapshotKey = (prefix: string, shop: string, orderId: string) =>
   `${prefix}:snap:{${shop}:${orderId}}`;
-export const dedupeKey = (prefix: string, shop: string, topic: string, eventId: string) =>
-  `${prefix}:seen:${shop}:${topic}:${eventId}`;
+export const dedupeKey = (
+  prefix: string,
+  shop: string,
+  topic: string,
+  eventId: string,
+  orderId?: string,
+) =>
+  orderId === undefined
+    ? `${prefix}:seen:${shop}:${topic}:${eventId}`
+    : `${prefix}:seen:{${shop}:${orderId}}:${topic}:${eventId}`;

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
+import calculateSlot from "cluster-key-slot";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../../src/ingest/webhook-ingest.ts";
-import { dedupeKey } from "../../src/queue/names.ts";
+import { dedupeKey, snapshotKey } from "../../src/queue/names.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
@@ -49,7 +50,10 @@ describe("WebhookIngest on the order path (one script for dedupe and snapshot)",
     const { ingest, queues, prefix } = receiver();
     const body = JSON.stringify(orderPayload(newModelOrder(1, 1001)));
     expect(await ingest.ingest(delivery(body, "e-1"))).toBe("queued");
-    expect(await redis.exists(dedupeKey(prefix, shop, "orders/updated", "e-1"))).toBe(1);
+    // The mark carries the order's hash tag, as its snapshot does (one Redis Cluster slot).
+    const mark = dedupeKey(prefix, shop, "orders/updated", "e-1", String(9_000_000_001));
+    expect(await redis.exists(mark)).toBe(1);
+    expect(calculateSlot(mark)).toBe(calculateSlot(snapshotKey(prefix, shop, "9000000001")));
     await queues.sync.obliterate({ force: true });
     // Even with the first job gone, the replay of the same event is recognised.
     expect(await ingest.ingest(delivery(body, "e-1"))).toBe("duplicate");
