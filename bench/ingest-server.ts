@@ -10,10 +10,10 @@
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { createConnector } from "../src/app/connector.ts";
+import { composeWebApp } from "../src/app/web.ts";
 import { parseEnv } from "../src/config/env.ts";
 import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
 import { createLogger } from "../src/lib/logger.ts";
-import { createWebApp } from "../src/server/app.ts";
 import { isWebPrimary, startWebPrimary } from "../src/server/web-cluster.ts";
 
 const [redisUrl = "", databasePath = "", processArg = "1"] = process.argv.slice(2);
@@ -45,7 +45,7 @@ if (isWebPrimary(processes)) {
   });
   await ctx.ready();
   ctx.shops.upsertShop("bench-shop.myshopify.com", { storeId: 1001 });
-  const web = createWebApp(ctx);
+  const web = composeWebApp(ctx);
   const app = new Hono();
   app.post("/bare", (c) => c.text("OK"));
   app.route("/", web.app);

@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
 import { Worker } from "bullmq";
 import type { Connector } from "../src/app/connector.ts";
+import { composeWebApp } from "../src/app/web.ts";
 import { signWebhook } from "../src/cli/webhook-command.ts";
 import { type FeedItem, feedAtBudget } from "../src/engine/budget-feeder.ts";
 import type { StoreRateLimiter } from "../src/engine/limiter/index.ts";
@@ -23,7 +24,6 @@ import { createSyncProcessor } from "../src/engine/sync-processor.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
 import { QUEUE } from "../src/queue/names.ts";
-import { createWebApp } from "../src/server/app.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { benchContext } from "./context.ts";
@@ -119,7 +119,7 @@ async function run(
     provider: { ...sandbox, baseUrl: sandbox.url },
     shops: storeIds.map((store) => ({ shop: shopOf(store), storeId: store })),
   });
-  const web = createWebApp(ctx);
+  const web = composeWebApp(ctx);
   let moves = 0;
   let calls = 0;
   const processor = createSyncProcessor({

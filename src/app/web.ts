@@ -1,7 +1,68 @@
+import type { Session } from "@shopify/shopify-api";
+import { cachedShopStatus } from "../ingest/shop-status.ts";
+import { SnapshotStore } from "../ingest/snapshot-store.ts";
+import { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { listen } from "../lib/listen.ts";
-import { createWebApp } from "../server/app.ts";
+import { createShopJobs } from "../lifecycle/shop-jobs.ts";
+import { createLifecycleHandlers } from "../lifecycle/shop-lifecycle.ts";
+import { SyncQueues } from "../queue/sync-queue.ts";
+import { createWebApp, type WebApp } from "../server/app.ts";
+import { SettingsService } from "../server/settings/index.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
 import type { Connector } from "./connector.ts";
+
+/**
+ * The web app's parts, put together: the receiver's ingest on its own fail-fast connection
+ * (a Redis outage answers 503 at once instead of queueing in memory), the lifecycle handlers,
+ * a shop's background jobs (backfill, resync, sweep schedule), and the settings service.
+ */
+export function composeWebApp(
+  connector: Connector,
+  hooks: { onOutcome?: (topic: string, outcome: string) => void } = {},
+): WebApp {
+  const { config, prefix, ingestRedis } = connector;
+  const ingestQueues = new SyncQueues(
+    ingestRedis,
+    prefix,
+    { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },
+    // Shopify gives a webhook 5 s: never wait long for an operator's retry of the same entry.
+    { deadLetterLockWaitMs: 1_000 },
+  );
+  const shopStatus = cachedShopStatus(connector);
+  const shopJobs = createShopJobs(connector);
+  const ingest = new WebhookIngest({
+    redis: ingestRedis,
+    prefix,
+    snapshots: new SnapshotStore(ingestRedis, { prefix }),
+    queues: ingestQueues,
+    shops: shopStatus,
+    lifecycle: createLifecycleHandlers(connector, {
+      onShopChanged: (shop) => shopStatus.forget(shop),
+      onUninstalled: (shop) => shopJobs.uninstalled(shop),
+    }),
+  });
+  return createWebApp(
+    {
+      ...connector,
+      admin: connector,
+      ingest,
+      settings: new SettingsService(connector, {
+        backfill: shopJobs.backfill,
+        resync: shopJobs.resync,
+      }),
+      async installed(session: Session) {
+        const record = await connector.installer.install(session);
+        await shopJobs.installed(session.shop);
+        return record;
+      },
+      async close() {
+        await shopJobs.close();
+        await ingestQueues.close();
+      },
+    },
+    hooks,
+  );
+}
 
 /**
  * The web role: the Hono app (webhooks, install, settings, admin, health) on PORT. One web
@@ -12,7 +73,7 @@ export async function startWebRole(
   connector: Connector,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const { config, logger } = connector;
-  const web = createWebApp(connector);
+  const web = composeWebApp(connector);
   const { server, port } = await listen(web.app.fetch, {
     port: config.env.PORT,
     host: config.host,

@@ -5,19 +5,13 @@ import { HTTPException } from "hono/http-exception";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
-import { SnapshotStore } from "../ingest/snapshot-store.ts";
-import { WebhookIngest } from "../ingest/webhook-ingest.ts";
+import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
-import type { ShopJobsDeps } from "../lifecycle/shop-jobs.ts";
-import { createShopJobs } from "../lifecycle/shop-jobs.ts";
-import type { LifecycleDeps } from "../lifecycle/shop-lifecycle.ts";
-import { createLifecycleHandlers } from "../lifecycle/shop-lifecycle.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
-import { SyncQueues } from "../queue/sync-queue.ts";
+import type { SyncQueues } from "../queue/sync-queue.ts";
 import type { Shopify } from "../shopify/index.ts";
-import type { ShopInstaller } from "../shopify/install/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
 import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
 import type { ShopRecord, ShopRepository } from "../store/index.ts";
@@ -25,52 +19,39 @@ import type { AdminContext } from "./admin/admin-deps.ts";
 import { createAdminApp } from "./admin/index.ts";
 import { embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
-import { SettingsService, settingsRoutes } from "./settings/index.ts";
-import type { SettingsDeps } from "./settings/settings-service.ts";
+import { type SettingsService, settingsRoutes } from "./settings/index.ts";
 import { INGEST_DEADLINE_MS, webhookRoutes } from "./webhook-route.ts";
 
-/** What the web process serves from: the deps of each part it wires, and its own. */
-export interface WebDeps extends LifecycleDeps, ShopJobsDeps, SettingsDeps, AdminContext {
+/**
+ * What the web app serves from, composed by its role (src/app/web.ts): the receiver's ingest,
+ * the settings service, the admin area's deps, and what health, metrics and install read.
+ */
+export interface WebParts {
   config: RuntimeConfig;
   logger: Logger;
-  /** The receiver's fail-fast connection. */
-  ingestRedis: Redis;
-  redis: Redis;
-  shops: ShopRepository;
   metrics: ConnectorMetrics;
   shopify: Shopify;
-  installer: Pick<ShopInstaller, "install">;
-}
-
-/**
- * Shop status for the receiver, cached for a few seconds: a flash sale sends thousands of
- * webhooks per shop, and the status changes rarely. The worker reads the database itself, so an
- * uninstall still stops the sync at once.
- */
-function cachedShopStatus(ctx: { shops: ShopRepository }, ttlMs = 5_000) {
-  const cache = new Map<
-    string,
-    { status: "active" | "paused" | "uninstalled" | "unknown"; until: number }
-  >();
-  return {
-    forget(shop: string) {
-      cache.delete(shop);
-    },
-    shopStatus(shop: string) {
-      const now = Date.now();
-      const hit = cache.get(shop);
-      if (hit && hit.until > now) return hit.status;
-      const status = ctx.shops.getShop(shop)?.status ?? "unknown";
-      cache.set(shop, { status, until: now + ttlMs });
-      return status;
-    },
-  };
+  /** OAuth states (and the admin area's Redis). */
+  redis: Redis;
+  prefix: string;
+  /** The receiver's fail-fast connection, which readiness checks. */
+  ingestRedis: Redis;
+  shops: ShopRepository;
+  /** The sync and dead-letter queues, for the depth gauge. */
+  queues: SyncQueues;
+  admin: AdminContext;
+  ingest: WebhookIngest;
+  settings: SettingsService;
+  /** Completes an install (OAuth callback or token exchange): the shop as stored. */
+  installed(session: Session): Promise<ShopRecord>;
+  /** Stops what the composition started for this app (queues, schedulers). */
+  close(): Promise<void>;
 }
 
 const DEPTH_STATES = ["waiting", "prioritized", "active", "delayed", "failed"] as const;
 
 /** Depth of the sync and dead-letter queues, for the connector_queue_jobs gauge. */
-async function queueDepths(ctx: Pick<WebDeps, "queues">) {
+async function queueDepths(ctx: Pick<WebParts, "queues">) {
   const rows: { queue: string; state: string; count: number }[] = [];
   for (const queue of [ctx.queues.sync, ctx.queues.deadLetter]) {
     const counts = await queue.getJobCounts(...DEPTH_STATES);
@@ -86,42 +67,22 @@ export interface WebApp {
   close(): Promise<void>;
 }
 
-/**
- * The web process: webhooks in; health, metrics and the admin area out. The receiver has its own fail-fast Redis
- * connection, so a Redis outage answers 503 at once instead of queueing in memory.
- */
 /** The largest body of any route but the webhooks': login, settings forms, admin filters. */
 export const FORM_MAX_BYTES = 8 * 1024;
 
+/**
+ * The web app, HTTP only: webhooks in; install, settings, health, metrics and the admin area out.
+ * Its parts (the receiver's ingest, the settings service, what an install completes) are
+ * composed by the web role (src/app/web.ts).
+ */
 export function createWebApp(
-  ctx: WebDeps,
+  ctx: WebParts,
   hooks: {
     onOutcome?: (topic: string, outcome: string) => void;
   } = {},
 ): WebApp {
-  const shopify = ctx.shopify;
-  const ingestQueues = new SyncQueues(
-    ctx.ingestRedis,
-    ctx.prefix,
-    { attempts: ctx.config.env.SYNC_ATTEMPTS, delayMs: ctx.config.env.SYNC_RETRY_DELAY_MS },
-    // Shopify gives a webhook 5 s: never wait long for an operator's retry of the same entry.
-    { deadLetterLockWaitMs: 1_000 },
-  );
-  const shopStatus = cachedShopStatus(ctx);
-  const shopJobs = createShopJobs(ctx);
-  const closers: (() => Promise<void>)[] = [() => shopJobs.close()];
-  const ingest = new WebhookIngest({
-    redis: ctx.ingestRedis,
-    prefix: ctx.prefix,
-    snapshots: new SnapshotStore(ctx.ingestRedis, { prefix: ctx.prefix }),
-    queues: ingestQueues,
-    shops: shopStatus,
-    lifecycle: createLifecycleHandlers(ctx, {
-      onShopChanged: (shop) => shopStatus.forget(shop),
-      onUninstalled: (shop) => shopJobs.uninstalled(shop),
-    }),
-  });
-
+  const { shopify, ingest } = ctx;
+  const closers: (() => Promise<void>)[] = [() => ctx.close()];
   const app = new Hono();
   app.onError((error, c) => {
     // Middleware refusals (bearer auth, body limits) carry their own response.
@@ -168,13 +129,9 @@ export function createWebApp(
     () => ctx.shops.listShops().filter((s) => s.subscriptionsError !== null).length,
   );
   app.route("/", metricsRoute(ctx.metrics, ctx.config.env.METRICS_TOKEN));
-  app.route("/admin", createAdminApp({ ctx, onClose: (close) => closers.push(close) }));
+  app.route("/admin", createAdminApp({ ctx: ctx.admin, onClose: (close) => closers.push(close) }));
   const cookie = new ShopSessionCookie(ctx.config.encryptionKey, ctx.config.appUrl);
-  const installed = async (session: Session): Promise<ShopRecord> => {
-    const record = await ctx.installer.install(session);
-    await shopJobs.installed(session.shop);
-    return record;
-  };
+  const { installed } = ctx;
   const installLog = ctx.logger.child({ component: "install" });
   /** A shop the connector has a working token for needs no exchange. */
   const holdsToken = (shop: ShopRecord | null): shop is ShopRecord =>
@@ -196,7 +153,7 @@ export function createWebApp(
   app.route(
     "/settings",
     settingsRoutes({
-      service: new SettingsService(ctx, { backfill: shopJobs.backfill, resync: shopJobs.resync }),
+      service: ctx.settings,
       shopify,
       cookie,
       shops: ctx.shops,
@@ -248,7 +205,6 @@ export function createWebApp(
     app,
     async close() {
       await Promise.all(closers.map((close) => close()));
-      await ingestQueues.close();
     },
   };
 }

@@ -13,10 +13,11 @@ import { type ServerType, serve } from "@hono/node-server";
 import type { pino } from "pino";
 import { inject } from "vitest";
 import { type Connector, createConnector } from "../../src/app/connector.ts";
+import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { createWebApp, type WebApp } from "../../src/server/app.ts";
+import type { WebApp } from "../../src/server/app.ts";
 import {
   type BackfillWorkerHandle,
   startBackfillWorker,
@@ -163,7 +164,7 @@ export async function startInstallHarness(
   });
   await ctx.ready();
 
-  const web = createWebApp(ctx);
+  const web = composeWebApp(ctx);
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: web.app.fetch, hostname: "127.0.0.1", port }, () => resolve(s));
     s.once("error", reject);

@@ -11,13 +11,14 @@ import {
 import type { Worker } from "bullmq";
 import { inject } from "vitest";
 import { type Connector, createConnector } from "../../src/app/connector.ts";
+import { composeWebApp } from "../../src/app/web.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
-import { createWebApp, type WebApp } from "../../src/server/app.ts";
+import type { WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
 import {
   type BackfillWorkerHandle,
@@ -127,7 +128,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       accessTokenSealed: ctx.secrets.seal(SHOPIFY_TOKEN, sealedFor.shopifyAccessToken(TEST_SHOP)),
     });
   }
-  const web = createWebApp(ctx);
+  const web = composeWebApp(ctx);
   deliverTo = web;
   const workers = Array.from({ length: options.workers ?? 1 }, () =>
     startSyncWorker(ctx, { concurrency: 8 }),

@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
+import { composeWebApp } from "../../src/app/web.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
-import { createWebApp } from "../../src/server/app.ts";
 import { type Pipeline, SHOPIFY_SECRET, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 
 let pipeline: Pipeline | undefined;
@@ -42,7 +42,7 @@ async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
   });
   await ctx.ready();
   ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
-  const web = createWebApp(ctx);
+  const web = composeWebApp(ctx);
   const send = (webhookId: string) => {
     const signed = signWebhook({
       topic: "orders/create",
