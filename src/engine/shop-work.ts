@@ -1,11 +1,11 @@
 import type { Job, JobType, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import { type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
 import { retiredKey } from "../queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../queue/jobs.ts";
 
 /** Where retried dead letters wait (full copies, bodies included) until their sync succeeds. */
 export interface RetiredStore {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
 }
 
@@ -14,11 +14,7 @@ async function forEachRetired(
   shop: string,
   visit: (key: string, data: DeadLetterData) => Promise<void>,
 ): Promise<void> {
-  const stream = store.redis.scanStream({
-    match: retiredKey(store.prefix, `${shop}|*`),
-    count: 500,
-  });
-  for await (const keys of stream as AsyncIterable<string[]>) {
+  for await (const keys of scanKeys(store.redis, retiredKey(store.prefix, `${shop}|*`))) {
     for (const key of keys) {
       const json = await store.redis.get(key);
       if (json) await visit(key, JSON.parse(json) as DeadLetterData);

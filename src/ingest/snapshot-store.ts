@@ -1,5 +1,6 @@
-import type { Redis, Result } from "ioredis";
+import type { Result } from "ioredis";
 import { defineScripts, loadLua } from "../lib/lua.ts";
+import { deleteKeys, type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
 import { snapshotKey } from "../queue/names.ts";
 import type { SourceFulfillment, SourceOrder } from "../sync/source-order.ts";
 
@@ -91,11 +92,11 @@ export function versionOf(updatedAt: string): number {
 }
 
 export class SnapshotStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #prefix: string;
   readonly #ttlMs: number;
 
-  constructor(redis: Redis, options: SnapshotStoreOptions) {
+  constructor(redis: RedisConnection, options: SnapshotStoreOptions) {
     this.#redis = redis;
     this.#prefix = options.prefix;
     this.#ttlMs = options.ttlMs ?? 14 * 24 * 3600_000;
@@ -190,8 +191,10 @@ export class SnapshotStore {
 
   /** Removes the stored state of these orders (privacy redaction, shop removal). */
   async delete(shop: string, orderIds: string[]): Promise<number> {
-    if (orderIds.length === 0) return 0;
-    return this.#redis.del(...orderIds.map((id) => this.key(shop, id)));
+    return deleteKeys(
+      this.#redis,
+      orderIds.map((id) => this.key(shop, id)),
+    );
   }
 
   /**
@@ -204,11 +207,7 @@ export class SnapshotStore {
   ): Promise<number> {
     const keys = new Set(who.orderIds.map((id) => this.key(shop, id)));
     if (who.customerId) {
-      const stream = this.#redis.scanStream({
-        match: `${this.#prefix}:snap:{${shop}:*`,
-        count: 500,
-      });
-      for await (const batch of stream as AsyncIterable<string[]>) {
+      for await (const batch of scanKeys(this.#redis, `${this.#prefix}:snap:{${shop}:*`)) {
         for (const key of batch) {
           const json = await this.#redis.hget(key, "o");
           if (!json) continue;
@@ -217,15 +216,14 @@ export class SnapshotStore {
         }
       }
     }
-    return keys.size === 0 ? 0 : this.#redis.del(...keys);
+    return deleteKeys(this.#redis, [...keys]);
   }
 
   /** Deletes every snapshot of a shop (uninstall clean-up, shop/redact). */
   async deleteShop(shop: string): Promise<number> {
     let removed = 0;
-    const stream = this.#redis.scanStream({ match: `${this.#prefix}:snap:{${shop}:*`, count: 500 });
-    for await (const keys of stream as AsyncIterable<string[]>) {
-      if (keys.length > 0) removed += await this.#redis.del(...keys);
+    for await (const keys of scanKeys(this.#redis, `${this.#prefix}:snap:{${shop}:*`)) {
+      removed += await deleteKeys(this.#redis, keys);
     }
     return removed;
   }

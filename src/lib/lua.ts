@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "./redis-keys.ts";
 
 /**
  * The connector's Redis scripts live in `.lua` files beside the module that runs them, in
@@ -44,7 +44,7 @@ export function loadLua(dir: URL, file: string): LuaScript {
 }
 
 /** Registers each script on the connection as a command of the given name, once. */
-export function defineScripts(redis: Redis, scripts: Record<string, LuaScript>): void {
+export function defineScripts(redis: RedisConnection, scripts: Record<string, LuaScript>): void {
   for (const [command, script] of Object.entries(scripts)) {
     if (typeof (redis as unknown as Record<string, unknown>)[command] === "function") continue;
     redis.defineCommand(command, {

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import type { Redis } from "ioredis";
+import { deleteKeys, type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import type { SealedSessionStorage } from "../shopify/install/session-storage.ts";
 import { type Db, type ShopRepository, schema } from "../store/index.ts";
@@ -90,7 +90,7 @@ export async function rotateSecrets(deps: {
   shops: ShopRepository;
   sessions: SealedSessionStorage;
   db: Db;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   secrets: SecretBox;
 }): Promise<RotationReport> {
@@ -137,11 +137,10 @@ export async function rotateSecrets(deps: {
       report.unreadable.push({ shop: shop?.shop ?? row.id, what: "Shopify session" });
     }
   }
-  const stream = deps.redis.scanStream({ match: `${deps.prefix}:token:*`, count: 200 });
-  for await (const keys of stream as AsyncIterable<string[]>) {
+  for await (const keys of scanKeys(deps.redis, `${deps.prefix}:token:*`, 200)) {
     // The cached tokens only (named by a hash of client and audience), not their locks or counters.
     const tokens = keys.filter((k) => /:token:[0-9a-f]{24}$/.test(k));
-    if (tokens.length > 0) report.providerTokensDropped += await deps.redis.del(...tokens);
+    report.providerTokensDropped += await deleteKeys(deps.redis, tokens);
   }
   return report;
 }

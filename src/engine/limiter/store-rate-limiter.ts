@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import { defineScripts } from "../../lib/lua.ts";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
 import { LIMITER_SCRIPTS } from "./scripts.ts";
 
 export interface LimiterOptions {
@@ -89,9 +89,9 @@ export class StoreRateLimiter {
   readonly #prefix: string;
   /** The slot of the request being made (see `spend`), for `observe` to place its answer. */
   readonly #slot = new AsyncLocalStorage<string>();
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
 
-  constructor(redis: Redis, options: LimiterOptions) {
+  constructor(redis: RedisConnection, options: LimiterOptions) {
     this.#redis = redis;
     defineScripts(redis, LIMITER_SCRIPTS);
     this.limit = options.limit;

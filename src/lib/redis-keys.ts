@@ -1,0 +1,33 @@
+import { Cluster, type Redis } from "ioredis";
+
+/** A standalone Redis or a Redis Cluster (ioredis's `Cluster`): our stores work on either. */
+export type RedisConnection = Redis | Cluster;
+
+/**
+ * The keys matching a pattern, in batches. On a Redis Cluster every master holds its own slots,
+ * so each master is scanned in turn; a standalone Redis is scanned once.
+ */
+export async function* scanKeys(
+  redis: RedisConnection,
+  match: string,
+  count = 500,
+): AsyncGenerator<string[]> {
+  const nodes = redis instanceof Cluster ? redis.nodes("master") : [redis];
+  for (const node of nodes) {
+    for await (const batch of node.scanStream({ match, count }) as AsyncIterable<string[]>) {
+      if (batch.length > 0) yield batch;
+    }
+  }
+}
+
+/**
+ * Deletes keys that may live in different slots: one DEL on a standalone Redis; on a cluster,
+ * one DEL per key (a DEL of keys in several slots is refused with CROSSSLOT). Returns how many
+ * existed.
+ */
+export async function deleteKeys(redis: RedisConnection, keys: readonly string[]): Promise<number> {
+  if (keys.length === 0) return 0;
+  if (!(redis instanceof Cluster)) return redis.del(...keys);
+  const removed = await Promise.all(keys.map((key) => redis.del(key)));
+  return removed.reduce((sum, n) => sum + n, 0);
+}
