@@ -60,7 +60,7 @@ new Worker(
     shops: ctx.shops,
     links: ctx.links,
     limiter: noStoreLimiter,
-    providerFor: ctx.providerFor,
+    providerFor: (shop) => ctx.providers.for(shop),
     logger: ctx.logger,
     metrics: metrics.sync,
   }),

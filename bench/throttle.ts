@@ -129,7 +129,7 @@ async function run(
     links: ctx.links,
     limiter:
       mode === "connector" ? ctx.limiter : (new NoStoreLimiter() as unknown as StoreRateLimiter),
-    providerFor: ctx.providerFor,
+    providerFor: (shop) => ctx.providers.for(shop),
     logger: ctx.logger,
     metrics: {
       jobDone: () => {},

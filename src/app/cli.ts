@@ -3,7 +3,8 @@ import { pino } from "pino";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { createLogger } from "../lib/logger.ts";
-import { type Core, createCore, redisUrlFile } from "./connector.ts";
+import { type Core, createCore } from "./connector.ts";
+import { redisUrlFile } from "./infrastructure.ts";
 
 /**
  * The Redis the connector uses: REDIS_URL, or the private redis-server a running `npm start`

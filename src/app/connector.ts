@@ -13,8 +13,6 @@ import {
 } from "./infrastructure.ts";
 import { createStores, type Stores } from "./stores.ts";
 
-export type { ProviderEndpoints };
-
 /**
  * What every role shares: infrastructure, stores, the per-store limiter and the Shopify side
  * (Admin API clients, expiring tokens, the installer). The CLI stops here; it never calls the
@@ -38,8 +36,6 @@ export interface Core extends Infrastructure, Stores {
 /** The web and worker roles: the core and the provider's clients. */
 export interface Connector extends Core {
   providers: ProviderClients;
-  providerFor(shop: ShopRecord): ReturnType<ProviderClients["for"]>;
-  providerEndpoints(environment: "production" | "staging"): ProviderEndpoints;
 }
 
 export interface ConnectorOptions extends InfrastructureOptions {
@@ -131,11 +127,5 @@ export function createConnector(options: ConnectorOptions): Connector {
     onResponse: (info) => core.metrics.providerResponse(info),
     logger: core.logger,
   });
-  return {
-    ...core,
-    providers,
-    providerFor: (shop) => providers.for(shop),
-    providerEndpoints: (environment) => providers.endpoints(environment),
-  };
+  return { ...core, providers };
 }
-export { redisUrlFile } from "./infrastructure.ts";

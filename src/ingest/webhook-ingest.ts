@@ -81,9 +81,6 @@ export interface WebhookIngestDeps {
  * again, which is harmless because the snapshot write is newer-only and the sync job is
  * deduplicated per order.
  */
-/** The event's id (shared by every delivery of it), or the delivery's id when Shopify sent none. */
-const eventIdOf = (webhook: VerifiedWebhook) => webhook.eventId ?? webhook.webhookId;
-
 export class WebhookIngest {
   readonly #deps: WebhookIngestDeps;
 
@@ -92,10 +89,7 @@ export class WebhookIngest {
   }
 
   async ingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
-    const { prefix } = this.#deps;
-    // The event id is shared across topics, so it is only a safe key together with the topic.
-    const key = dedupeKey(prefix, webhook.shop, webhook.topic, eventIdOf(webhook));
-    return this.#process(webhook, { key, ttlSeconds: DEDUPE_TTL_SECONDS });
+    return this.#process(webhook, true);
   }
 
   /**
@@ -103,10 +97,10 @@ export class WebhookIngest {
    * the dead-letter queue), without the duplicate check its first delivery set.
    */
   async reingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
-    return this.#process(webhook, null);
+    return this.#process(webhook, false);
   }
 
-  async #process(webhook: VerifiedWebhook, seen: SeenMark | null): Promise<IngestOutcome> {
+  async #process(webhook: VerifiedWebhook, dedupe: boolean): Promise<IngestOutcome> {
     let event: NormalizedEvent;
     try {
       event = normalizeWebhook(webhook.topic, webhook.shop, parseShopifyJson(webhook.rawBody));
@@ -114,20 +108,20 @@ export class WebhookIngest {
       // Not the header shop's data: nothing is stored or dead-lettered under that shop; the
       // receiver answers 400.
       if (error instanceof ShopMismatchError) throw error;
-      return this.#checked(seen, async () => {
+      return this.#checked(webhook, dedupe, async () => {
         await this.#deadLetterPayload(webhook, error);
         return "dead-lettered";
       });
     }
     switch (event.kind) {
       case "app-uninstalled":
-        return this.#checked(seen, async () => {
+        return this.#checked(webhook, dedupe, async () => {
           await this.#deps.lifecycle.appUninstalled(webhook.shop);
           return "uninstalled";
         });
       case "shop-update": {
         const update = event;
-        return this.#checked(seen, async () => {
+        return this.#checked(webhook, dedupe, async () => {
           await this.#deps.lifecycle.shopUpdated(webhook.shop, update);
           return "shop-updated";
         });
@@ -136,29 +130,46 @@ export class WebhookIngest {
         const privacy = event;
         const status = this.#deps.shops.shopStatus(webhook.shop);
         if (privacy.topic === "shop/redact" && (status === "active" || status === "paused")) {
-          return this.#checked(seen, async () => "refused-installed");
+          return this.#checked(webhook, dedupe, async () => "refused-installed");
         }
-        return this.#checked(seen, async () => {
+        return this.#checked(webhook, dedupe, async () => {
           await this.#deps.lifecycle.privacy(webhook.shop, privacy);
           return "privacy";
         });
       }
       case "ignored":
-        return this.#checked(seen, async () => "ignored");
+        return this.#checked(webhook, dedupe, async () => "ignored");
       default:
         break;
     }
     if (this.#deps.shops.shopStatus(webhook.shop) !== "active") {
-      return this.#checked(seen, async () => "unknown-shop");
+      return this.#checked(webhook, dedupe, async () => "unknown-shop");
     }
-    return this.#store(webhook, event, seen);
+    return this.#store(webhook, event, dedupe);
+  }
+
+  /**
+   * The event's dedupe mark, or null without the duplicate check (a re-ingest). The event id is
+   * shared across topics, so it is only a safe key together with the topic. The mark of an event
+   * about an order carries the order's hash tag, as its snapshot does: the script that checks one
+   * and writes the other stays within one Redis Cluster slot.
+   */
+  #seenMark(webhook: VerifiedWebhook, dedupe: boolean, orderId?: string): SeenMark | null {
+    if (!dedupe) return null;
+    const eventId = webhook.eventId ?? webhook.webhookId;
+    return {
+      key: dedupeKey(this.#deps.prefix, webhook.shop, webhook.topic, eventId, orderId),
+      ttlSeconds: DEDUPE_TTL_SECONDS,
+    };
   }
 
   /** The rarer events: the dedupe check, the work, then the mark. */
   async #checked(
-    seen: SeenMark | null,
+    webhook: VerifiedWebhook,
+    dedupe: boolean,
     handle: () => Promise<IngestOutcome>,
   ): Promise<IngestOutcome> {
+    const seen = this.#seenMark(webhook, dedupe);
     if (seen && (await this.#deps.redis.exists(seen.key)) === 1) return "duplicate";
     const outcome = await handle();
     await this.#mark(seen);
@@ -172,17 +183,12 @@ export class WebhookIngest {
   async #store(
     webhook: VerifiedWebhook,
     event: Extract<NormalizedEvent, { kind: "order" | "fulfillment" | "order-hint" }>,
-    seen: SeenMark | null,
+    dedupe: boolean,
   ): Promise<IngestOutcome> {
-    const { snapshots, queues, prefix } = this.#deps;
+    const { snapshots, queues } = this.#deps;
     const receivedAt = Date.now();
     const orderId = event.kind === "order" ? event.order.id : event.orderId;
-    // The mark of an event about an order carries the order's hash tag, as its snapshot does:
-    // the script that checks one and writes the other stays within one Redis Cluster slot.
-    const mark = seen && {
-      key: dedupeKey(prefix, webhook.shop, webhook.topic, eventIdOf(webhook), orderId),
-      ttlSeconds: seen.ttlSeconds,
-    };
+    const mark = this.#seenMark(webhook, dedupe, orderId);
     const options = { live: true, ...(mark ? { seen: mark } : {}) };
     let put: ReceiveOutcome;
     if (event.kind === "order") {

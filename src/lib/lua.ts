@@ -14,8 +14,6 @@ import type { RedisConnection } from "./redis-keys.ts";
  * a source checkout.
  */
 export interface LuaScript {
-  /** The file's name without `-<keys>.lua`. */
-  readonly name: string;
   /** The number of KEYS; undefined when the caller passes it as the first argument. */
   readonly numberOfKeys: number | undefined;
   readonly lua: string;
@@ -33,11 +31,8 @@ function read(dir: URL, file: string, seen: ReadonlySet<string> = new Set()): st
 
 /** Loads `<dir>/<file>.lua` with its includes expanded. */
 export function loadLua(dir: URL, file: string): LuaScript {
-  const match = /^(.*?)(?:-(\d+))?$/.exec(file);
-  const name = match?.[1] ?? file;
-  const keys = match?.[2];
+  const keys = /-(\d+)$/.exec(file)?.[1];
   return {
-    name,
     numberOfKeys: keys === undefined ? undefined : Number(keys),
     lua: read(dir, `${file}.lua`),
   };

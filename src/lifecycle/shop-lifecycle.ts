@@ -8,8 +8,6 @@ import type { SyncQueues } from "../queue/sync-queue.ts";
 import type { SealedSessionStorage } from "../shopify/install/index.ts";
 import type { PrivacyRequestRepository, ShopRepository } from "../store/index.ts";
 
-export { PRIVACY_DUE_MS } from "../store/index.ts";
-
 /** What the lifecycle handlers act on. */
 export interface LifecycleDeps {
   shops: ShopRepository;

@@ -1,6 +1,7 @@
 import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { ProviderClients } from "../engine/provider-clients.ts";
 import {
   createSyncProcessor,
   type SyncMetrics,
@@ -11,7 +12,9 @@ import { QUEUE } from "../queue/names.ts";
 
 /** What the sync worker runs on: the processor's deps, its Redis and its settings. */
 export interface SyncWorkerDeps
-  extends Omit<SyncProcessorDeps, "logger" | "metrics" | "refetchOrder"> {
+  extends Omit<SyncProcessorDeps, "logger" | "metrics" | "refetchOrder" | "providerFor"> {
+  /** Each shop's provider client, with the limiter's feedback wired in. */
+  providers: Pick<ProviderClients, "for">;
   refetchOrder: NonNullable<SyncProcessorDeps["refetchOrder"]>;
   redis: Redis;
   prefix: string;
@@ -39,7 +42,7 @@ export function startSyncWorker(
     shops: ctx.shops,
     links: ctx.links,
     limiter: ctx.limiter,
-    providerFor: ctx.providerFor,
+    providerFor: (shop) => ctx.providers.for(shop),
     // A snapshot made stale by orders/edited or refunds/create is replaced by the order as the
     // Admin API has it now (late-bound: the dead-letter retry uses the same one).
     refetchOrder: (shop, orderId) => ctx.refetchOrder(shop, orderId),

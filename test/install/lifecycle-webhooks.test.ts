@@ -6,9 +6,8 @@ import {
   sweepSchedulerId,
 } from "../../src/backfill/index.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
-import { PRIVACY_DUE_MS } from "../../src/lifecycle/shop-lifecycle.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
-import { type LinkRepository, schema } from "../../src/store/index.ts";
+import { type LinkRepository, PRIVACY_DUE_MS, schema } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 

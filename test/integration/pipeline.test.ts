@@ -149,7 +149,7 @@ describe("webhook → provider", () => {
     // sending a raw update through the client so the worker's pre-check cannot catch it.
     const shop = pipeline.ctx.shops.getShop("lifecycle-shop.myshopify.com");
     if (!shop) throw new Error("shop missing");
-    const client = pipeline.ctx.providerFor(shop);
+    const client = pipeline.ctx.providers.for(shop);
     const created = await client.createOrder({
       storeId: 1001,
       sourceOrderId: "raw",

@@ -35,7 +35,7 @@ describe("provider tokens in Redis", () => {
       expect(keys.length).toBeGreaterThan(0);
       const shop = p.ctx.shops.getShop(TEST_SHOP);
       if (!shop) throw new Error("the test shop is missing");
-      const token = (await p.ctx.providerFor(shop).getTokenInfo()).token;
+      const token = (await p.ctx.providers.for(shop).getTokenInfo()).token;
       for (const key of keys) {
         const value = (await redis.get(key)) ?? "";
         expect(value).not.toContain(token);
