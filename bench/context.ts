@@ -29,7 +29,7 @@ export async function benchContext(options: {
   const ctx = createConnector({
     config: resolveRuntimeConfig(parseEnv(options.env)),
     logger: createLogger("silent"),
-    redisUrl: options.redisUrl,
+    redis: options.redisUrl,
     prefix: options.prefix,
     providerDefaults: {
       baseUrl: provider.baseUrl,

@@ -12,8 +12,9 @@ import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
 import type { StoreRateLimiter } from "../src/engine/limiter/index.ts";
 import { createSyncProcessor } from "../src/engine/sync-processor.ts";
 import { createLogger } from "../src/lib/logger.ts";
+import { duplicateConnection } from "../src/lib/redis-keys.ts";
 import { ConnectorMetrics, startMetricsServer } from "../src/metrics/index.ts";
-import { QUEUE } from "../src/queue/names.ts";
+import { QUEUE, queueOptions } from "../src/queue/names.ts";
 
 const grant = async () => ({
   granted: true as const,
@@ -42,7 +43,7 @@ if (env.METRICS_PORT)
 const ctx = createConnector({
   config: resolveRuntimeConfig(env),
   logger: createLogger("silent"),
-  redisUrl: env.REDIS_URL ?? "",
+  redis: env.REDIS_URL ?? "",
   prefix: env.REDIS_PREFIX,
   metrics,
   providerDefaults: {
@@ -65,8 +66,7 @@ new Worker(
     metrics: metrics.sync,
   }),
   {
-    connection: ctx.redis.duplicate(),
-    prefix: ctx.prefix,
+    ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
     concurrency: env.WORKER_CONCURRENCY,
     limiter: { max: env.PROVIDER_RATE_LIMIT, duration: env.PROVIDER_RATE_WINDOW_MS },
   },

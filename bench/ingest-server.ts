@@ -35,7 +35,7 @@ if (isWebPrimary(processes)) {
   const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger,
-    redisUrl,
+    redis: redisUrl,
     prefix: "bench-ingest",
     providerDefaults: {
       baseUrl: "http://127.0.0.1:9/v1",

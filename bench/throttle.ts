@@ -21,9 +21,10 @@ import { signWebhook } from "../src/cli/webhook-command.ts";
 import { type FeedItem, feedAtBudget } from "../src/engine/budget-feeder.ts";
 import type { StoreRateLimiter } from "../src/engine/limiter/index.ts";
 import { createSyncProcessor } from "../src/engine/sync-processor.ts";
+import { duplicateConnection } from "../src/lib/redis-keys.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
-import { QUEUE } from "../src/queue/names.ts";
+import { QUEUE, queueOptions } from "../src/queue/names.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { benchContext } from "./context.ts";
@@ -146,8 +147,7 @@ async function run(
   const workers = [0, 1].map(
     () =>
       new Worker<SyncJobData>(QUEUE.sync, processor, {
-        connection: ctx.redis.duplicate(),
-        prefix: ctx.prefix,
+        ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
         concurrency: 16,
         ...(mode === "baseline" ? { limiter: { max: LIMIT, duration: WINDOW } } : {}),
       }),

@@ -50,7 +50,7 @@ async function main() {
   if (webProcesses > 1) {
     const missing = [
       role !== "web" ? "--role web" : null,
-      env.REDIS_URL ? null : "REDIS_URL",
+      env.REDIS_URL || env.REDIS_CLUSTER_NODES ? null : "REDIS_URL or REDIS_CLUSTER_NODES",
       env.PROVIDER_BASE_URL ? null : "PROVIDER_BASE_URL",
     ].filter((m): m is string => m !== null);
     if (missing.length > 0) {
@@ -95,7 +95,7 @@ async function main() {
   const connector = createConnector({
     config,
     logger,
-    redisUrl: services.redisUrl,
+    redis: services.redis,
     providerDefaults: services.provider,
     providerStaging: services.providerStaging,
     prefix: env.REDIS_PREFIX,

@@ -3,14 +3,16 @@ import { pino } from "pino";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { createLogger } from "../lib/logger.ts";
+import type { RedisTarget } from "../lib/redis-keys.ts";
 import { type Core, createCore } from "./connector.ts";
 import { redisUrlFile } from "./infrastructure.ts";
 
 /**
- * The Redis the connector uses: REDIS_URL, or the private redis-server a running `npm start`
+ * The Redis the connector uses: REDIS_CLUSTER_NODES, REDIS_URL, or the private redis-server a running `npm start`
  * wrote next to the database.
  */
-export function resolveRedisUrl(config: RuntimeConfig): string {
+export function resolveRedis(config: RuntimeConfig): RedisTarget {
+  if (config.env.REDIS_CLUSTER_NODES) return config.env.REDIS_CLUSTER_NODES;
   if (config.env.REDIS_URL) return config.env.REDIS_URL;
   const file = redisUrlFile(config.env.DATABASE_PATH);
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
@@ -36,7 +38,7 @@ export async function withContext<T>(
       config.env.LOG_LEVEL === "info" ? "warn" : config.env.LOG_LEVEL,
       pino.destination(2),
     ),
-    redisUrl: resolveRedisUrl(config),
+    redis: resolveRedis(config),
     prefix: config.env.REDIS_PREFIX,
   });
   try {

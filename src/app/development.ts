@@ -7,6 +7,7 @@ import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { loadDevTool } from "../lib/dev-tools.ts";
 import { acquireInstanceLock } from "../lib/instance-lock.ts";
 import { ensurePrivateDir } from "../lib/private-files.ts";
+import type { RedisTarget } from "../lib/redis-keys.ts";
 import { startRedisServer } from "../lib/redis-server.ts";
 import { waitForRedis } from "../lib/redis-wait.ts";
 import { sealedFor } from "../lib/secret-box.ts";
@@ -39,7 +40,7 @@ export class Started {
 
 /** The Redis and provider a process runs against, and whether the sandbox stands in. */
 export interface Services {
-  redisUrl: string;
+  redis: RedisTarget;
   provider: ProviderEndpoints;
   providerStaging?: ProviderEndpoints;
   sandbox: boolean;
@@ -57,16 +58,18 @@ export async function resolveServices(
 ): Promise<Services> {
   const { logger, role, started } = options;
   // This process owns the data directory's private Redis and sandbox file: one at a time.
-  if (!env.REDIS_URL || !env.PROVIDER_BASE_URL) {
+  const configured = env.REDIS_CLUSTER_NODES ?? env.REDIS_URL;
+  if (!configured || !env.PROVIDER_BASE_URL) {
     const dataDir = dirname(resolve(env.DATABASE_PATH));
     ensurePrivateDir(dataDir);
     started.add(acquireInstanceLock(resolve(dataDir, "connector.pid"), dataDir));
   }
 
-  let redisUrl = env.REDIS_URL;
-  if (redisUrl) {
+  let redis: RedisTarget;
+  if (configured) {
+    redis = configured;
     // The web role gives up after REDIS_WAIT_MS (its orchestrator restarts it); a worker waits.
-    await waitForRedis(redisUrl, {
+    await waitForRedis(redis, {
       logger,
       ...(role === "worker" ? {} : { giveUpAfterMs: env.REDIS_WAIT_MS }),
     });
@@ -76,13 +79,13 @@ export async function resolveServices(
     ensurePrivateDir(dir);
     const redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
     started.add(() => redisServer.stop());
-    redisUrl = redisServer.url;
+    redis = redisServer.url;
     // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
-    writeFileSync(redisUrlFile(env.DATABASE_PATH), redisUrl, { mode: 0o600 });
+    writeFileSync(redisUrlFile(env.DATABASE_PATH), redis, { mode: 0o600 });
     started.add(() => rmSync(redisUrlFile(env.DATABASE_PATH), { force: true }));
     logger.info(
-      { url: redisUrl },
-      "started a private redis-server (set REDIS_URL to use your own)",
+      { url: redis },
+      "started a private redis-server (set REDIS_URL or REDIS_CLUSTER_NODES to use your own)",
     );
   }
 
@@ -94,7 +97,7 @@ export async function resolveServices(
       );
     }
     return {
-      redisUrl,
+      redis,
       provider: {
         baseUrl: env.PROVIDER_BASE_URL,
         authUrl: env.PROVIDER_AUTH_URL,
@@ -127,7 +130,7 @@ export async function resolveServices(
   started.add(() => sandbox.close());
   logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
   return {
-    redisUrl,
+    redis,
     provider: { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience },
     ...(staging ? { providerStaging: staging } : {}),
     sandbox: true,

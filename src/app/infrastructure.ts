@@ -1,10 +1,10 @@
 import { dirname, join } from "node:path";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import { createSecretBox, type SecretBox } from "../lib/secret-box.ts";
 import { ConnectorMetrics } from "../metrics/index.ts";
-import { createRedis } from "../queue/connection.ts";
+import { createRedis, type RedisTarget } from "../queue/connection.ts";
 import { type Db, openDatabase } from "../store/index.ts";
 
 /** The process's connections and process-wide services; nothing domain-specific. */
@@ -14,14 +14,14 @@ export interface Infrastructure {
   /** Key prefix of every Redis key (BullMQ's and ours). */
   prefix: string;
   /** For BullMQ and everything that may wait out a Redis restart. */
-  redis: Redis;
+  redis: RedisConnection;
   /** For the webhook receiver: fails fast so it can answer 503. */
-  ingestRedis: Redis;
+  ingestRedis: RedisConnection;
   /**
    * The sync jobs' own commands (limiter scripts, snapshot and token reads): sixteen concurrent
    * jobs issue them in the same event-loop turns, so they share socket writes (BENCHMARKS.md).
    */
-  jobRedis: Redis;
+  jobRedis: RedisConnection;
   db: Db;
   secrets: SecretBox;
   /** This process's Prometheus metrics (served at /metrics). */
@@ -34,7 +34,8 @@ export interface Infrastructure {
 export interface InfrastructureOptions {
   config: RuntimeConfig;
   logger: Logger;
-  redisUrl: string;
+  /** A `redis://` URL, or a Redis Cluster's seed nodes (REDIS_CLUSTER_NODES). */
+  redis: RedisTarget;
   prefix?: string | undefined;
   /** The process's metrics; a fresh registry when omitted. */
   metrics?: ConnectorMetrics | undefined;
@@ -49,9 +50,9 @@ export const redisUrlFile = (databasePath: string) =>
 
 export function openInfrastructure(options: InfrastructureOptions): Infrastructure {
   const { config, logger } = options;
-  const redis = createRedis(options.redisUrl, "worker", "connector");
-  const ingestRedis = createRedis(options.redisUrl, "ingest", "connector-ingest");
-  const jobRedis = createRedis(options.redisUrl, "pipelined", "connector-jobs");
+  const redis = createRedis(options.redis, "worker", "connector");
+  const ingestRedis = createRedis(options.redis, "ingest", "connector-ingest");
+  const jobRedis = createRedis(options.redis, "pipelined", "connector-jobs");
   const connections = [redis, ingestRedis, jobRedis];
   const db = openDatabase(config.env.DATABASE_PATH);
   return {

@@ -1,6 +1,6 @@
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
-import { QUEUE } from "../queue/names.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { BackfillRecord, BackfillRepository } from "./backfill-repository.ts";
 
 export interface BackfillJobData {
@@ -18,11 +18,11 @@ export class BackfillQueue {
   readonly queue: Queue<BackfillJobData>;
 
   constructor(
-    connection: Redis,
+    connection: RedisConnection,
     prefix: string,
     private readonly repo: BackfillRepository,
   ) {
-    this.queue = new Queue<BackfillJobData>(QUEUE.backfill, { connection, prefix });
+    this.queue = new Queue<BackfillJobData>(QUEUE.backfill, queueOptions(connection, prefix));
   }
 
   async start(

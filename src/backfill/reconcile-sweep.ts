@@ -1,7 +1,7 @@
 import { type Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { QUEUE } from "../queue/names.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
 import {
   type AdminClientFactory,
   OrderSource,
@@ -109,11 +109,11 @@ export class SweepScheduler {
   readonly queue: Queue<SweepJobData>;
 
   constructor(
-    connection: Redis,
+    connection: RedisConnection,
     prefix: string,
     private readonly everyMs: number,
   ) {
-    this.queue = new Queue<SweepJobData>(QUEUE.maintenance, { connection, prefix });
+    this.queue = new Queue<SweepJobData>(QUEUE.maintenance, queueOptions(connection, prefix));
   }
 
   /** Creates or updates the shop's scheduler (idempotent; safe at every start). */

@@ -10,6 +10,50 @@ const base64Key32 = z
 
 const optionalUrl = z.url().optional();
 
+/** A Redis Cluster to connect to: its seed nodes, and the credentials every node shares. */
+export interface RedisClusterTarget {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/**
+ * REDIS_CLUSTER_NODES: `host:port,host:port,…`, or `redis://[user:password@]host:port` entries
+ * (`rediss://` for TLS) when the nodes need credentials; every node shares the first entry's.
+ */
+const redisClusterNodes = z.string().transform((value, ctx): RedisClusterTarget => {
+  const target: RedisClusterTarget = { nodes: [], tls: false };
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const [index, entry] of entries.entries()) {
+    let url: URL;
+    try {
+      url = new URL(/^rediss?:\/\//.test(entry) ? entry : `redis://${entry}`);
+    } catch {
+      url = new URL("redis://invalid");
+    }
+    const port = Number(url.port);
+    if (url.hostname === "invalid" || !url.hostname || !Number.isInteger(port) || port < 1) {
+      ctx.addIssue({
+        code: "custom",
+        message: `entry ${index + 1} "${entry.replace(/\/\/[^@]*@/, "//***@")}" is not host:port`,
+      });
+      continue;
+    }
+    target.nodes.push({ host: url.hostname, port });
+    if (index === 0) {
+      if (url.username) target.username = decodeURIComponent(url.username);
+      if (url.password) target.password = decodeURIComponent(url.password);
+      target.tls = url.protocol === "rediss:";
+    }
+  }
+  if (entries.length === 0) ctx.addIssue({ code: "custom", message: "no host:port given" });
+  return target;
+});
+
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -20,6 +64,11 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).optional(),
   APP_URL: z.url().optional(),
   REDIS_URL: optionalUrl,
+  /**
+   * A Redis Cluster instead of one Redis (REDIS_URL): seed nodes, `host:port,…`. BullMQ's keys
+   * then share one hash tag (`{REDIS_PREFIX}`), and every other key of one script shares a slot.
+   */
+  REDIS_CLUSTER_NODES: redisClusterNodes.optional(),
   /**
    * How long the web role waits for an unreachable REDIS_URL at start-up before it exits (its
    * orchestrator restarts it); a worker waits as long as it takes.
@@ -130,6 +179,11 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     Object.entries(source).filter(([, value]) => value !== undefined && value !== ""),
   );
   const result = EnvSchema.safeParse(cleaned);
+  if (result.success && result.data.REDIS_URL && result.data.REDIS_CLUSTER_NODES) {
+    throw new ConfigError(
+      "invalid environment:\n  REDIS_URL, REDIS_CLUSTER_NODES: set one of them, not both",
+    );
+  }
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
   throw new ConfigError(`invalid environment:\n${lines.join("\n")}`);

@@ -43,7 +43,6 @@ const PRODUCTION_REQUIRED: readonly [keyof Env, string][] = [
   ["PROVIDER_BASE_URL", "there is no built-in provider sandbox in production"],
   ["PROVIDER_AUTH_URL", "the provider's OAuth token endpoint"],
   ["PROVIDER_AUDIENCE", "the provider's token audience"],
-  ["REDIS_URL", "production runs no private redis-server"],
   ["APP_URL", "the public https URL Shopify calls"],
   ["METRICS_TOKEN", "/metrics is not served without a token in production"],
 ];
@@ -53,6 +52,11 @@ export function productionProblems(env: Env): string[] {
   const problems: string[] = [];
   for (const [name, why] of PRODUCTION_REQUIRED) {
     if (env[name] === undefined) problems.push(`${name}: required in production (${why})`);
+  }
+  if (!env.REDIS_URL && !env.REDIS_CLUSTER_NODES) {
+    problems.push(
+      "REDIS_URL: required in production, or REDIS_CLUSTER_NODES (production runs no private redis-server)",
+    );
   }
   for (const name of ["SHOPIFY_API_KEY", "SHOPIFY_API_SECRET", "ENCRYPTION_KEY"] as const) {
     if (env[name] === undefined) problems.push(`${name}: required in production`);

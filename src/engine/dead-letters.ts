@@ -1,8 +1,8 @@
 import type { Job } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import type { IngestOutcome, VerifiedWebhook } from "../ingest/webhook-ingest.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import { DeadLetterLock, RETIRED_TTL_MS, retiredKey } from "../queue/dead-letter-record.ts";
 import type { DeadLetterData, SyncPriority } from "../queue/jobs.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
@@ -61,7 +61,7 @@ export interface BulkRetryReport {
 
 export interface DeadLettersDeps {
   queues: SyncQueues;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   snapshots: SnapshotStore;
   shops: ShopRepository;

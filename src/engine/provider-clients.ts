@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { sealedFor } from "../lib/secret-box.ts";
 import { ProviderClient, type ResponseInfo } from "../provider/index.ts";
@@ -17,7 +17,7 @@ export interface ProviderClientsDeps {
   limiter: StoreRateLimiter;
   secrets: SecretBox;
   /** Token cache and the limiter's marks: the jobs' pipelined connection. */
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   timeoutMs: number;
   production: ProviderEndpoints;

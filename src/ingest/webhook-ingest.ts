@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { DeadLetterData } from "../queue/jobs.ts";
 import { dedupeKey } from "../queue/names.ts";
 import { deadLetterId, type SyncQueues } from "../queue/sync-queue.ts";
@@ -59,7 +59,7 @@ export interface LifecycleHandlers {
 export const DEDUPE_TTL_SECONDS = 72 * 3600;
 
 export interface WebhookIngestDeps {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   snapshots: SnapshotStore;
   queues: SyncQueues;

@@ -1,4 +1,25 @@
 import { Cluster, type Redis } from "ioredis";
+import type { RedisClusterTarget } from "../config/env.ts";
+
+/** Where Redis is: a `redis://` URL (one server), or a Redis Cluster's seed nodes. */
+export type RedisTarget = string | RedisClusterTarget;
+
+export const isClusterTarget = (target: RedisTarget): target is RedisClusterTarget =>
+  typeof target !== "string";
+
+/** The target for a log line or an error: the URL without its password, or the seed nodes. */
+export function describeTarget(target: RedisTarget): string {
+  if (isClusterTarget(target)) {
+    return target.nodes.map((n) => `${n.host}:${n.port}`).join(",");
+  }
+  try {
+    const parsed = new URL(target);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(not a URL)";
+  }
+}
 
 /** A standalone Redis or a Redis Cluster (ioredis's `Cluster`): our stores work on either. */
 export type RedisConnection = Redis | Cluster;
@@ -30,4 +51,9 @@ export async function deleteKeys(redis: RedisConnection, keys: readonly string[]
   if (!(redis instanceof Cluster)) return redis.del(...keys);
   const removed = await Promise.all(keys.map((key) => redis.del(key)));
   return removed.reduce((sum, n) => sum + n, 0);
+}
+
+/** A new connection with the same options (BullMQ workers block on a connection of their own). */
+export function duplicateConnection(redis: RedisConnection): RedisConnection {
+  return redis instanceof Cluster ? redis.duplicate() : redis.duplicate();
 }

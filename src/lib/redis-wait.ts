@@ -1,17 +1,7 @@
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
-
-/** The URL without its password, for a log line. */
-export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(not a URL)";
-  }
-}
+import { describeTarget, isClusterTarget, type RedisTarget } from "./redis-keys.ts";
 
 /**
  * Waits until Redis answers PING, trying again with a growing pause (0.5 s doubling to 15 s)
@@ -20,20 +10,15 @@ export function redactedUrl(url: string): string {
  * takes (a worker has nothing to do without Redis).
  */
 export async function waitForRedis(
-  url: string,
-  options: { logger: Logger; giveUpAfterMs?: number; variable?: string },
+  target: RedisTarget,
+  options: { logger: Logger; giveUpAfterMs?: number },
 ): Promise<void> {
-  const variable = options.variable ?? "REDIS_URL";
+  const variable = isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+  const where = describeTarget(target);
   const started = Date.now();
   let pause = 500;
   for (let attempt = 1; ; attempt++) {
-    const probe = new Redis(url, {
-      lazyConnect: true,
-      connectTimeout: 2_000,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-      enableOfflineQueue: false,
-    });
+    const probe = probeConnection(target);
     // The socket's own error (ECONNREFUSED, ENOTFOUND…) says more than the closed connection.
     let socketError: NodeJS.ErrnoException | undefined;
     probe.on("error", (error: NodeJS.ErrnoException) => {
@@ -42,8 +27,15 @@ export async function waitForRedis(
     let reason: string;
     try {
       await probe.connect();
-      if ((await probe.ping()) === "PONG") return;
-      reason = "it did not answer PING";
+      if (probe instanceof Cluster) {
+        const info = String(await probe.cluster("INFO"));
+        if (/cluster_state:ok/.test(info)) return;
+        reason = "the cluster's state is not ok (a master without its slots?)";
+      } else if ((await probe.ping()) === "PONG") {
+        return;
+      } else {
+        reason = "it did not answer PING";
+      }
     } catch (error) {
       reason =
         socketError?.code ?? (error as NodeJS.ErrnoException).code ?? (error as Error).message;
@@ -53,13 +45,38 @@ export async function waitForRedis(
     const waited = Date.now() - started;
     if (options.giveUpAfterMs !== undefined && waited + pause > options.giveUpAfterMs) {
       throw new ConfigError(
-        `${variable} ${redactedUrl(url)} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: start Redis or point ${variable} at it`,
+        `${variable} ${where} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: start Redis or point ${variable} at it`,
       );
     }
     options.logger.warn(
-      `${variable} ${redactedUrl(url)} is unreachable (${reason}); attempt ${attempt}, trying again in ${pause / 1000} s`,
+      `${variable} ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${pause / 1000} s`,
     );
     await new Promise((resolve) => setTimeout(resolve, pause));
     pause = Math.min(pause * 2, 15_000);
   }
+}
+
+/** One connection attempt, no retries: a Redis, or a cluster client that fails once its slots cannot be read. */
+function probeConnection(target: RedisTarget): Redis | Cluster {
+  const once = {
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  };
+  if (!isClusterTarget(target)) return new Redis(target, once);
+  const { lazyConnect, enableOfflineQueue, retryStrategy, ...perNode } = once;
+  return new Cluster(target.nodes, {
+    lazyConnect,
+    enableOfflineQueue,
+    clusterRetryStrategy: () => null,
+    slotsRefreshTimeout: 2_000,
+    redisOptions: {
+      ...perNode,
+      ...(target.username ? { username: target.username } : {}),
+      ...(target.password ? { password: target.password } : {}),
+      ...(target.tls ? { tls: {} } : {}),
+    },
+  });
 }

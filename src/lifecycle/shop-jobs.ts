@@ -1,4 +1,3 @@
-import type { Redis } from "ioredis";
 import {
   BackfillQueue,
   type BackfillRepository,
@@ -8,12 +7,13 @@ import {
   SweepScheduler,
 } from "../backfill/index.ts";
 import { dropQueuedWork } from "../engine/shop-work.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ShopRecord } from "../store/index.ts";
 
 /** What the shop's background work needs: the backfill records, Redis, and what resync reads. */
 export interface ShopJobsDeps extends ResyncDeps {
   backfills: BackfillRepository;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   reconcileIntervalMs: number;
 }

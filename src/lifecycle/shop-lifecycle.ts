@@ -1,8 +1,8 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { dropQueuedWork, redactDeadLetters, removeShopDeadLetters } from "../engine/shop-work.ts";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import type { LifecycleHandlers } from "../ingest/webhook-ingest.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
 import type { SealedSessionStorage } from "../shopify/install/index.ts";
@@ -16,7 +16,7 @@ export interface LifecycleDeps {
   snapshots: SnapshotStore;
   queues: SyncQueues;
   /** Where retired dead letters are remembered (the dead-letter queue's Redis and prefix). */
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   logger: Logger;
 }

@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import type { BackfillRecord, BackfillRepository } from "../backfill/index.ts";
 import type { LimiterInspection, StoreRateLimiter } from "../engine/limiter/index.ts";
-import { QUEUE } from "../queue/names.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { LinkRepository } from "../store/index.ts";
 import { createDeadLetters, type DeadLetterOpsDeps } from "./dead-letters.ts";
 
@@ -126,7 +126,7 @@ export async function collectStatus(
 ): Promise<ConnectorStatus> {
   const extra = Object.values(QUEUE)
     .filter((name) => name !== QUEUE.sync && name !== QUEUE.deadLetter)
-    .map((name) => new Queue(name, { connection: ctx.redis, prefix: ctx.prefix }));
+    .map((name) => new Queue(name, queueOptions(ctx.redis, ctx.prefix)));
   try {
     const queues = await Promise.all(
       [ctx.queues.sync, ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue)),

@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
 import type { z } from "zod";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import {
   errorFromResponse,
@@ -66,7 +66,7 @@ export interface ProviderClientOptions {
   audience: string;
   clientId: string;
   clientSecret: string;
-  redis: Redis;
+  redis: RedisConnection;
   /** Seals the access token the processes share in Redis. */
   secrets: SecretBox;
   redisPrefix?: string;

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { Redis, Result } from "ioredis";
+import type { Result } from "ioredis";
 import { decodeJwt } from "jose";
 import { releaseLock } from "../lib/lock.ts";
 import { defineScripts, loadLua } from "../lib/lua.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import {
   errorFromResponse,
@@ -36,7 +37,7 @@ export interface TokenSourceOptions {
   clientId: string;
   clientSecret: string;
   audience: string;
-  redis: Redis;
+  redis: RedisConnection;
   /** Seals the cached token in Redis: a bearer token is a credential. */
   secrets: SecretBox;
   /** Key prefix in Redis (per deployment). */

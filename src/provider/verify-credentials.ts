@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { ProviderClient } from "./client.ts";
 import {
@@ -35,7 +35,7 @@ export interface VerifyOptions {
   clientId: string;
   clientSecret: string;
   environment: string;
-  redis: Redis;
+  redis: RedisConnection;
   /** Seals the token the check obtains while it sits in Redis. */
   secrets: SecretBox;
   prefix: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { releaseLock } from "../lib/lock.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { DeadLetterData, DeadLetterFailure } from "./jobs.ts";
 
 /** How many earlier failures an entry keeps (the newest ones). */
@@ -21,10 +21,10 @@ export const retiredKey = (prefix: string, id: string) => `${prefix}:dlq:retired
  * failure as a fresh entry carrying the old history.
  */
 export class DeadLetterLock {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #prefix: string;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisConnection, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
   }
@@ -83,7 +83,7 @@ export function mergeFailure(
  */
 export async function recordDeadLetter(
   queue: Queue<DeadLetterData>,
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   id: string,
   data: DeadLetterData,
@@ -116,7 +116,7 @@ export async function recordDeadLetter(
  */
 export async function resolveDeadLetter(
   queue: Queue<DeadLetterData>,
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   id: string,
 ): Promise<boolean> {

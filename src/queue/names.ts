@@ -1,3 +1,6 @@
+import { Cluster } from "ioredis";
+import type { RedisConnection } from "../lib/redis-keys.ts";
+
 /** Queue names, one place. The Redis key prefix is per deployment (and per test). */
 export const QUEUE = {
   sync: "sync",
@@ -27,3 +30,16 @@ export const dedupeKey = (
   orderId === undefined
     ? `${prefix}:seen:${shop}:${topic}:${eventId}`
     : `${prefix}:seen:{${shop}:${orderId}}:${topic}:${eventId}`;
+
+/**
+ * BullMQ's options for one of our queues. On a Redis Cluster every key of a queue must live in
+ * one slot (its scripts touch several), so BullMQ's prefix becomes a hash tag, `{connector}`;
+ * our own keys keep the plain prefix and tag themselves (by store, by order). On one Redis the
+ * prefix stays as it always was, so an upgrade finds the jobs it left queued.
+ */
+export function queueOptions<C extends RedisConnection>(
+  connection: C,
+  prefix: string,
+): { connection: C; prefix: string } {
+  return { connection, prefix: connection instanceof Cluster ? `{${prefix}}` : prefix };
+}

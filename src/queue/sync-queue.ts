@@ -1,8 +1,8 @@
 import { type JobsOptions, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
 import type { DeadLetterData, SyncJobData, SyncPriority } from "./jobs.ts";
-import { QUEUE } from "./names.ts";
+import { QUEUE, queueOptions } from "./names.ts";
 
 /** BullMQ priorities: lower runs first. Live events overtake backfill and resync. */
 const PRIORITY: Record<SyncPriority, number> = { live: 1, bulk: 50 };
@@ -27,12 +27,12 @@ export class SyncQueues {
   readonly deadLetter: Queue<DeadLetterData>;
 
   readonly #jobOptions: JobsOptions;
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #prefix: string;
   readonly #lockWaitMs: number | undefined;
 
   constructor(
-    connection: Redis,
+    connection: RedisConnection,
     prefix: string,
     retry: { attempts?: number; delayMs?: number } = {},
     options: { deadLetterLockWaitMs?: number } = {},
@@ -45,8 +45,8 @@ export class SyncQueues {
     };
     this.#redis = connection;
     this.#prefix = prefix;
-    this.sync = new Queue<SyncJobData>(QUEUE.sync, { connection, prefix });
-    this.deadLetter = new Queue<DeadLetterData>(QUEUE.deadLetter, { connection, prefix });
+    this.sync = new Queue<SyncJobData>(QUEUE.sync, queueOptions(connection, prefix));
+    this.deadLetter = new Queue<DeadLetterData>(QUEUE.deadLetter, queueOptions(connection, prefix));
   }
 
   /**

@@ -2,12 +2,12 @@ import { RequestedTokenType, type Session } from "@shopify/shopify-api";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
@@ -32,10 +32,10 @@ export interface WebParts {
   metrics: ConnectorMetrics;
   shopify: Shopify;
   /** OAuth states (and the admin area's Redis). */
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   /** The receiver's fail-fast connection, which readiness checks. */
-  ingestRedis: Redis;
+  ingestRedis: RedisConnection;
   shops: ShopRepository;
   /** The sync and dead-letter queues, for the depth gauge. */
   queues: SyncQueues;

@@ -1,16 +1,16 @@
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import {
   type BackfillJobData,
   type BackfillProcessorDeps,
   type BackfillResult,
   createBackfillProcessor,
 } from "../backfill/index.ts";
-import { QUEUE } from "../queue/names.ts";
+import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
 
 /** What the backfill worker runs on: the processor's deps and its Redis. */
 export interface BackfillWorkerDeps extends BackfillProcessorDeps {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
 }
 
@@ -44,8 +44,7 @@ export function startBackfillWorker(
     (job, token, signal) =>
       processor(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
     {
-      connection: ctx.redis.duplicate(),
-      prefix: ctx.prefix,
+      ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
       concurrency: options.concurrency ?? 2,
       // A crashed worker's backfill returns to the queue after this and resumes from its cursor.
       lockDuration: 60_000,

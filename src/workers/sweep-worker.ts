@@ -1,18 +1,18 @@
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import {
   createSweepProcessor,
   type SweepDeps,
   type SweepJobData,
   SweepScheduler,
 } from "../backfill/index.ts";
-import { QUEUE } from "../queue/names.ts";
+import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
 
 /** What the sweep worker runs on: the processor's deps, the installer and its Redis. */
 export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions"> {
   installer: Pick<ShopInstaller, "checkSubscriptions">;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   reconcileIntervalMs: number;
 }
@@ -46,8 +46,7 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
     checkSubscriptions: (shop) => ctx.installer.checkSubscriptions(shop),
   });
   const worker = new Worker<SweepJobData>(QUEUE.maintenance, processor, {
-    connection: ctx.redis.duplicate(),
-    prefix: ctx.prefix,
+    ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
     concurrency: 2,
     lockDuration: 120_000,
   });

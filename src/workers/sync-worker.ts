@@ -1,5 +1,4 @@
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { ProviderClients } from "../engine/provider-clients.ts";
 import {
@@ -7,8 +6,9 @@ import {
   type SyncMetrics,
   type SyncProcessorDeps,
 } from "../engine/sync-processor.ts";
+import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
-import { QUEUE } from "../queue/names.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
 
 /** What the sync worker runs on: the processor's deps, its Redis and its settings. */
 export interface SyncWorkerDeps
@@ -16,7 +16,7 @@ export interface SyncWorkerDeps
   /** Each shop's provider client, with the limiter's feedback wired in. */
   providers: Pick<ProviderClients, "for">;
   refetchOrder: NonNullable<SyncProcessorDeps["refetchOrder"]>;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   logger: Logger;
   metrics: { sync: SyncMetrics };
@@ -50,8 +50,7 @@ export function startSyncWorker(
     metrics: options.metrics ?? ctx.metrics.sync,
   });
   const worker = new Worker<SyncJobData>(QUEUE.sync, processor, {
-    connection: ctx.redis.duplicate(),
-    prefix: ctx.prefix,
+    ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
     concurrency: options.concurrency ?? ctx.config.env.WORKER_CONCURRENCY,
     // A crashed worker's active jobs return to the queue after this; they resume from the links.
     lockDuration: ctx.config.env.WORKER_LOCK_MS,

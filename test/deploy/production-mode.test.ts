@@ -60,6 +60,16 @@ describe("NODE_ENV=production", () => {
     );
   });
 
+  it("takes REDIS_CLUSTER_NODES in place of REDIS_URL", () => {
+    const { REDIS_URL: _, ...withoutUrl } = PRODUCTION;
+    expect(
+      productionProblems(parseEnv({ ...withoutUrl, REDIS_CLUSTER_NODES: "10.0.0.1:7000" })),
+    ).toEqual([]);
+    expect(refusal(withoutUrl)).toMatch(
+      /REDIS_URL: required in production, or REDIS_CLUSTER_NODES/,
+    );
+  });
+
   it("refuses the development secrets even when they are set explicitly", () => {
     const devKey = resolveRuntimeConfig(parseEnv({})).encryptionKey;
     const message = refusal({

@@ -145,7 +145,7 @@ export async function startInstallHarness(
   const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger: createLogger(env.LOG_LEVEL, options.logDestination),
-    redisUrl: inject("redisUrl"),
+    redis: inject("redisUrl"),
     prefix: `t-${randomUUID()}`,
     providerDefaults: {
       baseUrl: provider.url,

@@ -52,6 +52,10 @@ export interface Pipeline {
   close(): Promise<void>;
 }
 
+export type RedisMode = "standalone" | "cluster";
+/** Both Redis deployments, for `describe.each`. */
+export const REDIS_MODES: RedisMode[] = ["standalone", "cluster"];
+
 export interface PipelineOptions {
   sandbox?: SandboxOptions;
   env?: Record<string, string>;
@@ -61,6 +65,8 @@ export interface PipelineOptions {
   registerShop?: boolean;
   /** The test shop's Admin API bucket, scopes… in the stand-in Shopify. */
   shopify?: ShopInstallOptions & { throttledStatus?: 200 | 429 };
+  /** One redis-server (the default), or the run's three-master Redis Cluster. */
+  redis?: RedisMode;
   /** Where the pipeline's pino logs go (a file, for log scans); silent when omitted. */
   logDestination?: import("pino").DestinationStream;
 }
@@ -98,13 +104,14 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     SHOPIFY_ADMIN_URL: shopify.url,
     SYNC_RETRY_DELAY_MS: "50",
     LOG_LEVEL: options.logDestination ? "debug" : "silent",
+    ...(options.redis === "cluster" ? { REDIS_CLUSTER_NODES: inject("redisClusterNodes") } : {}),
     ...options.env,
   });
   const config = resolveRuntimeConfig(env);
   const ctx = createConnector({
     config,
     logger: createLogger(env.LOG_LEVEL, options.logDestination),
-    redisUrl: inject("redisUrl"),
+    redis: env.REDIS_CLUSTER_NODES ?? inject("redisUrl"),
     prefix: `t-${randomUUID()}`,
     providerDefaults: {
       baseUrl: sandbox.url,

@@ -117,7 +117,7 @@ describe("expiring offline tokens", () => {
     const other = createConnector({
       config: h.ctx.config,
       logger: createLogger("silent"),
-      redisUrl: inject("redisUrl"),
+      redis: inject("redisUrl"),
       prefix: h.ctx.prefix,
       providerDefaults: {
         baseUrl: h.provider.url,

@@ -32,7 +32,7 @@ async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
   const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger: createLogger("silent"),
-    redisUrl,
+    redis: redisUrl,
     prefix: `t-${randomUUID()}`,
     providerDefaults: {
       baseUrl: "http://127.0.0.1:9/v1",

@@ -7,8 +7,9 @@ import {
   SweepScheduler,
   sweepShop,
 } from "../../src/backfill/index.ts";
+import { duplicateConnection } from "../../src/lib/redis-keys.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
-import { QUEUE } from "../../src/queue/names.ts";
+import { QUEUE, queueOptions } from "../../src/queue/names.ts";
 import type { ShopRecord } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -86,8 +87,7 @@ describe("reconciliation sweep", () => {
     expect(schedulers.map((s) => s.key)).toEqual([`sweep-${TEST_SHOP}`]);
 
     const worker = new Worker(QUEUE.maintenance, createSweepProcessor(sweepDeps()), {
-      connection: ctx.redis.duplicate(),
-      prefix: ctx.prefix,
+      ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
     });
     closers.push(() => worker.close());
     const deadline = Date.now() + 20_000;

@@ -35,4 +35,43 @@ describe("parseEnv", () => {
     expect(env.ENCRYPTION_KEY).toBe(key);
     expect(env.REDIS_URL).toBeUndefined();
   });
+
+  it("reads REDIS_CLUSTER_NODES as seed nodes, with the first entry's credentials", () => {
+    expect(
+      parseEnv({ REDIS_CLUSTER_NODES: "10.0.0.1:7000, 10.0.0.2:7001" }).REDIS_CLUSTER_NODES,
+    ).toEqual({
+      nodes: [
+        { host: "10.0.0.1", port: 7000 },
+        { host: "10.0.0.2", port: 7001 },
+      ],
+      tls: false,
+    });
+    expect(
+      parseEnv({
+        REDIS_CLUSTER_NODES: "rediss://app:s%40cret@redis-0.internal:6380,redis-1.internal:6380",
+      }).REDIS_CLUSTER_NODES,
+    ).toEqual({
+      nodes: [
+        { host: "redis-0.internal", port: 6380 },
+        { host: "redis-1.internal", port: 6380 },
+      ],
+      username: "app",
+      password: "s@cret",
+      tls: true,
+    });
+  });
+
+  it("names a cluster entry that is not host:port without printing its password, and refuses both Redis variables", () => {
+    expect(() =>
+      parseEnv({ REDIS_CLUSTER_NODES: "10.0.0.1:7000,redis://u:hunter2@nowhere" }),
+    ).toThrow(/REDIS_CLUSTER_NODES: entry 2 "redis:\/\/\*\*\*@nowhere" is not host:port/);
+    try {
+      parseEnv({ REDIS_CLUSTER_NODES: "redis://u:hunter2@nowhere" });
+    } catch (error) {
+      expect((error as Error).message).not.toContain("hunter2");
+    }
+    expect(() =>
+      parseEnv({ REDIS_URL: "redis://127.0.0.1:6379", REDIS_CLUSTER_NODES: "127.0.0.1:7000" }),
+    ).toThrow(/REDIS_URL, REDIS_CLUSTER_NODES: set one of them, not both/);
+  });
 });

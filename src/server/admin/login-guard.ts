@@ -1,8 +1,8 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
 
 /** Wrong admin tokens one client may present before it is refused for the rest of the window. */
 export const LOGIN_FAILURES_ALLOWED = 10;
@@ -19,7 +19,12 @@ export class LoginGuard {
   readonly #logger: Logger;
   readonly #trustProxy: boolean;
 
-  constructor(options: { redis: Redis; prefix: string; logger: Logger; trustProxy?: boolean }) {
+  constructor(options: {
+    redis: RedisConnection;
+    prefix: string;
+    logger: Logger;
+    trustProxy?: boolean;
+  }) {
     this.#limiter = new RateLimiterRedis({
       storeClient: options.redis,
       keyPrefix: `${options.prefix}:admin-login`,

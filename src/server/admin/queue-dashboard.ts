@@ -4,7 +4,7 @@ import { HonoAdapter } from "@bull-board/hono";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Queue } from "bullmq";
 import type { Hono } from "hono";
-import { QUEUE } from "../../queue/names.ts";
+import { QUEUE, queueOptions } from "../../queue/names.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 export const DASHBOARD_PATH = "/admin/queues";
@@ -36,7 +36,7 @@ export function queueDashboard(deps: AdminDeps): Hono {
   const adapters = Object.values(QUEUE).map((name) => {
     let queue = own.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: ctx.redis, prefix: ctx.prefix });
+      queue = new Queue(name, queueOptions(ctx.redis, ctx.prefix));
       const opened = queue;
       deps.onClose?.(() => opened.close());
     }

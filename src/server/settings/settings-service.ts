@@ -1,6 +1,6 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { ProviderClients } from "../../engine/provider-clients.ts";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import { sealedFor } from "../../lib/secret-box.ts";
 import {
@@ -96,7 +96,7 @@ export interface SettingsDeps {
   shopifyAdmin: AdminClientFactory;
   secrets: SecretBox;
   /** Verified store lists and the token cache. */
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   logger: Logger;
 }

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
 
 /** How long an install link stays usable: the library's state cookie lives 60 s. */
 const STATE_TTL_SECONDS = 120;
@@ -11,10 +11,10 @@ const STATE_TTL_SECONDS = 120;
  * was issued to, and not after two minutes. A replayed or forged callback finds nothing here.
  */
 export class OAuthStateStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #prefix: string;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisConnection, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
   }

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { HttpResponseError, type Session } from "@shopify/shopify-api";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { releaseLock } from "../../lib/lock.ts";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
 import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository, ShopSettingsInput } from "../../store/index.ts";
 import type { Shopify } from "../api.ts";
@@ -54,7 +54,7 @@ export interface ShopTokensDeps {
   shopify: Shopify;
   shops: ShopRepository;
   secrets: SecretBox;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   logger: Logger;
 }

@@ -1,0 +1,121 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { collectOutput } from "../helpers/child-output.ts";
+import { freePortPair } from "../helpers/ports.ts";
+
+/**
+ * `REDIS_CLUSTER_NODES=… npm start`, as the README shows it: the whole connector (web, workers,
+ * the built-in sandbox) on the run's three-master Redis Cluster, an order sent through the CLI,
+ * and the CLI reading it back over the same cluster.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), "cluster-start-"));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function baseEnv(port: number): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    PORT: String(port),
+    DATABASE_PATH: join(dir, "data", "connector.sqlite"),
+    REDIS_CLUSTER_NODES: inject("redisClusterNodes"),
+    REDIS_PREFIX: `cluster-start-${process.pid}`,
+  };
+}
+
+async function cli(env: Record<string, string>, args: string[]) {
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--import", "tsx", "src/cli/index.ts", ...args],
+      { cwd: ROOT, env: { ...env, LOG_LEVEL: "silent" }, timeout: 60_000 },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+describe("npm start on a Redis Cluster", () => {
+  it("starts on REDIS_CLUSTER_NODES, syncs an order sent to it, and the CLI reads it back", async () => {
+    const port = await freePortPair();
+    const env = baseEnv(port);
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: ROOT,
+      env: { ...env, LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(child);
+    const { out } = collectOutput(child);
+    const deadline = Date.now() + 60_000;
+    while (!out().includes("connector ready")) {
+      if (child.exitCode !== null) throw new Error(`exited: ${out()}`);
+      if (Date.now() > deadline) throw new Error(`not ready within 60 s: ${out()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // No private redis-server when a cluster is configured.
+    expect(out()).not.toContain("started a private redis-server");
+
+    const sent = await cli(env, [
+      "webhook",
+      "send",
+      "--topic",
+      "orders/create",
+      "--shop",
+      "demo-shop.myshopify.com",
+      "--file",
+      "examples/orders-create.json",
+      "--url",
+      `http://127.0.0.1:${port}/webhooks/shopify`,
+    ]);
+    expect(sent.stdout).toMatch(/^200 .*"outcome":"queued"/);
+
+    let shown = await cli(env, [
+      "orders",
+      "show",
+      "--shop",
+      "demo-shop.myshopify.com",
+      "--order",
+      "#1001",
+      "--json",
+    ]);
+    while (shown.code !== 0 || JSON.parse(shown.stdout).lastResult !== "synced") {
+      if (Date.now() > deadline + 30_000) throw new Error(`never synced: ${shown.stderr} ${out()}`);
+      await new Promise((r) => setTimeout(r, 250));
+      shown = await cli(env, [
+        "orders",
+        "show",
+        "--shop",
+        "demo-shop.myshopify.com",
+        "--order",
+        "#1001",
+        "--json",
+      ]);
+    }
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      sourceOrderId: "5906323456123",
+      lastResult: "synced",
+    });
+
+    // The CLI's own Redis work (queue counts, dead letters) goes to the cluster too.
+    const status = await cli(env, ["status", "--json"]);
+    expect(status.stderr).toBe("");
+    expect(status.code).toBe(0);
+    const dlq = await cli(env, ["dlq", "list", "--json"]);
+    expect(dlq.code).toBe(0);
+    expect(JSON.parse(dlq.stdout)).toMatchObject({ entries: [], total: 0 });
+
+    child.kill("SIGTERM");
+    expect(await new Promise((r) => child.once("exit", r))).toBe(0);
+  }, 120_000);
+});
