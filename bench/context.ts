@@ -39,7 +39,7 @@ export async function benchContext(options: {
   });
   await ctx.ready();
   for (const { shop, storeId } of options.shops) {
-    ctx.shops.upsertShop(shop, {
+    await ctx.shops.upsertShop(shop, {
       storeId,
       providerClientId: provider.clientId,
       providerClientSecretSealed: ctx.secrets.seal(

@@ -44,7 +44,7 @@ if (isWebPrimary(processes)) {
     },
   });
   await ctx.ready();
-  ctx.shops.upsertShop("bench-shop.myshopify.com", { storeId: 1001 });
+  await ctx.shops.upsertShop("bench-shop.myshopify.com", { storeId: 1001 });
   const web = composeWebApp(ctx);
   const app = new Hono();
   app.post("/bare", (c) => c.text("OK"));

@@ -37,7 +37,7 @@ const ingest = new WebhookIngest({
   prefix,
   snapshots,
   queues,
-  shops: { shopStatus: () => "active" },
+  shops: { shopStatus: async () => "active" },
   lifecycle: {
     appUninstalled: async () => {},
     shopUpdated: async () => {},

@@ -32,7 +32,7 @@ async function main() {
   const logger = createLogger(env.LOG_LEVEL);
   // Before anything is started: a key that cannot open the stored secrets stops the process
   // with the fix, instead of every sync retrying on values it cannot open.
-  checkStoredSecrets(
+  await checkStoredSecrets(
     env.DATABASE_PATH,
     createSecretBox(config.encryptionKey, config.previousEncryptionKeys),
   );
@@ -102,7 +102,7 @@ async function main() {
     metrics,
   });
   await connector.ready();
-  if (services.sandbox) registerDemoShop(connector);
+  if (services.sandbox) await registerDemoShop(connector);
 
   const closers: (() => Promise<void>)[] = [];
   let listening: string | undefined;
@@ -151,10 +151,10 @@ async function main() {
   );
 }
 
-function checkStoredSecrets(databasePath: string, secrets: SecretBox): void {
+async function checkStoredSecrets(databasePath: string, secrets: SecretBox): Promise<void> {
   const db = openDatabase(databasePath);
   try {
-    const problem = sealedSecretsProblem(new ShopRepository(db), secrets);
+    const problem = await sealedSecretsProblem(new ShopRepository(db), secrets);
     if (problem) throw new ConfigError(problem);
   } finally {
     db.$client.close();

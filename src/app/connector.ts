@@ -83,7 +83,7 @@ export function createCore(options: InfrastructureOptions): Core {
     // A subscription was missing: the orders changed since the last good check are read
     // from the Admin API and reconciled (bulk priority, live webhooks first).
     resyncSince: async (shop, since) => {
-      const record = stores.shops.getShop(shop);
+      const record = await stores.shops.getShop(shop);
       if (!record) return;
       await resync(
         { shopifyAdmin, snapshots: stores.snapshots, queues: stores.queues, limiter },

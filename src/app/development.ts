@@ -152,9 +152,9 @@ function stagingEndpoints(env: Env): ProviderEndpoints | undefined {
 }
 
 /** Against the sandbox, the demo shop is registered once, so a first webhook syncs. */
-export function registerDemoShop(connector: Connector): boolean {
-  if (connector.shops.getShop(DEMO_SHOP)) return false;
-  connector.shops.upsertShop(DEMO_SHOP, {
+export async function registerDemoShop(connector: Connector): Promise<boolean> {
+  if (await connector.shops.getShop(DEMO_SHOP)) return false;
+  await connector.shops.upsertShop(DEMO_SHOP, {
     storeId: 1001,
     providerEnvironment: "sandbox",
     providerClientId: SANDBOX_CLIENT.clientId,

@@ -39,12 +39,12 @@ export function createBackfillProcessor(deps: BackfillProcessorDeps) {
   ): Promise<BackfillResult> {
     const { backfillId, shop } = job.data;
     const log = deps.logger.child({ shop, backfillId, jobId: job.id });
-    const backfill = deps.backfills.get(backfillId);
+    const backfill = await deps.backfills.get(backfillId);
     if (!backfill || backfill.status === "completed")
       return { outcome: "skipped", reason: backfill ? "already completed" : "unknown backfill" };
-    const shopRecord = deps.shops.getShop(shop);
+    const shopRecord = await deps.shops.getShop(shop);
     if (!shopRecord || shopRecord.status === "uninstalled") {
-      deps.backfills.fail(backfillId, "the shop is not installed");
+      await deps.backfills.fail(backfillId, "the shop is not installed");
       return { outcome: "skipped", reason: "shop not installed" };
     }
 
@@ -52,7 +52,7 @@ export function createBackfillProcessor(deps: BackfillProcessorDeps) {
       const source = new OrderSource(deps.shopifyAdmin.for(shopRecord), shop as ShopDomain);
       if (backfill.total === null) {
         const total = await source.count(updatedWindowQuery(backfill.since, backfill.until));
-        deps.backfills.setTotal(backfillId, total);
+        await deps.backfills.setTotal(backfillId, total);
         backfill.total = total;
         const warning = sixtyDayWarning(shopRecord.scopes, backfill.since);
         if (warning) log.warn({ warning }, "backfill limited to recent orders");
@@ -70,7 +70,7 @@ export function createBackfillProcessor(deps: BackfillProcessorDeps) {
           done += page.orders.length;
           if (!page.next) return;
           cursor = page.next;
-          deps.backfills.saveProgress(backfillId, cursor, done);
+          await deps.backfills.saveProgress(backfillId, cursor, done);
           await job.updateProgress({ done, total });
         }
       }
@@ -78,7 +78,7 @@ export function createBackfillProcessor(deps: BackfillProcessorDeps) {
         trigger: "backfill",
         ...(signal ? { signal } : {}),
       });
-      deps.backfills.complete(backfillId, done);
+      await deps.backfills.complete(backfillId, done);
       await job.updateProgress({ done, total: backfill.total });
       log.info({ done }, "backfill completed");
       return { outcome: "completed", done };
@@ -91,11 +91,11 @@ export function createBackfillProcessor(deps: BackfillProcessorDeps) {
       }
       const message = error instanceof Error ? error.message : String(error);
       if (error instanceof ShopNotConnectedError || error instanceof ShopNotConfiguredError) {
-        deps.backfills.fail(backfillId, message);
+        await deps.backfills.fail(backfillId, message);
         throw new UnrecoverableError(message);
       }
       if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
-        deps.backfills.fail(backfillId, message);
+        await deps.backfills.fail(backfillId, message);
       log.warn({ err: { name: (error as Error).name, message } }, "backfill page failed; retrying");
       throw error;
     }

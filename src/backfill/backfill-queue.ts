@@ -29,13 +29,13 @@ export class BackfillQueue {
     shop: string,
     options: { since?: string | null } = {},
   ): Promise<{ backfill: BackfillRecord; started: boolean }> {
-    const active = this.repo.active(shop);
+    const active = await this.repo.active(shop);
     if (active) {
       await this.#ensureJob(active);
       return { backfill: active, started: false };
     }
     // Orders updated after this moment reach the connector by webhook; the walk stops here.
-    const backfill = this.repo.create({
+    const backfill = await this.repo.create({
       shop,
       since: options.since ?? null,
       until: new Date().toISOString(),
@@ -50,7 +50,7 @@ export class BackfillQueue {
     if (state !== "unknown" && state !== "completed" && state !== "failed") return;
     if (state !== "unknown") await this.queue.remove(id);
     if (backfill.status === "paused" || backfill.status === "failed")
-      this.repo.setStatus(backfill.id, "running");
+      await this.repo.setStatus(backfill.id, "running");
     await this.queue.add(
       "backfill",
       { backfillId: backfill.id, shop: backfill.shop },

@@ -39,7 +39,11 @@ function toRecord(row: Row): BackfillRecord {
 export class BackfillRepository {
   constructor(private readonly db: Db) {}
 
-  create(input: { shop: string; since: string | null; until: string }): BackfillRecord {
+  async create(input: {
+    shop: string;
+    since: string | null;
+    until: string;
+  }): Promise<BackfillRecord> {
     const now = new Date().toISOString();
     const row = this.db
       .insert(backfills)
@@ -58,13 +62,13 @@ export class BackfillRepository {
     return toRecord(row);
   }
 
-  get(id: number): BackfillRecord | null {
+  async get(id: number): Promise<BackfillRecord | null> {
     const row = this.db.select().from(backfills).where(eq(backfills.id, id)).get();
     return row ? toRecord(row) : null;
   }
 
   /** The shop's backfill that has not finished, if any (one at a time per shop). */
-  active(shop: string): BackfillRecord | null {
+  async active(shop: string): Promise<BackfillRecord | null> {
     const row = this.db
       .select()
       .from(backfills)
@@ -74,7 +78,7 @@ export class BackfillRepository {
     return row ? toRecord(row) : null;
   }
 
-  latest(shop: string): BackfillRecord | null {
+  async latest(shop: string): Promise<BackfillRecord | null> {
     const row = this.db
       .select()
       .from(backfills)
@@ -85,7 +89,7 @@ export class BackfillRepository {
   }
 
   /** Every backfill, of one shop or of all, newest first. */
-  newestFirst(shop?: string): BackfillRecord[] {
+  async newestFirst(shop?: string): Promise<BackfillRecord[]> {
     return this.db
       .select()
       .from(backfills)
@@ -95,7 +99,7 @@ export class BackfillRepository {
       .map(toRecord);
   }
 
-  list(shop: string, limit = 20): BackfillRecord[] {
+  async list(shop: string, limit = 20): Promise<BackfillRecord[]> {
     return this.db
       .select()
       .from(backfills)
@@ -106,24 +110,24 @@ export class BackfillRepository {
       .map(toRecord);
   }
 
-  setTotal(id: number, total: number) {
+  async setTotal(id: number, total: number) {
     this.#update(id, { total });
   }
 
-  saveProgress(id: number, cursor: PagerCursor, done: number) {
+  async saveProgress(id: number, cursor: PagerCursor, done: number) {
     this.#update(id, { cursor: JSON.stringify(cursor), done, status: "running" });
   }
 
-  complete(id: number, done: number) {
+  async complete(id: number, done: number) {
     const now = new Date().toISOString();
     this.#update(id, { done, status: "completed", completedAt: now, cursor: null });
   }
 
-  fail(id: number, error: string) {
+  async fail(id: number, error: string) {
     this.#update(id, { status: "failed", error: error.slice(0, 2_000) });
   }
 
-  setStatus(id: number, status: BackfillStatus) {
+  async setStatus(id: number, status: BackfillStatus) {
     this.#update(id, { status });
   }
 

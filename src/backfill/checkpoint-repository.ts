@@ -8,7 +8,7 @@ const { syncCheckpoints, orderFailures } = schema;
 export class CheckpointRepository {
   constructor(private readonly db: Db) {}
 
-  get(shop: string): string | null {
+  async get(shop: string): Promise<string | null> {
     return (
       this.db
         .select({ at: syncCheckpoints.lastReconciledAt })
@@ -18,7 +18,7 @@ export class CheckpointRepository {
     );
   }
 
-  set(shop: string, at: string) {
+  async set(shop: string, at: string) {
     this.db
       .insert(syncCheckpoints)
       .values({ shop, lastReconciledAt: at })
@@ -27,7 +27,7 @@ export class CheckpointRepository {
   }
 
   /** When the order's last sync was dead-lettered, or null. */
-  deadLetteredAt(shop: string, sourceOrderId: string): string | null {
+  async deadLetteredAt(shop: string, sourceOrderId: string): Promise<string | null> {
     return (
       this.db
         .select({ at: orderFailures.failedAt })

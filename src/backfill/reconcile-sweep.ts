@@ -48,15 +48,15 @@ export interface SweepDeps extends OrderFeederDeps {
  * version than Shopify's. An order whose last sync was dead-lettered is left to the
  * dead-letter queue unless it changed after that failure.
  */
-export function staleReason(
+export async function staleReason(
   deps: Pick<SweepDeps, "links" | "checkpoints">,
   shop: string,
   order: OrderVersion,
-): "missing" | "stale" | null {
+): Promise<"missing" | "stale" | null> {
   const updated = Date.parse(order.updatedAt);
-  const deadAt = deps.checkpoints.deadLetteredAt(shop, order.id);
+  const deadAt = await deps.checkpoints.deadLetteredAt(shop, order.id);
   if (deadAt && Date.parse(deadAt) >= updated) return null;
-  const link = deps.links.getOrderLinkRow(shop, order.id);
+  const link = await deps.links.getOrderLinkRow(shop, order.id);
   if (!link) return "missing";
   if (!link.syncedVersion || Date.parse(link.syncedVersion) < updated) return "stale";
   return null;
@@ -73,7 +73,7 @@ export async function sweepShop(
   shop: ShopRecord,
   now = Date.now(),
 ): Promise<SweepResult> {
-  const checkpoint = deps.checkpoints.get(shop.shop);
+  const checkpoint = await deps.checkpoints.get(shop.shop);
   const sinceMs = checkpoint
     ? Date.parse(checkpoint) - SWEEP_OVERLAP_MS
     : Math.max(
@@ -89,7 +89,7 @@ export async function sweepShop(
       const page = await source.versions({ query: updatedWindowQuery(since, null), after });
       checked += page.orders.length;
       for (const version of page.orders) {
-        const reason = staleReason(deps, shop.shop, version);
+        const reason = await staleReason(deps, shop.shop, version);
         if (!reason) continue;
         const order = await source.fetchOrder(version.id);
         if (!order) continue;
@@ -100,7 +100,7 @@ export async function sweepShop(
     } while (after);
   }
   const { queued } = await feedOrders(deps, shop, staleOrders(), { trigger: "sweep" });
-  deps.checkpoints.set(shop.shop, new Date(now).toISOString());
+  await deps.checkpoints.set(shop.shop, new Date(now).toISOString());
   return { checked, queued, since };
 }
 
@@ -140,7 +140,7 @@ export class SweepScheduler {
    */
   async scheduleAll(shops: ShopRepository) {
     const existing = new Set((await this.queue.getJobSchedulers()).map((s) => s.key));
-    for (const shop of shops.listShops()) {
+    for (const shop of await shops.listShops()) {
       const wanted = shop.status !== "uninstalled" && shop.accessTokenSealed !== null;
       const id = sweepSchedulerId(shop.shop);
       if (wanted && !existing.has(id)) await this.schedule(shop.shop);
@@ -158,7 +158,7 @@ export function createSweepProcessor(deps: SweepDeps) {
     job: Job<SweepJobData>,
   ): Promise<SweepResult | { skipped: string }> {
     if (job.name !== "sweep") return { skipped: `not a sweep job: ${job.name}` };
-    const shop = deps.shops.getShop(job.data.shop);
+    const shop = await deps.shops.getShop(job.data.shop);
     if (shop?.status !== "active") return { skipped: "shop not active" };
     if (!shop.accessTokenSealed) return { skipped: "no Shopify access token" };
     if (deps.checkSubscriptions) {

@@ -59,7 +59,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .option("--currency <code>", "the provider store's currency", "USD")
     .option("--access-token <token>", "Shopify offline access token (stored encrypted)")
     .action(
-      (opts: {
+      async (opts: {
         shop: string;
         providerClientId: string;
         providerClientSecret: string;
@@ -72,7 +72,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       }) => {
         const db = openDatabase(config.env.DATABASE_PATH);
         const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
-        const record = new ShopRepository(db).upsertShop(opts.shop, {
+        const record = await new ShopRepository(db).upsertShop(opts.shop, {
           status: "active",
           storeId: opts.storeId,
           providerClientId: opts.providerClientId,
@@ -95,7 +95,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           installedAt: new Date().toISOString(),
         });
         // A new store: the links into the previous one are retired, the orders sent again.
-        const retired = new LinkRepository(db).retireOutside(
+        const retired = await new LinkRepository(db).retireOutside(
           opts.shop,
           { storeId: opts.storeId, providerBaseUrl: null },
           `the shop switched to store ${opts.storeId}`,
@@ -142,7 +142,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     )
     .option("--currency <code>", "the provider store's currency")
     .action(
-      (opts: {
+      async (opts: {
         shop: string;
         location?: Record<string, number>;
         removeLocation?: string[];
@@ -154,7 +154,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         const db = openDatabase(config.env.DATABASE_PATH);
         try {
           const repository = new ShopRepository(db);
-          const shop = repository.getShop(opts.shop);
+          const shop = await repository.getShop(opts.shop);
           if (!shop) {
             throw new ConfigError(`no shop ${opts.shop}: register it with \`connector shops add\``);
           }
@@ -178,10 +178,10 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           if (Object.keys(changes).length === 0) {
             throw new ConfigError("nothing to change: give at least one option (see --help)");
           }
-          repository.updateSettings(opts.shop, changes);
+          await repository.updateSettings(opts.shop, changes);
           const retired =
             opts.storeId !== undefined && opts.storeId !== shop.storeId
-              ? new LinkRepository(db).retireOutside(
+              ? await new LinkRepository(db).retireOutside(
                   opts.shop,
                   { storeId: opts.storeId, providerBaseUrl: null },
                   `the shop switched to store ${opts.storeId}`,
@@ -221,16 +221,19 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .command("list")
     .description("list shops and how their orders stand")
     .option("--json", "print JSON")
-    .action((opts: { json?: boolean }) => {
+    .action(async (opts: { json?: boolean }) => {
       const db = openDatabase(config.env.DATABASE_PATH);
       const links = new LinkRepository(db);
-      const rows = new ShopRepository(db).listShops().map((s) => ({
-        shop: s.shop,
-        status: s.status,
-        storeId: s.storeId,
-        ...links.countByResult(s.shop),
-        ...(s.pausedReason ? { pausedReason: s.pausedReason } : {}),
-      }));
+      const rows = [];
+      for (const s of await new ShopRepository(db).listShops()) {
+        rows.push({
+          shop: s.shop,
+          status: s.status,
+          storeId: s.storeId,
+          ...(await links.countByResult(s.shop)),
+          ...(s.pausedReason ? { pausedReason: s.pausedReason } : {}),
+        });
+      }
       db.$client.close();
       if (opts.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log("no shops yet: add one with `connector shops add`");
@@ -247,14 +250,14 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
     .requiredOption("--shop <domain>", "the shop", shopDomain)
     .requiredOption("--order <id-or-name>", "Shopify order ID, or its name such as #1001")
     .option("--json", "print JSON")
-    .action((opts: { shop: string; order: string; json?: boolean }) => {
+    .action(async (opts: { shop: string; order: string; json?: boolean }) => {
       const db = openDatabase(config.env.DATABASE_PATH);
       const links = new LinkRepository(db);
       const sourceOrderId = /^\d{6,}$/.test(opts.order)
         ? opts.order
-        : (links.findByOrderName(opts.shop, opts.order)?.sourceOrderId ?? opts.order);
-      const row = links.getOrderLinkRow(opts.shop, sourceOrderId);
-      const detail = links.loadLinks(opts.shop, sourceOrderId);
+        : ((await links.findByOrderName(opts.shop, opts.order))?.sourceOrderId ?? opts.order);
+      const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
+      const detail = await links.loadLinks(opts.shop, sourceOrderId);
       db.$client.close();
       if (!row || !detail) {
         console.error(

@@ -27,8 +27,8 @@ const instant = (value: string) => {
   }
 };
 
-function requireShop(ctx: { shops: ShopRepository }, shop: string) {
-  const record = ctx.shops.getShop(shop);
+async function requireShop(ctx: { shops: ShopRepository }, shop: string) {
+  const record = await ctx.shops.getShop(shop);
   if (!record) throw new ResyncInputError("shop", `${shop} is not registered`);
   return record;
 }
@@ -67,8 +67,8 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
             ? { kind: "range", since: opts.since, ...(opts.until ? { until: opts.until } : {}) }
             : { kind: "all" };
         try {
-          const result = await withContext(config, (ctx) =>
-            resync(ctx, requireShop(ctx, opts.shop), target, {
+          const result = await withContext(config, async (ctx) =>
+            resync(ctx, await requireShop(ctx, opts.shop), target, {
               onPage: (found) => {
                 if (!opts.json) process.stderr.write(`\rread ${found} orders`);
               },
@@ -102,7 +102,7 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
     .option("--json", "print the backfill's progress as JSON and return")
     .action(async (opts: { shop: string; since?: string; detach?: boolean; json?: boolean }) => {
       await withContext(config, async (ctx) => {
-        const shop = ctx.shops.getShop(opts.shop);
+        const shop = await ctx.shops.getShop(opts.shop);
         if (!shop) {
           console.error(`shop: ${opts.shop} is not registered`);
           process.exitCode = 1;
@@ -175,7 +175,7 @@ async function follow(repo: BackfillRepository, id: number, scopes: string | nul
   let started = false;
   try {
     for (;;) {
-      const record = repo.get(id);
+      const record = await repo.get(id);
       if (!record) return;
       const progress = progressOf(record, { scopes });
       const total = progress.total ?? 0;

@@ -208,7 +208,7 @@ export class DeadLetters {
   ): Promise<RetryOutcome> {
     const id = job.id as string;
     const { shop } = job.data;
-    const shopRecord = this.#deps.shops.getShop(shop);
+    const shopRecord = await this.#deps.shops.getShop(shop);
     const blocked = !shopRecord
       ? `the shop ${shop} is not registered`
       : shopRecord.status === "uninstalled"

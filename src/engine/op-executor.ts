@@ -69,14 +69,14 @@ export async function executeOp(
   ctx: OpContext,
   synced?: SyncedCheck,
 ): Promise<{ orderId: ProviderOrderId; synced: boolean }> {
-  const intent = links.beginIntent(ctx.shop, ctx.sourceOrderId, op.key, op.kind);
+  const intent = await links.beginIntent(ctx.shop, ctx.sourceOrderId, op.key, op.kind);
   try {
     return await runOp(client, links, op, ctx, intent.attempts > 1, synced);
   } catch (error) {
     // A 429 is answered before the provider does anything: this attempt cannot have created
     // anything, so it must not make the next attempt pay for a lookup.
     if (error instanceof ProviderRateLimitError) {
-      links.releaseIntent(ctx.shop, ctx.sourceOrderId, op.key);
+      await links.releaseIntent(ctx.shop, ctx.sourceOrderId, op.key);
     }
     throw error;
   }
@@ -108,7 +108,7 @@ async function runOp(
         }
       }
       const orderId = order.orderId as ProviderOrderId;
-      const synced = links.recordOrderCreated(
+      const synced = await links.recordOrderCreated(
         {
           ...keyed,
           storeId: ctx.storeId,
@@ -125,7 +125,7 @@ async function runOp(
     case "updateOrder": {
       const orderId = requireOrder(ctx);
       requireOwnOrder(await client.updateOrder(ctx.storeId, orderId, op.body), ctx);
-      const synced = links.recordOrderUpdated(
+      const synced = await links.recordOrderUpdated(
         {
           ...keyed,
           orderHash: op.orderHash,
@@ -137,7 +137,7 @@ async function runOp(
     case "cancelLineItem": {
       const orderId = requireOrder(ctx);
       await client.cancelLineItem(ctx.storeId, orderId, op.lineItemId, op.body);
-      const synced = links.recordLineItemCanceled(
+      const synced = await links.recordLineItemCanceled(
         {
           ...keyed,
           lineItemId: op.lineItemId,
@@ -164,7 +164,7 @@ async function runOp(
           if (lineItemId === null) throw error;
         }
       }
-      const synced = links.recordLineItemAdded(
+      const synced = await links.recordLineItemAdded(
         {
           ...keyed,
           sourceLineItemId: op.sourceLineItemId,
@@ -178,7 +178,7 @@ async function runOp(
     case "upsertFulfillment": {
       const orderId = requireOrder(ctx);
       const { fulfillment } = await client.createFulfillment(ctx.storeId, orderId, op.body);
-      const synced = links.recordFulfillmentUpserted(
+      const synced = await links.recordFulfillmentUpserted(
         {
           ...keyed,
           sourceFulfillmentId: op.sourceFulfillmentId,
@@ -192,7 +192,7 @@ async function runOp(
     case "cancelOrder": {
       const orderId = requireOrder(ctx);
       requireOwnOrder(await client.cancelOrder(ctx.storeId, orderId, op.body), ctx);
-      const synced = links.recordOrderCanceled(
+      const synced = await links.recordOrderCanceled(
         {
           ...keyed,
           canceledAt: op.body.sourceCanceledOn ?? new Date().toISOString(),
@@ -250,7 +250,7 @@ async function findLiveLineItem(
   links: OpLinks,
 ): Promise<ProviderLineItemId | null> {
   const known = new Set(
-    (links.loadLinks(ctx.shop, ctx.sourceOrderId)?.lineItems ?? []).map((l) =>
+    ((await links.loadLinks(ctx.shop, ctx.sourceOrderId))?.lineItems ?? []).map((l) =>
       Number(l.lineItemId),
     ),
   );

@@ -96,7 +96,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       trigger: job.data.trigger,
     });
     log.debug({ attempt: job.attemptsMade + 1 }, "sync job started");
-    const shopRecord = deps.shops.getShop(shop);
+    const shopRecord = await deps.shops.getShop(shop);
     if (!shopRecord || shopRecord.status === "uninstalled") {
       deps.metrics?.jobDone("skipped");
       const reason = shopRecord ? "shop uninstalled" : "shop unknown";
@@ -115,7 +115,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if ("outcome" in work) return work;
       const sent = await sendUntilSynced(deps, job, token, work, attempt, log);
       if ("outcome" in sent) return sent;
-      if (!sent.synced) deps.links.markSynced(shop, orderId, work.order.updatedAt);
+      if (!sent.synced) await deps.links.markSynced(shop, orderId, work.order.updatedAt);
       // It was dead-lettered and went through now (a retry, or a later event after a fix).
       if (attempt.wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {
         log.info("dead letter resolved by this sync");
@@ -161,7 +161,7 @@ async function giveUp(
 ): Promise<SyncResult> {
   const { shop, orderId } = job.data;
   await deadLetter(deps, job, dead, error, attempt.lastBody, attempts);
-  deps.links.markFailed(
+  await deps.links.markFailed(
     shop,
     orderId,
     "dead-lettered",
@@ -176,7 +176,11 @@ async function giveUp(
     attempt.orderName,
   );
   if (dead.category === "config" && error instanceof ProviderAuthError) {
-    deps.shops.setStatus(shop, "paused", `provider rejected the credentials: ${error.message}`);
+    await deps.shops.setStatus(
+      shop,
+      "paused",
+      `provider rejected the credentials: ${error.message}`,
+    );
   }
   deps.metrics?.jobDone("dead-lettered");
   // Our own reasons (config, mapping) name fields only; a provider's message may echo what
@@ -243,7 +247,7 @@ async function readWork(
   }
   const storeId = shopRecord.storeId as ProviderStoreId;
   // Read before any call: creating the order clears the failure record.
-  attempt.wasDeadLettered = deps.links.lastFailure(shop, orderId) === "dead-lettered";
+  attempt.wasDeadLettered = (await deps.links.lastFailure(shop, orderId)) === "dead-lettered";
   const order = await loadOrder(deps, shopRecord, orderId);
   attempt.orderName = order?.name ?? null;
   if (!order) {
@@ -254,7 +258,7 @@ async function readWork(
   }
   // Test orders (Bogus gateway, test mode) stay out of the provider unless the shop asks.
   if (order.test && !shopRecord.sendTestOrders) {
-    deps.shops.markTestOrderSkipped(shop, orderId);
+    await deps.shops.markTestOrderSkipped(shop, orderId);
     deps.metrics?.jobDone("skipped");
     const reason = "test order: not sent (the shop's test-order setting is off)";
     log.info({ reason }, "sync skipped");
@@ -309,13 +313,17 @@ async function sendUntilSynced(
   const client = deps.providerFor(shopRecord);
   // A link into another store or environment than the shop's current one is never written
   // through: the shop switched, so the order is created afresh where it now goes.
-  const space = deps.links.spaceOf(shop, orderId);
+  const space = await deps.links.spaceOf(shop, orderId);
   if (
     space &&
     (space.storeId !== storeId ||
       (space.providerBaseUrl !== null && space.providerBaseUrl !== client.baseUrl))
   ) {
-    deps.links.retireOrder(shop, orderId, `the shop now sends its orders to store ${storeId}`);
+    await deps.links.retireOrder(
+      shop,
+      orderId,
+      `the shop now sends its orders to store ${storeId}`,
+    );
     log.info(
       { fromStore: space.storeId, toStore: storeId },
       "link pointed into the shop's previous provider store: retired, the order is sent again",
@@ -338,12 +346,12 @@ async function sendUntilSynced(
   };
   let synced = false;
   while (!synced) {
-    const links = deps.links.loadLinks(shop, orderId);
+    const links = await deps.links.loadLinks(shop, orderId);
     const ops = planSync(wanted, links);
     const op = ops[0];
     if (!op) break;
     // An uninstall stops the shop at once: no further call, even in the middle of an order.
-    if (deps.shops.statusOf(shop) === "uninstalled") {
+    if ((await deps.shops.statusOf(shop)) === "uninstalled") {
       deps.metrics?.jobDone("skipped");
       return { outcome: "skipped", reason: "shop uninstalled" };
     }
@@ -396,7 +404,7 @@ async function sendUntilSynced(
         !retiredAfterNotFound
       ) {
         retiredAfterNotFound = true;
-        deps.links.retireOrder(
+        await deps.links.retireOrder(
           shop,
           orderId,
           `the provider answered 404 for order ${links?.orderId ?? "?"}`,

@@ -14,11 +14,11 @@ export function cachedShopStatus(ctx: { shops: ShopRepository }, ttlMs = 5_000) 
     forget(shop: string) {
       cache.delete(shop);
     },
-    shopStatus(shop: string) {
+    async shopStatus(shop: string) {
       const now = Date.now();
       const hit = cache.get(shop);
       if (hit && hit.until > now) return hit.status;
-      const status = ctx.shops.getShop(shop)?.status ?? "unknown";
+      const status = (await ctx.shops.getShop(shop))?.status ?? "unknown";
       cache.set(shop, { status, until: now + ttlMs });
       return status;
     },

@@ -39,7 +39,7 @@ export interface VerifiedWebhook {
 
 export interface ShopLookup {
   /** "active" syncs; anything else is counted and answered 200 without syncing. */
-  shopStatus(shop: string): "active" | "paused" | "uninstalled" | "unknown";
+  shopStatus(shop: string): Promise<"active" | "paused" | "uninstalled" | "unknown">;
 }
 
 export interface LifecycleHandlers {
@@ -128,7 +128,7 @@ export class WebhookIngest {
       }
       case "privacy": {
         const privacy = event;
-        const status = this.#deps.shops.shopStatus(webhook.shop);
+        const status = await this.#deps.shops.shopStatus(webhook.shop);
         if (privacy.topic === "shop/redact" && (status === "active" || status === "paused")) {
           return this.#checked(webhook, dedupe, async () => "refused-installed");
         }
@@ -142,7 +142,7 @@ export class WebhookIngest {
       default:
         break;
     }
-    if (this.#deps.shops.shopStatus(webhook.shop) !== "active") {
+    if ((await this.#deps.shops.shopStatus(webhook.shop)) !== "active") {
       return this.#checked(webhook, dedupe, async () => "unknown-shop");
     }
     return this.#store(webhook, event, dedupe);

@@ -35,7 +35,7 @@ export function createShopJobs(ctx: ShopJobsDeps) {
       return progressOf(backfill, { scopes: shop.scopes });
     },
     async latest(shop: ShopRecord) {
-      const record = backfills.latest(shop.shop);
+      const record = await backfills.latest(shop.shop);
       return record ? progressOf(record, { scopes: shop.scopes }) : null;
     },
   };
@@ -53,8 +53,8 @@ export function createShopJobs(ctx: ShopJobsDeps) {
     async uninstalled(shop: string) {
       await sweeps.unschedule(shop);
       await dropQueuedWork(backfillQueue.queue, shop);
-      const running = backfills.active(shop);
-      if (running) backfills.setStatus(running.id, "paused");
+      const running = await backfills.active(shop);
+      if (running) await backfills.setStatus(running.id, "paused");
     },
     async close() {
       await Promise.all([backfillQueue.close(), sweeps.close()]);

@@ -48,7 +48,7 @@ export function createLifecycleHandlers(
 
   return {
     async appUninstalled(shop) {
-      if (ctx.shops.getShop(shop)) ctx.shops.setStatus(shop, "uninstalled");
+      if (await ctx.shops.getShop(shop)) await ctx.shops.setStatus(shop, "uninstalled");
       options.onShopChanged?.(shop);
       const dropped = await dropQueuedWork<SyncJobData>(ctx.queues.sync, shop);
       await ctx.sessions.deleteShopSessions(shop);
@@ -57,7 +57,7 @@ export function createLifecycleHandlers(
     },
 
     async shopUpdated(shop, update) {
-      const known = ctx.shops.getShop(shop);
+      const known = await ctx.shops.getShop(shop);
       if (!known || known.status === "uninstalled") return;
       const changes = {
         ...(update.currency && update.currency !== known.shopCurrency
@@ -68,14 +68,14 @@ export function createLifecycleHandlers(
           : {}),
       };
       if (Object.keys(changes).length === 0) return;
-      ctx.shops.updateSettings(shop, changes);
+      await ctx.shops.updateSettings(shop, changes);
       options.onShopChanged?.(shop);
       ctx.logger.info({ shop, changed: Object.keys(changes) }, "shop settings changed in Shopify");
     },
 
     async privacy(shop, event) {
       const ids = { customerId: event.customerId, orderIds: event.orderIds };
-      const request = ctx.privacyRequests.received(shop, event.topic, ids);
+      const request = await ctx.privacyRequests.received(shop, event.topic, ids);
       let done: Record<string, unknown> = ids;
       if (event.topic === "customers/redact") {
         const snapshots = await ctx.snapshots.deleteCustomer(shop, {
@@ -100,7 +100,7 @@ export function createLifecycleHandlers(
         const deadLetters = await removeShopDeadLetters(ctx.queues.deadLetter, retired, shop);
         await ctx.sessions.deleteShopSessions(shop);
         await options.onUninstalled?.(shop);
-        ctx.shops.deleteShopData(shop);
+        await ctx.shops.deleteShopData(shop);
         done = { snapshotsDeleted: snapshots, deadLettersDeleted: deadLetters, jobsDropped: jobs };
       } else {
         // customers/data_request: the merchant answers it from Shopify. We hold the customer's
@@ -112,7 +112,7 @@ export function createLifecycleHandlers(
         }
         done = { ...ids, snapshotsHeld: held };
       }
-      ctx.privacyRequests.complete(request, done);
+      await ctx.privacyRequests.complete(request, done);
       ctx.logger.info({ shop, topic: event.topic }, "privacy request recorded and acted on");
     },
   };

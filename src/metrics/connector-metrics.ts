@@ -104,15 +104,15 @@ export class ConnectorMetrics {
 
   /** Queue depths, read from Redis at scrape time (registered once, by the web process). */
   /** Shops whose last webhook subscription check failed, counted when scraped. */
-  trackSubscriptionFailures(count: () => number): void {
+  trackSubscriptionFailures(count: () => Promise<number>): void {
     if (this.registry.getSingleMetric("connector_webhook_subscription_failing_shops")) return;
     new Gauge({
       name: "connector_webhook_subscription_failing_shops",
       help: "Shops whose last webhook subscription check failed (the check at start-up and in each sweep repairs them)",
       registers: [this.registry],
       aggregator: "max",
-      collect() {
-        this.set(count());
+      async collect() {
+        this.set(await count());
       },
     });
   }

@@ -21,7 +21,7 @@ export function createDeadLetters(ctx: DeadLetterOpsDeps): DeadLetters {
     prefix: ctx.prefix,
     snapshots: new SnapshotStore(ctx.redis, { prefix: ctx.prefix }),
     queues: ctx.queues,
-    shops: { shopStatus: (shop) => ctx.shops.getShop(shop)?.status ?? "unknown" },
+    shops: { shopStatus: async (shop) => (await ctx.shops.getShop(shop))?.status ?? "unknown" },
     lifecycle: createLifecycleHandlers(ctx),
   });
   return new DeadLetters({

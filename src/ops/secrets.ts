@@ -13,8 +13,8 @@ interface ShopSecret {
   write(resealed: string): void;
 }
 
-function shopSecrets(shops: ShopRepository): ShopSecret[] {
-  return shops.listShops().flatMap((shop): ShopSecret[] => [
+async function shopSecrets(shops: ShopRepository): Promise<ShopSecret[]> {
+  return (await shops.listShops()).flatMap((shop): ShopSecret[] => [
     ...(shop.providerClientSecretSealed
       ? [
           {
@@ -58,8 +58,11 @@ function shopSecrets(shops: ShopRepository): ShopSecret[] {
  * of every sync retrying for minutes on a value it cannot open. Null when it does, or when
  * nothing is stored yet.
  */
-export function sealedSecretsProblem(shops: ShopRepository, secrets: SecretBox): string | null {
-  const [first] = shopSecrets(shops);
+export async function sealedSecretsProblem(
+  shops: ShopRepository,
+  secrets: SecretBox,
+): Promise<string | null> {
+  const [first] = await shopSecrets(shops);
   if (!first) return null;
   try {
     secrets.open(first.sealed, first.context);
@@ -103,13 +106,13 @@ export async function rotateSecrets(deps: {
     unreadable: [],
     providerTokensDropped: 0,
   };
-  for (const secret of shopSecrets(deps.shops)) {
+  for (const secret of await shopSecrets(deps.shops)) {
     if (secrets.isCurrent(secret.sealed)) {
       report.alreadyCurrent++;
       continue;
     }
     try {
-      secret.write(secrets.seal(secrets.open(secret.sealed, secret.context), secret.context));
+      await secret.write(secrets.seal(secrets.open(secret.sealed, secret.context), secret.context));
       report.resealed++;
     } catch {
       report.unreadable.push({ shop: secret.shop, what: secret.what });

@@ -131,8 +131,10 @@ export async function collectStatus(
     const queues = await Promise.all(
       [ctx.queues.sync, ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue)),
     );
-    const shopRecords = ctx.shops.listShops().filter((s) => !filter.shop || s.shop === filter.shop);
-    const lastSynced = ctx.links.lastSyncedAtByShop();
+    const shopRecords = (await ctx.shops.listShops()).filter(
+      (s) => !filter.shop || s.shop === filter.shop,
+    );
+    const lastSynced = await ctx.links.lastSyncedAtByShop();
     const shops = await Promise.all(
       shopRecords.map(async (s) => ({
         shop: s.shop,
@@ -141,13 +143,13 @@ export async function collectStatus(
         subscriptionsError: s.subscriptionsError,
         storeId: s.storeId,
         limiter: s.storeId === null ? null : await ctx.limiter.inspect(s.storeId),
-        orders: ctx.links.countByResult(s.shop),
+        orders: await ctx.links.countByResult(s.shop),
         lastSyncedAt: lastSynced.get(s.shop) ?? null,
       })),
     );
     const deadLetters = await createDeadLetters(ctx).countByReason(filter.shop);
     // Every running or paused backfill, and the latest one of each shop.
-    const rows = ctx.backfills.newestFirst(filter.shop);
+    const rows = await ctx.backfills.newestFirst(filter.shop);
     const seen = new Set<string>();
     const now = Date.now();
     const backfills = rows

@@ -117,7 +117,7 @@ export function createWebApp(
       checks.redis = false;
     }
     try {
-      checks.sqlite = ctx.shops.reachable();
+      checks.sqlite = await ctx.shops.reachable();
     } catch {
       checks.sqlite = false;
     }
@@ -126,7 +126,7 @@ export function createWebApp(
   });
   ctx.metrics.trackQueues(() => queueDepths(ctx));
   ctx.metrics.trackSubscriptionFailures(
-    () => ctx.shops.listShops().filter((s) => s.subscriptionsError !== null).length,
+    async () => (await ctx.shops.listShops()).filter((s) => s.subscriptionsError !== null).length,
   );
   app.route("/", metricsRoute(ctx.metrics, ctx.config.env.METRICS_TOKEN));
   app.route("/admin", createAdminApp({ ctx: ctx.admin, onClose: (close) => closers.push(close) }));
@@ -161,7 +161,7 @@ export function createWebApp(
       logger: ctx.logger.child({ component: "settings" }),
       embedded: embeddedConfig(ctx.config.shopifyApiKey, ctx.config.env.SHOPIFY_ADMIN_URL),
       installByTokenExchange: async (shop, sessionToken) => {
-        const known = ctx.shops.getShop(shop);
+        const known = await ctx.shops.getShop(shop);
         if (holdsToken(known)) return { ok: true, shop: known };
         const log = installLog.child({ shop });
         try {

@@ -238,7 +238,7 @@ export class LinkRepository {
       db.$client.transaction((input: T, at: string, check: SyncedCheck | undefined): boolean => {
         effect(input, at);
         raw.completeIntent.run({ ...input, resultId: resultId(input), at });
-        if (!check || !settled(check, () => this.loadLinks(input.shop, input.sourceOrderId))) {
+        if (!check || !settled(check, () => this.#loadLinks(input.shop, input.sourceOrderId))) {
           return false;
         }
         const row = { shop: input.shop, sourceOrderId: input.sourceOrderId };
@@ -302,7 +302,12 @@ export class LinkRepository {
     };
   }
 
-  loadLinks(shop: string, sourceOrderId: string): OrderLinks | null {
+  async loadLinks(shop: string, sourceOrderId: string): Promise<OrderLinks | null> {
+    return this.#loadLinks(shop, sourceOrderId);
+  }
+
+  /** Inside a transaction, which better-sqlite3 runs synchronously. */
+  #loadLinks(shop: string, sourceOrderId: string): OrderLinks | null {
     const key = { shop, sourceOrderId };
     const order = this.#raw.selectOrder.get(key) as OrderRow | undefined;
     if (!order) return null;
@@ -319,7 +324,7 @@ export class LinkRepository {
   }
 
   /** The provider store and environment an order's link points into, or null when unlinked. */
-  spaceOf(shop: string, sourceOrderId: string): LinkSpace | null {
+  async spaceOf(shop: string, sourceOrderId: string): Promise<LinkSpace | null> {
     return (this.#raw.selectSpace.get({ shop, sourceOrderId }) as LinkSpace | undefined) ?? null;
   }
 
@@ -328,7 +333,7 @@ export class LinkRepository {
    * and every link and intent of the order is removed, so the next sync creates the order afresh
    * where the shop now sends its orders. Returns whether there was a link.
    */
-  retireOrder(shop: string, sourceOrderId: string, reason: string): boolean {
+  async retireOrder(shop: string, sourceOrderId: string, reason: string): Promise<boolean> {
     return this.#retire({ shop, sourceOrderId, reason, at: now() }) > 0;
   }
 
@@ -338,14 +343,14 @@ export class LinkRepository {
    * Links made before spaces were recorded count as the old space here; a space without a base
    * URL matches any environment (a store switch alone). Returns how many.
    */
-  retireOutside(shop: string, space: LinkSpace, reason: string): number {
+  async retireOutside(shop: string, space: LinkSpace, reason: string): Promise<number> {
     return this.#retireOutside({ shop, ...space, reason, at: now() });
   }
 
   /** The links the shop retired, newest first. */
-  retired(
+  async retired(
     shop: string,
-  ): { sourceOrderId: string; storeId: number; orderId: number; reason: string }[] {
+  ): Promise<{ sourceOrderId: string; storeId: number; orderId: number; reason: string }[]> {
     return this.db
       .select({
         sourceOrderId: retiredOrderLinks.sourceOrderId,
@@ -360,7 +365,10 @@ export class LinkRepository {
   }
 
   /** The link of an order by its name ("#1001" or "1001"). */
-  findByOrderName(shop: string, name: string): { sourceOrderId: string; orderId: number } | null {
+  async findByOrderName(
+    shop: string,
+    name: string,
+  ): Promise<{ sourceOrderId: string; orderId: number } | null> {
     const wanted = name.startsWith("#") ? name : `#${name}`;
     const row = this.db
       .select({ sourceOrderId: orderLinks.sourceOrderId, orderId: orderLinks.orderId })
@@ -370,7 +378,7 @@ export class LinkRepository {
     return row ?? null;
   }
 
-  getOrderLinkRow(shop: string, sourceOrderId: string) {
+  async getOrderLinkRow(shop: string, sourceOrderId: string) {
     return (
       this.db
         .select()
@@ -385,7 +393,12 @@ export class LinkRepository {
    * its attempt count raised: the caller then knows the write may already have happened. A done
    * intent with the same key is an earlier, finished incarnation: it starts afresh.
    */
-  beginIntent(shop: string, sourceOrderId: string, key: string, kind: string): IntentRow {
+  async beginIntent(
+    shop: string,
+    sourceOrderId: string,
+    key: string,
+    kind: string,
+  ): Promise<IntentRow> {
     return this.#raw.beginIntent.get({ shop, sourceOrderId, key, kind, at: now() }) as IntentRow;
   }
 
@@ -394,54 +407,60 @@ export class LinkRepository {
    * processing it (a 429): the next attempt then knows nothing may exist from this one, and
    * sends its create without first looking for what a lost answer could have created.
    */
-  releaseIntent(shop: string, sourceOrderId: string, key: string): void {
+  async releaseIntent(shop: string, sourceOrderId: string, key: string): Promise<void> {
     this.#raw.releaseIntent.run({ shop, sourceOrderId, key });
   }
 
-  recordOrderCreated(input: OrderCreated, synced?: SyncedCheck): boolean {
+  async recordOrderCreated(input: OrderCreated, synced?: SyncedCheck): Promise<boolean> {
     return this.#tx.orderCreated(input, now(), synced);
   }
 
-  recordOrderUpdated(input: OrderUpdated, synced?: SyncedCheck): boolean {
+  async recordOrderUpdated(input: OrderUpdated, synced?: SyncedCheck): Promise<boolean> {
     return this.#tx.orderUpdated(input, now(), synced);
   }
 
-  recordLineItemAdded(input: LineItemAdded, synced?: SyncedCheck): boolean {
+  async recordLineItemAdded(input: LineItemAdded, synced?: SyncedCheck): Promise<boolean> {
     return this.#tx.lineItemAdded(input, now(), synced);
   }
 
-  recordLineItemCanceled(input: LineItemCanceled, synced?: SyncedCheck): boolean {
+  async recordLineItemCanceled(input: LineItemCanceled, synced?: SyncedCheck): Promise<boolean> {
     return this.#tx.lineItemCanceled(input, now(), synced);
   }
 
-  recordFulfillmentUpserted(input: FulfillmentUpserted, synced?: SyncedCheck): boolean {
+  async recordFulfillmentUpserted(
+    input: FulfillmentUpserted,
+    synced?: SyncedCheck,
+  ): Promise<boolean> {
     return this.#tx.fulfillmentUpserted(input, now(), synced);
   }
 
-  recordOrderCanceled(input: OrderCanceled, synced?: SyncedCheck): boolean {
+  async recordOrderCanceled(input: OrderCanceled, synced?: SyncedCheck): Promise<boolean> {
     return this.#tx.orderCanceled(input, now(), synced);
   }
 
   /** How the order's last sync failed, when its failure is not cleared by a success yet. */
-  lastFailure(shop: string, sourceOrderId: string): "failed" | "dead-lettered" | null {
+  async lastFailure(
+    shop: string,
+    sourceOrderId: string,
+  ): Promise<"failed" | "dead-lettered" | null> {
     const row = this.#raw.lastFailure.get({ shop, sourceOrderId }) as
       | { result: "failed" | "dead-lettered" }
       | undefined;
     return row?.result ?? null;
   }
 
-  markSynced(shop: string, sourceOrderId: string, version: string): void {
+  async markSynced(shop: string, sourceOrderId: string, version: string): Promise<void> {
     this.#tx.synced({ shop, sourceOrderId, version, at: now() });
   }
 
   /** Records a failure, whether or not the provider has the order yet. No customer data. */
-  markFailed(
+  async markFailed(
     shop: string,
     sourceOrderId: string,
     result: "failed" | "dead-lettered",
     failure: FailureRecord,
     orderName: string | null = null,
-  ): void {
+  ): Promise<void> {
     const message = failure.message.slice(0, 2_000);
     const category = failure.category;
     const fields = JSON.stringify(failure.fields);
@@ -479,7 +498,9 @@ export class LinkRepository {
   }
 
   /** Counts for status pages: orders synced, and orders whose last attempt failed. */
-  countByResult(shop: string): { synced: number; failed: number; deadLettered: number } {
+  async countByResult(
+    shop: string,
+  ): Promise<{ synced: number; failed: number; deadLettered: number }> {
     const synced =
       this.db
         .select({ n: count() })
@@ -500,7 +521,7 @@ export class LinkRepository {
   }
 
   /** The shop's latest failures, newest first, with the order's name when known. */
-  latestFailures(shop: string, limit: number) {
+  async latestFailures(shop: string, limit: number) {
     return this.db
       .select({
         sourceOrderId: orderFailures.sourceOrderId,
@@ -541,7 +562,7 @@ export class LinkRepository {
   }
 
   /** How many of the shop's orders last failed in this category. */
-  countFailures(shop: string, category: FailureCategory): number {
+  async countFailures(shop: string, category: FailureCategory): Promise<number> {
     return (
       this.db
         .select({ n: count() })
@@ -552,7 +573,7 @@ export class LinkRepository {
   }
 
   /** When each shop's latest order was synced. */
-  lastSyncedAtByShop(): Map<string, string | null> {
+  async lastSyncedAtByShop(): Promise<Map<string, string | null>> {
     return new Map(
       this.db
         .select({ shop: orderLinks.shop, at: max(orderLinks.lastSyncedAt) })

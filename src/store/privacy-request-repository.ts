@@ -13,7 +13,7 @@ export class PrivacyRequestRepository {
   constructor(private readonly db: Db) {}
 
   /** Records a request as received now; returns its id for {@link complete}. */
-  received(shop: string, topic: string, summary: Record<string, unknown>): number {
+  async received(shop: string, topic: string, summary: Record<string, unknown>): Promise<number> {
     const receivedAt = new Date();
     return this.db
       .insert(privacyRequests)
@@ -28,7 +28,7 @@ export class PrivacyRequestRepository {
       .get().id;
   }
 
-  complete(id: number, summary: Record<string, unknown>): void {
+  async complete(id: number, summary: Record<string, unknown>): Promise<void> {
     this.db
       .update(privacyRequests)
       .set({ completedAt: new Date().toISOString(), summary: JSON.stringify(summary) })

@@ -84,7 +84,7 @@ export class ShopRepository {
   }
 
   /** Whether the database answers (the readiness check). */
-  reachable(): boolean {
+  async reachable(): Promise<boolean> {
     try {
       return this.db.$client.prepare("select 1 as ok").get() !== undefined;
     } catch {
@@ -92,7 +92,7 @@ export class ShopRepository {
     }
   }
 
-  upsertShop(shop: string, input: ShopSettingsInput): ShopRecord {
+  async upsertShop(shop: string, input: ShopSettingsInput): Promise<ShopRecord> {
     const now = new Date().toISOString();
     const columns = toColumns(input);
     this.db
@@ -100,21 +100,21 @@ export class ShopRepository {
       .values({ shop, ...columns, createdAt: now, updatedAt: now })
       .onConflictDoUpdate({ target: shops.shop, set: { ...columns, updatedAt: now } })
       .run();
-    return this.getShop(shop) as ShopRecord;
+    return (await this.getShop(shop)) as ShopRecord;
   }
 
-  getShop(shop: string): ShopRecord | null {
+  async getShop(shop: string): Promise<ShopRecord | null> {
     const row = this.#selectShop.get({ shop });
     return row ? toRecord(row) : null;
   }
 
   /** Only the status (the sync loop's check before each provider call), null for an unknown shop. */
-  statusOf(shop: string): ShopStatus | null {
+  async statusOf(shop: string): Promise<ShopStatus | null> {
     return (this.#selectStatus.get(shop) as ShopStatus | undefined) ?? null;
   }
 
   /** Records that a test order was not sent (once per order). */
-  markTestOrderSkipped(shop: string, sourceOrderId: string): void {
+  async markTestOrderSkipped(shop: string, sourceOrderId: string): Promise<void> {
     this.db
       .insert(skippedTestOrders)
       .values({ shop, sourceOrderId, skippedAt: new Date().toISOString() })
@@ -123,7 +123,7 @@ export class ShopRepository {
   }
 
   /** How many test orders were not sent. */
-  countSkippedTestOrders(shop: string): number {
+  async countSkippedTestOrders(shop: string): Promise<number> {
     return (
       this.db
         .select({ n: count() })
@@ -133,13 +133,13 @@ export class ShopRepository {
     );
   }
 
-  listShops(filter: { status?: ShopStatus } = {}): ShopRecord[] {
+  async listShops(filter: { status?: ShopStatus } = {}): Promise<ShopRecord[]> {
     const query = this.db.select().from(shops);
     const rows = filter.status ? query.where(eq(shops.status, filter.status)).all() : query.all();
     return rows.map(toRecord);
   }
 
-  setStatus(shop: string, status: ShopStatus, reason: string | null = null): void {
+  async setStatus(shop: string, status: ShopStatus, reason: string | null = null): Promise<void> {
     const now = new Date().toISOString();
     this.db
       .update(shops)
@@ -155,17 +155,17 @@ export class ShopRepository {
       .run();
   }
 
-  updateSettings(shop: string, input: ShopSettingsInput): ShopRecord | null {
+  async updateSettings(shop: string, input: ShopSettingsInput): Promise<ShopRecord | null> {
     this.db
       .update(shops)
       .set({ ...toColumns(input), updatedAt: new Date().toISOString() })
       .where(eq(shops.shop, shop))
       .run();
-    return this.getShop(shop);
+    return await this.getShop(shop);
   }
 
   /** shop/redact: everything of the shop goes (privacy requests stay, as the record of it). */
-  deleteShopData(shop: string): void {
+  async deleteShopData(shop: string): Promise<void> {
     this.db.transaction((tx) => {
       for (const table of [
         lineItemLinks,

@@ -18,7 +18,7 @@ afterEach(async () => {
 
 async function seeded() {
   const p = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
-  p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
+  await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
   const add = async (shop: string, orderId: string, category: FailureCategory) => {
     await p.ctx.snapshots.putOrder(
       sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),

@@ -78,24 +78,24 @@ describe("executeOp: createOrder", () => {
     const result = await executeOp(provider.client, links, create, ctx);
     expect(result.orderId).toBe(501);
     expect(provider.called("findOrderBySourceId")).toBe(0);
-    const linked = links.loadLinks(SHOP, "5001");
+    const linked = await links.loadLinks(SHOP, "5001");
     expect(linked?.orderId).toBe(501);
     expect(linked?.lineItems.map((l) => Number(l.lineItemId))).toEqual([9000]);
   });
 
   it("after an attempt whose answer was lost, looks the order up instead of creating it again", async () => {
     const { body, create, ctx } = setUp();
-    links.beginIntent(SHOP, "5001", create.key, create.kind); // the lost attempt
+    await links.beginIntent(SHOP, "5001", create.key, create.kind); // the lost attempt
     const provider = new ScriptedProvider().answer("findOrderBySourceId", providerOrder(body, 777));
     const result = await executeOp(provider.client, links, create, ctx);
     expect(provider.called("createOrder")).toBe(0);
     expect(result.orderId).toBe(777);
-    expect(links.loadLinks(SHOP, "5001")?.orderId).toBe(777);
+    expect((await links.loadLinks(SHOP, "5001"))?.orderId).toBe(777);
   });
 
   it("after a lost attempt that never reached the provider, creates the order", async () => {
     const { body, create, ctx } = setUp();
-    links.beginIntent(SHOP, "5001", create.key, create.kind);
+    await links.beginIntent(SHOP, "5001", create.key, create.kind);
     const provider = new ScriptedProvider()
       .answer("findOrderBySourceId", null)
       .answer("createOrder", providerOrder(body));
@@ -129,7 +129,7 @@ describe("executeOp: createOrder", () => {
       .answer("createOrder", conflict)
       .answer("findOrderBySourceId", null);
     await expect(executeOp(provider.client, links, create, ctx)).rejects.toBe(conflict);
-    expect(links.loadLinks(SHOP, "5001")).toBeNull();
+    expect(await links.loadLinks(SHOP, "5001")).toBeNull();
   });
 
   it("a 429 costs the next attempt no lookup: the intent is taken back", async () => {
@@ -147,11 +147,11 @@ describe("executeOp: createOrder", () => {
 
   it("trusts an adopted order's hash only when it holds every field we meant to send", async () => {
     const { body, create, ctx } = setUp();
-    links.beginIntent(SHOP, "5001", create.key, create.kind);
+    await links.beginIntent(SHOP, "5001", create.key, create.kind);
     const older = providerOrder({ ...body, shippingMoney: 4, totalMoney: 25.6 }, 777);
     const provider = new ScriptedProvider().answer("findOrderBySourceId", older);
     await executeOp(provider.client, links, create, ctx);
-    const linked = links.loadLinks(SHOP, "5001");
+    const linked = await links.loadLinks(SHOP, "5001");
     expect(linked?.orderHash).toBe("");
     // The next plan therefore updates the order to what Shopify holds.
     const next = planSync({ order: body, fulfillments: [], canceled: null }, linked);
@@ -175,7 +175,7 @@ describe("executeOp: operations on a linked order", () => {
     await expect(executeOp(provider.client, links, update, ctx)).rejects.toBeInstanceOf(
       LinkMismatchError,
     );
-    expect(links.loadLinks(SHOP, "5001")?.orderHash).not.toBe("h-1");
+    expect((await links.loadLinks(SHOP, "5001"))?.orderHash).not.toBe("h-1");
   });
 
   it("records an update's hash once the provider accepted it", async () => {
@@ -188,7 +188,7 @@ describe("executeOp: operations on a linked order", () => {
     };
     const provider = new ScriptedProvider().answer("updateOrder", providerOrder(body));
     await executeOp(provider.client, links, update, ctx);
-    expect(links.loadLinks(SHOP, "5001")?.orderHash).toBe("h-2");
+    expect((await links.loadLinks(SHOP, "5001"))?.orderHash).toBe("h-2");
   });
 
   it("adopts the line item a duplicate conflict names instead of adding a second", async () => {
@@ -208,7 +208,9 @@ describe("executeOp: operations on a linked order", () => {
     });
     const provider = new ScriptedProvider().answer("addLineItem", conflict);
     await executeOp(provider.client, links, add, ctx);
-    const line = links.loadLinks(SHOP, "5001")?.lineItems.find((l) => l.sourceLineItemId === "l-2");
+    const line = (await links.loadLinks(SHOP, "5001"))?.lineItems.find(
+      (l) => l.sourceLineItemId === "l-2",
+    );
     expect(Number(line?.lineItemId)).toBe(9100);
   });
 
@@ -226,9 +228,9 @@ describe("executeOp: operations on a linked order", () => {
       created: true,
     });
     await executeOp(provider.client, links, fulfil, ctx);
-    const linked = links
-      .loadLinks(SHOP, "5001")
-      ?.fulfillments.find((f) => f.sourceFulfillmentId === "f-1");
+    const linked = (await links.loadLinks(SHOP, "5001"))?.fulfillments.find(
+      (f) => f.sourceFulfillmentId === "f-1",
+    );
     expect(Number(linked?.fulfillmentId)).toBe(3300);
   });
 

@@ -87,8 +87,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function registerShop(settings: Partial<ShopSettingsInput> = {}) {
-  shops.upsertShop(SHOP, {
+async function registerShop(settings: Partial<ShopSettingsInput> = {}) {
+  await shops.upsertShop(SHOP, {
     storeId: 1001,
     storeCurrency: "USD",
     locationMap: { "4001": 77 },
@@ -118,41 +118,41 @@ describe("sync processor: before any provider call", () => {
   });
 
   it("skips the job of an uninstalled shop", async () => {
-    registerShop();
-    shops.setStatus(SHOP, "uninstalled");
+    await registerShop();
+    await shops.setStatus(SHOP, "uninstalled");
     expect(await run()).toEqual({ outcome: "skipped", reason: "shop uninstalled" });
   });
 
   it("waits, and calls nothing, while no full order state is stored", async () => {
-    registerShop();
+    await registerShop();
     expect((await run()).outcome).toBe("waiting");
     expect(provider.calls).toEqual([]);
   });
 
   it("keeps a test order out of the provider unless the shop asks, and counts it", async () => {
-    registerShop();
+    await registerShop();
     await snapshots.putOrder(sourceOrder({ test: true }));
     expect((await run()).outcome).toBe("skipped");
-    expect(shops.countSkippedTestOrders(SHOP)).toBe(1);
+    expect(await shops.countSkippedTestOrders(SHOP)).toBe(1);
     expect(provider.calls).toEqual([]);
   });
 
   it("dead-letters a paused shop's order as a settings problem", async () => {
-    registerShop();
-    shops.setStatus(SHOP, "paused", "reinstall needed");
+    await registerShop();
+    await shops.setStatus(SHOP, "paused", "reinstall needed");
     await snapshots.putOrder(sourceOrder());
     const result = await run();
     expect(result.outcome).toBe("dead-lettered");
     const [dead] = await queues.deadLetter.getJobs();
     expect(dead?.data).toMatchObject({ category: "config", orderId: "5001" });
-    expect(links.latestFailures(SHOP, 1)[0]?.failure?.category).toBe("config");
+    expect((await links.latestFailures(SHOP, 1))[0]?.failure?.category).toBe("config");
   });
 
   it("records a currency the provider store does not keep with the field it names", async () => {
-    registerShop({ storeCurrency: "EUR" });
+    await registerShop({ storeCurrency: "EUR" });
     await snapshots.putOrder(sourceOrder());
     expect((await run()).outcome).toBe("dead-lettered");
-    expect(links.latestFailures(SHOP, 1)[0]?.failure).toMatchObject({
+    expect((await links.latestFailures(SHOP, 1))[0]?.failure).toMatchObject({
       category: "config",
       fields: [{ path: "currency" }],
     });
@@ -162,17 +162,17 @@ describe("sync processor: before any provider call", () => {
 
 describe("sync processor: calls", () => {
   it("creates the order once, then finds nothing more to send", async () => {
-    registerShop();
+    await registerShop();
     await snapshots.putOrder(sourceOrder());
     provider.answer("createOrder", created(501));
     expect(await run()).toEqual({ outcome: "synced", calls: 1 });
     expect(await run()).toEqual({ outcome: "unchanged" });
     expect(provider.called("createOrder")).toBe(1);
-    expect(links.loadLinks(SHOP, "5001")?.syncedVersion).toBe(sourceOrder().updatedAt);
+    expect((await links.loadLinks(SHOP, "5001"))?.syncedVersion).toBe(sourceOrder().updatedAt);
   });
 
   it("sends only the update when the order changed after it was created", async () => {
-    registerShop();
+    await registerShop();
     await snapshots.putOrder(sourceOrder());
     provider.answer("createOrder", created(501));
     await run();
@@ -191,7 +191,7 @@ describe("sync processor: calls", () => {
   });
 
   it("retires a link the provider answers 404 for and adopts the order it finds again", async () => {
-    registerShop();
+    await registerShop();
     await snapshots.putOrder(sourceOrder());
     provider.answer("createOrder", created(501));
     await run();
@@ -206,12 +206,12 @@ describe("sync processor: calls", () => {
       .answer("createOrder", created(640));
     const result = await run();
     expect(result.outcome).toBe("synced");
-    expect(links.loadLinks(SHOP, "5001")?.orderId).toBe(640);
+    expect((await links.loadLinks(SHOP, "5001"))?.orderId).toBe(640);
     expect(original.sourceOrderId).toBe("5001");
   });
 
   it("dead-letters a provider refusal at once, with the fields it named", async () => {
-    registerShop();
+    await registerShop();
     await snapshots.putOrder(sourceOrder());
     provider.answer(
       "createOrder",
@@ -222,14 +222,14 @@ describe("sync processor: calls", () => {
       }),
     );
     expect((await run()).outcome).toBe("dead-lettered");
-    expect(links.latestFailures(SHOP, 1)[0]?.failure).toMatchObject({
+    expect((await links.latestFailures(SHOP, 1))[0]?.failure).toMatchObject({
       category: "provider-validation",
       fields: [{ path: "customer.email" }],
     });
   });
 
   it("leaves a transient failure to the queue's retry while attempts remain", async () => {
-    registerShop();
+    await registerShop();
     await snapshots.putOrder(sourceOrder());
     const down = new ProviderServerError("503", { ...at("POST", "/orders"), status: 503 });
     provider.answer("createOrder", down);
@@ -238,7 +238,7 @@ describe("sync processor: calls", () => {
   });
 
   it("dead-letters a transient failure on the last attempt as exhausted", async () => {
-    registerShop();
+    await registerShop();
     await snapshots.putOrder(sourceOrder());
     provider.answer(
       "createOrder",

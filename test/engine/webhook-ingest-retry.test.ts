@@ -36,7 +36,7 @@ function ingestWithFailingEnqueue() {
     prefix,
     snapshots: new SnapshotStore(redis, { prefix }),
     queues: flaky,
-    shops: { shopStatus: () => "active" },
+    shops: { shopStatus: async () => "active" },
     lifecycle: {
       appUninstalled: async () => {},
       shopUpdated: async () => {},

@@ -26,7 +26,7 @@ function receiver() {
     prefix,
     snapshots,
     queues,
-    shops: { shopStatus: () => "active" },
+    shops: { shopStatus: async () => "active" },
     lifecycle: {
       appUninstalled: async () => {},
       shopUpdated: async () => {},

@@ -122,7 +122,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   await ctx.ready();
   if (options.wrapLinks) ctx.links = options.wrapLinks(ctx.links);
   if (options.registerShop !== false) {
-    ctx.shops.upsertShop(TEST_SHOP, {
+    await ctx.shops.upsertShop(TEST_SHOP, {
       storeId: 1001,
       providerClientId: sandbox.clientId,
       providerClientSecretSealed: ctx.secrets.seal(

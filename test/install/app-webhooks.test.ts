@@ -27,7 +27,7 @@ describe("webhooks from shopify.app.toml (SHOPIFY_WEBHOOKS=app)", () => {
     const { callback: done } = await h.install(SHOP);
     expect(done.status).toBe(302);
     expect(shop.subscriptions.filter((s) => s.uri === callback)).toEqual([]);
-    expect(h.ctx.shops.getShop(SHOP)?.subscriptionsError).toBeNull();
+    expect((await h.ctx.shops.getShop(SHOP))?.subscriptionsError).toBeNull();
 
     const deliveries = await h.standIn.upsertOrder(
       SHOP,

@@ -52,7 +52,7 @@ describe("the embedded settings page's authentication", () => {
     expect(first.status).toBe(200);
     expect(await first.text()).toContain(`Settings for ${SHOP}`);
     expect(h.standIn.state.shop(SHOP)?.tokenExchanges).toBe(1);
-    const record = h.ctx.shops.getShop(SHOP);
+    const record = await h.ctx.shops.getShop(SHOP);
     expect(record?.accessTokenSealed).not.toBeNull();
     expect(record?.refreshTokenSealed).not.toBeNull();
     // The app URL hands the admin's frame to the settings page with its query.
@@ -79,7 +79,7 @@ describe("the embedded settings page's authentication", () => {
       // After one bounce a token that still fails is refused, not bounced again.
       expect((await h.get(embedded(token, { bounced: "1" }))).status).toBe(401);
     }
-    expect(h.ctx.shops.getShop(SHOP)).toBeNull();
+    expect(await h.ctx.shops.getShop(SHOP)).toBeNull();
     expect(h.standIn.state.shop(SHOP)?.tokenExchanges).toBe(0);
   });
 
@@ -87,8 +87,8 @@ describe("the embedded settings page's authentication", () => {
     const theirs = await mintSessionToken(OTHER, KEYS);
     const res = await h.get(embedded(theirs, { bounced: "1" }));
     expect(res.status).toBe(401);
-    expect(h.ctx.shops.getShop(OTHER)).toBeNull();
-    expect(h.ctx.shops.getShop(SHOP)).toBeNull();
+    expect(await h.ctx.shops.getShop(OTHER)).toBeNull();
+    expect(await h.ctx.shops.getShop(SHOP)).toBeNull();
   });
 
   it("saves a form that carries a fresh session token and stays embedded; refuses one without", async () => {
@@ -107,7 +107,7 @@ describe("the embedded settings page's authentication", () => {
       host: HOST,
       id_token: token,
     });
-    expect(h.ctx.shops.getShop(SHOP)?.sendTestOrders).toBe(true);
+    expect((await h.ctx.shops.getShop(SHOP))?.sendTestOrders).toBe(true);
     const after = await h.get(`${next.pathname}${next.search}`);
     expect(await after.text()).toContain("Test orders will be sent to the provider.");
 
@@ -117,7 +117,7 @@ describe("the embedded settings page's authentication", () => {
       id_token: await mintSessionToken(OTHER, KEYS),
     });
     expect(foreign.status).toBe(401);
-    expect(h.ctx.shops.getShop(SHOP)?.sendTestOrders).toBe(true);
+    expect((await h.ctx.shops.getShop(SHOP))?.sendTestOrders).toBe(true);
   });
 
   it("answers App Bridge's fetches authenticated by the Authorization header", async () => {
@@ -131,11 +131,11 @@ describe("the embedded settings page's authentication", () => {
 
   it("brings a shop whose refresh token Shopify refused back when the merchant opens the app", async () => {
     await h.get(embedded(await mintSessionToken(SHOP, KEYS)));
-    h.ctx.shops.setStatus(SHOP, "paused", REINSTALL_NEEDED);
+    await h.ctx.shops.setStatus(SHOP, "paused", REINSTALL_NEEDED);
     const res = await h.get(embedded(await mintSessionToken(SHOP, KEYS)));
     expect(res.status).toBe(200);
     expect(h.standIn.state.shop(SHOP)?.tokenExchanges).toBe(2);
-    expect(h.ctx.shops.getShop(SHOP)?.pausedReason).not.toBe(REINSTALL_NEEDED);
+    expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(REINSTALL_NEEDED);
   });
 
   it("shows a clear page when Shopify refuses the token exchange, and stores nothing", async () => {
@@ -150,6 +150,6 @@ describe("the embedded settings page's authentication", () => {
     const res = await h.get(`/settings?${q.toString()}`);
     expect(res.status).toBe(401);
     expect(await res.text()).toContain("Shopify did not hand over access for this shop");
-    expect(h.ctx.shops.getShop(unknown)).toBeNull();
+    expect(await h.ctx.shops.getShop(unknown)).toBeNull();
   });
 });

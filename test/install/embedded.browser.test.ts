@@ -84,7 +84,7 @@ describe("the settings page embedded in the Shopify admin (headless Chromium)", 
     await page.goto(adminUrl(harness));
     let frame = await appFrame(page, harness);
     await expect.poll(() => frame.getByText(`Settings for ${SHOP}`).count()).toBe(1);
-    const stored = harness.ctx.shops.getShop(SHOP);
+    const stored = await harness.ctx.shops.getShop(SHOP);
     expect(stored?.status).toBe("paused");
     expect(stored?.accessTokenExpiresAt).not.toBeNull();
     expect(stored?.refreshTokenSealed).not.toBeNull();
@@ -116,7 +116,7 @@ describe("the settings page embedded in the Shopify admin (headless Chromium)", 
     await frame.getByRole("button", { name: "Use this store" }).click();
     frame = await appFrame(page, harness);
     await expect.poll(() => frame.getByText("Orders are syncing to the provider.").count()).toBe(1);
-    expect(harness.ctx.shops.getShop(SHOP)).toMatchObject({
+    expect(await harness.ctx.shops.getShop(SHOP)).toMatchObject({
       storeId: 1001,
       providerClientId: PROVIDER.clientId,
       status: "active",

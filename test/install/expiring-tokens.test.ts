@@ -31,14 +31,14 @@ async function installed(ttlSeconds: number) {
   return { h, standIn };
 }
 
-const admin = (harness: InstallHarness) => {
-  const shop = harness.ctx.shops.getShop(SHOP);
+const admin = async (harness: InstallHarness) => {
+  const shop = await harness.ctx.shops.getShop(SHOP);
   if (!shop) throw new Error("no shop");
   return harness.ctx.shopifyAdmin.for(shop);
 };
-const storedToken = (harness: InstallHarness) =>
+const storedToken = async (harness: InstallHarness) =>
   harness.ctx.secrets.open(
-    harness.ctx.shops.getShop(SHOP)?.accessTokenSealed ?? "",
+    (await harness.ctx.shops.getShop(SHOP))?.accessTokenSealed ?? "",
     sealedFor.shopifyAccessToken(SHOP),
   );
 const makeDue = (harness: InstallHarness) =>
@@ -49,25 +49,25 @@ const makeDue = (harness: InstallHarness) =>
 describe("expiring offline tokens", () => {
   it("refreshes before the token ends, and once after a 401, and the calls go on", async () => {
     const { h, standIn } = await installed(2);
-    const first = storedToken(h);
-    expect((await admin(h).request(SHOP_QUERY)).data).toMatchObject({
+    const first = await storedToken(h);
+    expect((await (await admin(h)).request(SHOP_QUERY)).data).toMatchObject({
       shop: { currencyCode: "USD" },
     });
     expect(standIn.refreshes).toBe(0);
 
     // Past its refresh time (half of a 2 s life): refreshed before the call.
     await new Promise((r) => setTimeout(r, 1_100));
-    await admin(h).request(SHOP_QUERY);
+    await (await admin(h)).request(SHOP_QUERY);
     expect(standIn.refreshes).toBe(1);
-    const second = storedToken(h);
+    const second = await storedToken(h);
     expect(second).not.toBe(first);
     expect(standIn.acceptsToken(second)).toBe(true);
 
     // Shopify stops accepting the token early: the 401 triggers one refresh and the retry works.
     standIn.expiringTokens.set(second, Date.now() - 1);
-    await admin(h).request(SHOP_QUERY);
+    await (await admin(h)).request(SHOP_QUERY);
     expect(standIn.refreshes).toBe(2);
-    expect(storedToken(h)).not.toBe(second);
+    expect(await storedToken(h)).not.toBe(second);
   });
 
   it("lets a backfill go on when the token's time runs out during it", async () => {
@@ -95,24 +95,24 @@ describe("expiring offline tokens", () => {
     expect((await form("/settings/backfill", { since: "2026-11-01" })).status).toBe(303);
     await expect.poll(() => harness.provider.state.orders.size, { timeout: 30_000 }).toBe(40);
     expect(standIn.refreshes).toBeGreaterThanOrEqual(1);
-    expect(harness.ctx.shops.getShop(SHOP)?.pausedReason ?? null).toBeNull();
+    expect((await harness.ctx.shops.getShop(SHOP))?.pausedReason ?? null).toBeNull();
   });
 
   it("retries a refresh whose answer was lost with the same refresh token", async () => {
     const { h, standIn } = await installed(3600);
-    makeDue(h);
+    await makeDue(h);
     standIn.dropRefreshAnswers = 1;
-    await expect(admin(h).request(SHOP_QUERY)).rejects.toThrow();
+    await expect((await admin(h)).request(SHOP_QUERY)).rejects.toThrow();
     // Shopify rotated, but the previous refresh token (ours) stays valid until the new one is used.
-    await admin(h).request(SHOP_QUERY);
+    await (await admin(h)).request(SHOP_QUERY);
     expect(standIn.refreshes).toBe(2);
-    expect(h.ctx.shops.getShop(SHOP)?.pausedReason).not.toBe(REINSTALL_NEEDED);
-    expect(standIn.acceptsToken(storedToken(h))).toBe(true);
+    expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(REINSTALL_NEEDED);
+    expect(standIn.acceptsToken(await storedToken(h))).toBe(true);
   });
 
   it("refreshes once when two processes find the token due at the same time", async () => {
     const { h, standIn } = await installed(3600);
-    makeDue(h);
+    await makeDue(h);
     // A second process: its own context on the same database and Redis.
     const other = createConnector({
       config: h.ctx.config,
@@ -136,14 +136,14 @@ describe("expiring offline tokens", () => {
           prefix: ctx.prefix,
           logger: createLogger("silent"),
         });
-      const stale = storedToken(h);
+      const stale = await storedToken(h);
       const [a, b] = await Promise.all([
         deps(h.ctx).refresh(SHOP, stale),
         deps(other).refresh(SHOP, stale),
       ]);
       expect(standIn.refreshes).toBe(1);
       expect(a).toBe(b);
-      expect(a).toBe(storedToken(h));
+      expect(a).toBe(await storedToken(h));
     } finally {
       await other.close();
     }
@@ -151,15 +151,15 @@ describe("expiring offline tokens", () => {
 
   it("pauses the shop with 'reinstall needed' when Shopify refuses the refresh token", async () => {
     const { h, standIn } = await installed(3600);
-    makeDue(h);
+    await makeDue(h);
     standIn.refreshTokens.clear();
-    await expect(admin(h).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
-    const shop = h.ctx.shops.getShop(SHOP);
+    await expect((await admin(h)).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
+    const shop = await h.ctx.shops.getShop(SHOP);
     expect(shop?.status).toBe("paused");
     expect(shop?.pausedReason).toBe(REINSTALL_NEEDED);
     expect(standIn.refusedRefreshes).toBe(1);
     // Not a loop: the next call does not ask Shopify again.
-    await expect(admin(h).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
+    await expect((await admin(h)).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
     expect(standIn.refusedRefreshes).toBe(1);
   });
 
@@ -168,7 +168,7 @@ describe("expiring offline tokens", () => {
     const harness = h;
     const LEGACY = "legacy-shop.myshopify.com";
     const standIn = harness.standIn.state.installShop(LEGACY);
-    harness.ctx.shops.upsertShop(LEGACY, {
+    await harness.ctx.shops.upsertShop(LEGACY, {
       accessTokenSealed: harness.ctx.secrets.seal(
         standIn.accessToken,
         sealedFor.shopifyAccessToken(LEGACY),
@@ -197,7 +197,7 @@ describe("expiring offline tokens", () => {
     );
     expect(JSON.parse(run.stdout)).toEqual([{ shop: LEGACY, result: "migrated" }]);
     expect(standIn.migrations).toBe(2);
-    const shop = harness.ctx.shops.getShop(LEGACY);
+    const shop = await harness.ctx.shops.getShop(LEGACY);
     expect(shop?.refreshTokenSealed).not.toBeNull();
     const token = harness.ctx.secrets.open(
       shop?.accessTokenSealed ?? "",

@@ -64,11 +64,11 @@ const privacyRows = () => p.ctx.db.select().from(schema.privacyRequests).all();
 describe("app/uninstalled", () => {
   it("stops the shop at once, drops only its queued work and keeps its links", async () => {
     p = await startPipeline();
-    p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001 });
+    await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001 });
     const synced = await p.send("orders/create", orderPayload(order(5001, 1001, "a@example.com")));
     expect(synced.status).toBe(200);
     await p.drain();
-    expect(p.ctx.links.loadLinks(TEST_SHOP, "5001")).not.toBeNull();
+    expect(await p.ctx.links.loadLinks(TEST_SHOP, "5001")).not.toBeNull();
 
     // Work still waiting: two jobs of the shop, one of another shop.
     const later = { delayMs: 60_000 };
@@ -90,12 +90,12 @@ describe("app/uninstalled", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ outcome: "uninstalled" });
 
-    const shop = p.ctx.shops.getShop(TEST_SHOP);
+    const shop = await p.ctx.shops.getShop(TEST_SHOP);
     expect(shop?.status).toBe("uninstalled");
     expect(shop?.accessTokenSealed).toBeNull();
     const delayed = await p.ctx.queues.sync.getJobs(["delayed"]);
     expect(delayed.map((j) => `${j.data.shop}/${j.data.orderId}`)).toEqual([`${OTHER_SHOP}/7001`]);
-    expect(p.ctx.links.loadLinks(TEST_SHOP, "5001")).not.toBeNull();
+    expect(await p.ctx.links.loadLinks(TEST_SHOP, "5001")).not.toBeNull();
 
     // The very next order webhook is not queued (no cached "active" status survives).
     const after = await p.send("orders/create", orderPayload(order(5002, 1002, "b@example.com")));
@@ -113,9 +113,9 @@ describe("app/uninstalled during a sync", () => {
           const value = Reflect.get(target, property, receiver);
           if (property !== "recordOrderCreated" || typeof value !== "function")
             return typeof value === "function" ? value.bind(target) : value;
-          return (...args: unknown[]) => {
+          return async (...args: unknown[]) => {
             const result = value.apply(target, args);
-            pipeline?.ctx.shops.setStatus(TEST_SHOP, "uninstalled");
+            await pipeline?.ctx.shops.setStatus(TEST_SHOP, "uninstalled");
             return result;
           };
         },
@@ -159,7 +159,7 @@ describe("app/uninstalled and background work", () => {
 
       expect(await sweeps.queue.getJobScheduler(sweepSchedulerId(TEST_SHOP))).toBeUndefined();
       expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 0 });
-      expect(backfills.get(backfill.id)?.status).toBe("paused");
+      expect((await backfills.get(backfill.id))?.status).toBe("paused");
     } finally {
       await backfillQueue.close();
       await sweeps.close();
@@ -248,7 +248,7 @@ describe("privacy webhooks", () => {
 
   it("shop/redact deletes the shop's links, snapshots, dead letters and settings, keeping the record", async () => {
     p = await startPipeline();
-    p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001 });
+    await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001 });
     await p.send("orders/create", orderPayload(order(5001, 1001, "grace@example.com")));
     await p.drain();
     await p.ctx.queues.addDeadLetter(`${TEST_SHOP}|5001`, deadLetter(TEST_SHOP, "5001", "{}"));
@@ -260,12 +260,12 @@ describe("privacy webhooks", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ outcome: "privacy" });
 
-    expect(p.ctx.shops.getShop(TEST_SHOP)).toBeNull();
-    expect(p.ctx.links.loadLinks(TEST_SHOP, "5001")).toBeNull();
+    expect(await p.ctx.shops.getShop(TEST_SHOP)).toBeNull();
+    expect(await p.ctx.links.loadLinks(TEST_SHOP, "5001")).toBeNull();
     expect(await p.ctx.snapshots.get(TEST_SHOP, "5001")).toBeNull();
     expect(await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|5001`)).toBeUndefined();
     expect(await p.ctx.queues.deadLetter.getJob(`${OTHER_SHOP}|1`)).toBeDefined();
-    expect(p.ctx.shops.getShop(OTHER_SHOP)).not.toBeNull();
+    expect(await p.ctx.shops.getShop(OTHER_SHOP)).not.toBeNull();
     const [row] = privacyRows();
     expect(row).toMatchObject({ shop: TEST_SHOP, topic: "shop/redact" });
     expect(row?.completedAt).not.toBeNull();
@@ -303,7 +303,7 @@ describe("shop/update", () => {
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ outcome: "shop-updated" });
-    expect(p.ctx.shops.getShop(TEST_SHOP)).toMatchObject({
+    expect(await p.ctx.shops.getShop(TEST_SHOP)).toMatchObject({
       shopCurrency: "EUR",
       shopTimezone: "Europe/Berlin",
     });
@@ -313,6 +313,6 @@ describe("shop/update", () => {
       currency: "JPY",
     });
     expect(forged.status).toBe(400);
-    expect(p.ctx.shops.getShop(TEST_SHOP)?.shopCurrency).toBe("EUR");
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.shopCurrency).toBe("EUR");
   });
 });

@@ -80,7 +80,7 @@ describe("merchant install through Shopify OAuth", () => {
       SUBSCRIBED_TOPICS.map((t) => [topicEnum(t), `${h.appUrl}/webhooks/shopify`]).sort(),
     );
 
-    const shop = h.ctx.shops.getShop(SHOP);
+    const shop = await h.ctx.shops.getShop(SHOP);
     expect(shop?.accessTokenSealed).toMatch(new RegExp(`^v2:${h.ctx.secrets.keyId}:`));
     // An expiring offline token (Shopify refuses non-expiring ones from 2027-01-01), with its
     // refresh token, both sealed, and the times to refresh it and when it ends.
@@ -139,7 +139,7 @@ describe("merchant install through Shopify OAuth", () => {
     expect(res.status).toBe(403);
     expect(res.headers.get("location")).toBeNull();
     expect(await res.text()).toMatch(/already used or has expired/);
-    expect(h.ctx.shops.getShop(SHOP)).toBeNull();
+    expect(await h.ctx.shops.getShop(SHOP)).toBeNull();
   });
 
   it("accepts a state once: replaying a completed callback is refused", async () => {
@@ -164,7 +164,7 @@ describe("merchant install through Shopify OAuth", () => {
     const forged = await h.get(`${url.pathname}${url.search}`, jar);
     expect(forged.status).toBe(401);
     expect(await forged.text()).toMatch(/not signed by Shopify/);
-    expect(h.ctx.shops.getShop(SHOP)).toBeNull();
+    expect(await h.ctx.shops.getShop(SHOP)).toBeNull();
 
     // The real callback still works: the forged one did not burn the state.
     const real = await h.get(approved.headers.get("location") ?? "", jar);
@@ -189,7 +189,7 @@ describe("merchant install through Shopify OAuth", () => {
     const res = await h.get(approved.headers.get("location") ?? "", new CookieJar());
     expect(res.status).toBe(403);
     expect(await res.text()).toMatch(/did not start this install/);
-    expect(h.ctx.shops.getShop(SHOP)).toBeNull();
+    expect(await h.ctx.shops.getShop(SHOP)).toBeNull();
   });
 
   it.each([

@@ -119,7 +119,7 @@ describe("settings page", () => {
       "https://evil.example",
     );
     expect(res.status).toBe(403);
-    expect(h.ctx.shops.getShop(SHOP)?.locationMap).toEqual({});
+    expect((await h.ctx.shops.getShop(SHOP))?.locationMap).toEqual({});
   });
 
   it("rejects wrong provider credentials with a clear message and saves nothing", async () => {
@@ -135,7 +135,7 @@ describe("settings page", () => {
     );
     expect(page).toContain(`value="${PROVIDER.clientId}"`);
     expect(page).not.toContain("wrong-secret");
-    const shop = h.ctx.shops.getShop(SHOP);
+    const shop = await h.ctx.shops.getShop(SHOP);
     expect(shop?.providerClientId).toBeNull();
     expect(shop?.providerClientSecretSealed).toBeNull();
   });
@@ -154,7 +154,7 @@ describe("settings page", () => {
 
     const chosen = await post("/settings/store", { storeId: "1001" });
     expect(chosen.status).toBe(303);
-    const shop = h.ctx.shops.getShop(SHOP);
+    const shop = await h.ctx.shops.getShop(SHOP);
     expect(shop).toMatchObject({
       storeId: 1001,
       storeCurrency: "USD",
@@ -172,14 +172,14 @@ describe("settings page", () => {
     // A store the token does not cover is refused.
     const foreign = await post("/settings/store", { storeId: "4242" });
     expect(foreign.status).toBe(400);
-    expect(h.ctx.shops.getShop(SHOP)?.storeId).toBe(1001);
+    expect((await h.ctx.shops.getShop(SHOP))?.storeId).toBe(1001);
   });
 
   it("saves protection variants picked from the shop's products and refuses unknown ones", async () => {
     expect((await post("/settings/protection", { variantIds: ["999", "998"] })).status).toBe(303);
-    expect(h.ctx.shops.getShop(SHOP)?.protectionVariantIds).toEqual(["999", "998"]);
+    expect((await h.ctx.shops.getShop(SHOP))?.protectionVariantIds).toEqual(["999", "998"]);
     expect((await post("/settings/protection", { variantIds: ["123456"] })).status).toBe(400);
-    expect(h.ctx.shops.getShop(SHOP)?.protectionVariantIds).toEqual(["999", "998"]);
+    expect((await h.ctx.shops.getShop(SHOP))?.protectionVariantIds).toEqual(["999", "998"]);
   });
 
   it("maps each Shopify location to a provider fulfillment location and names a bad value", async () => {
@@ -189,7 +189,7 @@ describe("settings page", () => {
       defaultLocationId: "77",
     });
     expect(ok.status).toBe(303);
-    expect(h.ctx.shops.getShop(SHOP)).toMatchObject({
+    expect(await h.ctx.shops.getShop(SHOP)).toMatchObject({
       locationMap: { "4001": 77 },
       defaultLocationId: 77,
     });
@@ -226,7 +226,7 @@ describe("settings page with the workers running", () => {
     const form = (path: string, body: Record<string, string>) => w.postForm(path, body, wjar);
     await form("/settings/provider", { ...PROVIDER, environment: "production" });
     await form("/settings/store", { storeId: "1001" });
-    expect(w.ctx.shops.getShop(SHOP)?.status).toBe("active");
+    expect((await w.ctx.shops.getShop(SHOP))?.status).toBe("active");
     await w.standIn.upsertOrder(
       SHOP,
       {
@@ -264,7 +264,9 @@ describe("settings page with the workers running", () => {
 
     const queued = await form("/settings/resync", { orderName: "#1042" });
     expect(queued.status).toBe(303);
-    await expect.poll(() => w.ctx.links.countByResult(SHOP).synced, { timeout: 15_000 }).toBe(1);
+    await expect
+      .poll(async () => (await w.ctx.links.countByResult(SHOP)).synced, { timeout: 15_000 })
+      .toBe(1);
     const page = await (await w.get("/settings", wjar)).text();
     expect(page).toMatch(/<strong>1<\/strong> orders synced/);
   });
@@ -322,7 +324,7 @@ describe("settings page with the workers running", () => {
     });
     expect(res.status).toBe(200);
     await expect
-      .poll(() => w.ctx.links.countByResult(SHOP).deadLettered, { timeout: 15_000 })
+      .poll(async () => (await w.ctx.links.countByResult(SHOP)).deadLettered, { timeout: 15_000 })
       .toBe(1);
 
     const page = await (await w.get("/settings", wjar)).text();

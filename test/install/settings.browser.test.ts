@@ -104,7 +104,7 @@ describe("merchant settings in headless Chromium", () => {
     await expect
       .poll(() => alert.first().textContent())
       .toContain("did not accept this client ID and secret for the production environment");
-    expect(harness.ctx.shops.getShop(SHOP)?.providerClientSecretSealed).toBeNull();
+    expect((await harness.ctx.shops.getShop(SHOP))?.providerClientSecretSealed).toBeNull();
     await page.screenshot({
       path: `${ARTIFACTS}/settings-2-wrong-credentials.png`,
       fullPage: true,
@@ -131,7 +131,7 @@ describe("merchant settings in headless Chromium", () => {
     await page.getByLabel(/Default fulfillment location ID/).fill("77");
     await page.getByRole("button", { name: "Save locations" }).click();
     await expect.poll(() => page.getByText("Locations saved.").count()).toBe(1);
-    expect(harness.ctx.shops.getShop(SHOP)).toMatchObject({
+    expect(await harness.ctx.shops.getShop(SHOP)).toMatchObject({
       storeId: 1001,
       protectionVariantIds: ["999"],
       locationMap: { "4001": 77 },
@@ -149,7 +149,7 @@ describe("merchant settings in headless Chromium", () => {
 
     // The orders reach the provider; the counts say so after a reload.
     await expect
-      .poll(() => harness.ctx.links.countByResult(SHOP).synced, { timeout: 20_000 })
+      .poll(async () => (await harness.ctx.links.countByResult(SHOP)).synced, { timeout: 20_000 })
       .toBe(PAST_ORDERS);
     await page.reload();
     expect(await page.locator('[data-count="synced"] strong').textContent()).toBe(

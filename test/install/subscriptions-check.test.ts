@@ -41,7 +41,7 @@ describe("webhook subscription check (start-up and sweep)", () => {
 
   it("re-creates a subscription Shopify deleted and resyncs since the last good check", async () => {
     const standIn = h.standIn.state.shop(SHOP);
-    const before = h.ctx.shops.getShop(SHOP)?.subscriptionsCheckedAt ?? "";
+    const before = (await h.ctx.shops.getShop(SHOP))?.subscriptionsCheckedAt ?? "";
     expect(before).not.toBe("");
     // Shopify removed the orders/updated subscription after failed deliveries.
     const index = standIn?.subscriptions.findIndex((s) => s.topic === "ORDERS_UPDATED") ?? -1;
@@ -58,11 +58,11 @@ describe("webhook subscription check (start-up and sweep)", () => {
         .filter((s) => s.topic === topicEnum("orders/updated"))
         .map((s) => s.uri),
     ).toEqual([`${h.appUrl}/webhooks/shopify`]);
-    expect(h.ctx.shops.getShop(SHOP)?.subscriptionsCheckedAt).toBe(now.toISOString());
+    expect((await h.ctx.shops.getShop(SHOP))?.subscriptionsCheckedAt).toBe(now.toISOString());
   });
 
   it("skips uninstalled shops in the start-up check", async () => {
-    h.ctx.shops.setStatus(SHOP, "uninstalled");
+    await h.ctx.shops.setStatus(SHOP, "uninstalled");
     h.standIn.state.shop(SHOP)?.subscriptions.splice(0);
     const reports = await installerWith([], new Date()).checkAllSubscriptions();
     expect(reports).toEqual([]);
@@ -79,7 +79,7 @@ describe("webhook subscription check (start-up and sweep)", () => {
   });
 
   it("the reconciliation sweep re-creates a deleted subscription", async () => {
-    h.ctx.shops.setStatus(SHOP, "active");
+    await h.ctx.shops.setStatus(SHOP, "active");
     const standIn = h.standIn.state.shop(SHOP);
     const index = standIn?.subscriptions.findIndex((s) => s.topic === "APP_UNINSTALLED") ?? -1;
     standIn?.subscriptions.splice(index, 1);
@@ -105,16 +105,16 @@ describe("a failing subscription check is shown, not only logged", () => {
     for (const token of standIn.expiringTokens.keys()) standIn.expiringTokens.set(token, 0);
     standIn.refreshTokens.clear();
     await expect(installerWith([], new Date()).checkSubscriptions(SHOP)).rejects.toThrow();
-    const error = h.ctx.shops.getShop(SHOP)?.subscriptionsError;
+    const error = (await h.ctx.shops.getShop(SHOP))?.subscriptionsError;
     expect(error).toBeTruthy();
 
     const metrics = await (await fetch(new URL("/metrics", h.appUrl))).text();
     expect(metrics).toMatch(/^connector_webhook_subscription_failing_shops 1$/m);
     const { jar } = await h.install(SHOP); // a reinstall brings a working token
-    expect(h.ctx.shops.getShop(SHOP)?.subscriptionsError).toBeNull();
+    expect((await h.ctx.shops.getShop(SHOP))?.subscriptionsError).toBeNull();
     const page = await (await h.get("/settings", jar)).text();
     expect(page).not.toContain("could not be set up for this shop");
-    h.ctx.shops.updateSettings(SHOP, { subscriptionsError: "Shopify answered 500" });
+    await h.ctx.shops.updateSettings(SHOP, { subscriptionsError: "Shopify answered 500" });
     const failing = await (await h.get("/settings", jar)).text();
     expect(failing).toContain(
       "Shopify&#39;s order webhooks could not be set up for this shop (Shopify answered 500)",

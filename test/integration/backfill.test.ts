@@ -75,7 +75,10 @@ describe("backfill", () => {
     const delayed = sampleDelayed();
     const { backfill } = await queue.start(TEST_SHOP);
     pipeline.startBackfillWorker();
-    await waitFor("the backfill to complete", () => repo.get(backfill.id)?.status === "completed");
+    await waitFor(
+      "the backfill to complete",
+      async () => (await repo.get(backfill.id))?.status === "completed",
+    );
     await pipeline.drain(30_000);
 
     expect(pipeline.sandbox.state.orders.all).toHaveLength(60);
@@ -95,10 +98,13 @@ describe("backfill", () => {
     const { backfill, started } = await queue.start(TEST_SHOP);
     expect(started).toBe(true);
     const first = pipeline.startBackfillWorker();
-    await waitFor("half of the orders", () => (repo.get(backfill.id)?.done ?? 0) >= 400);
+    await waitFor(
+      "half of the orders",
+      async () => ((await repo.get(backfill.id))?.done ?? 0) >= 400,
+    );
     await first.close();
 
-    const stopped = repo.get(backfill.id);
+    const stopped = await repo.get(backfill.id);
     expect(stopped?.status).toBe<BackfillStatus>("running");
     expect(stopped?.total).toBe(1_000);
     expect(stopped?.done).toBeGreaterThanOrEqual(400);
@@ -108,10 +114,13 @@ describe("backfill", () => {
     expect((await queue.start(TEST_SHOP)).started).toBe(false);
 
     pipeline.startBackfillWorker();
-    await waitFor("the backfill to complete", () => repo.get(backfill.id)?.status === "completed");
+    await waitFor(
+      "the backfill to complete",
+      async () => (await repo.get(backfill.id))?.status === "completed",
+    );
     await pipeline.drain(60_000);
 
-    const done = repo.get(backfill.id);
+    const done = await repo.get(backfill.id);
     expect(done?.done).toBe(1_000);
     const ids = pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId);
     expect(new Set(ids).size).toBe(1_000);
@@ -125,17 +134,20 @@ describe("backfill", () => {
 
   it("reads only the last 60 days without read_all_orders, and says so in its progress", async () => {
     pipeline = await startPipeline({ ...AMPLE_BUDGET, shopify: { scopes: ["read_orders"] } });
-    pipeline.ctx.shops.updateSettings(TEST_SHOP, { scopes: "read_orders" });
+    await pipeline.ctx.shops.updateSettings(TEST_SHOP, { scopes: "read_orders" });
     // 10 orders, one every 10 days: the 6 newest are within 60 days.
     seedOrders(10, Date.now() - DAY, 10 * DAY);
     const repo = new BackfillRepository(pipeline.ctx.db);
     queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
     const { backfill } = await queue.start(TEST_SHOP);
     pipeline.startBackfillWorker();
-    await waitFor("the backfill to complete", () => repo.get(backfill.id)?.status === "completed");
+    await waitFor(
+      "the backfill to complete",
+      async () => (await repo.get(backfill.id))?.status === "completed",
+    );
     await pipeline.drain();
 
-    const record = repo.get(backfill.id);
+    const record = await repo.get(backfill.id);
     expect(record?.done).toBe(6);
     expect(pipeline.sandbox.state.orders.all).toHaveLength(6);
     const progress = progressOf(record ?? backfill, { scopes: "read_orders" });

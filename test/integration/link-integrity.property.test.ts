@@ -70,7 +70,7 @@ describe("links bound to their provider store, property-based", () => {
             const owned = orders.map(
               (o) => new Set([String(o.model.id), ...idsOf(o.deliveries.map((d) => d.body))]),
             );
-            let store = pipeline.ctx.shops.getShop(TEST_SHOP)?.storeId ?? 1001;
+            let store = (await pipeline.ctx.shops.getShop(TEST_SHOP))?.storeId ?? 1001;
             const providerIdOf = (i: number) =>
               pipeline.sandbox.state.orders.find(store, String(orders[i]?.model.id))?.orderId;
 
@@ -94,10 +94,10 @@ describe("links bound to their provider store, property-based", () => {
                 seen.lose++;
               } else {
                 store = store === 1001 ? 1002 : 1001;
-                pipeline.ctx.shops.updateSettings(TEST_SHOP, { storeId: store });
+                await pipeline.ctx.shops.updateSettings(TEST_SHOP, { storeId: store });
                 // The settings page retires at once; a job finds any link left and retires it.
                 if (event.bulk) {
-                  pipeline.ctx.links.retireOutside(
+                  await pipeline.ctx.links.retireOutside(
                     TEST_SHOP,
                     { storeId: store, providerBaseUrl: null },
                     "switch",
@@ -162,7 +162,7 @@ describe("links bound to their provider store, property-based", () => {
         ),
         { numRuns: 12, seed: 20261124, endOnFailure: true },
       );
-      seen.retired = pipeline.ctx.links.retired(TEST_SHOP).length;
+      seen.retired = (await pipeline.ctx.links.retired(TEST_SHOP)).length;
       // The run went through what it claims to survive.
       expect(seen.forget).toBeGreaterThan(0);
       expect(seen.lose).toBeGreaterThan(0);

@@ -60,7 +60,7 @@ describe("links bound to their provider store", () => {
     expect(switched.headers.get("location")).toContain("saved=storeSwitched");
     const page = await (await h.get(switched.headers.get("location") ?? "/settings", jar)).text();
     expect(page).toContain("Orders already sent to the previous store stay there untouched");
-    expect(h.ctx.links.retired(SHOP)).toMatchObject([
+    expect(await h.ctx.links.retired(SHOP)).toMatchObject([
       { sourceOrderId: String(model.id), storeId: 1001 },
     ]);
 
@@ -116,7 +116,9 @@ describe("links bound to their provider store", () => {
     const again = pipeline.sandbox.state.orders.find(1001, String(model.id));
     expect(again?.notes).toBe("left at the door");
     expect(again?.orderId).not.toBe(first?.orderId);
-    expect(pipeline.ctx.links.loadLinks(TEST_SHOP, String(model.id))?.orderId).toBe(again?.orderId);
+    expect((await pipeline.ctx.links.loadLinks(TEST_SHOP, String(model.id)))?.orderId).toBe(
+      again?.orderId,
+    );
     expect(await pipeline.ctx.queues.deadLetter.count()).toBe(0);
   });
 
@@ -133,7 +135,7 @@ describe("links bound to their provider store", () => {
     await pipeline.drain();
     const bOrder = structuredClone(pipeline.sandbox.state.orders.find(1001, String(b.id)));
     expect(bOrder?.orderId).toBe(aId);
-    expect(pipeline.ctx.links.loadLinks(TEST_SHOP, String(a.id))).toBeNull();
+    expect(await pipeline.ctx.links.loadLinks(TEST_SHOP, String(a.id))).toBeNull();
 
     // A's next change creates A again; B's order never receives A's data.
     await pipeline.send("orders/updated", orderPayload(later(a, "for A only")));

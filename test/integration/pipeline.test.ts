@@ -147,7 +147,7 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
     pipeline = await startPipeline({ redis, sandbox: { storeCurrency: { 1001: "USD" } } });
     // The sandbox refuses an update that breaks the total rule on the stored order; reach it by
     // sending a raw update through the client so the worker's pre-check cannot catch it.
-    const shop = pipeline.ctx.shops.getShop("lifecycle-shop.myshopify.com");
+    const shop = await pipeline.ctx.shops.getShop("lifecycle-shop.myshopify.com");
     if (!shop) throw new Error("shop missing");
     const client = pipeline.ctx.providers.for(shop);
     const created = await client.createOrder({

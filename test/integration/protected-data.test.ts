@@ -49,7 +49,7 @@ describe("protected customer data withheld", () => {
     for (const d of dead) {
       expect(d.data).toMatchObject({ category: "protected-data", reason: PROTECTED_DATA_REASON });
     }
-    const shop = p.ctx.shops.getShop(TEST_SHOP);
+    const shop = await p.ctx.shops.getShop(TEST_SHOP);
     if (!shop) throw new Error("no shop");
     const status = await readSyncStatus(p.ctx, shop);
     expect(status.protectedDataWithheld).toBe(2);

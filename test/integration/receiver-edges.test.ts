@@ -41,7 +41,7 @@ async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
     },
   });
   await ctx.ready();
-  ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
+  await ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
   const web = composeWebApp(ctx);
   const send = (webhookId: string) => {
     const signed = signWebhook({

@@ -12,7 +12,7 @@ afterEach(async () => {
   await pipeline?.close();
 });
 
-const shopRecord = () => pipeline.ctx.shops.getShop(TEST_SHOP) as ShopRecord;
+const shopRecord = async () => (await pipeline.ctx.shops.getShop(TEST_SHOP)) as ShopRecord;
 const providerOrderIds = () => pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId).sort();
 
 async function seed(days: number[]) {
@@ -27,7 +27,10 @@ describe("resync", () => {
   it("syncs one order found by its name, and only that order", async () => {
     pipeline = await startPipeline({ ...AMPLE_BUDGET });
     await seed([1, 2, 3]);
-    const result = await resync(pipeline.ctx, shopRecord(), { kind: "order", order: "#1002" });
+    const result = await resync(pipeline.ctx, await shopRecord(), {
+      kind: "order",
+      order: "#1002",
+    });
     expect(result).toEqual({ found: 1, stored: 1, queued: 1 });
     await pipeline.drain();
     expect(providerOrderIds()).toEqual(["2"]);
@@ -37,7 +40,7 @@ describe("resync", () => {
   it("syncs the orders updated in a date range, including the start and excluding the end", async () => {
     pipeline = await startPipeline({ ...AMPLE_BUDGET });
     await seed([1, 5, 9, 10, 11, 20]);
-    const result = await resync(pipeline.ctx, shopRecord(), {
+    const result = await resync(pipeline.ctx, await shopRecord(), {
       kind: "range",
       since: "2026-10-05T12:00:00.000Z",
       until: "2026-10-11T12:00:00.000Z",
@@ -55,7 +58,7 @@ describe("resync", () => {
     const newer = orderPayload({ ...model, updatedAt: "2026-10-08T12:00:00Z", note: "newer" });
     expect((await pipeline.send("orders/updated", newer)).status).toBe(200);
     await pipeline.drain();
-    const result = await resync(pipeline.ctx, shopRecord(), { kind: "order", order: "7" });
+    const result = await resync(pipeline.ctx, await shopRecord(), { kind: "order", order: "7" });
     expect(result).toEqual({ found: 1, stored: 0, queued: 1 });
     await pipeline.drain();
     expect(pipeline.sandbox.state.orders.find(1001, "7")?.notes).toBe("newer");

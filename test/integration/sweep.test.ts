@@ -38,7 +38,7 @@ function sweepDeps(): SweepDeps {
   };
 }
 
-const shopRecord = () => pipeline.ctx.shops.getShop(TEST_SHOP) as ShopRecord;
+const shopRecord = async () => (await pipeline.ctx.shops.getShop(TEST_SHOP)) as ShopRecord;
 
 describe("reconciliation sweep", () => {
   it("heals an order whose webhooks were never delivered, and an update that was missed", async () => {
@@ -56,16 +56,16 @@ describe("reconciliation sweep", () => {
     const edited = orderPayload({ ...one.model, updatedAt: iso(5 * 60_000), note: "gift wrap" });
     await pipeline.shopify.upsertOrder(TEST_SHOP, edited, { deliver: false });
 
-    const result = await sweepShop(sweepDeps(), shopRecord());
+    const result = await sweepShop(sweepDeps(), await shopRecord());
     expect(result).toMatchObject({ checked: 2, queued: 2 });
     await pipeline.drain();
     expect(pipeline.sandbox.state.orders.find(1001, "2")?.orderName).toBe("#1002");
     expect(pipeline.sandbox.state.orders.find(1001, "1")?.notes).toBe("gift wrap");
 
     // Nothing is left to heal: a second sweep reads the versions and queues nothing.
-    const again = await sweepShop(sweepDeps(), shopRecord());
+    const again = await sweepShop(sweepDeps(), await shopRecord());
     expect(again.queued).toBe(0);
-    expect(new CheckpointRepository(pipeline.ctx.db).get(TEST_SHOP)).not.toBeNull();
+    expect(await new CheckpointRepository(pipeline.ctx.db).get(TEST_SHOP)).not.toBeNull();
   });
 
   it("runs on its own from the shop's job scheduler", async () => {
@@ -110,19 +110,19 @@ describe("reconciliation sweep", () => {
 
     await scheduler.scheduleAll(ctx.shops);
     const first = await scheduler.queue.getJobScheduler(`sweep-${TEST_SHOP}`);
-    ctx.shops.upsertShop("second-shop.myshopify.com", {
+    await ctx.shops.upsertShop("second-shop.myshopify.com", {
       accessTokenSealed: ctx.secrets.seal(
         "shpat_second",
         sealedFor.shopifyAccessToken("second-shop.myshopify.com"),
       ),
     });
-    ctx.shops.upsertShop("no-token-shop.myshopify.com", {});
+    await ctx.shops.upsertShop("no-token-shop.myshopify.com", {});
     await scheduler.scheduleAll(ctx.shops);
     expect(await keys()).toEqual([`sweep-${TEST_SHOP}`, "sweep-second-shop.myshopify.com"]);
     // The existing shop's next sweep was not pushed back.
     expect((await scheduler.queue.getJobScheduler(`sweep-${TEST_SHOP}`))?.next).toBe(first?.next);
 
-    ctx.shops.setStatus(TEST_SHOP, "uninstalled");
+    await ctx.shops.setStatus(TEST_SHOP, "uninstalled");
     await scheduler.scheduleAll(ctx.shops);
     expect(await keys()).toEqual(["sweep-second-shop.myshopify.com"]);
   });

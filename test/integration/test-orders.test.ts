@@ -23,10 +23,10 @@ describe("test orders", () => {
     await p.send("orders/updated", { ...body, updated_at: "2026-11-02T10:00:00Z" });
     await p.drain();
     expect(p.sandbox.state.orders.find(1001, String(model.id))).toBeUndefined();
-    expect(p.ctx.shops.countSkippedTestOrders(TEST_SHOP)).toBe(1);
+    expect(await p.ctx.shops.countSkippedTestOrders(TEST_SHOP)).toBe(1);
     expect(await p.ctx.queues.deadLetter.count()).toBe(0);
 
-    p.ctx.shops.updateSettings(TEST_SHOP, { sendTestOrders: true });
+    await p.ctx.shops.updateSettings(TEST_SHOP, { sendTestOrders: true });
     await p.send("orders/updated", { ...body, updated_at: "2026-11-03T10:00:00Z" });
     await p.drain();
     expect(p.sandbox.state.orders.find(1001, String(model.id))).toBeDefined();
@@ -41,7 +41,7 @@ describe("test orders", () => {
     expect(page).toContain("<strong>0</strong> test orders were not sent");
     const saved = await harness.postForm("/settings/test-orders", { sendTestOrders: "on" }, jar);
     expect(saved.status).toBe(303);
-    expect(harness.ctx.shops.getShop(SHOP)?.sendTestOrders).toBe(true);
+    expect((await harness.ctx.shops.getShop(SHOP))?.sendTestOrders).toBe(true);
     const after = await (
       await harness.get(saved.headers.get("location") ?? "/settings", jar)
     ).text();

@@ -62,7 +62,7 @@ async function setup(sandboxStores = [1001, 1002]) {
     [HOT, 1001],
     [QUIET, 1002],
   ] as const) {
-    pipeline.ctx.shops.upsertShop(shop, {
+    await pipeline.ctx.shops.upsertShop(shop, {
       storeId,
       providerClientId: pipeline.sandbox.clientId,
       providerClientSecretSealed: pipeline.ctx.secrets.seal(

@@ -39,11 +39,11 @@ afterEach(async () => {
 });
 
 /** `src/main.ts --role web` (or another role) as its own OS process, on a fresh SQLite and prefix. */
-function startRole(args: string[], env: Record<string, string>): Role {
+async function startRole(args: string[], env: Record<string, string>): Promise<Role> {
   const dir = mkdtempSync(join(tmpdir(), "web-cluster-"));
   const databasePath = join(dir, "connector.sqlite");
   const db = openDatabase(databasePath);
-  new ShopRepository(db).upsertShop(SHOP, { storeId: 1001 });
+  await new ShopRepository(db).upsertShop(SHOP, { storeId: 1001 });
   db.$client.close();
   const prefix = `t-${randomUUID()}`;
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
@@ -166,7 +166,7 @@ const queuedCount = (metrics: string) =>
 describe("the web role with WEB_PROCESSES=2 (node:cluster)", { timeout: 90_000 }, () => {
   it("serves one port from two processes, each making webhooks durable, and sums their metrics", async () => {
     const metricsPort = await freePort();
-    const role = startRole(["--role", "web"], {
+    const role = await startRole(["--role", "web"], {
       WEB_PROCESSES: "2",
       PORT: "0",
       METRICS_PORT: String(metricsPort),
@@ -199,7 +199,7 @@ describe("the web role with WEB_PROCESSES=2 (node:cluster)", { timeout: 90_000 }
   });
 
   it("replaces a web process that dies, and the port keeps answering", async () => {
-    const role = startRole(["--role", "web"], { WEB_PROCESSES: "2", PORT: "0" });
+    const role = await startRole(["--role", "web"], { WEB_PROCESSES: "2", PORT: "0" });
     const ready = await role.waitFor((l) => l.msg === "web processes listening on one port");
     const port = ready.port as number;
     const first = await role.waitFor((l) => l.msg === "web process listening");
@@ -221,7 +221,7 @@ describe("the web role with WEB_PROCESSES=2 (node:cluster)", { timeout: 90_000 }
       taken.listen(0, () => resolve((taken.address() as AddressInfo).port)),
     );
     try {
-      const role = startRole(["--role", "web"], { WEB_PROCESSES: "2", PORT: String(port) });
+      const role = await startRole(["--role", "web"], { WEB_PROCESSES: "2", PORT: String(port) });
       expect(await role.exited).toBe(1);
       expect(role.stderr.join("")).toContain("a web process exited before it listened");
     } finally {
@@ -230,7 +230,7 @@ describe("the web role with WEB_PROCESSES=2 (node:cluster)", { timeout: 90_000 }
   });
 
   it("refuses WEB_PROCESSES > 1 outside the web role, naming the variable", async () => {
-    const role = startRole(["--role", "all"], { WEB_PROCESSES: "2" });
+    const role = await startRole(["--role", "all"], { WEB_PROCESSES: "2" });
     expect(await role.exited).toBe(2);
     expect(role.stderr.join("")).toMatch(/WEB_PROCESSES: 2 web processes need --role web/);
   });

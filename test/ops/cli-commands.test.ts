@@ -13,7 +13,7 @@ afterAll(() => p.close());
 
 describe("connector shops update", () => {
   it("changes one setting at a time and keeps the rest, the secret included", async () => {
-    const before = p.ctx.shops.getShop(TEST_SHOP);
+    const before = await p.ctx.shops.getShop(TEST_SHOP);
     const added = await runCli(p.ctx, [
       "shops",
       "update",
@@ -24,7 +24,7 @@ describe("connector shops update", () => {
     ]);
     expect(added.stderr).toBe("");
     expect(added.stdout.trim()).toBe(`shop ${TEST_SHOP} updated: locationMap`);
-    const after = p.ctx.shops.getShop(TEST_SHOP);
+    const after = await p.ctx.shops.getShop(TEST_SHOP);
     expect(after?.locationMap).toEqual({ ...before?.locationMap, "5005": 88 });
     expect(after?.providerClientSecretSealed).toBe(before?.providerClientSecretSealed);
     expect(after?.storeId).toBe(before?.storeId);
@@ -38,7 +38,7 @@ describe("connector shops update", () => {
       "5005",
     ]);
     expect(removed.code).toBe(0);
-    expect(p.ctx.shops.getShop(TEST_SHOP)?.locationMap).toEqual(before?.locationMap);
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.locationMap).toEqual(before?.locationMap);
   });
 
   it("names what it cannot do: an unknown shop, a location not in the map, nothing to change", async () => {
@@ -85,7 +85,7 @@ describe("connector shops update", () => {
     expect(moved.stdout).toContain(
       "1 orders were linked to store 1001: they will be sent to store 1002 the next time they change",
     );
-    expect(p.ctx.links.loadLinks(TEST_SHOP, String(model.id))).toBeNull();
+    expect(await p.ctx.links.loadLinks(TEST_SHOP, String(model.id))).toBeNull();
     await runCli(p.ctx, ["shops", "update", "--shop", TEST_SHOP, "--store-id", "1001"]);
   });
 });

@@ -16,7 +16,7 @@ const NO_TOKEN_SHOP = "no-token.myshopify.com";
 let p: Pipeline;
 beforeAll(async () => {
   p = await startPipeline();
-  p.ctx.shops.upsertShop(NO_TOKEN_SHOP, { storeId: 1001 });
+  await p.ctx.shops.upsertShop(NO_TOKEN_SHOP, { storeId: 1001 });
 });
 afterAll(() => p.close());
 

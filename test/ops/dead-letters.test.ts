@@ -21,7 +21,7 @@ afterEach(async () => {
 /** The pipeline with the provider knowing location 77 only, and the shop mapping 4001 → 78. */
 async function misconfiguredPipeline() {
   const p = await startPipeline({ sandbox: { fulfillmentLocations: { 1001: [77] } } });
-  p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
+  await p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
   return p;
 }
 
@@ -72,7 +72,7 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const id = deadLetterId(TEST_SHOP, "5550001");
     expect(await entryOf(pipeline, id)).toBeDefined();
 
-    pipeline.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 77 } });
+    await pipeline.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 77 } });
     const retried = await runCli(pipeline.ctx, ["dlq", "retry", id]);
     expect(retried.stderr).toBe("");
     expect(retried.code).toBe(0);
@@ -86,7 +86,9 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
       fulfillmentLocationId: 77,
     });
     expect(await entryOf(pipeline, id)).toBeUndefined();
-    expect(pipeline.ctx.links.getOrderLinkRow(TEST_SHOP, "5550001")?.lastResult).toBe("synced");
+    expect((await pipeline.ctx.links.getOrderLinkRow(TEST_SHOP, "5550001"))?.lastResult).toBe(
+      "synced",
+    );
   });
 
   it("removes the entry when a later webhook syncs the order after the cause was fixed", async () => {
@@ -97,7 +99,7 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const id = deadLetterId(TEST_SHOP, "5550021");
     expect(await entryOf(pipeline, id)).toBeDefined();
 
-    pipeline.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 77 } });
+    await pipeline.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 77 } });
     await pipeline.send(
       "orders/updated",
       orderPayload({ ...model, updatedAt: "2026-11-03T10:00:00Z", note: "gift" }),
@@ -177,20 +179,20 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
   it("refuses to re-queue the orders of a paused shop until it is resumed", async () => {
     pipeline = await startPipeline({ workers: 0 });
     await seed(pipeline, TEST_SHOP, "7000003", "config");
-    pipeline.ctx.shops.setStatus(TEST_SHOP, "paused", "provider rejected the credentials");
+    await pipeline.ctx.shops.setStatus(TEST_SHOP, "paused", "provider rejected the credentials");
     const dlq = createDeadLetters(pipeline.ctx);
     const id = deadLetterId(TEST_SHOP, "7000003");
     const paused = await dlq.retry(id);
     expect(paused).toMatchObject({ result: "skipped" });
     expect(paused.message).toContain("resume the shop first");
 
-    pipeline.ctx.shops.setStatus(TEST_SHOP, "active");
+    await pipeline.ctx.shops.setStatus(TEST_SHOP, "active");
     expect((await dlq.retry(id)).result).toBe("queued");
   });
 
   it("retries only the dead letters of shop A with reason provider-validation", async () => {
     pipeline = await startPipeline({ workers: 0 });
-    pipeline.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
+    await pipeline.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
     await seed(pipeline, TEST_SHOP, "8000001", "provider-validation");
     await seed(pipeline, TEST_SHOP, "8000002", "provider-validation");
     await seed(pipeline, TEST_SHOP, "8000003", "config");
@@ -277,7 +279,7 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
 
   it("lists, shows and discards from the CLI, filtered by shop and reason", async () => {
     pipeline = await startPipeline({ workers: 0 });
-    pipeline.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
+    await pipeline.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
     await seed(pipeline, TEST_SHOP, "8300001", "provider-validation");
     await seed(pipeline, TEST_SHOP, "8300002", "config");
     await seed(pipeline, OTHER_SHOP, "8300003", "provider-validation");

@@ -23,7 +23,7 @@ async function busyPipeline() {
   });
   await p.send("orders/create", orderPayload(shippedOrder(5_560_001)));
   await p.drain();
-  p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
+  await p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
   await p.send("orders/create", orderPayload(shippedOrder(5_560_011)));
   await p.drain();
   const updated = Date.now();

@@ -46,7 +46,7 @@ describe("worker logs", { timeout: 60_000 }, () => {
     warned.lines = warned.lines.map((l) => ({ ...l, sku: null }));
     await p.send("orders/create", orderPayload(warned));
     // Dead-lettered: the provider does not know the mapped location.
-    p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
+    await p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
     await p.send("orders/create", orderPayload(shippedOrder(5_590_011)));
     await p.drain();
 

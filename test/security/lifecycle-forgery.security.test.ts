@@ -27,7 +27,7 @@ async function withVictimOrder() {
   const model = newModelOrder(7_001, 7_001_000);
   expect((await p.send("orders/create", orderPayload(model), { shop: VICTIM })).status).toBe(200);
   await p.drain();
-  expect(p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
+  expect(await p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
   return model;
 }
 
@@ -46,7 +46,7 @@ describe("forged lifecycle webhooks", () => {
     const answer = (await res.json()) as Answer;
     expect(answer.error?.code).toBe("shop_mismatch");
     expect(answer.error?.fields?.[0]?.path).toBe("body.myshopify_domain");
-    expect(p.ctx.shops.statusOf(VICTIM)).toBe("active");
+    expect(await p.ctx.shops.statusOf(VICTIM)).toBe("active");
     expect(await p.ctx.queues.deadLetter.count()).toBe(0);
   });
 
@@ -54,7 +54,7 @@ describe("forged lifecycle webhooks", () => {
     await withVictimOrder();
     const res = await p.send("app/uninstalled", { id: 1 }, { shop: VICTIM });
     expect(res.status).toBe(400);
-    expect(p.ctx.shops.statusOf(VICTIM)).toBe("active");
+    expect(await p.ctx.shops.statusOf(VICTIM)).toBe("active");
   });
 
   it("refuses shop/redact replayed under another shop's header: links kept", async () => {
@@ -66,7 +66,7 @@ describe("forged lifecycle webhooks", () => {
     );
     expect(res.status).toBe(400);
     expect(((await res.json()) as Answer).error?.fields?.[0]?.path).toBe("body.shop_domain");
-    expect(p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
+    expect(await p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
     expect(privacyRows()).toEqual([]);
   });
 
@@ -75,8 +75,8 @@ describe("forged lifecycle webhooks", () => {
     const res = await p.send("shop/redact", { shop_id: 9, shop_domain: VICTIM }, { shop: VICTIM });
     expect(res.status).toBe(200);
     expect(((await res.json()) as Answer).outcome).toBe("refused-installed");
-    expect(p.ctx.shops.getShop(VICTIM)).not.toBeNull();
-    expect(p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
+    expect(await p.ctx.shops.getShop(VICTIM)).not.toBeNull();
+    expect(await p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
     expect(privacyRows()).toEqual([]);
   });
 

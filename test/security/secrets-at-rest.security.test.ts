@@ -33,7 +33,7 @@ describe("provider tokens in Redis", () => {
         /:token:[0-9a-f]{24}$/.test(k),
       );
       expect(keys.length).toBeGreaterThan(0);
-      const shop = p.ctx.shops.getShop(TEST_SHOP);
+      const shop = await p.ctx.shops.getShop(TEST_SHOP);
       if (!shop) throw new Error("the test shop is missing");
       const token = (await p.ctx.providers.for(shop).getTokenInfo()).token;
       for (const key of keys) {
@@ -57,14 +57,14 @@ function sealV1(keyBase64: string, plain: string): string {
   return `v1:${Buffer.concat([iv, cipher.getAuthTag(), data]).toString("base64")}`;
 }
 
-function storeWithOldSecrets(): string {
+async function storeWithOldSecrets(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "rotate-"));
   dirs.push(dir);
   const path = join(dir, "connector.sqlite");
   const db = openDatabase(path);
   const old = createSecretBox(OLD_KEY);
   const shops = new ShopRepository(db);
-  shops.upsertShop("a.myshopify.com", {
+  await shops.upsertShop("a.myshopify.com", {
     providerClientSecretSealed: old.seal(
       "secret-a",
       sealedFor.providerClientSecret("a.myshopify.com"),
@@ -72,7 +72,7 @@ function storeWithOldSecrets(): string {
     accessTokenSealed: sealV1(OLD_KEY, "shpat_a"),
     refreshTokenSealed: old.seal("shprt_a", sealedFor.shopifyRefreshToken("a.myshopify.com")),
   });
-  shops.upsertShop("b.myshopify.com", {
+  await shops.upsertShop("b.myshopify.com", {
     providerClientSecretSealed: sealV1(OLD_KEY, "secret-b"),
   });
   db.$client.close();
@@ -133,7 +133,7 @@ function startMain(env: Record<string, string>) {
 
 describe("a changed ENCRYPTION_KEY", () => {
   it("stops the process at start-up with one line that names the variable and the fix", async () => {
-    const path = storeWithOldSecrets();
+    const path = await storeWithOldSecrets();
     const { code, out } = await startMain({ DATABASE_PATH: path, ENCRYPTION_KEY: NEW_KEY });
     expect(code).toBe(2);
     expect(out.trim()).toBe(
@@ -142,7 +142,7 @@ describe("a changed ENCRYPTION_KEY", () => {
   });
 
   it("is rotated in with ENCRYPTION_KEY_PREVIOUS and `connector secrets rotate`, after which the old key can go", async () => {
-    const path = storeWithOldSecrets();
+    const path = await storeWithOldSecrets();
     const redisPrefix = `t-${randomUUID()}`;
     const env = {
       DATABASE_PATH: path,
@@ -164,14 +164,14 @@ describe("a changed ENCRYPTION_KEY", () => {
     const db = openDatabase(path);
     const fresh = createSecretBox(NEW_KEY);
     const shops = new ShopRepository(db);
-    const a = shops.getShop("a.myshopify.com");
+    const a = await shops.getShop("a.myshopify.com");
     expect(fresh.isCurrent(a?.providerClientSecretSealed ?? "")).toBe(true);
     expect(
       fresh.open(a?.accessTokenSealed ?? "", sealedFor.shopifyAccessToken("a.myshopify.com")),
     ).toBe("shpat_a");
     expect(
       fresh.open(
-        shops.getShop("b.myshopify.com")?.providerClientSecretSealed ?? "",
+        (await shops.getShop("b.myshopify.com"))?.providerClientSecretSealed ?? "",
         sealedFor.providerClientSecret("b.myshopify.com"),
       ),
     ).toBe("secret-b");
@@ -184,7 +184,8 @@ describe("a changed ENCRYPTION_KEY", () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ resealed: 0, alreadyCurrent: 4 });
     expect(
       fresh.open(
-        new ShopRepository(openDatabase(path)).getShop("a.myshopify.com")?.refreshTokenSealed ?? "",
+        (await new ShopRepository(openDatabase(path)).getShop("a.myshopify.com"))
+          ?.refreshTokenSealed ?? "",
         sealedFor.shopifyRefreshToken("a.myshopify.com"),
       ),
     ).toBe("shprt_a");

@@ -42,7 +42,7 @@ function post(path: string, form: Record<string, string>, jar: CookieJar) {
 
 describe("settings isolation between shops", () => {
   it("changes only the session's shop when every form names the other shop", async () => {
-    const before = JSON.stringify(h.ctx.shops.getShop(THEIRS));
+    const before = JSON.stringify(await h.ctx.shops.getShop(THEIRS));
     const aimed = { shop: THEIRS, shopDomain: THEIRS };
     const forms: [string, Record<string, string>][] = [
       [
@@ -64,9 +64,9 @@ describe("settings isolation between shops", () => {
       const response = await post(`${path}?shop=${THEIRS}`, form, mine);
       expect(response.status, path).toBeLessThan(500);
     }
-    expect(JSON.stringify(h.ctx.shops.getShop(THEIRS))).toBe(before);
+    expect(JSON.stringify(await h.ctx.shops.getShop(THEIRS))).toBe(before);
     // The session's own shop did take the changes: the forms were not simply refused.
-    const own = h.ctx.shops.getShop(MINE);
+    const own = await h.ctx.shops.getShop(MINE);
     expect(own?.providerClientId).toBe(PROVIDER.clientId);
     expect(own?.locationMap).toEqual({ "4001": 77 });
   });

@@ -72,7 +72,7 @@ describe("the settings session", () => {
 
   it("answers 415 to a settings POST that is not a form, and changes nothing", async () => {
     const { jar } = await h.install("session-forms.myshopify.com");
-    const before = JSON.stringify(h.ctx.shops.getShop("session-forms.myshopify.com"));
+    const before = JSON.stringify(await h.ctx.shops.getShop("session-forms.myshopify.com"));
     for (const [type, body] of [
       ["application/json", '{"storeId":1001}'],
       ["text/plain", "storeId=1001"],
@@ -84,7 +84,7 @@ describe("the settings session", () => {
       expect(answer.error.code).toBe("unsupported_media_type");
       expect(answer.error.fields[0]?.path).toBe("headers.content-type");
     }
-    expect(JSON.stringify(h.ctx.shops.getShop("session-forms.myshopify.com"))).toBe(before);
+    expect(JSON.stringify(await h.ctx.shops.getShop("session-forms.myshopify.com"))).toBe(before);
     // A real form is read (this shop has no provider credentials yet: the store form says so).
     const form = await postForm(jar, "application/x-www-form-urlencoded", "storeId=1001");
     expect(form.status).toBe(400);

@@ -63,7 +63,7 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function adminFor(url: string) {
+async function adminFor(url: string) {
   const env = parseEnv({ SHOPIFY_ADMIN_URL: url, SHOPIFY_API_SECRET: SECRET, LOG_LEVEL: "silent" });
   const config = resolveRuntimeConfig(env);
   const secrets = createSecretBox(config.encryptionKey);
@@ -71,7 +71,7 @@ function adminFor(url: string) {
   const dir = mkdtempSync(join(tmpdir(), "admin-graphql-"));
   dirs.push(dir);
   const shops = new ShopRepository(openDatabase(join(dir, "connector.sqlite")));
-  const shop = shops.upsertShop(SHOP, {
+  const shop = await shops.upsertShop(SHOP, {
     accessTokenSealed: secrets.seal(TOKEN, sealedFor.shopifyAccessToken(SHOP)),
   });
   return { factory, shop, source: new OrderSource(factory.for(shop), SHOP) };
@@ -110,7 +110,7 @@ describe("Admin GraphQL order → SourceOrder", () => {
     } as never);
     await standIn.upsertOrder(SHOP, payload, { deliver: false });
 
-    const { source } = adminFor(standIn.url);
+    const { source } = await adminFor(standIn.url);
     const fromGraphql = await source.fetchOrder("7");
     const fromWebhook = normalizeRestOrder(SHOP, JSON.parse(JSON.stringify(payload)));
 
@@ -137,7 +137,7 @@ describe("Admin GraphQL order → SourceOrder", () => {
     await standIn.upsertOrder(SHOP, orderPayload(model(3)), { deliver: false });
     await standIn.upsertOrder(SHOP, orderPayload(model(4, { lines })), { deliver: false });
 
-    const { source } = adminFor(standIn.url);
+    const { source } = await adminFor(standIn.url);
     const byName = await source.findOrder("#1004");
     expect(byName?.id).toBe("4");
     expect(byName?.lineItems.map((l) => l.sku)).toEqual(lines.map((l) => l.sku));
@@ -150,7 +150,7 @@ describe("Admin GraphQL order → SourceOrder", () => {
       apiSecret: SECRET,
       shops: [{ shop: SHOP, accessToken: TOKEN }],
     });
-    const { factory, shop } = adminFor(standIn.url);
+    const { factory, shop } = await adminFor(standIn.url);
     expect(() => factory.for({ ...shop, accessTokenSealed: null })).toThrow(ShopNotConnectedError);
   });
 });
@@ -167,7 +167,7 @@ describe("Admin GraphQL cost throttle", () => {
       for (let i = 1; i <= 12; i++) {
         await standIn.upsertOrder(SHOP, orderPayload(model(i)), { deliver: false });
       }
-      const { source } = adminFor(standIn.url);
+      const { source } = await adminFor(standIn.url);
       // Another app of the shop spent the bucket: the first query meets THROTTLED.
       standIn.state.shop(SHOP)?.bucket.drain(1_000);
       const seen: string[] = [];

@@ -33,7 +33,7 @@ async function sourceFor(url: string) {
   const factory = new AdminClientFactory({ config, secrets, logger: createLogger("silent") });
   const dir = mkdtempSync(join(tmpdir(), "order-paging-"));
   dirs.push(dir);
-  const shop = new ShopRepository(openDatabase(join(dir, "c.sqlite"))).upsertShop(SHOP, {
+  const shop = await new ShopRepository(openDatabase(join(dir, "c.sqlite"))).upsertShop(SHOP, {
     accessTokenSealed: secrets.seal(TOKEN, sealedFor.shopifyAccessToken(SHOP)),
   });
   return new OrderSource(factory.for(shop), SHOP);

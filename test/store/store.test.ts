@@ -50,9 +50,9 @@ describe("openDatabase", () => {
     );
     await new Promise<void>((resolve) => holder.stdout.once("data", () => resolve()));
     const started = Date.now();
-    new ShopRepository(db).upsertShop("b.myshopify.com", {});
+    await new ShopRepository(db).upsertShop("b.myshopify.com", {});
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
-    expect(new ShopRepository(db).getShop("b.myshopify.com")).not.toBeNull();
+    expect(await new ShopRepository(db).getShop("b.myshopify.com")).not.toBeNull();
     await new Promise((resolve) => holder.once("exit", resolve));
   });
 });
@@ -107,9 +107,9 @@ describe("secret box", () => {
     expect(box.isCurrent(v1)).toBe(false);
   });
 
-  it("leaves no plaintext secret in the database file", () => {
+  it("leaves no plaintext secret in the database file", async () => {
     const box = createSecretBox(key);
-    new ShopRepository(db).upsertShop("a.myshopify.com", {
+    await new ShopRepository(db).upsertShop("a.myshopify.com", {
       providerClientSecretSealed: box.seal("provider-secret-PLAINTEXT-1", "p"),
       accessTokenSealed: box.seal("shpat_PLAINTEXT-2", "a"),
     });
@@ -121,17 +121,17 @@ describe("secret box", () => {
 });
 
 describe("LinkRepository", () => {
-  it("records every effect with its intent and loads the links back", () => {
+  it("records every effect with its intent and loads the links back", async () => {
     const links = new LinkRepository(db);
     const shop = "a.myshopify.com";
-    expect(links.loadLinks(shop, "5001")).toBeNull();
-    expect(links.beginIntent(shop, "5001", "createOrder", "createOrder").attempts).toBe(1);
+    expect(await links.loadLinks(shop, "5001")).toBeNull();
+    expect((await links.beginIntent(shop, "5001", "createOrder", "createOrder")).attempts).toBe(1);
     // A second begin before completion means the first attempt may have reached the provider.
-    expect(links.beginIntent(shop, "5001", "createOrder", "createOrder")).toMatchObject({
+    expect(await links.beginIntent(shop, "5001", "createOrder", "createOrder")).toMatchObject({
       status: "pending",
       attempts: 2,
     });
-    links.recordOrderCreated({
+    await links.recordOrderCreated({
       shop,
       sourceOrderId: "5001",
       key: "createOrder",
@@ -142,8 +142,8 @@ describe("LinkRepository", () => {
       orderName: "#1001",
       lineItems: [{ sourceLineItemId: "a", lineItemId: 100, hash: "la" }],
     });
-    links.beginIntent(shop, "5001", "addLineItem:b", "addLineItem");
-    links.recordLineItemAdded({
+    await links.beginIntent(shop, "5001", "addLineItem:b", "addLineItem");
+    await links.recordLineItemAdded({
       shop,
       sourceOrderId: "5001",
       key: "addLineItem:b",
@@ -151,14 +151,14 @@ describe("LinkRepository", () => {
       lineItemId: 101,
       hash: "lb",
     });
-    links.recordLineItemCanceled({
+    await links.recordLineItemCanceled({
       shop,
       sourceOrderId: "5001",
       key: "cancelLineItem:100",
       lineItemId: 100,
       canceledAt: "2026-11-01T00:00:00Z",
     });
-    links.recordFulfillmentUpserted({
+    await links.recordFulfillmentUpserted({
       shop,
       sourceOrderId: "5001",
       key: "f",
@@ -166,9 +166,9 @@ describe("LinkRepository", () => {
       fulfillmentId: 300,
       hash: "fh",
     });
-    links.recordOrderUpdated({ shop, sourceOrderId: "5001", key: "u", orderHash: "h2" });
-    links.markSynced(shop, "5001", "2026-11-01T10:00:00Z");
-    expect(links.loadLinks(shop, "5001")).toEqual({
+    await links.recordOrderUpdated({ shop, sourceOrderId: "5001", key: "u", orderHash: "h2" });
+    await links.markSynced(shop, "5001", "2026-11-01T10:00:00Z");
+    expect(await links.loadLinks(shop, "5001")).toEqual({
       storeId: 1001,
       sourceOrderId: "5001",
       orderId: 10,
@@ -182,15 +182,18 @@ describe("LinkRepository", () => {
       fulfillments: [{ sourceFulfillmentId: "f1", fulfillmentId: 300, hash: "fh" }],
     });
     // A finished intent with the same key is an earlier incarnation: it starts afresh.
-    expect(links.beginIntent(shop, "5001", "createOrder", "createOrder")).toMatchObject({
+    expect(await links.beginIntent(shop, "5001", "createOrder", "createOrder")).toMatchObject({
       status: "pending",
       attempts: 1,
     });
-    expect(links.findByOrderName(shop, "1001")).toEqual({ sourceOrderId: "5001", orderId: 10 });
-    expect(links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
+    expect(await links.findByOrderName(shop, "1001")).toEqual({
+      sourceOrderId: "5001",
+      orderId: 10,
+    });
+    expect(await links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
   });
 
-  it("marks the order synced in its last write's transaction only when nothing is left to send", () => {
+  it("marks the order synced in its last write's transaction only when nothing is left to send", async () => {
     const links = new LinkRepository(db);
     const shop = "a.myshopify.com";
     const created = {
@@ -204,10 +207,10 @@ describe("LinkRepository", () => {
       orderName: "#1002",
       lineItems: [{ sourceLineItemId: "a", lineItemId: 110, hash: "la" }],
     };
-    links.beginIntent(shop, "5002", "createOrder", "createOrder");
+    await links.beginIntent(shop, "5002", "createOrder", "createOrder");
     const seen: (number | null)[] = [];
     // Something is still to send (say a fulfillment): the order is not marked.
-    const notYet = links.recordOrderCreated(created, {
+    const notYet = await links.recordOrderCreated(created, {
       version: "2026-11-01T10:00:00Z",
       done: (after) => {
         seen.push(after?.orderId ?? null);
@@ -215,17 +218,17 @@ describe("LinkRepository", () => {
       },
     });
     expect(notYet).toBe(false);
-    expect(links.loadLinks(shop, "5002")?.syncedVersion).toBeNull();
+    expect((await links.loadLinks(shop, "5002"))?.syncedVersion).toBeNull();
     // The check sees the links as this write leaves them.
     expect(seen).toEqual([11]);
 
-    links.markFailed(shop, "5002", "failed", {
+    await links.markFailed(shop, "5002", "failed", {
       message: "provider answered 503",
       category: "exhausted",
       fields: [],
     });
-    links.beginIntent(shop, "5002", "upsertFulfillment:f1", "upsertFulfillment");
-    const last = links.recordFulfillmentUpserted(
+    await links.beginIntent(shop, "5002", "upsertFulfillment:f1", "upsertFulfillment");
+    const last = await links.recordFulfillmentUpserted(
       {
         shop,
         sourceOrderId: "5002",
@@ -240,14 +243,14 @@ describe("LinkRepository", () => {
       },
     );
     expect(last).toBe(true);
-    expect(links.loadLinks(shop, "5002")?.syncedVersion).toBe("2026-11-01T10:05:00Z");
+    expect((await links.loadLinks(shop, "5002"))?.syncedVersion).toBe("2026-11-01T10:05:00Z");
     // Like markSynced: a success clears the failure record.
-    expect(links.lastFailure(shop, "5002")).toBeNull();
-    expect(links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
+    expect(await links.lastFailure(shop, "5002")).toBeNull();
+    expect(await links.countByResult(shop)).toEqual({ synced: 1, failed: 0, deadLettered: 0 });
 
     // A check that throws leaves the order unmarked but never loses the call's effect.
-    links.beginIntent(shop, "5002", "updateOrder:h2", "updateOrder");
-    const broken = links.recordOrderUpdated(
+    await links.beginIntent(shop, "5002", "updateOrder:h2", "updateOrder");
+    const broken = await links.recordOrderUpdated(
       { shop, sourceOrderId: "5002", key: "updateOrder:h2", orderHash: "h2" },
       {
         version: "2026-11-01T10:09:00Z",
@@ -257,50 +260,50 @@ describe("LinkRepository", () => {
       },
     );
     expect(broken).toBe(false);
-    expect(links.loadLinks(shop, "5002")).toMatchObject({
+    expect(await links.loadLinks(shop, "5002")).toMatchObject({
       orderHash: "h2",
       syncedVersion: "2026-11-01T10:05:00Z",
     });
   });
 
-  it("reads a shop's status alone, as the sync loop re-checks it before each call", () => {
+  it("reads a shop's status alone, as the sync loop re-checks it before each call", async () => {
     const shops = new ShopRepository(db);
-    expect(shops.statusOf("nobody.myshopify.com")).toBeNull();
-    shops.upsertShop("a.myshopify.com", { storeId: 1001 });
-    expect(shops.statusOf("a.myshopify.com")).toBe("active");
-    shops.setStatus("a.myshopify.com", "uninstalled");
-    expect(shops.statusOf("a.myshopify.com")).toBe("uninstalled");
+    expect(await shops.statusOf("nobody.myshopify.com")).toBeNull();
+    await shops.upsertShop("a.myshopify.com", { storeId: 1001 });
+    expect(await shops.statusOf("a.myshopify.com")).toBe("active");
+    await shops.setStatus("a.myshopify.com", "uninstalled");
+    expect(await shops.statusOf("a.myshopify.com")).toBe("uninstalled");
   });
 
-  it("counts failures of orders the provider does not have yet", () => {
+  it("counts failures of orders the provider does not have yet", async () => {
     const links = new LinkRepository(db);
-    links.markFailed("a.myshopify.com", "6001", "dead-lettered", {
+    await links.markFailed("a.myshopify.com", "6001", "dead-lettered", {
       message: "fulfillments.0.fulfillmentLocationId: not mapped",
       category: "config",
       fields: [{ path: "fulfillments.0.fulfillmentLocationId", ref: "655441491" }],
     });
-    expect(links.countByResult("a.myshopify.com")).toEqual({
+    expect(await links.countByResult("a.myshopify.com")).toEqual({
       synced: 0,
       failed: 0,
       deadLettered: 1,
     });
-    const [latest] = links.latestFailures("a.myshopify.com", 5);
+    const [latest] = await links.latestFailures("a.myshopify.com", 5);
     expect(latest?.failure).toEqual({
       message: "fulfillments.0.fulfillmentLocationId: not mapped",
       category: "config",
       fields: [{ path: "fulfillments.0.fulfillmentLocationId", ref: "655441491" }],
     });
-    expect(links.countFailures("a.myshopify.com", "config")).toBe(1);
-    expect(links.countFailures("a.myshopify.com", "protected-data")).toBe(0);
+    expect(await links.countFailures("a.myshopify.com", "config")).toBe(1);
+    expect(await links.countFailures("a.myshopify.com", "protected-data")).toBe(0);
   });
 
-  it("deletes one shop's data on shop/redact and nothing of another", () => {
+  it("deletes one shop's data on shop/redact and nothing of another", async () => {
     const shops = new ShopRepository(db);
     const links = new LinkRepository(db);
     for (const shop of ["a.myshopify.com", "b.myshopify.com"]) {
-      shops.upsertShop(shop, {});
-      links.beginIntent(shop, "1", "createOrder", "createOrder");
-      links.recordOrderCreated({
+      await shops.upsertShop(shop, {});
+      await links.beginIntent(shop, "1", "createOrder", "createOrder");
+      await links.recordOrderCreated({
         shop,
         sourceOrderId: "1",
         key: "createOrder",
@@ -312,9 +315,9 @@ describe("LinkRepository", () => {
         lineItems: [],
       });
     }
-    shops.deleteShopData("a.myshopify.com");
-    expect(shops.getShop("a.myshopify.com")).toBeNull();
-    expect(links.loadLinks("a.myshopify.com", "1")).toBeNull();
-    expect(links.loadLinks("b.myshopify.com", "1")).not.toBeNull();
+    await shops.deleteShopData("a.myshopify.com");
+    expect(await shops.getShop("a.myshopify.com")).toBeNull();
+    expect(await links.loadLinks("a.myshopify.com", "1")).toBeNull();
+    expect(await links.loadLinks("b.myshopify.com", "1")).not.toBeNull();
   });
 });

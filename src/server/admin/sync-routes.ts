@@ -60,7 +60,7 @@ export function syncRoutes(deps: AdminDeps): Hono {
   const api = new Hono();
 
   /** The shop named in the path, or the error response that says why there is none. */
-  const shopOf = (c: Context): ShopRecord | Response => {
+  const shopOf = async (c: Context): Promise<ShopRecord | Response> => {
     const domain = ShopDomain.safeParse(c.req.param("shop"));
     if (!domain.success) {
       return errorResponse(c, 400, "invalid_request", "shop is invalid", [
@@ -68,13 +68,13 @@ export function syncRoutes(deps: AdminDeps): Hono {
       ]);
     }
     return (
-      ctx.shops.getShop(domain.data) ??
+      (await ctx.shops.getShop(domain.data)) ??
       errorResponse(c, 404, "not_found", `shop ${domain.data} is not registered`)
     );
   };
 
   api.post("/shops/:shop/resync", async (c) => {
-    const shop = shopOf(c);
+    const shop = await shopOf(c);
     if (shop instanceof Response) return shop;
     const parsed = ResyncBody.safeParse(await readJson(c));
     if (!parsed.success) return invalid(c, parsed.error);
@@ -105,7 +105,7 @@ export function syncRoutes(deps: AdminDeps): Hono {
   });
 
   api.post("/shops/:shop/backfill", async (c) => {
-    const shop = shopOf(c);
+    const shop = await shopOf(c);
     if (shop instanceof Response) return shop;
     if (!shop.accessTokenSealed) {
       return errorResponse(
@@ -123,10 +123,10 @@ export function syncRoutes(deps: AdminDeps): Hono {
     return c.json({ started, ...progressOf(backfill, { scopes: shop.scopes }) }, 202);
   });
 
-  api.get("/shops/:shop/backfill", (c) => {
-    const shop = shopOf(c);
+  api.get("/shops/:shop/backfill", async (c) => {
+    const shop = await shopOf(c);
     if (shop instanceof Response) return shop;
-    const latest = backfills.latest(shop.shop);
+    const latest = await backfills.latest(shop.shop);
     if (!latest) return errorResponse(c, 404, "not_found", "this shop has no backfill yet");
     return c.json(progressOf(latest, { scopes: shop.scopes }));
   });

@@ -106,7 +106,7 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
   const shopOfCookie = async (c: Context<Env>): Promise<ShopRecord | null> => {
     const session = await cookie.read(c);
     if (!session) return null;
-    const shop = shops.getShop(session.shop);
+    const shop = await shops.getShop(session.shop);
     return shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt
       ? shop
       : null;

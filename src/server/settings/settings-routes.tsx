@@ -73,7 +73,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     status: 200 | 400 = 200,
   ) => {
     // Re-read: a save just before the render changed the row.
-    const shop = shops.getShop(c.get("shop").shop) ?? c.get("shop");
+    const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
     const [stores, catalog, counted, backfill] = await Promise.all([
       service.verifiedStores(shop.shop),
       service.catalog(shop),
@@ -100,7 +100,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         status={statusView}
         backfill={backfill}
         backfillAvailable={service.backfill !== null}
-        testOrdersSkipped={shops.countSkippedTestOrders(shop.shop)}
+        testOrdersSkipped={await shops.countSkippedTestOrders(shop.shop)}
         {...(c.get("embedded")
           ? {
               embedded: {
@@ -171,14 +171,14 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     const raw = (await c.req.parseBody({ all: true })).variantIds;
     const ids = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(text);
     const shop = c.get("shop");
-    const result = service.saveProtectionVariants(shop, ids, await service.catalog(shop));
+    const result = await service.saveProtectionVariants(shop, ids, await service.catalog(shop));
     if (!result.ok) return refuse(c, "protection", result.message);
     return saved(c, "protection");
   });
 
   app.post("/test-orders", async (c) => {
     const send = text((await c.req.parseBody()).sendTestOrders) === "on";
-    shops.updateSettings(c.get("shop").shop, { sendTestOrders: send });
+    await shops.updateSettings(c.get("shop").shop, { sendTestOrders: send });
     return saved(c, send ? "testOrdersOn" : "testOrdersOff");
   });
 
@@ -208,7 +208,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         "locations",
         "The default fulfillment location ID must be a whole number above 0.",
       );
-    service.saveLocations(c.get("shop"), map, fallback);
+    await service.saveLocations(c.get("shop"), map, fallback);
     return saved(c, "locations");
   });
 
@@ -221,7 +221,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
       });
     if (Date.parse(since) > Date.now())
       return refuse(c, "backfill", "The start date is in the future.", { since });
-    const shop = shops.getShop(c.get("shop").shop) ?? c.get("shop");
+    const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
     if (shop.status !== "active")
       return refuse(
         c,

@@ -163,7 +163,7 @@ export class SettingsService {
     if (!result.ok) return { ok: false, message: result.message };
     const covered = new Set(result.stores.map((s) => s.storeId));
     const keepStore = shop.storeId !== null && covered.has(shop.storeId);
-    ctx.shops.updateSettings(shop.shop, {
+    await ctx.shops.updateSettings(shop.shop, {
       providerClientId: input.clientId,
       providerClientSecretSealed: ctx.secrets.seal(
         secret,
@@ -182,8 +182,8 @@ export class SettingsService {
       STORES_TTL_SECONDS,
     );
     // The same store in another environment is another store: its links are retired too.
-    const retired = keepStore ? this.#retireOtherSpaces(shop.shop) : 0;
-    this.#activateIfReady(shop.shop);
+    const retired = keepStore ? await this.#retireOtherSpaces(shop.shop) : 0;
+    await this.#activateIfReady(shop.shop);
     return { ok: true, stores: result.stores, retired };
   }
 
@@ -201,9 +201,9 @@ export class SettingsService {
           "Choose one of the stores listed for your credentials (verify them again if the list is missing).",
       };
     }
-    this.#ctx.shops.updateSettings(shop.shop, { storeId, storeCurrency: store.currencyCode });
-    const retired = this.#retireOtherSpaces(shop.shop);
-    this.#activateIfReady(shop.shop);
+    await this.#ctx.shops.updateSettings(shop.shop, { storeId, storeCurrency: store.currencyCode });
+    const retired = await this.#retireOtherSpaces(shop.shop);
+    await this.#activateIfReady(shop.shop);
     return { ok: true, retired };
   }
 
@@ -212,14 +212,14 @@ export class SettingsService {
    * for the record, never written through), so every order goes to the new store the next time
    * it syncs, and nothing more is written to the old one. Returns how many were retired.
    */
-  #retireOtherSpaces(shop: string): number {
-    const record = this.#ctx.shops.getShop(shop);
+  async #retireOtherSpaces(shop: string): Promise<number> {
+    const record = await this.#ctx.shops.getShop(shop);
     if (!record || record.storeId === null || !record.providerClientId) return 0;
     const space = {
       storeId: record.storeId,
       providerBaseUrl: this.#ctx.providers.for(record).baseUrl,
     };
-    return this.#ctx.links.retireOutside(
+    return await this.#ctx.links.retireOutside(
       shop,
       space,
       `the shop switched to store ${space.storeId} at ${space.providerBaseUrl}`,
@@ -227,8 +227,8 @@ export class SettingsService {
   }
 
   /** A shop paused only because its settings were missing starts syncing once they are there. */
-  #activateIfReady(shop: string) {
-    const record = this.#ctx.shops.getShop(shop);
+  async #activateIfReady(shop: string) {
+    const record = await this.#ctx.shops.getShop(shop);
     if (
       record?.status === "paused" &&
       record.pausedReason === AWAITING_SETTINGS &&
@@ -236,7 +236,7 @@ export class SettingsService {
       record.providerClientId &&
       record.providerClientSecretSealed
     ) {
-      this.#ctx.shops.setStatus(shop, "active");
+      await this.#ctx.shops.setStatus(shop, "active");
     }
   }
 
@@ -277,7 +277,7 @@ export class SettingsService {
     }
   }
 
-  saveProtectionVariants(shop: ShopRecord, variantIds: string[], catalog: Catalog) {
+  async saveProtectionVariants(shop: ShopRecord, variantIds: string[], catalog: Catalog) {
     const known = new Set(
       catalog.ok ? catalog.products.flatMap((p) => p.variants.map((v) => v.id)) : [],
     );
@@ -288,16 +288,16 @@ export class SettingsService {
         message: "Pick the protection variants from the list of your products.",
       };
     }
-    this.#ctx.shops.updateSettings(shop.shop, { protectionVariantIds: variantIds });
+    await this.#ctx.shops.updateSettings(shop.shop, { protectionVariantIds: variantIds });
     return { ok: true as const };
   }
 
-  saveLocations(
+  async saveLocations(
     shop: ShopRecord,
     map: Record<string, number>,
     defaultLocationId: number | null,
-  ): void {
-    this.#ctx.shops.updateSettings(shop.shop, { locationMap: map, defaultLocationId });
+  ): Promise<void> {
+    await this.#ctx.shops.updateSettings(shop.shop, { locationMap: map, defaultLocationId });
   }
 
   status(shop: ShopRecord): Promise<StatusView> {

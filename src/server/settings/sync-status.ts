@@ -30,10 +30,10 @@ export async function readSyncStatus(
   ctx: { links: LinkRepository; queues: SyncQueues },
   shop: ShopRecord,
 ): Promise<StatusView> {
-  const counts = ctx.links.countByResult(shop.shop);
+  const counts = await ctx.links.countByResult(shop.shop);
   const pending = await countQueuedForShop(ctx.queues.sync, shop.shop);
-  const rows = ctx.links.latestFailures(shop.shop, 5);
-  const withheld = ctx.links.countFailures(shop.shop, "protected-data");
+  const rows = await ctx.links.latestFailures(shop.shop, 5);
+  const withheld = await ctx.links.countFailures(shop.shop, "protected-data");
   return {
     protectedDataWithheld: withheld,
     synced: counts.synced,

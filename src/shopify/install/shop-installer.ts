@@ -69,11 +69,11 @@ export class ShopInstaller {
     const shop = session.shop;
     const log = logger.child({ shop });
     await this.#d.sessions.storeSession(session);
-    const known = shops.getShop(shop);
+    const known = await shops.getShop(shop);
     const configured = Boolean(
       known?.storeId && known.providerClientId && known.providerClientSecretSealed,
     );
-    const record = shops.upsertShop(shop, {
+    const record = await shops.upsertShop(shop, {
       // The token, and for an expiring one its refresh token and times (all sealed or plain).
       ...tokenColumns(session, secrets),
       scopes: session.scope ?? null,
@@ -85,7 +85,7 @@ export class ShopInstaller {
     const graphql = this.#d.adminFor(record);
     try {
       const { data } = await graphql.request<{ shop: { currencyCode: string } }>(SHOP_CURRENCY);
-      shops.updateSettings(shop, { shopCurrency: data.shop.currencyCode });
+      await shops.updateSettings(shop, { shopCurrency: data.shop.currencyCode });
     } catch (error) {
       log.warn({ err: { message: (error as Error).message } }, "could not read the shop currency");
     }
@@ -95,7 +95,7 @@ export class ShopInstaller {
         topics: SUBSCRIBED_TOPICS,
         mode: this.#d.webhookRegistration ?? "per-shop",
       });
-      shops.updateSettings(shop, {
+      await shops.updateSettings(shop, {
         subscriptionsCheckedAt: this.#now().toISOString(),
         subscriptionsError: null,
       });
@@ -103,13 +103,15 @@ export class ShopInstaller {
     } catch (error) {
       // The install stands: start-up and the sweep re-create what is missing. Meanwhile the
       // settings page, `status` and /metrics show it.
-      shops.updateSettings(shop, { subscriptionsError: (error as Error).message.slice(0, 300) });
+      await shops.updateSettings(shop, {
+        subscriptionsError: (error as Error).message.slice(0, 300),
+      });
       log.error(
         { err: { message: (error as Error).message } },
         "could not create the webhook subscriptions; the next check retries",
       );
     }
-    return shops.getShop(shop) as ShopRecord;
+    return (await shops.getShop(shop)) as ShopRecord;
   }
 
   /**
@@ -118,7 +120,7 @@ export class ShopInstaller {
    * that window may never have been sent.
    */
   async checkSubscriptions(shop: string): Promise<SubscriptionReport | null> {
-    const record = this.#d.shops.getShop(shop);
+    const record = await this.#d.shops.getShop(shop);
     if (!record || record.status === "uninstalled") return null;
     if (!record.accessTokenSealed) return null;
     const graphql = this.#d.adminFor(record);
@@ -131,7 +133,7 @@ export class ShopInstaller {
         mode: this.#d.webhookRegistration ?? "per-shop",
       });
     } catch (error) {
-      this.#d.shops.updateSettings(shop, {
+      await this.#d.shops.updateSettings(shop, {
         subscriptionsError: (error as Error).message.slice(0, 300),
       });
       throw error;
@@ -146,7 +148,7 @@ export class ShopInstaller {
       );
       if (this.#d.resyncSince) await this.#d.resyncSince(shop, new Date(since));
     }
-    this.#d.shops.updateSettings(shop, {
+    await this.#d.shops.updateSettings(shop, {
       subscriptionsCheckedAt: checkedAt.toISOString(),
       subscriptionsError: null,
     });
@@ -156,7 +158,7 @@ export class ShopInstaller {
   /** Start-up check over every installed shop; one shop's failure does not stop the others. */
   async checkAllSubscriptions(): Promise<SubscriptionReport[]> {
     const reports: SubscriptionReport[] = [];
-    for (const shop of this.#d.shops.listShops()) {
+    for (const shop of await this.#d.shops.listShops()) {
       if (shop.status === "uninstalled" || !shop.accessTokenSealed) continue;
       try {
         const report = await this.checkSubscriptions(shop.shop);

@@ -74,7 +74,7 @@ export class ShopTokens {
 
   /** The token to use now: refreshed first when its refresh time has come. */
   async current(shopDomain: string): Promise<string | null> {
-    const shop = this.#d.shops.getShop(shopDomain);
+    const shop = await this.#d.shops.getShop(shopDomain);
     if (!shop) return null;
     const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
     if (due && shop.refreshTokenSealed) return this.refresh(shopDomain, this.#open(shop));
@@ -90,7 +90,7 @@ export class ShopTokens {
     const owner = randomUUID();
     const deadline = Date.now() + LOCK_MS * 2;
     while (Date.now() < deadline) {
-      const shop = this.#d.shops.getShop(shopDomain);
+      const shop = await this.#d.shops.getShop(shopDomain);
       if (!shop || shop.status === "uninstalled") return null;
       // Refused once: only a reinstall brings a new pair; asking again would be a silent loop.
       if (shop.pausedReason === REINSTALL_NEEDED) return null;
@@ -117,7 +117,7 @@ export class ShopTokens {
    */
   async migrate(shopDomain: string, attempts = 3): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
-      const shop = this.#d.shops.getShop(shopDomain);
+      const shop = await this.#d.shops.getShop(shopDomain);
       if (!shop?.accessTokenSealed || shop.status === "uninstalled") return false;
       if (shop.refreshTokenSealed) return true;
       try {
@@ -125,7 +125,7 @@ export class ShopTokens {
           shop: shop.shop,
           nonExpiringOfflineAccessToken: this.#open(shop) as string,
         });
-        this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
+        await this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
         this.#d.logger.info(
           { shop: shop.shop },
           "non-expiring Shopify token migrated to an expiring one",
@@ -134,7 +134,7 @@ export class ShopTokens {
       } catch (error) {
         const status = error instanceof HttpResponseError ? error.response.code : undefined;
         if (status === 400 || status === 401) {
-          this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
+          await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
           this.#d.logger.warn(
             { shop: shop.shop, status },
             "Shopify refused the token migration: shop paused, reinstall needed",
@@ -153,7 +153,7 @@ export class ShopTokens {
   > {
     const results: { shop: string; result: "migrated" | "refused" | "failed"; reason?: string }[] =
       [];
-    for (const shop of this.#d.shops.listShops()) {
+    for (const shop of await this.#d.shops.listShops()) {
       if (!shop.accessTokenSealed || shop.refreshTokenSealed || shop.status === "uninstalled")
         continue;
       try {
@@ -180,7 +180,7 @@ export class ShopTokens {
         refreshToken,
       });
       // Stored before anything uses it: a crash after this line loses nothing.
-      this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
+      await this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
       log.info(
         { expiresAt: session.expires?.toISOString() ?? null },
         "Shopify access token refreshed",
@@ -190,7 +190,7 @@ export class ShopTokens {
       // 400/401 from the token endpoint: the refresh token is no longer accepted.
       const status = error instanceof HttpResponseError ? error.response.code : undefined;
       if (status === 400 || status === 401) {
-        this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
+        await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
         log.warn({ status }, "Shopify refused the refresh token: shop paused, reinstall needed");
         return null;
       }

@@ -132,7 +132,7 @@ export class Cluster {
       join(this.logDir, "sandbox.log"),
     );
     await this.sandbox.waitFor(/provider sandbox running/, 120_000);
-    this.#registerShops();
+    await this.#registerShops();
     await this.startWeb();
     await Promise.all(Array.from({ length: this.options.workers }, () => this.startWorker()));
   }
@@ -180,12 +180,12 @@ export class Cluster {
     };
   }
 
-  #registerShops() {
+  async #registerShops() {
     const db = openDatabase(join(this.dir, "connector.sqlite"));
     const shops = new ShopRepository(db);
     const box = createSecretBox(ENCRYPTION_KEY);
     for (const { shop, storeId } of this.shops) {
-      shops.upsertShop(shop, {
+      await shops.upsertShop(shop, {
         storeId,
         providerClientId: "chaos-client",
         providerClientSecretSealed: box.seal(
