@@ -11,6 +11,20 @@ const run = promisify(execFile);
 /** A real Redis Cluster of three masters on loopback, for the cluster tests. */
 export interface RedisClusterHandle {
   nodes: { host: string; port: number }[];
+  /** REDIS_CLUSTER_NODES for this cluster. */
+  seeds: string;
+  /** The ports of the nodes that are masters now (after failovers), from CLUSTER NODES. */
+  masters(): Promise<number[]>;
+  /** The replica of a master, by port. */
+  replicaOf(masterPort: number): Promise<number | undefined>;
+  /** kill -9 of one node. */
+  kill(port: number): void;
+  /** Starts a killed node again on its port, data directory and nodes.conf. */
+  restart(port: number): Promise<void>;
+  /** A manual failover (CLUSTER FAILOVER on the replica): no acknowledged write is lost. */
+  failover(replicaPort: number): Promise<void>;
+  /** Waits until every node reports cluster_state:ok. */
+  waitOk(): Promise<void>;
   /** A client of the cluster (ioredis `Cluster`), closed by `stop`. */
   connect(): Cluster;
   stop(): Promise<void>;
@@ -38,59 +52,141 @@ async function clusterPort(taken: Set<number>): Promise<number> {
   throw new Error("no free port pair for a Redis Cluster node");
 }
 
+export interface RedisClusterOptions {
+  /** Replicas per master (0: three masters alone). */
+  replicas?: number;
+  /** AOF with this fsync policy on every node (default: no persistence). */
+  appendfsync?: "always" | "everysec";
+  /** How long a master may be unreachable before its replica takes over (ms). */
+  nodeTimeoutMs?: number;
+}
+
 /**
- * Starts three `redis-server --cluster-enabled yes` processes and joins them with
- * `redis-cli --cluster create` (no replicas), then waits until the cluster reports `ok`.
+ * Starts `redis-server --cluster-enabled yes` processes (three masters, and `replicas` replicas
+ * of each) and joins them with `redis-cli --cluster create`, then waits until the cluster
+ * reports `ok`.
  */
-export async function startRedisCluster(): Promise<RedisClusterHandle> {
+export async function startRedisCluster(
+  options: RedisClusterOptions = {},
+): Promise<RedisClusterHandle> {
   const dir = await mkdtemp(join(tmpdir(), "redis-cluster-"));
   const taken = new Set<number>();
-  const processes: ChildProcess[] = [];
+  const processes = new Map<number, ChildProcess>();
   const clients: Cluster[] = [];
   const stop = async () => {
     for (const client of clients) client.disconnect();
-    for (const child of processes) child.kill("SIGKILL");
+    for (const child of processes.values()) child.kill("SIGKILL");
     await rm(dir, { recursive: true, force: true });
   };
+  const startNode = (port: number) => {
+    const child = spawn(
+      "redis-server",
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        `nodes-${port}.conf`,
+        "--cluster-node-timeout",
+        String(options.nodeTimeoutMs ?? 2_000),
+        "--dir",
+        dir,
+        "--save",
+        "",
+        "--maxmemory-policy",
+        "noeviction",
+        ...(options.appendfsync
+          ? [
+              "--appendonly",
+              "yes",
+              "--appendfilename",
+              `aof-${port}.aof`,
+              "--appenddirname",
+              `aof-${port}`,
+              "--appendfsync",
+              options.appendfsync,
+            ]
+          : ["--appendonly", "no"]),
+      ],
+      { stdio: "ignore" },
+    );
+    processes.set(port, child);
+  };
+  const clusterNodes = async (port: number) => {
+    const { stdout } = await run("redis-cli", ["-p", String(port), "cluster", "nodes"]);
+    return stdout
+      .trim()
+      .split("\n")
+      .map((line) => {
+        const [id, address, flags, master] = line.split(" ");
+        return {
+          id: id as string,
+          port: Number((address ?? "").split(":")[1]?.split("@")[0]),
+          flags: (flags ?? "").split(","),
+          master: master as string,
+        };
+      });
+  };
+  const alive = () => [...processes].filter(([, c]) => c.exitCode === null && !c.killed);
   try {
     const ports: number[] = [];
-    for (let i = 0; i < 3; i++) ports.push(await clusterPort(taken));
-    for (const port of ports) {
-      const child = spawn(
-        "redis-server",
-        [
-          "--port",
-          String(port),
-          "--bind",
-          "127.0.0.1",
-          "--cluster-enabled",
-          "yes",
-          "--cluster-config-file",
-          `nodes-${port}.conf`,
-          "--dir",
-          dir,
-          "--save",
-          "",
-          "--appendonly",
-          "no",
-        ],
-        { stdio: "ignore" },
-      );
-      processes.push(child);
-    }
+    const count = 3 * (1 + (options.replicas ?? 0));
+    for (let i = 0; i < count; i++) ports.push(await clusterPort(taken));
+    for (const port of ports) startNode(port);
     for (const port of ports) await waitForPing(port);
     await run("redis-cli", [
       "--cluster",
       "create",
       ...ports.map((port) => `127.0.0.1:${port}`),
       "--cluster-replicas",
-      "0",
+      String(options.replicas ?? 0),
       "--cluster-yes",
     ]);
     for (const port of ports) await waitForClusterOk(port);
     const nodes = ports.map((port) => ({ host: "127.0.0.1", port }));
+    const waitOk = async () => {
+      for (const [port] of alive()) await waitForClusterOk(port);
+    };
     return {
       nodes,
+      seeds: nodes.map((n) => `${n.host}:${n.port}`).join(","),
+      async masters() {
+        const [port] = alive()[0] ?? [];
+        const all = await clusterNodes(port as number);
+        return all
+          .filter((n) => n.flags.includes("master") && !n.flags.includes("fail"))
+          .map((n) => n.port);
+      },
+      async replicaOf(masterPort) {
+        const [port] = alive()[0] ?? [];
+        const all = await clusterNodes(port as number);
+        const master = all.find((n) => n.port === masterPort);
+        return all.find(
+          (n) => n.master === master?.id && n.flags.includes("slave") && !n.flags.includes("fail"),
+        )?.port;
+      },
+      kill(port) {
+        processes.get(port)?.kill("SIGKILL");
+      },
+      async restart(port) {
+        startNode(port);
+        await waitForPing(port);
+      },
+      async failover(replicaPort) {
+        await run("redis-cli", ["-p", String(replicaPort), "cluster", "failover"]);
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const me = (await clusterNodes(replicaPort)).find((n) => n.flags.includes("myself"));
+          if (me?.flags.includes("master")) break;
+          if (Date.now() > deadline) throw new Error(`node ${replicaPort} never became master`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await waitOk();
+      },
+      waitOk,
       connect() {
         const client = new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } });
         client.on("error", () => {});

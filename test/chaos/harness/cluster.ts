@@ -6,15 +6,16 @@ import type { SandboxFaults } from "@connector/provider-sandbox";
 import type { Arrival } from "@connector/provider-sandbox/app.ts";
 import type { StoredOrder } from "@connector/provider-sandbox/orders.ts";
 import { Queue } from "bullmq";
-import { Redis } from "ioredis";
+import { Redis, Cluster as RedisCluster } from "ioredis";
 import {
   freePort,
   type RedisServerHandle,
   startRedisServer,
 } from "../../../src/lib/redis-server.ts";
 import { createSecretBox, sealedFor } from "../../../src/lib/secret-box.ts";
-import { QUEUE } from "../../../src/queue/names.ts";
+import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
 import { openDatabase, ShopRepository } from "../../../src/store/index.ts";
+import { type RedisClusterHandle, startRedisCluster } from "../../helpers/redis-cluster.ts";
 import { killOnHarnessExit, ManagedProcess, sleep } from "./processes.ts";
 
 export interface ClusterOptions {
@@ -25,6 +26,11 @@ export interface ClusterOptions {
   /** Shops, each on its own provider store. */
   shops?: number;
   appendfsync?: "always" | "everysec";
+  /**
+   * A Redis Cluster (three masters, one replica each, AOF with `appendfsync`) instead of one
+   * redis-server: the connector gets REDIS_CLUSTER_NODES.
+   */
+  redisCluster?: boolean;
   /** The provider's budget per store (the connector is told the same). */
   rateLimit?: number;
   rateWindowMs?: number;
@@ -61,12 +67,14 @@ export class Cluster {
   readonly sandboxPort: number;
   readonly prefix = "chaos";
   redis!: RedisServerHandle;
+  /** With `redisCluster`: the cluster, whose nodes a scenario kills and fails over. */
+  redisCluster?: RedisClusterHandle;
   sandbox!: ManagedProcess;
   web!: ManagedProcess;
   workers: ManagedProcess[] = [];
   #redisPort = 0;
   #serial = 0;
-  #harnessRedis?: Redis;
+  #harnessRedis?: Redis | RedisCluster;
   #queues?: { sync: Queue; deadLetter: Queue };
 
   private constructor(
@@ -139,6 +147,13 @@ export class Cluster {
 
   /** (Re)starts redis-server on the same port and directory, so its AOF is replayed. */
   async startRedis(): Promise<void> {
+    if (this.options.redisCluster) {
+      this.redisCluster = await startRedisCluster({
+        replicas: 1,
+        appendfsync: this.options.appendfsync ?? "always",
+      });
+      return;
+    }
     this.redis = await startRedisServer({
       appendonly: true,
       appendfsync: this.options.appendfsync ?? "everysec",
@@ -159,7 +174,9 @@ export class Cluster {
       NODE_ENV: "development",
       PORT: String(this.webPort),
       APP_URL: this.webUrl,
-      REDIS_URL: this.redisUrl,
+      ...(this.redisCluster
+        ? { REDIS_CLUSTER_NODES: this.redisCluster.seeds }
+        : { REDIS_URL: this.redisUrl }),
       REDIS_PREFIX: this.prefix,
       DATABASE_PATH: join(this.dir, "connector.sqlite"),
       SHOPIFY_API_KEY: "chaos-api-key",
@@ -272,14 +289,18 @@ export class Cluster {
   // -- the queues, read from the harness -------------------------------------------------------
   #queue() {
     if (!this.#queues) {
-      this.#harnessRedis = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
-      this.#harnessRedis.on("error", () => {});
+      const connection = this.redisCluster
+        ? new RedisCluster(this.redisCluster.nodes, {
+            redisOptions: { maxRetriesPerRequest: null },
+            retryDelayOnFailover: 200,
+            retryDelayOnClusterDown: 200,
+          })
+        : new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+      connection.on("error", () => {});
+      this.#harnessRedis = connection;
       this.#queues = {
-        sync: new Queue(QUEUE.sync, { connection: this.#harnessRedis, prefix: this.prefix }),
-        deadLetter: new Queue(QUEUE.deadLetter, {
-          connection: this.#harnessRedis,
-          prefix: this.prefix,
-        }),
+        sync: new Queue(QUEUE.sync, queueOptions(connection, this.prefix)),
+        deadLetter: new Queue(QUEUE.deadLetter, queueOptions(connection, this.prefix)),
       };
     }
     return this.#queues;
@@ -350,6 +371,7 @@ export class Cluster {
     }
     this.#harnessRedis?.disconnect();
     await this.redis?.stop();
+    await this.redisCluster?.stop();
     if (!process.env.CHAOS_KEEP) rmSync(this.dir, { recursive: true, force: true });
   }
 }
