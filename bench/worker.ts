@@ -13,10 +13,12 @@ import { parseArgs } from "node:util";
 import { startSandbox } from "@connector/provider-sandbox";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
+import pg from "pg";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { QUEUE } from "../src/queue/names.ts";
 import { SYNC_JOB_OPTIONS, syncDedupId } from "../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
+import { createTestDatabase, type PostgresHandle, startPostgres } from "../test/helpers/postgres.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { benchContext } from "./context.ts";
 
@@ -25,8 +27,11 @@ const { values: args } = parseArgs({
     jobs: { type: "string", default: "20000" },
     stores: { type: "string", default: "200" },
     processes: { type: "string", default: "1,2,4" },
+    /** The link stores to run on: sqlite, postgres, or both (same run, alternating). */
+    database: { type: "string", default: "sqlite" },
   },
 });
+const DATABASES = args.database.split(",") as ("sqlite" | "postgres")[];
 const JOBS = Number(args.jobs);
 const STORES = Number(args.stores);
 const PROCESSES = args.processes.split(",").map(Number);
@@ -45,6 +50,51 @@ const sandbox = await startSandbox({
   rateLimit: 1_000_000_000,
   windowMs: 60_000,
 });
+
+// Postgres with pg_stat_statements: the statements every run sends, counted by the server.
+const postgres: PostgresHandle | undefined = DATABASES.includes("postgres")
+  ? await startPostgres({ preload: ["pg_stat_statements"] })
+  : undefined;
+
+async function pgQuery(sql: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: postgres?.url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+if (postgres) await pgQuery("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+
+/** Statements the connector sent (not BEGIN/COMMIT, not this bench's own reads). */
+async function pgStatements(): Promise<number> {
+  if (!postgres) return 0;
+  const [row] = await pgQuery(
+    `SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements
+     WHERE query NOT ILIKE '%pg_stat_statements%' AND query NOT IN ('BEGIN', 'COMMIT')`,
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** CPU of every Postgres process (the postmaster's children), in ms. */
+function postgresCpuMs(): number {
+  if (!postgres) return 0;
+  const pids = execFileSync("pgrep", ["-P", String(postgres.pid())], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map(Number);
+  let ms = 0;
+  for (const pid of pids) {
+    try {
+      ms += procStats(pid).cpuMs;
+    } catch {
+      // ended between the listing and the read
+    }
+  }
+  return ms;
+}
 
 function procStats(pid: number): { cpuMs: number; peakRssMb: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
@@ -84,14 +134,20 @@ interface Row {
   cpuMsPerJob: number;
   redisCallsPerJob: number;
   peakRssMb: number;
+  /** Postgres statements per job (0 on SQLite), BEGIN and COMMIT not counted. */
+  pgStatementsPerJob: number;
+  pgCpuMsPerJob: number;
 }
 
 let runIndex = 0;
-async function prepare(prefix: string, dbPath: string) {
+async function prepare(prefix: string, database: string) {
   // Each run syncs orders the sandbox has not seen (it keeps state across runs).
   const firstId = 50_000_000 + 1_000_000 * runIndex++;
   const ctx = await benchContext({
-    env: { DATABASE_PATH: dbPath, LOG_LEVEL: "silent" },
+    env: {
+      ...(database.startsWith("postgres") ? { DATABASE_URL: database } : { DATABASE_PATH: database }),
+      LOG_LEVEL: "silent",
+    },
     redisUrl: redisServer.url,
     prefix,
     provider: { ...sandbox, baseUrl: sandbox.url },
@@ -156,6 +212,8 @@ async function measure(
   done: () => Promise<boolean>,
 ): Promise<Row> {
   const callsBefore = await commandCalls();
+  const statementsBefore = await pgStatements();
+  const pgCpuBefore = postgresCpuMs();
   const byNameBefore = await commandsByName();
   const cpuBefore = process.cpuUsage();
   const started = Date.now();
@@ -164,6 +222,8 @@ async function measure(
   const stats = children.map((c) => procStats(c.pid as number));
   const cpu = process.cpuUsage(cpuBefore);
   const calls = (await commandCalls()) - callsBefore;
+  const pgCpu = postgresCpuMs() - pgCpuBefore;
+  const statements = (await pgStatements()) - statementsBefore;
   if (process.env.BENCH_COMMANDS) {
     const perJob = [...(await commandsByName())]
       .map(([cmd, n]) => [cmd, (n - (byNameBefore.get(cmd) ?? 0)) / JOBS] as const)
@@ -182,6 +242,8 @@ async function measure(
     cpuMsPerJob: stats.reduce((s, x) => s + x.cpuMs, 0) / JOBS,
     redisCallsPerJob: calls / JOBS,
     peakRssMb: Math.max(...stats.map((s) => s.peakRssMb)),
+    pgStatementsPerJob: statements / JOBS,
+    pgCpuMsPerJob: pgCpu / JOBS,
   };
 }
 
@@ -217,51 +279,57 @@ const rows: Row[] = [];
 }
 
 for (const processes of PROCESSES) {
-  const prefix = `bench-w${processes}`;
-  const dir = mkdtempSync(join(tmpdir(), "bench-worker-"));
-  const dbPath = join(dir, "c.sqlite");
-  const ctx = await prepare(prefix, dbPath);
-  const before = sandbox.state.orders.size;
-  const children = spawnWorkers(
-    processes,
-    {
-      REDIS_URL: redisServer.url,
-      REDIS_PREFIX: prefix,
-      DATABASE_PATH: dbPath,
-      PROVIDER_BASE_URL: sandbox.url,
-      PROVIDER_AUTH_URL: sandbox.authUrl,
-      PROVIDER_AUDIENCE: sandbox.audience,
-      PROVIDER_RATE_LIMIT: "1000000000",
-      WORKER_CONCURRENCY: "16",
-      LOG_LEVEL: "silent",
-    },
-    ["dist/main.mjs", "--role", "worker"],
-  );
-  rows.push(
-    await measure(
-      `connector sync worker (${processes} process${processes > 1 ? "es" : ""})`,
-      children,
-      async () => sandbox.state.orders.size - before >= JOBS,
-    ),
-  );
-  await ctx.close();
-  rmSync(dir, { recursive: true, force: true });
+  for (const database of DATABASES) {
+    const prefix = `bench-w${processes}-${database}`;
+    const dir = mkdtempSync(join(tmpdir(), "bench-worker-"));
+    const target =
+      database === "postgres"
+        ? await createTestDatabase(postgres?.url as string)
+        : join(dir, "c.sqlite");
+    const ctx = await prepare(prefix, target);
+    const before = sandbox.state.orders.size;
+    const children = spawnWorkers(
+      processes,
+      {
+        REDIS_URL: redisServer.url,
+        REDIS_PREFIX: prefix,
+        ...(database === "postgres" ? { DATABASE_URL: target } : { DATABASE_PATH: target }),
+        PROVIDER_BASE_URL: sandbox.url,
+        PROVIDER_AUTH_URL: sandbox.authUrl,
+        PROVIDER_AUDIENCE: sandbox.audience,
+        PROVIDER_RATE_LIMIT: "1000000000",
+        WORKER_CONCURRENCY: "16",
+        LOG_LEVEL: "silent",
+      },
+      ["dist/main.mjs", "--role", "worker"],
+    );
+    rows.push(
+      await measure(
+        `connector sync worker, ${database === "postgres" ? "Postgres" : "SQLite"} (${processes} process${processes > 1 ? "es" : ""})`,
+        children,
+        async () => sandbox.state.orders.size - before >= JOBS,
+      ),
+    );
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const bound = rows[0]?.jobsPerSecond ?? 1;
 console.log(
-  "| run | jobs/s | share of bare bound | worker CPU ms per job | sandbox CPU ms per job | Redis commands per job (in scripts too) | peak RSS per process (MB) |",
+  "| run | jobs/s | share of bare bound | worker CPU ms per job | sandbox CPU ms per job | Redis commands per job (in scripts too) | Postgres statements per job | Postgres CPU ms per job | peak RSS per process (MB) |",
 );
-console.log("|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(
-    `| ${r.name} | ${r.jobsPerSecond.toFixed(0)} | ${((r.jobsPerSecond / bound) * 100).toFixed(0)}% | ${r.cpuMsPerJob.toFixed(2)} | ${r.sandboxCpuMsPerJob.toFixed(2)} | ${r.redisCallsPerJob.toFixed(1)} | ${r.peakRssMb.toFixed(0)} |`,
+    `| ${r.name} | ${r.jobsPerSecond.toFixed(0)} | ${((r.jobsPerSecond / bound) * 100).toFixed(0)}% | ${r.cpuMsPerJob.toFixed(2)} | ${r.sandboxCpuMsPerJob.toFixed(2)} | ${r.redisCallsPerJob.toFixed(1)} | ${r.pgStatementsPerJob.toFixed(1)} | ${r.pgCpuMsPerJob.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`,
   );
 }
 console.log(
   "\nSQLite per synced one-line order (from the code path): the intent insert (committed before the provider call), then one transaction with the order link, its line-item link, the intent completion and the synced mark: 2 transactions.",
 );
 await sandbox.close();
+await postgres?.stop();
 redis.disconnect();
 await redisServer.stop();
 process.exit(0);

@@ -3,7 +3,7 @@
 // Gradle-wrapper idea): it runs a command under a Node that the connector supports, with its
 // native modules loadable by that Node and the services the command needs on the machine.
 //
-//   node scripts/with-node.mjs [--needs redis-server,chromium] <command> [args…]
+//   node scripts/with-node.mjs [--needs redis-server,chromium,postgresql] <command> [args…]
 //
 // - Node: the running one when it is new enough (nothing downloaded). Otherwise Node 24 from the
 //   npm registry (the `node-<platform>-<arch>` package: the binary and its headers, no install
@@ -14,11 +14,20 @@
 //   fault rather than an error.
 // - Native modules: the chosen Node loads each one once before the command runs; one that does
 //   not load (built for another Node) is rebuilt with node-gyp against that Node's headers.
-// - Services: a missing redis-server (or chromium, for the browser tests) is installed with
+// - Services: a missing redis-server (or chromium for the browser tests, or PostgreSQL's server
+//   for the tests that run the link store on Postgres) is installed with
 //   apt-get when running as root; otherwise the one command that installs it is printed.
 // It says on stderr which Node it uses and where that came from. It runs on Node 18 or newer.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+} from "node:fs";
 import { constants, homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -199,7 +208,20 @@ export function ensureNativeModules(node) {
 const SERVICES = {
   "redis-server": { check: () => onPath("redis-server"), apt: "redis-server", brew: "redis" },
   chromium: { check: () => existsSync("/usr/bin/chromium"), apt: "chromium", brew: null },
+  // The server binaries (initdb, postgres): the tests start a private server of their own.
+  postgresql: { check: () => postgresBinDir() !== null, apt: "postgresql", brew: "postgresql@16" },
 };
+
+/** Debian's PostgreSQL server binaries, or the ones on PATH (Homebrew). */
+export function postgresBinDir() {
+  const root = "/usr/lib/postgresql";
+  if (existsSync(root)) {
+    for (const version of readdirSync(root).sort((a, b) => Number(b) - Number(a))) {
+      if (existsSync(join(root, version, "bin", "initdb"))) return join(root, version, "bin");
+    }
+  }
+  return onPath("initdb") && onPath("postgres") ? "PATH" : null;
+}
 
 function onPath(command) {
   return (process.env.PATH ?? "")
@@ -248,7 +270,7 @@ function main(argv) {
   for (const name of needs) {
     // `local-redis`: redis-server only when the connector starts its own (no REDIS_URL).
     if (name === "local-redis") {
-      if (!process.env.REDIS_URL) ensureService("redis-server");
+      if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) ensureService("redis-server");
     } else ensureService(name);
   }
   const [command, ...rest] = args;

@@ -1,16 +1,18 @@
 import { parseArgs } from "node:util";
+import type { Logger } from "pino";
 import { createConnector } from "./app/connector.ts";
 import { DEMO_SHOP, registerDemoShop, resolveServices, Started } from "./app/development.ts";
+import { databaseTarget } from "./app/infrastructure.ts";
 import { startWebRole } from "./app/web.ts";
 import { startWorkerRole } from "./app/worker.ts";
-import { ConfigError, parseEnv } from "./config/env.ts";
+import { ConfigError, type Env, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig } from "./config/runtime-config.ts";
 import { createLogger } from "./lib/logger.ts";
 import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
 import { sealedSecretsProblem } from "./ops/index.ts";
 import { isWebPrimary, shareMetricsWithPrimary, startWebPrimary } from "./server/web-cluster.ts";
-import { openDatabase, ShopRepository } from "./store/index.ts";
+import { openDatabase, ShopRepository, waitForDatabase } from "./store/index.ts";
 
 /** What this process started (a private redis-server, the sandbox, the instance lock). */
 const started = new Started();
@@ -31,10 +33,12 @@ async function main() {
   const config = resolveRuntimeConfig(env);
   const logger = createLogger(env.LOG_LEVEL);
   // Before anything is started: a key that cannot open the stored secrets stops the process
-  // with the fix, instead of every sync retrying on values it cannot open.
+  // with the fix, instead of every sync retrying on values it cannot open. A Postgres that is
+  // not up yet is waited for as Redis is: the web role gives up after REDIS_WAIT_MS.
   await checkStoredSecrets(
-    env.DATABASE_PATH,
+    env,
     createSecretBox(config.encryptionKey, config.previousEncryptionKeys),
+    { logger, ...(role === "worker" ? {} : { giveUpAfterMs: env.REDIS_WAIT_MS }) },
   );
   if (config.devDefaults.length > 0) {
     logger.warn(
@@ -151,13 +155,18 @@ async function main() {
   );
 }
 
-async function checkStoredSecrets(databasePath: string, secrets: SecretBox): Promise<void> {
-  const db = openDatabase(databasePath);
+async function checkStoredSecrets(
+  env: Env,
+  secrets: SecretBox,
+  wait: { logger: Logger; giveUpAfterMs?: number },
+): Promise<void> {
+  const db = openDatabase(databaseTarget(env), { poolSize: 1 });
   try {
+    await waitForDatabase(db, wait);
     const problem = await sealedSecretsProblem(new ShopRepository(db), secrets);
     if (problem) throw new ConfigError(problem);
   } finally {
-    db.$client.close();
+    await db.close();
   }
 }
 

@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
+import type { Env } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { createSecretBox, type SecretBox } from "../lib/secret-box.ts";
@@ -48,13 +49,19 @@ export interface InfrastructureOptions {
 export const redisUrlFile = (databasePath: string) =>
   join(dirname(databasePath), "redis", "redis.url");
 
+/** Where the links are: DATABASE_URL (Postgres) when set, else the SQLite file. */
+export const databaseTarget = (env: Env) => env.DATABASE_URL ?? env.DATABASE_PATH;
+
 export function openInfrastructure(options: InfrastructureOptions): Infrastructure {
   const { config, logger } = options;
   const redis = createRedis(options.redis, "worker", "connector");
   const ingestRedis = createRedis(options.redis, "ingest", "connector-ingest");
   const jobRedis = createRedis(options.redis, "pipelined", "connector-jobs");
   const connections = [redis, ingestRedis, jobRedis];
-  const db = openDatabase(config.env.DATABASE_PATH);
+  const db = openDatabase(databaseTarget(config.env), {
+    poolSize: config.env.DATABASE_POOL_SIZE,
+    statementTimeoutMs: config.env.DATABASE_STATEMENT_TIMEOUT_MS,
+  });
   return {
     config,
     logger,
@@ -66,6 +73,7 @@ export function openInfrastructure(options: InfrastructureOptions): Infrastructu
     secrets: createSecretBox(config.encryptionKey, config.previousEncryptionKeys),
     metrics: options.metrics ?? new ConnectorMetrics(),
     async ready() {
+      await db.ready();
       await Promise.all(
         connections.map((r) =>
           r.status === "ready"
@@ -76,7 +84,7 @@ export function openInfrastructure(options: InfrastructureOptions): Infrastructu
     },
     async close() {
       for (const connection of connections) connection.disconnect();
-      db.$client.close();
+      await db.close();
     },
   };
 }

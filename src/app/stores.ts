@@ -2,7 +2,12 @@ import { BackfillRepository, CheckpointRepository } from "../backfill/index.ts";
 import { SnapshotStore } from "../ingest/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { SealedSessionStorage } from "../shopify/install/index.ts";
-import { LinkRepository, PrivacyRequestRepository, ShopRepository } from "../store/index.ts";
+import {
+  createLinkRepository,
+  type LinkRepository,
+  PrivacyRequestRepository,
+  ShopRepository,
+} from "../store/index.ts";
 import type { Infrastructure } from "./infrastructure.ts";
 
 /** Every store of the connector, built once per process: SQLite repositories and Redis stores. */
@@ -24,7 +29,7 @@ export function createStores(infra: Infrastructure): Stores {
   const { db, config, prefix } = infra;
   return {
     shops: new ShopRepository(db),
-    links: new LinkRepository(db),
+    links: createLinkRepository(db),
     sessions: new SealedSessionStorage(db, infra.secrets),
     backfills: new BackfillRepository(db),
     checkpoints: new CheckpointRepository(db),

@@ -1,9 +1,8 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
-import type { Db } from "../store/index.ts";
-import { schema } from "../store/index.ts";
+import type { Db, schema } from "../store/index.ts";
 import { firstCursor, type PagerCursor } from "./windowed-pager.ts";
 
-const { backfills } = schema;
+type Backfills = typeof schema.backfills;
 
 export type BackfillStatus = "running" | "paused" | "completed" | "failed";
 
@@ -22,7 +21,7 @@ export interface BackfillRecord {
   completedAt: string | null;
 }
 
-type Row = typeof backfills.$inferSelect;
+type Row = Backfills["$inferSelect"];
 
 function toRecord(row: Row): BackfillRecord {
   return {
@@ -32,7 +31,7 @@ function toRecord(row: Row): BackfillRecord {
 }
 
 /**
- * Backfills in SQLite: the cursor is written after every page, so a backfill resumes where it
+ * Backfills in the link store: the cursor is written after every page, so a backfill resumes where it
  * stood after a restart or a crash (the page in flight is read again; reconciling makes that
  * harmless).
  */
@@ -44,8 +43,9 @@ export class BackfillRepository {
     since: string | null;
     until: string;
   }): Promise<BackfillRecord> {
+    const { backfills } = this.db.t;
     const now = new Date().toISOString();
-    const row = this.db
+    const [row] = await this.db.orm
       .insert(backfills)
       .values({
         shop: input.shop,
@@ -57,85 +57,81 @@ export class BackfillRepository {
         startedAt: now,
         updatedAt: now,
       })
-      .returning()
-      .get();
-    return toRecord(row);
+      .returning();
+    return toRecord(row as Row);
   }
 
   async get(id: number): Promise<BackfillRecord | null> {
-    const row = this.db.select().from(backfills).where(eq(backfills.id, id)).get();
+    const { backfills } = this.db.t;
+    const [row] = await this.db.orm.select().from(backfills).where(eq(backfills.id, id));
     return row ? toRecord(row) : null;
   }
 
   /** The shop's backfill that has not finished, if any (one at a time per shop). */
   async active(shop: string): Promise<BackfillRecord | null> {
-    const row = this.db
+    const { backfills } = this.db.t;
+    const [row] = await this.db.orm
       .select()
       .from(backfills)
       .where(and(eq(backfills.shop, shop), inArray(backfills.status, ["running", "paused"])))
       .orderBy(desc(backfills.id))
-      .get();
+      .limit(1);
     return row ? toRecord(row) : null;
   }
 
   async latest(shop: string): Promise<BackfillRecord | null> {
-    const row = this.db
-      .select()
-      .from(backfills)
-      .where(eq(backfills.shop, shop))
-      .orderBy(desc(backfills.id))
-      .get();
-    return row ? toRecord(row) : null;
+    const [row] = await this.list(shop, 1);
+    return row ?? null;
   }
 
   /** Every backfill, of one shop or of all, newest first. */
   async newestFirst(shop?: string): Promise<BackfillRecord[]> {
-    return this.db
+    const { backfills } = this.db.t;
+    const rows = await this.db.orm
       .select()
       .from(backfills)
       .where(shop ? eq(backfills.shop, shop) : undefined)
-      .orderBy(desc(backfills.id))
-      .all()
-      .map(toRecord);
+      .orderBy(desc(backfills.id));
+    return rows.map(toRecord);
   }
 
   async list(shop: string, limit = 20): Promise<BackfillRecord[]> {
-    return this.db
+    const { backfills } = this.db.t;
+    const rows = await this.db.orm
       .select()
       .from(backfills)
       .where(eq(backfills.shop, shop))
       .orderBy(desc(backfills.id))
-      .limit(limit)
-      .all()
-      .map(toRecord);
+      .limit(limit);
+    return rows.map(toRecord);
   }
 
   async setTotal(id: number, total: number) {
-    this.#update(id, { total });
+    await this.#update(id, { total });
   }
 
   async saveProgress(id: number, cursor: PagerCursor, done: number) {
-    this.#update(id, { cursor: JSON.stringify(cursor), done, status: "running" });
+    await this.#update(id, { cursor: JSON.stringify(cursor), done, status: "running" });
   }
 
   async complete(id: number, done: number) {
     const now = new Date().toISOString();
-    this.#update(id, { done, status: "completed", completedAt: now, cursor: null });
+    await this.#update(id, { done, status: "completed", completedAt: now, cursor: null });
   }
 
   async fail(id: number, error: string) {
-    this.#update(id, { status: "failed", error: error.slice(0, 2_000) });
+    await this.#update(id, { status: "failed", error: error.slice(0, 2_000) });
   }
 
   async setStatus(id: number, status: BackfillStatus) {
-    this.#update(id, { status });
+    await this.#update(id, { status });
   }
 
-  #update(id: number, set: Partial<Row>) {
-    this.db
+  async #update(id: number, set: Partial<Row>) {
+    const { backfills } = this.db.t;
+    await this.db.orm
       .update(backfills)
       .set({ ...set, updatedAt: new Date().toISOString() })
-      .where(eq(backfills.id, id))
-      .run();
+      .where(eq(backfills.id, id));
   }
 }

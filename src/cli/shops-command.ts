@@ -1,10 +1,18 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { pino } from "pino";
 import { withContext } from "../app/cli.ts";
+import { databaseTarget } from "../app/infrastructure.ts";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
-import { LinkRepository, openDatabase, ShopRepository } from "../store/index.ts";
+import {
+  createLinkRepository,
+  type Db,
+  openDatabase,
+  ShopRepository,
+  waitForDatabase,
+} from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 import { formatTable } from "./table.ts";
 
@@ -70,7 +78,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         currency: string;
         accessToken?: string;
       }) => {
-        const db = openDatabase(config.env.DATABASE_PATH);
+        const db = await openStore(config);
         const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
         const record = await new ShopRepository(db).upsertShop(opts.shop, {
           status: "active",
@@ -95,12 +103,12 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           installedAt: new Date().toISOString(),
         });
         // A new store: the links into the previous one are retired, the orders sent again.
-        const retired = await new LinkRepository(db).retireOutside(
+        const retired = await createLinkRepository(db).retireOutside(
           opts.shop,
           { storeId: opts.storeId, providerBaseUrl: null },
           `the shop switched to store ${opts.storeId}`,
         );
-        db.$client.close();
+        await db.close();
         if (retired > 0) {
           console.log(
             `${retired} orders were linked to another provider store: they will be sent to store ${opts.storeId} the next time they change (kept for the record)`,
@@ -151,7 +159,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         protectionVariantId?: string[];
         currency?: string;
       }) => {
-        const db = openDatabase(config.env.DATABASE_PATH);
+        const db = await openStore(config);
         try {
           const repository = new ShopRepository(db);
           const shop = await repository.getShop(opts.shop);
@@ -181,7 +189,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           await repository.updateSettings(opts.shop, changes);
           const retired =
             opts.storeId !== undefined && opts.storeId !== shop.storeId
-              ? await new LinkRepository(db).retireOutside(
+              ? await createLinkRepository(db).retireOutside(
                   opts.shop,
                   { storeId: opts.storeId, providerBaseUrl: null },
                   `the shop switched to store ${opts.storeId}`,
@@ -194,7 +202,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             );
           }
         } finally {
-          db.$client.close();
+          await db.close();
         }
       },
     );
@@ -222,8 +230,8 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .description("list shops and how their orders stand")
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean }) => {
-      const db = openDatabase(config.env.DATABASE_PATH);
-      const links = new LinkRepository(db);
+      const db = await openStore(config);
+      const links = createLinkRepository(db);
       const rows = [];
       for (const s of await new ShopRepository(db).listShops()) {
         rows.push({
@@ -234,7 +242,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           ...(s.pausedReason ? { pausedReason: s.pausedReason } : {}),
         });
       }
-      db.$client.close();
+      await db.close();
       if (opts.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log("no shops yet: add one with `connector shops add`");
       else console.log(formatTable(rows));
@@ -251,14 +259,14 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
     .requiredOption("--order <id-or-name>", "Shopify order ID, or its name such as #1001")
     .option("--json", "print JSON")
     .action(async (opts: { shop: string; order: string; json?: boolean }) => {
-      const db = openDatabase(config.env.DATABASE_PATH);
-      const links = new LinkRepository(db);
+      const db = await openStore(config);
+      const links = createLinkRepository(db);
       const sourceOrderId = /^\d{6,}$/.test(opts.order)
         ? opts.order
         : ((await links.findByOrderName(opts.shop, opts.order))?.sourceOrderId ?? opts.order);
       const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
       const detail = await links.loadLinks(opts.shop, sourceOrderId);
-      db.$client.close();
+      await db.close();
       if (!row || !detail) {
         console.error(
           `no provider order is linked to ${opts.order} in ${opts.shop} (not synced yet, or failed: see \`connector dlq list\`)`,
@@ -299,4 +307,16 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
         ].join("\n"),
       );
     });
+}
+
+/** The link store the connector uses (DATABASE_URL or DATABASE_PATH), ready to read. */
+async function openStore(config: RuntimeConfig): Promise<Db> {
+  const db = openDatabase(databaseTarget(config.env), { poolSize: 2 });
+  try {
+    await waitForDatabase(db, { logger: pino({ level: "silent" }), giveUpAfterMs: 5_000 });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return db;
 }

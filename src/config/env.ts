@@ -80,6 +80,18 @@ export const EnvSchema = z.object({
     .regex(/^[\w.-]+$/, "letters, digits, '.', '_' or '-' only")
     .default("connector"),
   DATABASE_PATH: z.string().min(1).default("./data/connector.sqlite"),
+  /**
+   * Postgres as the link store instead of the SQLite file: `postgres://user:password@host/db`.
+   * Every process of a deployment (web, workers, the CLI) uses the same database.
+   */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, "must be a postgres:// URL")
+    .optional(),
+  /** Postgres connections per process (each web and worker process has its own pool). */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  /** A Postgres statement running longer is cancelled, and the job retried. */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   SHOPIFY_API_KEY: z.string().min(1).optional(),
   SHOPIFY_API_SECRET: z.string().min(1).optional(),
   SHOPIFY_API_VERSION: z

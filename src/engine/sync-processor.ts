@@ -96,7 +96,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       trigger: job.data.trigger,
     });
     log.debug({ attempt: job.attemptsMade + 1 }, "sync job started");
-    const shopRecord = await deps.shops.getShop(shop);
+    const shopRecord = await deps.shops.getShop(shop).catch((error: unknown) => {
+      // The link store is down (a Postgres restart, a locked SQLite file): BullMQ retries.
+      log.warn({ err: describe(error) }, "could not read the shop; will retry");
+      throw error;
+    });
     if (!shopRecord || shopRecord.status === "uninstalled") {
       deps.metrics?.jobDone("skipped");
       const reason = shopRecord ? "shop uninstalled" : "shop unknown";

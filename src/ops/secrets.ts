@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { deleteKeys, type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import type { SealedSessionStorage } from "../shopify/install/session-storage.ts";
-import { type Db, type ShopRepository, schema } from "../store/index.ts";
+import type { Db, ShopRepository } from "../store/index.ts";
 
 /** One sealed value stored with a shop: its column, its owner and how to write it back. */
 interface ShopSecret {
@@ -119,10 +119,10 @@ export async function rotateSecrets(deps: {
     }
   }
   // Sessions: loading opens them with either key; storing seals them with the current one.
-  const rows = deps.db
-    .select({ id: schema.session.id, accessToken: schema.session.accessToken })
-    .from(schema.session)
-    .all();
+  const { session: sessions } = deps.db.t;
+  const rows = await deps.db.orm
+    .select({ id: sessions.id, accessToken: sessions.accessToken })
+    .from(sessions);
   for (const row of rows) {
     if (secrets.isCurrent(row.accessToken)) continue;
     try {
@@ -132,11 +132,10 @@ export async function rotateSecrets(deps: {
         report.sessionsResealed++;
       }
     } catch {
-      const [shop] = deps.db
-        .select({ shop: schema.session.shop })
-        .from(schema.session)
-        .where(eq(schema.session.id, row.id))
-        .all();
+      const [shop] = await deps.db.orm
+        .select({ shop: sessions.shop })
+        .from(sessions)
+        .where(eq(sessions.id, row.id));
       report.unreadable.push({ shop: shop?.shop ?? row.id, what: "Shopify session" });
     }
   }

@@ -19,7 +19,8 @@ export type ConnectionKind = "worker" | "ingest" | "pipelined";
  *   scripts, snapshot reads, token reads), never for BullMQ, whose workers block on their
  *   connection and were seen to misbehave with auto-pipelining (taskforcesh/bullmq#457).
  * On a Redis Cluster the same three kinds are ioredis `Cluster` clients with the same options
- * per node; an ingest client also refuses to queue while it looks up the cluster's slots.
+ * per node, without auto-pipelining (below); an ingest client also refuses to queue while it
+ * looks up the cluster's slots.
  */
 export function createRedis(
   target: RedisTarget,
@@ -63,7 +64,7 @@ function clusterOptions(
   kind: ConnectionKind,
   node: RedisOptions,
 ): ClusterOptions {
-  const { enableAutoPipelining, enableOfflineQueue, retryStrategy, ...perNode } = node;
+  const { enableAutoPipelining: _, enableOfflineQueue, retryStrategy, ...perNode } = node;
   return {
     redisOptions: {
       ...perNode,
@@ -71,7 +72,10 @@ function clusterOptions(
       ...(target.password ? { password: target.password } : {}),
       ...(target.tls ? { tls: {} } : {}),
     },
-    ...(enableAutoPipelining ? { enableAutoPipelining } : {}),
+    // No auto-pipelining on a cluster: ioredis groups an EVALSHA by its first argument (the
+    // script's SHA) instead of its first key, so scripts of different slots end up in one
+    // pipeline and fail with "All keys in the pipeline should belong to the same slots
+    // allocation group" (redis/ioredis#2109). Every command goes out on its own.
     ...(enableOfflineQueue === false ? { enableOfflineQueue: false } : {}),
     enableReadyCheck: true,
     // Reconnect to the cluster as a whole with the same pauses as one server.

@@ -2,24 +2,77 @@ import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
-import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
-import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { sql } from "drizzle-orm";
+import { type BetterSQLite3Database, drizzle as drizzleSqlite } from "drizzle-orm/better-sqlite3";
+import { migrate as migrateSqlite } from "drizzle-orm/better-sqlite3/migrator";
+import { drizzle as drizzlePg, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+import type { Logger } from "pino";
+import { ConfigError } from "../config/env.ts";
 import { ensurePrivateDir } from "../lib/private-files.ts";
 import * as schema from "./schema.ts";
+import * as pgSchema from "./schema-pg.ts";
 
-export type Db = BetterSQLite3Database<typeof schema> & { $client: BetterSqlite3.Database };
+export type SqliteDb = BetterSQLite3Database<typeof schema> & { $client: BetterSqlite3.Database };
+export type PgDb = NodePgDatabase<typeof pgSchema> & { $client: pg.Pool };
+
+/** Tuning of a Postgres link store (DATABASE_POOL_SIZE, DATABASE_STATEMENT_TIMEOUT_MS). */
+export interface PostgresOptions {
+  poolSize?: number;
+  statementTimeoutMs?: number;
+}
+
+/**
+ * The link store: SQLite (the embedded default, `DATABASE_PATH`) or Postgres (`DATABASE_URL`).
+ *
+ * `orm` and `t` are what the repositories' shared queries are written against: drizzle's query
+ * builder and the tables of the engine in use. They are typed as SQLite's; on Postgres they are
+ * Postgres's builder and `schema-pg.ts`'s tables, which have the same names and JavaScript types
+ * column for column (`test/store/schema-parity.test.ts`), so one query text serves both. The
+ * shared queries are awaited (never `.get()`/`.all()`/`.run()`, which only SQLite has); what
+ * differs (prepared statements, transactions) is written per engine with `sqlite` and `pg`.
+ */
+export type Db =
+  | {
+      dialect: "sqlite";
+      orm: SqliteDb;
+      t: typeof schema;
+      sqlite: SqliteDb;
+      ready(): Promise<void>;
+      close(): Promise<void>;
+    }
+  | {
+      dialect: "postgres";
+      orm: SqliteDb;
+      t: typeof schema;
+      pg: PgDb;
+      ready(): Promise<void>;
+      close(): Promise<void>;
+    };
 
 /** The migrations folder, seen from the sources (src/store/) or from the bundle (dist/). */
 const MIGRATIONS = ["../../drizzle", "../drizzle"]
   .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
   .find((dir) => existsSync(join(dir, "meta", "_journal.json"))) as string;
 
+export const isPostgresUrl = (target: string) => /^postgres(ql)?:\/\//.test(target);
+
+/**
+ * Opens the link store: a `postgres://` URL, or a SQLite file path. SQLite is ready at once;
+ * Postgres connects and applies its migrations in `ready()`, which every process awaits
+ * before it serves.
+ */
+export function openDatabase(target: string, options: PostgresOptions = {}): Db {
+  return isPostgresUrl(target) ? openPostgres(target, options) : openSqlite(target);
+}
+
 /**
  * Opens the SQLite file in WAL mode (readers never block the writer), waits up to 5 s on a
  * lock held by another process instead of failing with SQLITE_BUSY, and applies the committed
  * migrations (drizzle's migrator runs them in one transaction, so concurrent starts are safe).
  */
-export function openDatabase(path: string): Db {
+function openSqlite(path: string): Db {
   if (path !== ":memory:") {
     // Links and sealed secrets: readable by the connector's user only. SQLite gives its -wal
     // and -shm files the database file's mode.
@@ -32,14 +85,158 @@ export function openDatabase(path: string): Db {
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
-  const db = drizzle(sqlite, { schema }) as Db;
+  const db = drizzleSqlite(sqlite, { schema }) as SqliteDb;
   try {
-    migrate(db, { migrationsFolder: MIGRATIONS });
+    migrateSqlite(db, { migrationsFolder: MIGRATIONS });
   } catch (error) {
     // Another process applied the same migration between our check and our write: its
     // transaction won; ours sees the result on a second look.
     if (!/already exists/.test((error as Error).message)) throw error;
-    migrate(db, { migrationsFolder: MIGRATIONS });
+    migrateSqlite(db, { migrationsFolder: MIGRATIONS });
   }
-  return db;
+  return {
+    dialect: "sqlite",
+    orm: db,
+    t: schema,
+    sqlite: db,
+    ready: async () => {},
+    close: async () => {
+      sqlite.close();
+    },
+  };
+}
+
+/** BIGINT (provider IDs, counts) as a JavaScript number: every ID the provider hands out fits. */
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** Every process may start at once: the first takes this lock and migrates, the others wait. */
+const MIGRATION_LOCK = 7_413_220_021;
+
+function openPostgres(url: string, options: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: options.statementTimeoutMs ?? 10_000,
+    types,
+  });
+  // A dropped connection fails the query that used it; an idle one's error must not crash.
+  pool.on("error", () => {});
+  const db = drizzlePg(pool, { schema: pgSchema }) as PgDb;
+  let migrated: Promise<void> | undefined;
+  const migrate = async () => {
+    const client = await pool.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+      await migratePg(drizzlePg(client), { migrationsFolder: join(MIGRATIONS, "postgres") });
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
+      client.release();
+    }
+  };
+  return {
+    dialect: "postgres",
+    orm: db as unknown as SqliteDb,
+    t: pgSchema as unknown as typeof schema,
+    pg: db,
+    ready() {
+      migrated ??= migrate().catch((error) => {
+        migrated = undefined;
+        throw error;
+      });
+      return migrated;
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Runs writes as one transaction on either engine: better-sqlite3's (synchronous, BEGIN
+ * IMMEDIATE) or a Postgres one. `build` returns the statements, built on the transaction.
+ */
+export async function writeTogether(
+  db: Db,
+  build: (tx: SqliteDb) => { run(): unknown }[],
+): Promise<void> {
+  if (db.dialect === "sqlite") {
+    db.sqlite.transaction(
+      (tx) => {
+        for (const statement of build(tx as unknown as SqliteDb)) statement.run();
+      },
+      { behavior: "immediate" },
+    );
+    return;
+  }
+  await db.pg.transaction(async (tx) => {
+    for (const statement of build(tx as unknown as SqliteDb)) {
+      await (statement as unknown as PromiseLike<unknown>);
+    }
+  });
+}
+
+/** Whether the database answers (the readiness check). */
+export async function reachable(db: Db): Promise<boolean> {
+  try {
+    if (db.dialect === "sqlite") {
+      return db.sqlite.$client.prepare("select 1 as ok").get() !== undefined;
+    }
+    await db.pg.execute(sql`select 1`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The URL without its password, for a log line. */
+function redacted(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/**
+ * Waits until the database answers and its migrations are applied, trying again with a growing
+ * pause (0.5 s doubling to 15 s) and one warning line per attempt that names DATABASE_URL; with
+ * `giveUpAfterMs` it then stops with one line. SQLite answers at once.
+ */
+export async function waitForDatabase(
+  db: Db,
+  options: { logger: Logger; giveUpAfterMs?: number; url?: string },
+): Promise<void> {
+  if (db.dialect === "sqlite") return;
+  const where = redacted(db.pg.$client.options.connectionString ?? "");
+  const started = Date.now();
+  let pause = 500;
+  for (let attempt = 1; ; attempt++) {
+    let reason: string;
+    try {
+      await db.ready();
+      return;
+    } catch (error) {
+      const e = error as NodeJS.ErrnoException;
+      reason = e.code ?? e.message;
+    }
+    const waited = Date.now() - started;
+    if (options.giveUpAfterMs !== undefined && waited + pause > options.giveUpAfterMs) {
+      throw new ConfigError(
+        `DATABASE_URL ${where} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: start Postgres or point DATABASE_URL at it`,
+      );
+    }
+    options.logger.warn(
+      `DATABASE_URL ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${pause / 1000} s`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 2, 15_000);
+  }
 }

@@ -1,5 +1,17 @@
-export { type Db, openDatabase } from "./database.ts";
-export { type IntentRow, LinkRepository, type SyncedCheck } from "./link-repository.ts";
+export {
+  type Db,
+  isPostgresUrl,
+  openDatabase,
+  type PostgresOptions,
+  reachable,
+  waitForDatabase,
+} from "./database.ts";
+export {
+  createLinkRepository,
+  type IntentRow,
+  type LinkRepository,
+  type SyncedCheck,
+} from "./link-repository.ts";
 export { PRIVACY_DUE_MS, PrivacyRequestRepository } from "./privacy-request-repository.ts";
 export * as schema from "./schema.ts";
 export {

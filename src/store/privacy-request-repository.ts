@@ -1,6 +1,5 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "./database.ts";
-import { privacyRequests } from "./schema.ts";
 
 /**
  * Shopify's deadline for acting on a privacy request: 30 days from receipt (customers/redact,
@@ -14,8 +13,9 @@ export class PrivacyRequestRepository {
 
   /** Records a request as received now; returns its id for {@link complete}. */
   async received(shop: string, topic: string, summary: Record<string, unknown>): Promise<number> {
+    const { privacyRequests } = this.db.t;
     const receivedAt = new Date();
-    return this.db
+    const [row] = await this.db.orm
       .insert(privacyRequests)
       .values({
         shop,
@@ -24,15 +24,15 @@ export class PrivacyRequestRepository {
         receivedAt: receivedAt.toISOString(),
         dueBy: new Date(receivedAt.getTime() + PRIVACY_DUE_MS).toISOString(),
       })
-      .returning({ id: privacyRequests.id })
-      .get().id;
+      .returning({ id: privacyRequests.id });
+    return (row as { id: number }).id;
   }
 
   async complete(id: number, summary: Record<string, unknown>): Promise<void> {
-    this.db
+    const { privacyRequests } = this.db.t;
+    await this.db.orm
       .update(privacyRequests)
       .set({ completedAt: new Date().toISOString(), summary: JSON.stringify(summary) })
-      .where(eq(privacyRequests.id, id))
-      .run();
+      .where(eq(privacyRequests.id, id));
   }
 }

@@ -1,17 +1,6 @@
 import { count, eq, sql } from "drizzle-orm";
-import type { Db } from "./database.ts";
-import {
-  backfills,
-  fulfillmentLinks,
-  intents,
-  lineItemLinks,
-  orderFailures,
-  orderLinks,
-  retiredOrderLinks,
-  shops,
-  skippedTestOrders,
-  syncCheckpoints,
-} from "./schema.ts";
+import { type Db, reachable, writeTogether } from "./database.ts";
+import type { shops } from "./schema.ts";
 
 export type ShopStatus = "active" | "paused" | "uninstalled";
 
@@ -70,78 +59,90 @@ function toColumns(input: ShopSettingsInput) {
 }
 
 export class ShopRepository {
-  // Prepared once: every sync job reads its shop, and its status again before each call.
+  // SQLite: prepared once, as every sync job reads its shop, and its status again before each
+  // call. Postgres: the same queries through the pool.
   readonly #selectShop;
   readonly #selectStatus;
 
   constructor(private readonly db: Db) {
-    this.#selectShop = db
-      .select()
-      .from(shops)
-      .where(eq(shops.shop, sql.placeholder("shop")))
-      .prepare();
-    this.#selectStatus = db.$client.prepare("SELECT status FROM shops WHERE shop = ?").pluck();
+    if (db.dialect === "sqlite") {
+      const { shops } = db.t;
+      const prepared = db.sqlite
+        .select()
+        .from(shops)
+        .where(eq(shops.shop, sql.placeholder("shop")))
+        .prepare();
+      const status = db.sqlite.$client.prepare("SELECT status FROM shops WHERE shop = ?").pluck();
+      this.#selectShop = async (shop: string) => prepared.get({ shop });
+      this.#selectStatus = async (shop: string) => status.get(shop) as ShopStatus | undefined;
+    } else {
+      const { shops } = db.t;
+      this.#selectShop = async (shop: string) =>
+        (await db.orm.select().from(shops).where(eq(shops.shop, shop)))[0];
+      this.#selectStatus = async (shop: string) =>
+        (await db.orm.select({ status: shops.status }).from(shops).where(eq(shops.shop, shop)))[0]
+          ?.status;
+    }
   }
 
   /** Whether the database answers (the readiness check). */
   async reachable(): Promise<boolean> {
-    try {
-      return this.db.$client.prepare("select 1 as ok").get() !== undefined;
-    } catch {
-      return false;
-    }
+    return reachable(this.db);
   }
 
   async upsertShop(shop: string, input: ShopSettingsInput): Promise<ShopRecord> {
+    const { shops } = this.db.t;
     const now = new Date().toISOString();
     const columns = toColumns(input);
-    this.db
+    await this.db.orm
       .insert(shops)
       .values({ shop, ...columns, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({ target: shops.shop, set: { ...columns, updatedAt: now } })
-      .run();
+      .onConflictDoUpdate({ target: shops.shop, set: { ...columns, updatedAt: now } });
     return (await this.getShop(shop)) as ShopRecord;
   }
 
   async getShop(shop: string): Promise<ShopRecord | null> {
-    const row = this.#selectShop.get({ shop });
+    const row = await this.#selectShop(shop);
     return row ? toRecord(row) : null;
   }
 
   /** Only the status (the sync loop's check before each provider call), null for an unknown shop. */
   async statusOf(shop: string): Promise<ShopStatus | null> {
-    return (this.#selectStatus.get(shop) as ShopStatus | undefined) ?? null;
+    return (await this.#selectStatus(shop)) ?? null;
   }
 
   /** Records that a test order was not sent (once per order). */
   async markTestOrderSkipped(shop: string, sourceOrderId: string): Promise<void> {
-    this.db
+    const { skippedTestOrders } = this.db.t;
+    await this.db.orm
       .insert(skippedTestOrders)
       .values({ shop, sourceOrderId, skippedAt: new Date().toISOString() })
-      .onConflictDoNothing()
-      .run();
+      .onConflictDoNothing();
   }
 
   /** How many test orders were not sent. */
   async countSkippedTestOrders(shop: string): Promise<number> {
-    return (
-      this.db
-        .select({ n: count() })
-        .from(skippedTestOrders)
-        .where(eq(skippedTestOrders.shop, shop))
-        .get()?.n ?? 0
-    );
+    const { skippedTestOrders } = this.db.t;
+    const [row] = await this.db.orm
+      .select({ n: count() })
+      .from(skippedTestOrders)
+      .where(eq(skippedTestOrders.shop, shop));
+    return row?.n ?? 0;
   }
 
   async listShops(filter: { status?: ShopStatus } = {}): Promise<ShopRecord[]> {
-    const query = this.db.select().from(shops);
-    const rows = filter.status ? query.where(eq(shops.status, filter.status)).all() : query.all();
+    const { shops } = this.db.t;
+    const rows = await this.db.orm
+      .select()
+      .from(shops)
+      .where(filter.status ? eq(shops.status, filter.status) : undefined);
     return rows.map(toRecord);
   }
 
   async setStatus(shop: string, status: ShopStatus, reason: string | null = null): Promise<void> {
+    const { shops } = this.db.t;
     const now = new Date().toISOString();
-    this.db
+    await this.db.orm
       .update(shops)
       .set({
         status,
@@ -151,36 +152,34 @@ export class ShopRepository {
           : {}),
         updatedAt: now,
       })
-      .where(eq(shops.shop, shop))
-      .run();
+      .where(eq(shops.shop, shop));
   }
 
   async updateSettings(shop: string, input: ShopSettingsInput): Promise<ShopRecord | null> {
-    this.db
+    const { shops } = this.db.t;
+    await this.db.orm
       .update(shops)
       .set({ ...toColumns(input), updatedAt: new Date().toISOString() })
-      .where(eq(shops.shop, shop))
-      .run();
-    return await this.getShop(shop);
+      .where(eq(shops.shop, shop));
+    return this.getShop(shop);
   }
 
   /** shop/redact: everything of the shop goes (privacy requests stay, as the record of it). */
   async deleteShopData(shop: string): Promise<void> {
-    this.db.transaction((tx) => {
-      for (const table of [
-        lineItemLinks,
-        fulfillmentLinks,
-        intents,
-        orderLinks,
-        retiredOrderLinks,
-        orderFailures,
-        skippedTestOrders,
-      ]) {
-        tx.delete(table).where(eq(table.shop, shop)).run();
-      }
-      tx.delete(backfills).where(eq(backfills.shop, shop)).run();
-      tx.delete(syncCheckpoints).where(eq(syncCheckpoints.shop, shop)).run();
-      tx.delete(shops).where(eq(shops.shop, shop)).run();
-    });
+    const t = this.db.t;
+    await writeTogether(this.db, (tx) => [
+      ...[
+        t.lineItemLinks,
+        t.fulfillmentLinks,
+        t.intents,
+        t.orderLinks,
+        t.retiredOrderLinks,
+        t.orderFailures,
+        t.skippedTestOrders,
+      ].map((table) => tx.delete(table).where(eq(table.shop, shop))),
+      tx.delete(t.backfills).where(eq(t.backfills.shop, shop)),
+      tx.delete(t.syncCheckpoints).where(eq(t.syncCheckpoints.shop, shop)),
+      tx.delete(t.shops).where(eq(t.shops.shop, shop)),
+    ]);
   }
 }

@@ -10,7 +10,12 @@ import {
   ProviderRateLimitError,
   type ProviderStoreId,
 } from "../../src/provider/index.ts";
-import { type Db, LinkRepository, openDatabase } from "../../src/store/index.ts";
+import {
+  createLinkRepository,
+  type Db,
+  type LinkRepository,
+  openDatabase,
+} from "../../src/store/index.ts";
 import { planSync, type SyncOp } from "../../src/sync/index.ts";
 import { orderBody } from "../helpers/provider-fixtures.ts";
 import { ScriptedProvider } from "../helpers/scripted-provider.ts";
@@ -39,11 +44,11 @@ let links: LinkRepository;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "op-executor-"));
   db = openDatabase(join(dir, "links.sqlite"));
-  links = new LinkRepository(db);
+  links = createLinkRepository(db);
 });
 
-afterEach(() => {
-  db.$client.close();
+afterEach(async () => {
+  await db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -19,8 +19,9 @@ import {
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
 import {
+  createLinkRepository,
   type Db,
-  LinkRepository,
+  type LinkRepository,
   openDatabase,
   ShopRepository,
   type ShopSettingsInput,
@@ -66,7 +67,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "sync-processor-"));
   db = openDatabase(join(dir, "links.sqlite"));
   shops = new ShopRepository(db);
-  links = new LinkRepository(db);
+  links = createLinkRepository(db);
   queues = new SyncQueues(redis, prefix, { attempts: 3 });
   snapshots = new SnapshotStore(redis, { prefix });
   provider = new ScriptedProvider();
@@ -83,7 +84,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await queues.close();
-  db.$client.close();
+  await db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

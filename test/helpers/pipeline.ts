@@ -25,6 +25,7 @@ import {
   startBackfillWorker,
 } from "../../src/workers/backfill-worker.ts";
 import { startSyncWorker } from "../../src/workers/sync-worker.ts";
+import { createTestDatabase } from "./postgres.ts";
 
 export const TEST_SHOP = "lifecycle-shop.myshopify.com";
 export const SHOPIFY_SECRET = "test-shopify-secret";
@@ -53,8 +54,16 @@ export interface Pipeline {
 }
 
 export type RedisMode = "standalone" | "cluster";
-/** Both Redis deployments, for `describe.each`. */
-export const REDIS_MODES: RedisMode[] = ["standalone", "cluster"];
+
+/**
+ * The deployments the end-to-end suites run on: the embedded one (SQLite, one Redis), SQLite on
+ * a Redis Cluster, and the scale-out one (Postgres, Redis Cluster).
+ */
+export const DEPLOYMENTS = [
+  { name: "SQLite, one Redis", redis: "standalone", database: "sqlite" },
+  { name: "SQLite, Redis Cluster", redis: "cluster", database: "sqlite" },
+  { name: "Postgres, Redis Cluster", redis: "cluster", database: "postgres" },
+] as const satisfies { name: string; redis: RedisMode; database: "sqlite" | "postgres" }[];
 
 export interface PipelineOptions {
   sandbox?: SandboxOptions;
@@ -67,6 +76,8 @@ export interface PipelineOptions {
   shopify?: ShopInstallOptions & { throttledStatus?: 200 | 429 };
   /** One redis-server (the default), or the run's three-master Redis Cluster. */
   redis?: RedisMode;
+  /** The link store: a SQLite file (the default), or a fresh database on the run's Postgres. */
+  database?: "sqlite" | "postgres";
   /** Where the pipeline's pino logs go (a file, for log scans); silent when omitted. */
   logDestination?: import("pino").DestinationStream;
 }
@@ -105,6 +116,9 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     SYNC_RETRY_DELAY_MS: "50",
     LOG_LEVEL: options.logDestination ? "debug" : "silent",
     ...(options.redis === "cluster" ? { REDIS_CLUSTER_NODES: inject("redisClusterNodes") } : {}),
+    ...(options.database === "postgres"
+      ? { DATABASE_URL: await createTestDatabase(inject("postgresUrl")) }
+      : {}),
     ...options.env,
   });
   const config = resolveRuntimeConfig(env);

@@ -7,7 +7,7 @@ import {
 } from "../../src/backfill/index.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
-import { type LinkRepository, PRIVACY_DUE_MS, schema } from "../../src/store/index.ts";
+import { type LinkRepository, PRIVACY_DUE_MS } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -59,7 +59,7 @@ afterEach(async () => {
   await p?.close();
 });
 
-const privacyRows = () => p.ctx.db.select().from(schema.privacyRequests).all();
+const privacyRows = () => p.ctx.db.orm.select().from(p.ctx.db.t.privacyRequests);
 
 describe("app/uninstalled", () => {
   it("stops the shop at once, drops only its queued work and keeps its links", async () => {
@@ -184,7 +184,7 @@ describe("privacy webhooks", () => {
         body: signed.body,
       });
       expect(res.status).toBe(401);
-      expect(privacyRows()).toEqual([]);
+      expect(await privacyRows()).toEqual([]);
     },
   );
 
@@ -233,7 +233,7 @@ describe("privacy webhooks", () => {
     const untouched = (await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|5003`))?.data;
     expect(untouched?.rawPayload).toBe('{"email":"ada@example.com"}');
 
-    const [row] = privacyRows();
+    const [row] = await privacyRows();
     expect(row?.topic).toBe("customers/redact");
     expect(Date.parse(row?.dueBy ?? "") - Date.parse(row?.receivedAt ?? "")).toBe(PRIVACY_DUE_MS);
     expect(row?.completedAt).not.toBeNull();
@@ -266,7 +266,7 @@ describe("privacy webhooks", () => {
     expect(await p.ctx.queues.deadLetter.getJob(`${TEST_SHOP}|5001`)).toBeUndefined();
     expect(await p.ctx.queues.deadLetter.getJob(`${OTHER_SHOP}|1`)).toBeDefined();
     expect(await p.ctx.shops.getShop(OTHER_SHOP)).not.toBeNull();
-    const [row] = privacyRows();
+    const [row] = await privacyRows();
     expect(row).toMatchObject({ shop: TEST_SHOP, topic: "shop/redact" });
     expect(row?.completedAt).not.toBeNull();
   });
@@ -282,7 +282,7 @@ describe("privacy webhooks", () => {
       data_request: { id: 42 },
     });
     expect(res.status).toBe(200);
-    const [row] = privacyRows();
+    const [row] = await privacyRows();
     expect(row?.topic).toBe("customers/data_request");
     expect(Date.parse(row?.dueBy ?? "") - Date.parse(row?.receivedAt ?? "")).toBe(PRIVACY_DUE_MS);
     expect(JSON.parse(row?.summary ?? "{}")).toMatchObject({

@@ -3,7 +3,6 @@ import { signOAuthQuery } from "@connector/shopify-standin";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { SUBSCRIBED_TOPICS, topicEnum } from "../../src/shopify/index.ts";
-import { schema } from "../../src/store/index.ts";
 import {
   APP_SECRET,
   CookieJar,
@@ -105,7 +104,7 @@ describe("merchant install through Shopify OAuth", () => {
     expect(shop?.subscriptionsCheckedAt).not.toBeNull();
 
     // The library's offline session row holds the token sealed…
-    const rows = h.ctx.db.select().from(schema.session).all();
+    const rows = await h.ctx.db.orm.select().from(h.ctx.db.t.session);
     expect(rows.map((r) => [r.id, r.shop, r.isOnline])).toEqual([[`offline_${SHOP}`, SHOP, false]]);
     expect(rows[0]?.accessToken).toMatch(/^v2:[0-9a-f]{8}:/);
     // …and loads back through the storage with the plain token.

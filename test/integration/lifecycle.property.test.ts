@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { LinkRepository } from "../../src/store/index.ts";
 import { actionArbitrary, orderHistory } from "../helpers/order-lifecycle.ts";
 import { compareProjections } from "../helpers/order-projection.ts";
-import { REDIS_MODES, startPipeline } from "../helpers/pipeline.ts";
+import { DEPLOYMENTS, startPipeline } from "../helpers/pipeline.ts";
 
 /** A link repository whose record writes fail once per key: the crash between call and link. */
 function crashingLinks(
@@ -32,14 +32,15 @@ function crashingLinks(
   });
 }
 
-describe.each(REDIS_MODES)(
-  "order lifecycles, property-based, against the sandbox over HTTP (Redis %s)",
-  (redis) => {
+describe.each(DEPLOYMENTS)(
+  "order lifecycles, property-based, against the sandbox over HTTP ($name)",
+  ({ redis, database }) => {
     it("leaves the provider holding exactly each order's latest state: no duplicate, no lost change", async () => {
       let crashDice = 0;
       let crashes = 0;
       const pipeline = await startPipeline({
         redis,
+        database,
         workers: 2,
         sandbox: { faults: { dropAfterCommitRate: 0.1, seed: 7 } },
         env: { SYNC_ATTEMPTS: "30" },

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type Pipeline, REDIS_MODES, startPipeline } from "../helpers/pipeline.ts";
+import { DEPLOYMENTS, type Pipeline, startPipeline } from "../helpers/pipeline.ts";
 import {
   fulfillmentPayload,
   type ModelOrder,
@@ -38,9 +38,9 @@ afterEach(async () => {
   await pipeline?.close();
 });
 
-describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
+describe.each(DEPLOYMENTS)("webhook → provider ($name)", ({ redis, database }) => {
   it("creates a plain order with exactly one provider call", async () => {
-    pipeline = await startPipeline({ redis });
+    pipeline = await startPipeline({ redis, database });
     const response = await pipeline.send("orders/create", orderPayload(order()));
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ outcome: "queued" });
@@ -52,7 +52,7 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
   });
 
   it("sends one order and one fulfillment when every webhook arrives three times", async () => {
-    pipeline = await startPipeline({ redis });
+    pipeline = await startPipeline({ redis, database });
     const model = order();
     const created = orderPayload(model);
     model.fulfillments.push({
@@ -87,7 +87,7 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
   });
 
   it("answers 401 to a wrong signature and stores nothing", async () => {
-    pipeline = await startPipeline({ redis });
+    pipeline = await startPipeline({ redis, database });
     const response = await pipeline.web.app.request("/webhooks/shopify", {
       method: "POST",
       headers: {
@@ -104,7 +104,7 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
   });
 
   it("dead-letters a validly signed body it cannot use, keeping the raw payload, and answers 200", async () => {
-    pipeline = await startPipeline({ redis });
+    pipeline = await startPipeline({ redis, database });
     const response = await pipeline.send("orders/create", { id: "not-a-number" });
     expect(response.status).toBe(200);
     const dead = await pipeline.ctx.queues.deadLetter.getJobs(["waiting", "prioritized"]);
@@ -115,7 +115,7 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
   });
 
   it("answers 200 for a shop that is not installed, without syncing", async () => {
-    pipeline = await startPipeline({ redis });
+    pipeline = await startPipeline({ redis, database });
     const response = await pipeline.send("orders/create", orderPayload(order()), {
       shop: "stranger.myshopify.com",
     });
@@ -124,7 +124,7 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
   });
 
   it("dead-letters an order whose fulfillment location is not mapped, naming the field", async () => {
-    pipeline = await startPipeline({ redis });
+    pipeline = await startPipeline({ redis, database });
     const model = order({ locationId: 5555 });
     model.fulfillments.push({
       id: 7001,
@@ -144,7 +144,11 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
   });
 
   it("dead-letters a provider 400 with the request sent and the response received", async () => {
-    pipeline = await startPipeline({ redis, sandbox: { storeCurrency: { 1001: "USD" } } });
+    pipeline = await startPipeline({
+      redis,
+      database,
+      sandbox: { storeCurrency: { 1001: "USD" } },
+    });
     // The sandbox refuses an update that breaks the total rule on the stored order; reach it by
     // sending a raw update through the client so the worker's pre-check cannot catch it.
     const shop = await pipeline.ctx.shops.getShop("lifecycle-shop.myshopify.com");
@@ -182,7 +186,7 @@ describe.each(REDIS_MODES)("webhook → provider (Redis %s)", (redis) => {
   });
 
   it("redelivers nothing twice: a stale older delivery after a newer one changes nothing", async () => {
-    pipeline = await startPipeline({ redis });
+    pipeline = await startPipeline({ redis, database });
     const v1 = order({ note: "first" });
     const v2 = order({ note: "second", updatedAt: "2026-11-01T11:00:00-05:00" });
     await pipeline.send("orders/updated", orderPayload(v2));

@@ -44,7 +44,7 @@ async function startRole(args: string[], env: Record<string, string>): Promise<R
   const databasePath = join(dir, "connector.sqlite");
   const db = openDatabase(databasePath);
   await new ShopRepository(db).upsertShop(SHOP, { storeId: 1001 });
-  db.$client.close();
+  await db.close();
   const prefix = `t-${randomUUID()}`;
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     env: {

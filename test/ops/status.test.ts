@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ConnectorStatus } from "../../src/ops/index.ts";
-import { schema } from "../../src/store/index.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -27,17 +26,14 @@ async function busyPipeline() {
   await p.send("orders/create", orderPayload(shippedOrder(5_560_011)));
   await p.drain();
   const updated = Date.now();
-  p.ctx.db
-    .insert(schema.backfills)
-    .values({
-      shop: TEST_SHOP,
-      done: 250,
-      total: 1000,
-      status: "running",
-      startedAt: new Date(updated - 60_000).toISOString(),
-      updatedAt: new Date(updated).toISOString(),
-    })
-    .run();
+  await p.ctx.db.orm.insert(p.ctx.db.t.backfills).values({
+    shop: TEST_SHOP,
+    done: 250,
+    total: 1000,
+    status: "running",
+    startedAt: new Date(updated - 60_000).toISOString(),
+    updatedAt: new Date(updated).toISOString(),
+  });
   return p;
 }
 

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { schema } from "../../src/store/index.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -31,7 +30,7 @@ async function withVictimOrder() {
   return model;
 }
 
-const privacyRows = () => p.ctx.db.select().from(schema.privacyRequests).all();
+const privacyRows = () => p.ctx.db.orm.select().from(p.ctx.db.t.privacyRequests);
 
 describe("forged lifecycle webhooks", () => {
   it("refuses app/uninstalled whose body names another shop than the header (400, shop kept)", async () => {
@@ -67,7 +66,7 @@ describe("forged lifecycle webhooks", () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as Answer).error?.fields?.[0]?.path).toBe("body.shop_domain");
     expect(await p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
-    expect(privacyRows()).toEqual([]);
+    expect(await privacyRows()).toEqual([]);
   });
 
   it("refuses shop/redact for a shop that is installed, even with a matching body", async () => {
@@ -77,7 +76,7 @@ describe("forged lifecycle webhooks", () => {
     expect(((await res.json()) as Answer).outcome).toBe("refused-installed");
     expect(await p.ctx.shops.getShop(VICTIM)).not.toBeNull();
     expect(await p.ctx.links.loadLinks(VICTIM, String(model.id))).not.toBeNull();
-    expect(privacyRows()).toEqual([]);
+    expect(await privacyRows()).toEqual([]);
   });
 
   it("refuses customers/redact naming another shop: the victim's snapshots stay", async () => {

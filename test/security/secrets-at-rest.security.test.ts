@@ -75,7 +75,7 @@ async function storeWithOldSecrets(): Promise<string> {
   await shops.upsertShop("b.myshopify.com", {
     providerClientSecretSealed: sealV1(OLD_KEY, "secret-b"),
   });
-  db.$client.close();
+  await db.close();
   return path;
 }
 
@@ -175,7 +175,7 @@ describe("a changed ENCRYPTION_KEY", () => {
         sealedFor.providerClientSecret("b.myshopify.com"),
       ),
     ).toBe("secret-b");
-    db.$client.close();
+    await db.close();
 
     // Without the previous key now: nothing left that only it opens.
     const { ENCRYPTION_KEY_PREVIOUS: _gone, ...after } = env;

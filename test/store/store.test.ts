@@ -3,9 +3,15 @@ import { createCipheriv } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
-import { type Db, LinkRepository, openDatabase, ShopRepository } from "../../src/store/index.ts";
+import {
+  createLinkRepository,
+  type Db,
+  openDatabase,
+  ShopRepository,
+} from "../../src/store/index.ts";
+import { createTestDatabase } from "../helpers/postgres.ts";
 
 let dir: string;
 let db: Db;
@@ -13,25 +19,33 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "connector-store-"));
   db = openDatabase(join(dir, "nested", "connector.sqlite"));
 });
-afterEach(() => {
-  db.$client.close();
+afterEach(async () => {
+  await db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 const key = Buffer.alloc(32, 3).toString("base64");
 
+/** better-sqlite3 itself, for the SQLite-only checks. */
+function sqliteClient(store: Db) {
+  if (store.dialect !== "sqlite") throw new Error("a SQLite store was expected");
+  return store.sqlite.$client;
+}
+
 describe("openDatabase", () => {
-  it("creates the folder, runs in WAL mode and applies migrations idempotently", () => {
-    expect(db.$client.pragma("journal_mode", { simple: true })).toBe("wal");
+  it("creates the folder, runs in WAL mode and applies migrations idempotently", async () => {
+    expect(sqliteClient(db).pragma("journal_mode", { simple: true })).toBe("wal");
     const again = openDatabase(join(dir, "nested", "connector.sqlite"));
     // Each committed migration applied exactly once, however often the database is opened.
     const journal = JSON.parse(readFileSync("drizzle/meta/_journal.json", "utf8")) as {
       entries: unknown[];
     };
-    expect(again.$client.prepare("select count(*) as n from __drizzle_migrations").get()).toEqual({
+    expect(
+      sqliteClient(again).prepare("select count(*) as n from __drizzle_migrations").get(),
+    ).toEqual({
       n: journal.entries.length,
     });
-    again.$client.close();
+    await again.close();
   });
 
   it("waits for another process's write lock instead of failing with SQLITE_BUSY", async () => {
@@ -113,16 +127,24 @@ describe("secret box", () => {
       providerClientSecretSealed: box.seal("provider-secret-PLAINTEXT-1", "p"),
       accessTokenSealed: box.seal("shpat_PLAINTEXT-2", "a"),
     });
-    db.$client.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteClient(db).pragma("wal_checkpoint(TRUNCATE)");
     const bytes = readFileSync(join(dir, "nested", "connector.sqlite")).toString("latin1");
     expect(bytes).not.toContain("PLAINTEXT");
     expect(bytes).toContain("a.myshopify.com");
   });
 });
 
-describe("LinkRepository", () => {
+describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) => {
+  beforeEach(async () => {
+    if (engine === "sqlite") return;
+    // The same tests on a fresh database of the run's Postgres.
+    await db.close();
+    db = openDatabase(await createTestDatabase(inject("postgresUrl")));
+    await db.ready();
+  });
+
   it("records every effect with its intent and loads the links back", async () => {
-    const links = new LinkRepository(db);
+    const links = createLinkRepository(db);
     const shop = "a.myshopify.com";
     expect(await links.loadLinks(shop, "5001")).toBeNull();
     expect((await links.beginIntent(shop, "5001", "createOrder", "createOrder")).attempts).toBe(1);
@@ -194,7 +216,7 @@ describe("LinkRepository", () => {
   });
 
   it("marks the order synced in its last write's transaction only when nothing is left to send", async () => {
-    const links = new LinkRepository(db);
+    const links = createLinkRepository(db);
     const shop = "a.myshopify.com";
     const created = {
       shop,
@@ -276,7 +298,7 @@ describe("LinkRepository", () => {
   });
 
   it("counts failures of orders the provider does not have yet", async () => {
-    const links = new LinkRepository(db);
+    const links = createLinkRepository(db);
     await links.markFailed("a.myshopify.com", "6001", "dead-lettered", {
       message: "fulfillments.0.fulfillmentLocationId: not mapped",
       category: "config",
@@ -299,7 +321,7 @@ describe("LinkRepository", () => {
 
   it("deletes one shop's data on shop/redact and nothing of another", async () => {
     const shops = new ShopRepository(db);
-    const links = new LinkRepository(db);
+    const links = createLinkRepository(db);
     for (const shop of ["a.myshopify.com", "b.myshopify.com"]) {
       await shops.upsertShop(shop, {});
       await links.beginIntent(shop, "1", "createOrder", "createOrder");

@@ -45,6 +45,31 @@ describe("docker-compose.yml", () => {
   });
 });
 
+describe("docker-compose.yml, the scale profile", () => {
+  it("adds Postgres only with --profile scale, and lets the workers run as several replicas", () => {
+    const services = compose.services as Record<
+      string,
+      ComposeService & {
+        profiles?: string[];
+        deploy?: { replicas?: string };
+        depends_on?: Record<string, { condition: string; required?: boolean }>;
+      }
+    >;
+    expect(services.postgres?.profiles).toEqual(["scale"]);
+    expect(services.web?.profiles).toBeUndefined();
+    for (const role of ["web", "worker"]) {
+      // Waits for Postgres when the profile runs it, and starts without it otherwise.
+      expect(services[role]?.depends_on?.postgres).toEqual({
+        condition: "service_healthy",
+        required: false,
+      });
+      expect(services[role]?.environment?.DATABASE_URL).toBe("${DATABASE_URL:-}");
+    }
+    expect(services.worker?.deploy?.replicas).toBe("${WORKER_REPLICAS:-1}");
+    expect(Object.keys(compose.volumes)).toContain("postgres-data");
+  });
+});
+
 describe("docker-compose.yml, the production settings", () => {
   const raw = readFileSync(new URL("../../docker-compose.yml", import.meta.url), "utf8");
   const { web, worker } = compose.services as Record<

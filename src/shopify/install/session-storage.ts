@@ -1,29 +1,40 @@
 import { Session } from "@shopify/shopify-api";
 import type { SessionStorage } from "@shopify/shopify-app-session-storage";
-import { DrizzleSessionStorageSQLite } from "@shopify/shopify-app-session-storage-drizzle";
+import {
+  DrizzleSessionStoragePostgres,
+  DrizzleSessionStorageSQLite,
+} from "@shopify/shopify-app-session-storage-drizzle";
 import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
-import { type Db, schema } from "../../store/index.ts";
+import type { Db } from "../../store/index.ts";
 
 /**
  * Shopify's drizzle session storage with the tokens sealed at rest (ADR 0004).
  *
  * The library writes `accessToken` and `refreshToken` as they are; this wrapper hands it a copy
  * of the session whose tokens are sealed with AES-256-GCM and opens them again on load, so the
- * SQLite file never holds a usable token and everything else (the table, the queries, the
+ * database never holds a usable token and everything else (the table, the queries, the
  * row mapping) stays the library's.
  */
 export class SealedSessionStorage implements SessionStorage {
-  readonly #inner: DrizzleSessionStorageSQLite;
+  readonly #inner: SessionStorage;
   readonly #box: SecretBox;
 
   constructor(db: Db, box: SecretBox) {
     // The package's typings resolve drizzle-orm's CommonJS declarations and ours the ESM ones:
     // the same classes at run time, two declarations for tsc (a dual-package type hazard).
-    type Args = ConstructorParameters<typeof DrizzleSessionStorageSQLite>;
-    this.#inner = new DrizzleSessionStorageSQLite(
-      db as unknown as Args[0],
-      schema.session as unknown as Args[1],
-    );
+    // On Postgres, the library's Postgres adapter on the same database (`schema-pg.ts`'s table).
+    type SqliteArgs = ConstructorParameters<typeof DrizzleSessionStorageSQLite>;
+    type PgArgs = ConstructorParameters<typeof DrizzleSessionStoragePostgres>;
+    this.#inner =
+      db.dialect === "sqlite"
+        ? new DrizzleSessionStorageSQLite(
+            db.sqlite as unknown as SqliteArgs[0],
+            db.t.session as unknown as SqliteArgs[1],
+          )
+        : new DrizzleSessionStoragePostgres(
+            db.pg as unknown as PgArgs[0],
+            db.t.session as unknown as PgArgs[1],
+          );
     this.#box = box;
   }
 

@@ -15,6 +15,7 @@ import {
 import { createSecretBox, sealedFor } from "../../../src/lib/secret-box.ts";
 import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
 import { openDatabase, ShopRepository } from "../../../src/store/index.ts";
+import { type PostgresHandle, startPostgres } from "../../helpers/postgres.ts";
 import { type RedisClusterHandle, startRedisCluster } from "../../helpers/redis-cluster.ts";
 import { killOnHarnessExit, ManagedProcess, sleep } from "./processes.ts";
 
@@ -31,6 +32,13 @@ export interface ClusterOptions {
    * redis-server: the connector gets REDIS_CLUSTER_NODES.
    */
   redisCluster?: boolean;
+  /** The link store: the shared SQLite file (default), or a private Postgres server. */
+  database?: "sqlite" | "postgres";
+  /**
+   * Groups of processes standing for hosts, each a web process (on its own port) and `workers`
+   * worker processes; webhooks go to the live web processes in turn, as a load balancer would.
+   */
+  hosts?: number;
   /** The provider's budget per store (the connector is told the same). */
   rateLimit?: number;
   rateWindowMs?: number;
@@ -64,11 +72,22 @@ export class Cluster {
   readonly dir: string;
   readonly shops: { shop: string; storeId: number }[];
   readonly webPort: number;
+  /** Every host's web port (the first is `webPort`). */
+  readonly webPorts: number[];
   readonly sandboxPort: number;
   readonly prefix = "chaos";
   redis!: RedisServerHandle;
   /** With `redisCluster`: the cluster, whose nodes a scenario kills and fails over. */
   redisCluster?: RedisClusterHandle;
+  /** With `database: "postgres"`: the server, which a scenario kills and restarts. */
+  postgres?: PostgresHandle;
+  /** Each host's web process (the first is `web`). */
+  webs: ManagedProcess[] = [];
+  /** Which host each worker belongs to. */
+  readonly hostOf = new Map<ManagedProcess, number>();
+  #turn = 0;
+  /** Every web process started, killed ones included (their logs are scanned too). */
+  #allWebs: ManagedProcess[] = [];
   sandbox!: ManagedProcess;
   web!: ManagedProcess;
   workers: ManagedProcess[] = [];
@@ -79,12 +98,13 @@ export class Cluster {
 
   private constructor(
     readonly options: ClusterOptions,
-    ports: { web: number; sandbox: number },
+    ports: { web: number[]; sandbox: number },
   ) {
     this.dir = mkdtempSync(join(tmpdir(), "connector-chaos-"));
     mkdirSync(join(this.dir, "logs"));
     mkdirSync(join(this.dir, "redis"));
-    this.webPort = ports.web;
+    this.webPorts = ports.web;
+    this.webPort = ports.web[0] as number;
     this.sandboxPort = ports.sandbox;
     this.shops = Array.from({ length: options.shops ?? 2 }, (_, i) => ({
       shop: `chaos-${i + 1}.myshopify.com`,
@@ -93,7 +113,9 @@ export class Cluster {
   }
 
   static async start(options: ClusterOptions): Promise<Cluster> {
-    const cluster = new Cluster(options, { web: await freePort(), sandbox: await freePort() });
+    const web: number[] = [];
+    for (let i = 0; i < (options.hosts ?? 1); i++) web.push(await freePort());
+    const cluster = new Cluster(options, { web, sandbox: await freePort() });
     try {
       await cluster.#startAll();
     } catch (error) {
@@ -103,8 +125,11 @@ export class Cluster {
     return cluster;
   }
 
+  /** A live web process's URL, in turn (the first host's when only one runs). */
   get webUrl(): string {
-    return `http://127.0.0.1:${this.webPort}`;
+    const live = this.webPorts.filter((_, host) => this.webs[host]?.alive ?? host === 0);
+    const port = live.length > 0 ? live[this.#turn++ % live.length] : this.webPort;
+    return `http://127.0.0.1:${port}`;
   }
   get sandboxUrl(): string {
     return `http://127.0.0.1:${this.sandboxPort}`;
@@ -115,6 +140,7 @@ export class Cluster {
 
   async #startAll() {
     await this.startRedis();
+    if (this.options.database === "postgres") this.postgres = await startPostgres();
     this.sandbox = new ManagedProcess(
       "sandbox",
       [
@@ -141,8 +167,22 @@ export class Cluster {
     );
     await this.sandbox.waitFor(/provider sandbox running/, 120_000);
     await this.#registerShops();
-    await this.startWeb();
-    await Promise.all(Array.from({ length: this.options.workers }, () => this.startWorker()));
+    for (let host = 0; host < (this.options.hosts ?? 1); host++) await this.startHost(host);
+  }
+
+  /** One host: its web process and its workers. */
+  async startHost(host: number): Promise<void> {
+    await this.startWeb(host);
+    await Promise.all(Array.from({ length: this.options.workers }, () => this.startWorker(host)));
+  }
+
+  /** kill -9 of every process of one host at once, as a lost machine. */
+  async killHost(host: number): Promise<void> {
+    const victims = [
+      this.webs[host],
+      ...this.workers.filter((w) => this.hostOf.get(w) === host),
+    ].filter((p): p is ManagedProcess => p?.alive === true);
+    await Promise.all(victims.map((p) => p.kill("SIGKILL")));
   }
 
   /** (Re)starts redis-server on the same port and directory, so its AOF is replayed. */
@@ -178,7 +218,9 @@ export class Cluster {
         ? { REDIS_CLUSTER_NODES: this.redisCluster.seeds }
         : { REDIS_URL: this.redisUrl }),
       REDIS_PREFIX: this.prefix,
-      DATABASE_PATH: join(this.dir, "connector.sqlite"),
+      ...(this.postgres
+        ? { DATABASE_URL: this.postgres.url }
+        : { DATABASE_PATH: join(this.dir, "connector.sqlite") }),
       SHOPIFY_API_KEY: "chaos-api-key",
       SHOPIFY_API_SECRET: CHAOS_SHOPIFY_SECRET,
       ENCRYPTION_KEY,
@@ -198,7 +240,8 @@ export class Cluster {
   }
 
   async #registerShops() {
-    const db = openDatabase(join(this.dir, "connector.sqlite"));
+    const db = openDatabase(this.postgres?.url ?? join(this.dir, "connector.sqlite"));
+    await db.ready();
     const shops = new ShopRepository(db);
     const box = createSecretBox(ENCRYPTION_KEY);
     for (const { shop, storeId } of this.shops) {
@@ -216,21 +259,25 @@ export class Cluster {
         installedAt: new Date().toISOString(),
       });
     }
-    db.$client.close();
+    await db.close();
   }
 
-  async startWeb(): Promise<void> {
-    this.web = new ManagedProcess(
+  async startWeb(host = 0): Promise<void> {
+    const port = this.webPorts[host] as number;
+    const web = new ManagedProcess(
       `web-${++this.#serial}`,
       ["src/main.ts", "--role", "web"],
-      this.connectorEnv(),
+      this.connectorEnv({ PORT: String(port) }),
       join(this.logDir, `web-${this.#serial}.log`),
     );
+    this.webs[host] = web;
+    if (host === 0) this.web = web;
+    this.#allWebs.push(web);
     const deadline = Date.now() + 120_000;
     for (;;) {
-      if (!this.web.alive) throw new Error(`web exited: ${this.web.log().slice(-2_000)}`);
+      if (!web.alive) throw new Error(`web exited: ${web.log().slice(-2_000)}`);
       try {
-        if ((await fetch(`${this.webUrl}/healthz`)).ok) return;
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
       } catch {
         // not listening yet
       }
@@ -239,7 +286,7 @@ export class Cluster {
     }
   }
 
-  async startWorker(): Promise<ManagedProcess> {
+  async startWorker(host = 0): Promise<ManagedProcess> {
     const worker = new ManagedProcess(
       `worker-${++this.#serial}`,
       ["src/main.ts", "--role", "worker"],
@@ -247,6 +294,7 @@ export class Cluster {
       join(this.logDir, `worker-${this.#serial}.log`),
     );
     this.workers.push(worker);
+    this.hostOf.set(worker, host);
     // A cold tsx start on a loaded 2-core machine can take tens of seconds.
     await worker.waitFor(/sync worker running/, 120_000);
     return worker;
@@ -356,14 +404,14 @@ export class Cluster {
    * included). The sandbox's own output is left out: it prints its credentials on purpose.
    */
   connectorLogs(): { name: string; text: string }[] {
-    return [this.web, ...this.workers]
+    return [...this.#allWebs, ...this.workers]
       .filter(Boolean)
       .map((p) => ({ name: p.name, text: p.log() }));
   }
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.stop(5_000)));
-    await this.web?.stop(5_000);
+    await Promise.all(this.webs.map((w) => w.stop(5_000)));
     await this.sandbox?.stop(5_000);
     if (this.#queues) {
       await this.#queues.sync.close().catch(() => {});
@@ -372,6 +420,7 @@ export class Cluster {
     this.#harnessRedis?.disconnect();
     await this.redis?.stop();
     await this.redisCluster?.stop();
+    await this.postgres?.stop();
     if (!process.env.CHAOS_KEEP) rmSync(this.dir, { recursive: true, force: true });
   }
 }

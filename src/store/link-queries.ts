@@ -1,0 +1,353 @@
+import { and, count, desc, eq, max } from "drizzle-orm";
+import type { FailureCategory, FailureField, FailureRecord } from "../sync/failure.ts";
+import type { OrderLinks } from "../sync/links.ts";
+import { type Db, writeTogether } from "./database.ts";
+
+export interface IntentRow {
+  status: "pending" | "done";
+  attempts: number;
+  resultId: number | null;
+}
+
+export interface Keyed {
+  shop: string;
+  sourceOrderId: string;
+  key: string;
+}
+
+export type OrderCreated = Keyed & {
+  storeId: number;
+  /** The provider environment (API base URL): with storeId, the space the link points into. */
+  providerBaseUrl: string;
+  orderId: number;
+  orderHash: string;
+  orderName: string;
+  lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
+};
+export type OrderUpdated = Keyed & { orderHash: string };
+export type LineItemAdded = Keyed & { sourceLineItemId: string; lineItemId: number; hash: string };
+export type LineItemCanceled = Keyed & { lineItemId: number; canceledAt: string };
+export type FulfillmentUpserted = Keyed & {
+  sourceFulfillmentId: string;
+  fulfillmentId: number;
+  hash: string;
+};
+export type OrderCanceled = Keyed & { canceledAt: string };
+
+/**
+ * Lets the write of an order's last planned call also mark the order synced, in the same
+ * transaction (one commit less per order): `done` is asked with the links as that write leaves
+ * them (the sync planner: nothing left to send), and only then is the order marked.
+ */
+export interface SyncedCheck {
+  /** The Shopify version (updated_at) the synced mark records. */
+  version: string;
+  done(links: OrderLinks | null): boolean;
+}
+
+export const now = () => new Date().toISOString();
+
+/**
+ * Whether the check says the order is done. A check that throws says no: the effect of a call
+ * the provider already applied must commit whatever the check does.
+ */
+export function settled(check: SyncedCheck, links: () => OrderLinks | null): boolean {
+  try {
+    return check.done(links());
+  } catch {
+    return false;
+  }
+}
+
+/** Where a link points: the provider environment (API base URL) and store. */
+export interface LinkSpace {
+  storeId: number;
+  /** Null for a link made before spaces were recorded. */
+  providerBaseUrl: string | null;
+}
+
+export interface OrderRow {
+  storeId: number;
+  orderId: number;
+  orderHash: string;
+  syncedVersion: string | null;
+  canceledAt: string | null;
+}
+
+/**
+ * The statements of the hot path, one text for both engines: named parameters (`@shop`), which
+ * better-sqlite3 takes as they are and the Postgres store numbers (`$1`); camelCase names are
+ * quoted, and parameters whose type nothing else fixes are cast, as Postgres needs.
+ */
+export const LINK_SQL = {
+  beginIntent: `INSERT INTO intents (shop, source_order_id, key, kind, status, attempts, started_at)
+         VALUES (@shop, @sourceOrderId, @key, @kind, 'pending', 1, @at)
+         ON CONFLICT (shop, source_order_id, key) DO UPDATE SET
+           attempts = CASE WHEN intents.status = 'done' THEN 1 ELSE intents.attempts + 1 END,
+           started_at = CASE WHEN intents.status = 'done' THEN @at ELSE intents.started_at END,
+           status = 'pending', completed_at = NULL, result_id = NULL
+         RETURNING status, attempts, result_id AS "resultId"`,
+  releaseIntent: `UPDATE intents SET attempts = attempts - 1
+         WHERE shop = @shop AND source_order_id = @sourceOrderId AND key = @key
+           AND status = 'pending' AND attempts > 0`,
+  completeIntent: `UPDATE intents SET status = 'done', result_id = @resultId, completed_at = @at
+         WHERE shop = @shop AND source_order_id = @sourceOrderId AND key = @key`,
+  markSynced: `UPDATE order_links SET synced_version = @version, last_result = 'synced', last_error = NULL, last_synced_at = @at
+         WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  clearFailure:
+    "DELETE FROM order_failures WHERE shop = @shop AND source_order_id = @sourceOrderId",
+  lastFailure:
+    "SELECT result FROM order_failures WHERE shop = @shop AND source_order_id = @sourceOrderId",
+  upsertOrderLink: `INSERT INTO order_links (shop, source_order_id, store_id, provider_base_url, order_id, order_name, order_hash, created_at)
+         VALUES (@shop, @sourceOrderId, @storeId, @providerBaseUrl, @orderId, @orderName, @orderHash, @at)
+         ON CONFLICT (shop, source_order_id) DO UPDATE SET
+           order_id = excluded.order_id, order_hash = excluded.order_hash, store_id = excluded.store_id,
+           provider_base_url = excluded.provider_base_url`,
+  sameProviderOrder: `SELECT shop, source_order_id AS "sourceOrderId" FROM order_links
+         WHERE order_id = @orderId
+           AND (provider_base_url IS NULL OR provider_base_url = @providerBaseUrl)
+           AND NOT (shop = @shop AND source_order_id = @sourceOrderId)`,
+  selectSpace: `SELECT store_id AS "storeId", provider_base_url AS "providerBaseUrl"
+         FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  upsertLineItemLink: `INSERT INTO line_item_links (shop, source_order_id, source_line_item_id, line_item_id, hash, created_at)
+         VALUES (@shop, @sourceOrderId, @sourceLineItemId, @lineItemId, @hash, @at)
+         ON CONFLICT (shop, source_order_id, line_item_id) DO UPDATE SET
+           hash = excluded.hash, canceled_at = NULL`,
+  setOrderHash: `UPDATE order_links SET order_hash = @orderHash
+         WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  cancelLineItem: `UPDATE line_item_links SET canceled_at = @canceledAt
+         WHERE shop = @shop AND source_order_id = @sourceOrderId AND line_item_id = @lineItemId`,
+  upsertFulfillmentLink: `INSERT INTO fulfillment_links (shop, source_order_id, source_fulfillment_id, fulfillment_id, hash, updated_at)
+         VALUES (@shop, @sourceOrderId, @sourceFulfillmentId, @fulfillmentId, @hash, @at)
+         ON CONFLICT (shop, source_order_id, source_fulfillment_id) DO UPDATE SET
+           fulfillment_id = excluded.fulfillment_id, hash = excluded.hash, updated_at = excluded.updated_at`,
+  cancelOrder: `UPDATE order_links SET canceled_at = @canceledAt
+         WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  selectOrder: `SELECT store_id AS "storeId", order_id AS "orderId", order_hash AS "orderHash",
+           synced_version AS "syncedVersion", canceled_at AS "canceledAt"
+         FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  selectLines: `SELECT source_line_item_id AS "sourceLineItemId", line_item_id AS "lineItemId", hash,
+           canceled_at AS "canceledAt"
+         FROM line_item_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  selectFulfillments: `SELECT source_fulfillment_id AS "sourceFulfillmentId", fulfillment_id AS "fulfillmentId", hash
+         FROM fulfillment_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  // Retiring: the order-level link to the record, every link and intent of the order removed.
+  archive: `INSERT INTO retired_order_links (shop, source_order_id, provider_base_url, store_id, order_id, order_name, reason, retired_at)
+       SELECT shop, source_order_id, provider_base_url, store_id, order_id, order_name, CAST(@reason AS TEXT), CAST(@at AS TEXT)
+       FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  retireOne: ["line_item_links", "fulfillment_links", "intents", "order_links"].map(
+    (table) => `DELETE FROM ${table} WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  ),
+  outside: `SELECT source_order_id AS "sourceOrderId" FROM order_links
+       WHERE shop = @shop AND (store_id <> @storeId OR (CAST(@providerBaseUrl AS TEXT) IS NOT NULL
+         AND (provider_base_url IS NULL OR provider_base_url <> @providerBaseUrl)))`,
+};
+
+/**
+ * The links between Shopify and provider records, and the intent rows that make every provider
+ * write recoverable (docs/principles.md, principle 4). Each `record…` call writes the effect and
+ * completes its intent in one transaction: either both are there after a crash, or neither.
+ * Given a `SyncedCheck`, the same transaction marks the order synced when nothing is left to
+ * send, and the call returns whether it did.
+ *
+ * This base holds what both engines share (drizzle's builder, awaited); the hot path is written
+ * per engine: `SqliteLinkRepository` (prepared statements in synchronous transactions) and
+ * `PgLinkRepository` (pooled queries in transactions that lock the order).
+ */
+export abstract class LinkQueries {
+  constructor(protected readonly db: Db) {}
+
+  abstract loadLinks(shop: string, sourceOrderId: string): Promise<OrderLinks | null>;
+  abstract spaceOf(shop: string, sourceOrderId: string): Promise<LinkSpace | null>;
+  abstract retireOrder(shop: string, sourceOrderId: string, reason: string): Promise<boolean>;
+  abstract retireOutside(shop: string, space: LinkSpace, reason: string): Promise<number>;
+  abstract beginIntent(
+    shop: string,
+    sourceOrderId: string,
+    key: string,
+    kind: string,
+  ): Promise<IntentRow>;
+  abstract releaseIntent(shop: string, sourceOrderId: string, key: string): Promise<void>;
+  abstract recordOrderCreated(input: OrderCreated, synced?: SyncedCheck): Promise<boolean>;
+  abstract recordOrderUpdated(input: OrderUpdated, synced?: SyncedCheck): Promise<boolean>;
+  abstract recordLineItemAdded(input: LineItemAdded, synced?: SyncedCheck): Promise<boolean>;
+  abstract recordLineItemCanceled(input: LineItemCanceled, synced?: SyncedCheck): Promise<boolean>;
+  abstract recordFulfillmentUpserted(
+    input: FulfillmentUpserted,
+    synced?: SyncedCheck,
+  ): Promise<boolean>;
+  abstract recordOrderCanceled(input: OrderCanceled, synced?: SyncedCheck): Promise<boolean>;
+  abstract lastFailure(
+    shop: string,
+    sourceOrderId: string,
+  ): Promise<"failed" | "dead-lettered" | null>;
+  abstract markSynced(shop: string, sourceOrderId: string, version: string): Promise<void>;
+
+  /** The links the shop retired, newest first. */
+  async retired(
+    shop: string,
+  ): Promise<{ sourceOrderId: string; storeId: number; orderId: number; reason: string }[]> {
+    const { retiredOrderLinks } = this.db.t;
+    return this.db.orm
+      .select({
+        sourceOrderId: retiredOrderLinks.sourceOrderId,
+        storeId: retiredOrderLinks.storeId,
+        orderId: retiredOrderLinks.orderId,
+        reason: retiredOrderLinks.reason,
+      })
+      .from(retiredOrderLinks)
+      .where(eq(retiredOrderLinks.shop, shop))
+      .orderBy(desc(retiredOrderLinks.id));
+  }
+
+  /** The link of an order by its name ("#1001" or "1001"). */
+  async findByOrderName(
+    shop: string,
+    name: string,
+  ): Promise<{ sourceOrderId: string; orderId: number } | null> {
+    const { orderLinks } = this.db.t;
+    const wanted = name.startsWith("#") ? name : `#${name}`;
+    const [row] = await this.db.orm
+      .select({ sourceOrderId: orderLinks.sourceOrderId, orderId: orderLinks.orderId })
+      .from(orderLinks)
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.orderName, wanted)))
+      .limit(1);
+    return row ?? null;
+  }
+
+  async getOrderLinkRow(shop: string, sourceOrderId: string) {
+    const { orderLinks } = this.db.t;
+    const [row] = await this.db.orm
+      .select()
+      .from(orderLinks)
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)));
+    return row ?? null;
+  }
+
+  /** Records a failure, whether or not the provider has the order yet. No customer data. */
+  async markFailed(
+    shop: string,
+    sourceOrderId: string,
+    result: "failed" | "dead-lettered",
+    failure: FailureRecord,
+    orderName: string | null = null,
+  ): Promise<void> {
+    const { orderFailures, orderLinks } = this.db.t;
+    const message = failure.message.slice(0, 2_000);
+    const category = failure.category;
+    const fields = JSON.stringify(failure.fields);
+    const at = now();
+    // Both rows or neither: the failure record and the link's last result agree.
+    await writeTogether(this.db, (tx) => [
+      tx
+        .insert(orderFailures)
+        .values({
+          shop,
+          sourceOrderId,
+          orderName,
+          result,
+          error: message,
+          category,
+          fields,
+          failedAt: at,
+        })
+        .onConflictDoUpdate({
+          target: [orderFailures.shop, orderFailures.sourceOrderId],
+          set: {
+            result,
+            error: message,
+            category,
+            fields,
+            failedAt: at,
+            ...(orderName ? { orderName } : {}),
+          },
+        }),
+      tx
+        .update(orderLinks)
+        .set({ lastResult: result, lastError: message })
+        .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId))),
+    ]);
+  }
+
+  /** Counts for status pages: orders synced, and orders whose last attempt failed. */
+  async countByResult(
+    shop: string,
+  ): Promise<{ synced: number; failed: number; deadLettered: number }> {
+    const { orderFailures, orderLinks } = this.db.t;
+    const [synced] = await this.db.orm
+      .select({ n: count() })
+      .from(orderLinks)
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.lastResult, "synced")));
+    const failures = await this.db.orm
+      .select({ result: orderFailures.result, n: count() })
+      .from(orderFailures)
+      .where(eq(orderFailures.shop, shop))
+      .groupBy(orderFailures.result);
+    return {
+      synced: synced?.n ?? 0,
+      failed: failures.find((f) => f.result === "failed")?.n ?? 0,
+      deadLettered: failures.find((f) => f.result === "dead-lettered")?.n ?? 0,
+    };
+  }
+
+  /** The shop's latest failures, newest first, with the order's name when known. */
+  async latestFailures(shop: string, limit: number) {
+    const { orderFailures, orderLinks } = this.db.t;
+    const rows = await this.db.orm
+      .select({
+        sourceOrderId: orderFailures.sourceOrderId,
+        error: orderFailures.error,
+        category: orderFailures.category,
+        fields: orderFailures.fields,
+        failedAt: orderFailures.failedAt,
+        orderName: orderLinks.orderName,
+        failedName: orderFailures.orderName,
+      })
+      .from(orderFailures)
+      .leftJoin(
+        orderLinks,
+        and(
+          eq(orderLinks.shop, orderFailures.shop),
+          eq(orderLinks.sourceOrderId, orderFailures.sourceOrderId),
+        ),
+      )
+      .where(eq(orderFailures.shop, shop))
+      .orderBy(desc(orderFailures.failedAt))
+      .limit(limit);
+    return rows.map((r) => ({
+      sourceOrderId: r.sourceOrderId,
+      failedAt: r.failedAt,
+      orderName: r.orderName ?? r.failedName,
+      /** Null for a failure recorded before categories were kept (shown as it was worded). */
+      failure:
+        r.category === null
+          ? null
+          : ({
+              message: r.error,
+              category: r.category as FailureCategory,
+              fields: JSON.parse(r.fields ?? "[]") as FailureField[],
+            } satisfies FailureRecord),
+      error: r.error,
+    }));
+  }
+
+  /** How many of the shop's orders last failed in this category. */
+  async countFailures(shop: string, category: FailureCategory): Promise<number> {
+    const { orderFailures } = this.db.t;
+    const [row] = await this.db.orm
+      .select({ n: count() })
+      .from(orderFailures)
+      .where(and(eq(orderFailures.shop, shop), eq(orderFailures.category, category)));
+    return row?.n ?? 0;
+  }
+
+  /** When each shop's latest order was synced. */
+  async lastSyncedAtByShop(): Promise<Map<string, string | null>> {
+    const { orderLinks } = this.db.t;
+    const rows = await this.db.orm
+      .select({ shop: orderLinks.shop, at: max(orderLinks.lastSyncedAt) })
+      .from(orderLinks)
+      .groupBy(orderLinks.shop);
+    return new Map(rows.map((r) => [r.shop, r.at]));
+  }
+}

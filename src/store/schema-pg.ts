@@ -1,0 +1,242 @@
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  serial,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+/**
+ * The Postgres twin of `schema.ts`, table for table and column for column (same SQL names, same
+ * JavaScript types): the repositories run one code on either engine, and
+ * `test/store/schema-parity.test.ts` fails when the two drift apart. Provider IDs are BIGINT
+ * (SQLite's INTEGER is 64-bit), booleans are BOOLEAN, and the Shopify session's expiry times are
+ * TIMESTAMP as `@shopify/shopify-app-session-storage-drizzle` reads them on Postgres.
+ */
+
+export const shops = pgTable("shops", {
+  shop: text("shop").primaryKey(),
+  status: text("status", { enum: ["active", "paused", "uninstalled"] })
+    .notNull()
+    .default("active"),
+  pausedReason: text("paused_reason"),
+  storeId: bigint("store_id", { mode: "number" }),
+  providerEnvironment: text("provider_environment", { enum: ["production", "staging", "sandbox"] })
+    .notNull()
+    .default("sandbox"),
+  providerBaseUrl: text("provider_base_url"),
+  providerAuthUrl: text("provider_auth_url"),
+  providerAudience: text("provider_audience"),
+  providerClientId: text("provider_client_id"),
+  providerClientSecretSealed: text("provider_client_secret_sealed"),
+  accessTokenSealed: text("access_token_sealed"),
+  /** An expiring offline token's end (null: a non-expiring token) and when to refresh it. */
+  accessTokenExpiresAt: text("access_token_expires_at"),
+  accessTokenRefreshAt: text("access_token_refresh_at"),
+  refreshTokenSealed: text("refresh_token_sealed"),
+  refreshTokenExpiresAt: text("refresh_token_expires_at"),
+  scopes: text("scopes"),
+  storeCurrency: text("store_currency"),
+  shopCurrency: text("shop_currency"),
+  /** The shop's IANA time zone, from shop/update (and the install). */
+  shopTimezone: text("shop_timezone"),
+  /** Orders Shopify marks `test: true` are sent only when the merchant asks (default: not). */
+  sendTestOrders: boolean("send_test_orders").notNull().default(false),
+  protectionVariantIds: text("protection_variant_ids").notNull().default("[]"),
+  locationMap: text("location_map").notNull().default("{}"),
+  defaultLocationId: bigint("default_location_id", { mode: "number" }),
+  installedAt: text("installed_at"),
+  uninstalledAt: text("uninstalled_at"),
+  /** When every webhook subscription was last seen in place (the start of a gap to resync). */
+  subscriptionsCheckedAt: text("subscriptions_checked_at"),
+  /** Why the last webhook subscription check failed (null when it succeeded). */
+  subscriptionsError: text("subscriptions_error"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const orderLinks = pgTable(
+  "order_links",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    storeId: bigint("store_id", { mode: "number" }).notNull(),
+    /**
+     * The provider environment the order lives in (its API base URL): with store_id, the link
+     * space. Null for links made before spaces were recorded, which count as the shop's current.
+     */
+    providerBaseUrl: text("provider_base_url"),
+    orderId: bigint("order_id", { mode: "number" }).notNull(),
+    orderName: text("order_name"),
+    orderHash: text("order_hash").notNull(),
+    syncedVersion: text("synced_version"),
+    canceledAt: text("canceled_at"),
+    lastResult: text("last_result", { enum: ["synced", "failed", "dead-lettered"] }),
+    lastError: text("last_error"),
+    lastSyncedAt: text("last_synced_at"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.shop, t.sourceOrderId] }),
+    index("order_links_name").on(t.shop, t.orderName),
+    // A create's check that the provider did not hand out an ID another link holds.
+    index("order_links_provider_order").on(t.orderId),
+  ],
+);
+
+/**
+ * Links retired from use: the shop switched provider store or environment, or the provider no
+ * longer had the order. Kept for the record (which provider order an order was once sent to);
+ * never read to write.
+ */
+export const retiredOrderLinks = pgTable(
+  "retired_order_links",
+  {
+    id: serial("id").primaryKey(),
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    providerBaseUrl: text("provider_base_url"),
+    storeId: bigint("store_id", { mode: "number" }).notNull(),
+    orderId: bigint("order_id", { mode: "number" }).notNull(),
+    orderName: text("order_name"),
+    reason: text("reason").notNull(),
+    retiredAt: text("retired_at").notNull(),
+  },
+  (t) => [index("retired_order_links_order").on(t.shop, t.sourceOrderId)],
+);
+
+/** Test orders not sent to the provider (the shop's setting), counted on the settings page. */
+export const skippedTestOrders = pgTable(
+  "skipped_test_orders",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    skippedAt: text("skipped_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId] })],
+);
+
+/** Orders whose sync failed before the provider had them: no order_links row exists yet. */
+export const orderFailures = pgTable(
+  "order_failures",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    /** The order's name (#1077) when the failure happened after its state was read. */
+    orderName: text("order_name"),
+    result: text("result", { enum: ["failed", "dead-lettered"] }).notNull(),
+    error: text("error").notNull(),
+    /** The failure's category (the dead-letter queue's `FailureCategory`); null before 0008. */
+    category: text("category"),
+    /**
+     * JSON: the fields the failure names, `[{ path, ref? }]` (`ref`: the Shopify ID a field
+     * points at, such as an unmapped location). Field paths and IDs only, never customer data.
+     */
+    fields: text("fields"),
+    failedAt: text("failed_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId] })],
+);
+
+export const lineItemLinks = pgTable(
+  "line_item_links",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    lineItemId: bigint("line_item_id", { mode: "number" }).notNull(),
+    sourceLineItemId: text("source_line_item_id").notNull(),
+    hash: text("hash").notNull(),
+    canceledAt: text("canceled_at"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId, t.lineItemId] })],
+);
+
+export const fulfillmentLinks = pgTable(
+  "fulfillment_links",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    sourceFulfillmentId: text("source_fulfillment_id").notNull(),
+    fulfillmentId: bigint("fulfillment_id", { mode: "number" }).notNull(),
+    hash: text("hash").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId, t.sourceFulfillmentId] })],
+);
+
+export const intents = pgTable(
+  "intents",
+  {
+    shop: text("shop").notNull(),
+    sourceOrderId: text("source_order_id").notNull(),
+    key: text("key").notNull(),
+    kind: text("kind").notNull(),
+    status: text("status", { enum: ["pending", "done"] }).notNull(),
+    resultId: bigint("result_id", { mode: "number" }),
+    attempts: integer("attempts").notNull().default(1),
+    startedAt: text("started_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId, t.key] })],
+);
+
+export const backfills = pgTable("backfills", {
+  id: serial("id").primaryKey(),
+  shop: text("shop").notNull(),
+  since: text("since"),
+  until: text("until"),
+  cursor: text("cursor"),
+  done: integer("done").notNull().default(0),
+  total: integer("total"),
+  status: text("status", { enum: ["running", "paused", "completed", "failed"] }).notNull(),
+  error: text("error"),
+  startedAt: text("started_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  completedAt: text("completed_at"),
+});
+
+export const syncCheckpoints = pgTable("sync_checkpoints", {
+  shop: text("shop").primaryKey(),
+  lastReconciledAt: text("last_reconciled_at").notNull(),
+});
+
+export const privacyRequests = pgTable("privacy_requests", {
+  id: serial("id").primaryKey(),
+  shop: text("shop").notNull(),
+  topic: text("topic").notNull(),
+  /** Only IDs, never customer data. */
+  summary: text("summary").notNull(),
+  receivedAt: text("received_at").notNull(),
+  dueBy: text("due_by").notNull(),
+  completedAt: text("completed_at"),
+});
+
+/**
+ * Shopify sessions, in the shape `@shopify/shopify-app-session-storage-drizzle` reads and writes
+ * (its documented SQLite table). `accessToken` and `refreshToken` only ever hold values sealed by
+ * the secret box: the connector wraps the library's storage (src/shopify/session-storage.ts).
+ */
+export const session = pgTable("session", {
+  id: text("id").primaryKey(),
+  shop: text("shop").notNull(),
+  state: text("state").notNull(),
+  isOnline: boolean("isOnline").notNull().default(false),
+  scope: text("scope"),
+  expires: timestamp("expires", { mode: "date" }),
+  accessToken: text("accessToken").notNull(),
+  userId: bigint("userId", { mode: "bigint" }),
+  firstName: text("firstName"),
+  lastName: text("lastName"),
+  email: text("email"),
+  accountOwner: boolean("accountOwner"),
+  locale: text("locale"),
+  collaborator: boolean("collaborator"),
+  emailVerified: boolean("emailVerified"),
+  refreshToken: text("refreshToken"),
+  refreshTokenExpires: timestamp("refreshTokenExpires", { mode: "date" }),
+});

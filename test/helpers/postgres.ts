@@ -1,0 +1,203 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { freePort } from "../../src/lib/redis-server.ts";
+
+/** A private PostgreSQL server on loopback, for the tests that run the stores on Postgres. */
+export interface PostgresHandle {
+  /** postgres://connector@127.0.0.1:port/postgres */
+  url: string;
+  /** A fresh database on this server, its URL. */
+  createDatabase(name: string): Promise<string>;
+  /** The postmaster's pid (its processes are its children). */
+  pid(): number;
+  /** kill -9 the server (the outage tests), and start it again on the same port and data. */
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Debian's server binaries (`apt-get install postgresql`), newest major first. */
+export function postgresBinDir(): string | null {
+  const root = "/usr/lib/postgresql";
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (majors[0]) return join(root, majors[0], "bin");
+  // Elsewhere (Homebrew): the directory of the initdb on PATH.
+  const onPath = (process.env.PATH ?? "")
+    .split(":")
+    .find((dir) => dir && existsSync(join(dir, "initdb")));
+  return onPath ?? null;
+}
+
+/**
+ * initdb refuses to run as root: as root, the server runs as Debian's `postgres` user (the
+ * package creates it), on a data directory it owns.
+ */
+function asServerUser(command: string, args: string[]): [string, string[]] {
+  if (process.getuid?.() !== 0) return [command, args];
+  return ["runuser", ["-u", "postgres", "--", command, ...args]];
+}
+
+export async function startPostgres(options: { preload?: string[] } = {}): Promise<PostgresHandle> {
+  const bin = postgresBinDir();
+  if (!bin) {
+    throw new Error("PostgreSQL's server is not installed: apt-get install postgresql");
+  }
+  const dir = mkdtempSync(join(tmpdir(), "connector-pg-"));
+  const data = join(dir, "data");
+  if (process.getuid?.() === 0) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
+    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
+    chownSync(dir, uid, gid);
+  }
+  const [initdb, initArgs] = asServerUser(join(bin, "initdb"), [
+    "-D",
+    data,
+    "-U",
+    "connector",
+    "--auth=trust",
+    "-E",
+    "UTF8",
+    "--no-sync",
+  ]);
+  execFileSync(initdb, initArgs, { stdio: "ignore" });
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    const [postgres, args] = asServerUser(join(bin, "postgres"), [
+      "-D",
+      data,
+      "-p",
+      String(port),
+      "-k",
+      dir,
+      "-c",
+      "listen_addresses=127.0.0.1",
+      // Test data: a commit need not reach the disk (the outage tests kill the processes, not
+      // the machine, so what the server wrote is still there after a restart).
+      "-c",
+      "fsync=off",
+      "-c",
+      "logging_collector=off",
+      "-c",
+      "max_connections=300",
+      ...(options.preload ? ["-c", `shared_preload_libraries=${options.preload.join(",")}`] : []),
+    ]);
+    child = spawn(postgres, args, {
+      stdio: ["ignore", "ignore", openSync(join(dir, "server.log"), "a")],
+    });
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        execFileSync(join(bin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port)], {
+          stdio: "ignore",
+        });
+        return;
+      } catch {
+        if (child.exitCode !== null) {
+          const log = readFileSync(join(dir, "server.log"), "utf8").trim().split("\n").slice(-3);
+          throw new Error(`postgres exited at start-up: ${log.join(" / ")}`);
+        }
+        if (Date.now() > deadline) throw new Error("postgres did not start within 20 s");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  };
+  await start();
+  /**
+   * kill -9 of the whole server, as a crashed host or container leaves it: its processes first
+   * (backends, WAL writer…), then the postmaster (its pid file names it: under runuser the child
+   * is runuser).
+   */
+  const kill = async () => {
+    const pidFile = join(data, "postmaster.pid");
+    if (existsSync(pidFile)) {
+      const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+      try {
+        execFileSync("pkill", ["-KILL", "-P", String(pid)], { stdio: "ignore" });
+      } catch {
+        // no children
+      }
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    child?.kill("SIGKILL");
+    for (let i = 0; i < 100; i++) {
+      try {
+        execFileSync(join(bin, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port)], {
+          stdio: "ignore",
+        });
+      } catch {
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const url = `postgres://connector@127.0.0.1:${port}/postgres`;
+  return {
+    url,
+    pid: () => Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]),
+    async createDatabase(name) {
+      execFileSync(
+        join(bin, "createdb"),
+        ["-h", "127.0.0.1", "-p", String(port), "-U", "connector", name],
+        {
+          stdio: "ignore",
+        },
+      );
+      return `postgres://connector@127.0.0.1:${port}/${name}`;
+    },
+    kill,
+    async restart() {
+      await kill();
+      // A killed server leaves its pid file, which postgres removes itself once that process is
+      // gone; until the kernel has reaped it, a start can still find it and stop: try again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await start();
+          return;
+        } catch (error) {
+          if (attempt >= 5) throw error;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    },
+    async stop() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fresh, empty database on the run's PostgreSQL server: its URL (DATABASE_URL). */
+export async function createTestDatabase(adminUrl: string): Promise<string> {
+  const name = `t_${randomUUID().replaceAll("-", "")}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
+import { type PostgresHandle, startPostgres } from "../helpers/postgres.ts";
+import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
+
+const order = (id: number): ModelOrder => ({
+  id,
+  number: id % 10_000,
+  email: "grace@example.com",
+  createdAt: "2026-11-01T10:00:00-05:00",
+  updatedAt: "2026-11-01T10:00:00-05:00",
+  cancelledAt: null,
+  note: null,
+  shippingCents: 500,
+  taxBps: 800,
+  lines: [
+    {
+      id: 1,
+      variantId: 501,
+      sku: "TS-1",
+      title: "T-shirt",
+      price: 1000,
+      quantity: 1,
+      currentQuantity: 1,
+    },
+  ],
+  fulfillments: [],
+  locationId: 4001,
+});
+
+let pipeline: Pipeline | undefined;
+let postgres: PostgresHandle | undefined;
+afterEach(async () => {
+  await pipeline?.close();
+  await postgres?.stop();
+});
+
+describe("a Postgres outage", () => {
+  it("is waited out like a Redis one: jobs retry until Postgres is back, nothing lost or doubled", async () => {
+    // A server of its own: this test kills it.
+    postgres = await startPostgres();
+    pipeline = await startPipeline({
+      workers: 2,
+      env: {
+        DATABASE_URL: postgres.url,
+        SYNC_ATTEMPTS: "40",
+        DATABASE_STATEMENT_TIMEOUT_MS: "2000",
+      },
+    });
+    const p = pipeline;
+    expect((await p.send("orders/create", orderPayload(order(6_100_001)))).status).toBe(200);
+    await p.drain();
+
+    await postgres.kill();
+    // The receiver keeps answering from Redis (the shop's status is cached); the jobs fail on
+    // the database and are retried.
+    for (const id of [6_100_002, 6_100_003, 6_100_004]) {
+      expect((await p.send("orders/create", orderPayload(order(id)))).status).toBe(200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(p.sandbox.state.orders.find(1001, "6100002")).toBeUndefined();
+    await postgres.restart();
+    await p.drain(60_000);
+
+    for (const id of ["6100001", "6100002", "6100003", "6100004"]) {
+      expect(p.sandbox.state.orders.find(1001, id)).toBeDefined();
+      expect(
+        (await p.ctx.links.getOrderLinkRow("lifecycle-shop.myshopify.com", id))?.lastResult,
+      ).toBe("synced");
+    }
+    expect(p.sandbox.state.admittedFor(1001)).toHaveLength(4);
+    expect(await p.ctx.queues.deadLetter.count()).toBe(0);
+  }, 120_000);
+});
