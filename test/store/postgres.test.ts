@@ -1,9 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Session } from "@shopify/shopify-api";
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { createSecretBox } from "../../src/lib/secret-box.ts";
+import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
 import { createLinkRepository, type Db, openDatabase } from "../../src/store/index.ts";
 import * as sqliteSchema from "../../src/store/schema.ts";
 import * as pgSchema from "../../src/store/schema-pg.ts";
@@ -152,5 +155,32 @@ describe("the Postgres link store", () => {
       expect(marked.filter(Boolean)).toHaveLength(1);
       expect((await a.getOrderLinkRow(shop, order))?.syncedVersion).toBe("v1");
     }
+  });
+
+  it("keeps the Shopify sessions on the same database, their tokens sealed", async () => {
+    const { db, url } = await postgresStore();
+    const box = createSecretBox(Buffer.alloc(32, 9).toString("base64"));
+    const sessions = new SealedSessionStorage(db, box);
+    const expires = new Date(Date.now() + 3_600_000);
+    await sessions.storeSession(
+      new Session({
+        id: "offline_pg.myshopify.com",
+        shop: "pg.myshopify.com",
+        state: "s",
+        isOnline: false,
+        accessToken: "shpat_postgres_token",
+        scope: "read_orders",
+        expires,
+      }),
+    );
+    const loaded = await sessions.loadSession("offline_pg.myshopify.com");
+    expect(loaded?.accessToken).toBe("shpat_postgres_token");
+    expect(loaded?.expires?.getTime()).toBe(expires.getTime());
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query(`SELECT "accessToken" FROM session`);
+    await client.end();
+    expect(rows[0]?.accessToken).toMatch(/^v2:/);
+    expect(JSON.stringify(rows)).not.toContain("shpat_postgres_token");
   });
 });

@@ -6,29 +6,33 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
 import { freePortPair } from "../helpers/ports.ts";
+import { createTestDatabase } from "../helpers/postgres.ts";
 
 /**
- * `REDIS_CLUSTER_NODES=… npm start`, as the README shows it: the whole connector (web, workers,
- * the built-in sandbox) on the run's three-master Redis Cluster, an order sent through the CLI,
- * and the CLI reading it back over the same cluster.
+ * `REDIS_CLUSTER_NODES=… npm start` and `DATABASE_URL=… npm start`, as the README shows them:
+ * the whole connector (web, workers, the built-in sandbox) on the run's three-master Redis
+ * Cluster, with its links in SQLite or in a database of the run's Postgres; an order sent through
+ * the CLI, and the CLI reading it back from the same Redis and database.
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
-const dir = mkdtempSync(join(tmpdir(), "cluster-start-"));
+const dir = mkdtempSync(join(tmpdir(), "scale-start-"));
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
 });
 
-function baseEnv(port: number): Record<string, string> {
+async function baseEnv(port: number, postgres: boolean): Promise<Record<string, string>> {
+  const data = join(dir, postgres ? "pg" : "sqlite");
   return {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
     PORT: String(port),
-    DATABASE_PATH: join(dir, "data", "connector.sqlite"),
+    DATABASE_PATH: join(data, "connector.sqlite"),
+    ...(postgres ? { DATABASE_URL: await createTestDatabase(inject("postgresUrl")) } : {}),
     REDIS_CLUSTER_NODES: inject("redisClusterNodes"),
-    REDIS_PREFIX: `cluster-start-${process.pid}`,
+    REDIS_PREFIX: `scale-start-${postgres ? "pg" : "sqlite"}-${process.pid}`,
   };
 }
 
@@ -46,10 +50,13 @@ async function cli(env: Record<string, string>, args: string[]) {
   }
 }
 
-describe("npm start on a Redis Cluster", () => {
-  it("starts on REDIS_CLUSTER_NODES, syncs an order sent to it, and the CLI reads it back", async () => {
+describe.each([
+  { variables: "REDIS_CLUSTER_NODES", postgres: false },
+  { variables: "REDIS_CLUSTER_NODES and DATABASE_URL", postgres: true },
+])("npm start with $variables", ({ postgres }) => {
+  it("starts, syncs an order sent to it, and the CLI reads it back", async () => {
     const port = await freePortPair();
-    const env = baseEnv(port);
+    const env = await baseEnv(port, postgres);
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: ROOT,
       env: { ...env, LOG_LEVEL: "info" },
