@@ -24,12 +24,19 @@ import {
 type Params = object;
 type Queryable = pg.Pool | pg.PoolClient;
 
-/** One of the shared statements with its named parameters numbered for Postgres. */
+/**
+ * One of the shared statements with its named parameters numbered for Postgres, sent as a named
+ * prepared statement: each pooled connection parses and plans it once (without the name, every
+ * call was parsed and planned again: half of the server's CPU per sync in bench:worker).
+ */
 class Statement {
   readonly text: string;
   readonly names: string[] = [];
 
-  constructor(named: string) {
+  constructor(
+    readonly name: string,
+    named: string,
+  ) {
     this.text = named.replace(/@(\w+)/g, (_, name: string) => {
       let index = this.names.indexOf(name);
       if (index < 0) index = this.names.push(name) - 1;
@@ -38,7 +45,7 @@ class Statement {
   }
 
   async rows<T>(on: Queryable, params: Params): Promise<T[]> {
-    return (await on.query(this.text, this.#values(params))).rows as T[];
+    return (await on.query(this.#config(params))).rows as T[];
   }
 
   async row<T>(on: Queryable, params: Params): Promise<T | undefined> {
@@ -46,21 +53,44 @@ class Statement {
   }
 
   async run(on: Queryable, params: Params): Promise<number> {
-    return (await on.query(this.text, this.#values(params))).rowCount ?? 0;
+    return (await on.query(this.#config(params))).rowCount ?? 0;
   }
 
-  #values(params: Params): unknown[] {
+  #config(params: Params): pg.QueryConfig {
     const record = params as Record<string, unknown>;
-    return this.names.map((name) => record[name] ?? null);
+    return {
+      name: this.name,
+      text: this.text,
+      values: this.names.map((name) => record[name] ?? null),
+    };
   }
 }
 
 const S = Object.fromEntries(
   Object.entries(LINK_SQL)
     .filter((entry): entry is [string, string] => typeof entry[1] === "string")
-    .map(([name, text]) => [name, new Statement(text)]),
+    .map(([name, text]) => [name, new Statement(`links_${name}`, text)]),
 ) as Record<Exclude<keyof typeof LINK_SQL, "retireOne">, Statement>;
-const RETIRE_ONE = LINK_SQL.retireOne.map((text) => new Statement(text));
+const RETIRE_ONE = LINK_SQL.retireOne.map((text, i) => new Statement(`links_retire_${i}`, text));
+
+/**
+ * An order's links in one round trip (the planner reads them twice per sync, and the synced
+ * check once more): the order row with its line-item and fulfillment links as JSON arrays.
+ */
+const SELECT_LINKS = new Statement(
+  "links_select_all",
+  `SELECT o.store_id AS "storeId", o.order_id AS "orderId", o.order_hash AS "orderHash",
+     o.synced_version AS "syncedVersion", o.canceled_at AS "canceledAt",
+     coalesce((SELECT json_agg(json_build_object('sourceLineItemId', l.source_line_item_id,
+         'lineItemId', l.line_item_id, 'hash', l.hash, 'canceledAt', l.canceled_at))
+       FROM line_item_links l
+       WHERE l.shop = o.shop AND l.source_order_id = o.source_order_id), '[]') AS "lineItems",
+     coalesce((SELECT json_agg(json_build_object('sourceFulfillmentId', f.source_fulfillment_id,
+         'fulfillmentId', f.fulfillment_id, 'hash', f.hash))
+       FROM fulfillment_links f
+       WHERE f.shop = o.shop AND f.source_order_id = o.source_order_id), '[]') AS "fulfillments"
+   FROM order_links o WHERE o.shop = @shop AND o.source_order_id = @sourceOrderId`,
+);
 
 /**
  * The link store on Postgres. Where SQLite relied on its single writer (every write transaction
@@ -84,13 +114,12 @@ export class PgLinkRepository extends LinkQueries {
   }
 
   async #loadLinks(on: Queryable, shop: string, sourceOrderId: string) {
-    const key = { shop, sourceOrderId };
-    const order = await S.selectOrder.row<OrderRow>(on, key);
+    const order = await SELECT_LINKS.row<OrderRow & Pick<OrderLinks, "lineItems" | "fulfillments">>(
+      on,
+      { shop, sourceOrderId },
+    );
     if (!order) return null;
-    const [lineItems, fulfillments] = [
-      await S.selectLines.rows<OrderLinks["lineItems"][number]>(on, key),
-      await S.selectFulfillments.rows<OrderLinks["fulfillments"][number]>(on, key),
-    ];
+    const { lineItems, fulfillments } = order;
     return {
       storeId: order.storeId as ProviderStoreId,
       sourceOrderId,

@@ -58,6 +58,11 @@ function toColumns(input: ShopSettingsInput) {
   };
 }
 
+/** A Postgres select (typed as SQLite's, see `Db`), whose `prepare` takes a statement name. */
+interface PgPrepareable {
+  prepare(name: string): { execute(values: Record<string, unknown>): Promise<unknown[]> };
+}
+
 export class ShopRepository {
   // SQLite: prepared once, as every sync job reads its shop, and its status again before each
   // call. Postgres: the same queries through the pool.
@@ -76,12 +81,20 @@ export class ShopRepository {
       this.#selectShop = async (shop: string) => prepared.get({ shop });
       this.#selectStatus = async (shop: string) => status.get(shop) as ShopStatus | undefined;
     } else {
+      // Named prepared statements: each pooled connection plans them once.
       const { shops } = db.t;
+      const byShop = eq(shops.shop, sql.placeholder("shop"));
+      const prepared = db.orm.select().from(shops).where(byShop) as unknown as PgPrepareable;
+      const status = db.orm
+        .select({ status: shops.status })
+        .from(shops)
+        .where(byShop) as unknown as PgPrepareable;
+      const selectShop = prepared.prepare("shops_get");
+      const selectStatus = status.prepare("shops_status");
       this.#selectShop = async (shop: string) =>
-        (await db.orm.select().from(shops).where(eq(shops.shop, shop)))[0];
+        ((await selectShop.execute({ shop })) as (typeof shops.$inferSelect)[])[0];
       this.#selectStatus = async (shop: string) =>
-        (await db.orm.select({ status: shops.status }).from(shops).where(eq(shops.shop, shop)))[0]
-          ?.status;
+        ((await selectStatus.execute({ shop })) as { status: ShopStatus }[])[0]?.status;
     }
   }
 
