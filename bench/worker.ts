@@ -18,7 +18,11 @@ import { startRedisServer } from "../src/lib/redis-server.ts";
 import { QUEUE } from "../src/queue/names.ts";
 import { SYNC_JOB_OPTIONS, syncDedupId } from "../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
-import { createTestDatabase, type PostgresHandle, startPostgres } from "../test/helpers/postgres.ts";
+import {
+  createTestDatabase,
+  type PostgresHandle,
+  startPostgres,
+} from "../test/helpers/postgres.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { benchContext } from "./context.ts";
 
@@ -145,7 +149,9 @@ async function prepare(prefix: string, database: string) {
   const firstId = 50_000_000 + 1_000_000 * runIndex++;
   const ctx = await benchContext({
     env: {
-      ...(database.startsWith("postgres") ? { DATABASE_URL: database } : { DATABASE_PATH: database }),
+      ...(database.startsWith("postgres")
+        ? { DATABASE_URL: database }
+        : { DATABASE_PATH: database }),
       LOG_LEVEL: "silent",
     },
     redisUrl: redisServer.url,

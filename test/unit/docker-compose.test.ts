@@ -63,8 +63,10 @@ describe("docker-compose.yml, the scale profile", () => {
         condition: "service_healthy",
         required: false,
       });
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose's interpolation syntax
       expect(services[role]?.environment?.DATABASE_URL).toBe("${DATABASE_URL:-}");
     }
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose's interpolation syntax
     expect(services.worker?.deploy?.replicas).toBe("${WORKER_REPLICAS:-1}");
     expect(Object.keys(compose.volumes)).toContain("postgres-data");
   });
