@@ -28,7 +28,9 @@ if (isWebPrimary(processes)) {
   process.on("SIGTERM", () => void primary.stop().then(() => process.exit(0)));
 } else {
   const env = parseEnv({
-    DATABASE_PATH: databasePath,
+    ...(databasePath.startsWith("postgres")
+      ? { DATABASE_URL: databasePath }
+      : { DATABASE_PATH: databasePath }),
     SHOPIFY_API_SECRET: "bench-secret",
     LOG_LEVEL: "silent",
   });

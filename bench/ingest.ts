@@ -15,6 +15,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../src/lib/redis-server.ts";
+import { createTestDatabase, startPostgres } from "../test/helpers/postgres.ts";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const PROCESS_COUNTS = (process.env.BENCH_PROCESSES ?? "1,2").split(",").map(Number);
@@ -35,9 +36,15 @@ await bundle(["bench/ingest-server.ts"], { outfile: "dist/bench-ingest-server.mj
 
 type RedisMode = { appendonly: false } | { appendonly: true; appendfsync: "always" | "everysec" };
 
+// BENCH_DATABASE=postgres: the receivers' link store on a private Postgres (the receiver reads
+// the shop's status from it, cached 5 s).
+const postgres = process.env.BENCH_DATABASE === "postgres" ? await startPostgres() : undefined;
+
 async function startReceiver(mode: RedisMode, processes: number) {
   const redis = await startRedisServer(mode);
-  const databasePath = join(mkdtempSync(join(tmpdir(), "bench-ingest-")), "c.sqlite");
+  const databasePath = postgres
+    ? await createTestDatabase(postgres.url)
+    : join(mkdtempSync(join(tmpdir(), "bench-ingest-")), "c.sqlite");
   const server = spawn(
     process.execPath,
     [
@@ -218,4 +225,5 @@ for (const row of rows) {
 }
 console.log(`\nsync jobs queued by the run (every accepted webhook is one): ${queued}`);
 if (PROFILE_DIR) console.log(`CPU profiles of the receiver processes: ${PROFILE_DIR}`);
+await postgres?.stop();
 process.exit(0);
