@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from "ioredis";
 import type { RedisClusterTarget } from "../config/env.ts";
+import { redactedUrl } from "./redact.ts";
 
 /** Where Redis is: a `redis://` URL (one server), or a Redis Cluster's seed nodes. */
 export type RedisTarget = string | RedisClusterTarget;
@@ -12,13 +13,7 @@ export function describeTarget(target: RedisTarget): string {
   if (isClusterTarget(target)) {
     return target.nodes.map((n) => `${n.host}:${n.port}`).join(",");
   }
-  try {
-    const parsed = new URL(target);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(not a URL)";
-  }
+  return redactedUrl(target);
 }
 
 /** A standalone Redis or a Redis Cluster (ioredis's `Cluster`): our stores work on either. */

@@ -11,6 +11,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
 import { ensurePrivateDir } from "../lib/private-files.ts";
+import { redactedUrl } from "../lib/redact.ts";
 import * as schema from "./schema.ts";
 import * as pgSchema from "./schema-pg.ts";
 
@@ -194,17 +195,6 @@ export async function reachable(db: Db): Promise<boolean> {
   }
 }
 
-/** The URL without its password, for a log line. */
-function redacted(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(not a URL)";
-  }
-}
-
 /**
  * Waits until the database answers and its migrations are applied, trying again with a growing
  * pause (0.5 s doubling to 15 s) and one warning line per attempt that names DATABASE_URL; with
@@ -215,7 +205,7 @@ export async function waitForDatabase(
   options: { logger: Logger; giveUpAfterMs?: number; url?: string },
 ): Promise<void> {
   if (db.dialect === "sqlite") return;
-  const where = redacted(db.pg.$client.options.connectionString ?? "");
+  const where = redactedUrl(db.pg.$client.options.connectionString ?? "");
   const started = Date.now();
   let pause = 500;
   for (let attempt = 1; ; attempt++) {

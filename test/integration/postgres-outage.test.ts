@@ -1,32 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
 import { type PostgresHandle, startPostgres } from "../helpers/postgres.ts";
-import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
 
-const order = (id: number): ModelOrder => ({
-  id,
-  number: id % 10_000,
-  email: "grace@example.com",
-  createdAt: "2026-11-01T10:00:00-05:00",
-  updatedAt: "2026-11-01T10:00:00-05:00",
-  cancelledAt: null,
-  note: null,
-  shippingCents: 500,
-  taxBps: 800,
-  lines: [
-    {
-      id: 1,
-      variantId: 501,
-      sku: "TS-1",
-      title: "T-shirt",
-      price: 1000,
-      quantity: 1,
-      currentQuantity: 1,
-    },
-  ],
-  fulfillments: [],
-  locationId: 4001,
-});
+const order = (id: number) => standInOrder(id, "2026-11-01T10:00:00-05:00").payload;
 
 let pipeline: Pipeline | undefined;
 let postgres: PostgresHandle | undefined;
@@ -48,14 +25,14 @@ describe("a Postgres outage", () => {
       },
     });
     const p = pipeline;
-    expect((await p.send("orders/create", orderPayload(order(6_100_001)))).status).toBe(200);
+    expect((await p.send("orders/create", order(6_100_001))).status).toBe(200);
     await p.drain();
 
     await postgres.kill();
     // The receiver keeps answering from Redis (the shop's status is cached); the jobs fail on
     // the database and are retried.
     for (const id of [6_100_002, 6_100_003, 6_100_004]) {
-      expect((await p.send("orders/create", orderPayload(order(id)))).status).toBe(200);
+      expect((await p.send("orders/create", order(id))).status).toBe(200);
     }
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(p.sandbox.state.orders.find(1001, "6100002")).toBeUndefined();

@@ -87,27 +87,12 @@ describe.each([
     ]);
     expect(sent.stdout).toMatch(/^200 .*"outcome":"queued"/);
 
-    let shown = await cli(env, [
-      "orders",
-      "show",
-      "--shop",
-      "demo-shop.myshopify.com",
-      "--order",
-      "#1001",
-      "--json",
-    ]);
+    const show = ["orders", "show", "--shop", "demo-shop.myshopify.com", "--order", "#1001"];
+    let shown = await cli(env, [...show, "--json"]);
     while (shown.code !== 0 || JSON.parse(shown.stdout).lastResult !== "synced") {
       if (Date.now() > deadline + 30_000) throw new Error(`never synced: ${shown.stderr} ${out()}`);
       await new Promise((r) => setTimeout(r, 250));
-      shown = await cli(env, [
-        "orders",
-        "show",
-        "--shop",
-        "demo-shop.myshopify.com",
-        "--order",
-        "#1001",
-        "--json",
-      ]);
+      shown = await cli(env, [...show, "--json"]);
     }
     expect(JSON.parse(shown.stdout)).toMatchObject({
       sourceOrderId: "5906323456123",

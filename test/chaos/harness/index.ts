@@ -7,5 +7,10 @@ export {
 export { type DeliveryRecord, deliver, type WebhookEvent } from "./driver.ts";
 export type { ScenarioFigures } from "./figures.ts";
 export { sleep } from "./processes.ts";
-export { type FaultContext, runScenario, type ScenarioResult } from "./run-scenario.ts";
+export {
+  damagedOutsideWindow,
+  type FaultContext,
+  runScenario,
+  type ScenarioResult,
+} from "./run-scenario.ts";
 export { CHAOS_SCALE, fulfilledOrdersWorkload, lifecycleWorkload, scaled } from "./workload.ts";

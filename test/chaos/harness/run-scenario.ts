@@ -139,3 +139,26 @@ function explainFailures(
   }
   console.log(["why orders came out wrong or lost:", ...lines.sort()].join("\n"));
 }
+
+/**
+ * The orders lost or left stale, except those explained by a Redis kill's replication window:
+ * an order with an event answered 200 less than `windowMs` before the fault marked `fault`
+ * (a write the killed master acknowledged and had not passed to its replica yet).
+ */
+export function damagedOutsideWindow(
+  result: ScenarioResult,
+  fault: (text: string) => boolean,
+  windowMs: number,
+): { damaged: string[]; unexplained: string[] } {
+  const kill = result.faultLog.find((f) => fault(f.text))?.at ?? 0;
+  const inWindow = (id: string) =>
+    result.records.some(
+      (r) =>
+        r.event.sourceOrderId === id &&
+        r.ackedAt !== null &&
+        kill - r.ackedAt >= 0 &&
+        kill - r.ackedAt < windowMs,
+    );
+  const damaged = [...result.report.lost, ...result.report.wrong.map((w) => w.sourceOrderId)];
+  return { damaged, unexplained: damaged.filter((id) => !inWindow(id)) };
+}

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { lifecycleWorkload, runScenario, scaled, sleep } from "../harness/index.ts";
+import {
+  damagedOutsideWindow,
+  lifecycleWorkload,
+  runScenario,
+  scaled,
+  sleep,
+} from "../harness/index.ts";
 
 /**
  * The connector on a Redis Cluster (three masters, one replica each, AOF `always`) while its
@@ -56,17 +62,12 @@ describe("chaos: Redis Cluster failover under load", () => {
     expect(result.report.duplicated).toEqual([]);
     expect(result.deadLetters).toEqual([]);
     expect(result.leaks).toEqual([]);
-    const kill = result.faultLog.find((f) => f.text.includes("kill -9"))?.at ?? 0;
-    const inWindow = (id: string) =>
-      result.records.some(
-        (r) =>
-          r.event.sourceOrderId === id &&
-          r.ackedAt !== null &&
-          kill - r.ackedAt >= 0 &&
-          kill - r.ackedAt < WINDOW_MS,
-      );
-    const damaged = [...result.report.lost, ...result.report.wrong.map((w) => w.sourceOrderId)];
+    const { damaged, unexplained } = damagedOutsideWindow(
+      result,
+      (text) => text.includes("kill -9"),
+      WINDOW_MS,
+    );
     console.log(`  orders damaged by the kill's replication window: ${damaged.length}`);
-    expect(damaged.filter((id) => !inWindow(id))).toEqual([]);
+    expect(unexplained).toEqual([]);
   });
 });

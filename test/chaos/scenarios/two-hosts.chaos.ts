@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { lifecycleWorkload, runScenario, scaled, sleep } from "../harness/index.ts";
+import {
+  damagedOutsideWindow,
+  lifecycleWorkload,
+  runScenario,
+  scaled,
+  sleep,
+} from "../harness/index.ts";
 
 /**
  * The scale-out deployment: two groups of processes standing for two hosts (each a web process
@@ -62,17 +68,12 @@ describe("chaos: two hosts on Postgres and a Redis Cluster", () => {
     expect(result.report.duplicated).toEqual([]);
     expect(result.deadLetters).toEqual([]);
     expect(result.leaks).toEqual([]);
-    const kill = result.faultLog.find((f) => f.text.startsWith("redis master"))?.at ?? 0;
-    const inWindow = (id: string) =>
-      result.records.some(
-        (r) =>
-          r.event.sourceOrderId === id &&
-          r.ackedAt !== null &&
-          kill - r.ackedAt >= 0 &&
-          kill - r.ackedAt < WINDOW_MS,
-      );
-    const damaged = [...result.report.lost, ...result.report.wrong.map((w) => w.sourceOrderId)];
+    const { damaged, unexplained } = damagedOutsideWindow(
+      result,
+      (text) => text.startsWith("redis master"),
+      WINDOW_MS,
+    );
     console.log(`  orders damaged by the Redis kill's replication window: ${damaged.length}`);
-    expect(damaged.filter((id) => !inWindow(id))).toEqual([]);
+    expect(unexplained).toEqual([]);
   });
 });
