@@ -9,6 +9,7 @@ export {
   SandboxState,
 } from "./app.ts";
 export type { SandboxFaults } from "./faults.ts";
+export type { RegistrationInput, StoredRegistration } from "./registrations.ts";
 
 export interface SandboxHandle extends Omit<SandboxApp, "app"> {
   /** API base, ending in /v1. */
