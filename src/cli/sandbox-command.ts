@@ -25,7 +25,10 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
     .option("--rate-limit <n>", "requests per window per store", int, 100)
     .option("--window-ms <ms>", "rate-limit window in milliseconds", int, 60_000)
     .option("--registrations <n>", "registrations seeded per store", int, 25)
-    .option("--control", "serve /_sandbox/* (state, faults, budget use) for test harnesses")
+    .option(
+      "--control",
+      "serve /_sandbox/* (state, faults, budget use, registrations) for test harnesses",
+    )
     .option(
       "--state <file>",
       "keep orders and IDs in this SQLite file across restarts (default: in memory)",
