@@ -264,3 +264,41 @@ describe("the Registrations tab inside the Shopify admin", () => {
     expect(await bounce.text()).toContain("shopify.idToken().then");
   });
 });
+
+describe("a CSV download the provider breaks off", () => {
+  it("fails the download instead of ending it as if complete", async () => {
+    // A provider whose cursor does not move: the second page cannot be read.
+    const cutLogs = captureLogs("csv-cut");
+    const broken = await startInstallHarness({
+      provider: {
+        stores: [1001],
+        seedRegistrations: SEEDED,
+        registrationListing: { stuckCursor: true },
+      },
+      logDestination: cutLogs.destination,
+      env: { LOG_LEVEL: "info" },
+    });
+    try {
+      const { jar: brokenJar } = await broken.install(SHOP);
+      await broken.ctx.shops.updateSettings(SHOP, {
+        providerClientId: broken.provider.clientId,
+        providerClientSecretSealed: broken.ctx.secrets.seal(
+          broken.provider.clientSecret,
+          sealedFor.providerClientSecret(SHOP),
+        ),
+        storeId: 1001,
+      });
+      const res = await broken.get("/settings/registrations.csv", brokenJar);
+      // The first page was read before answering: the download starts...
+      expect(res.status).toBe(200);
+      // ...and is cut off at the second, so the browser reports it failed.
+      await expect(res.text()).rejects.toThrow();
+      expect(cutLogs.read()).toContain(
+        "registrations CSV cut short: the provider failed during the download",
+      );
+    } finally {
+      await broken.close();
+      cutLogs.remove();
+    }
+  });
+});

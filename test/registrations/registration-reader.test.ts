@@ -155,6 +155,20 @@ describe("paging", () => {
     expect(back.previous).toBeNull();
   });
 
+  it("reads an answer without pageInfo, or a bare array, as one page", async () => {
+    for (const pageInfo of ["missing", "bare"] as const) {
+      const { shop, sandbox } = await shopOn({ registrationListing: { pageInfo } });
+      const rows = await collect(reader().list(shop));
+      expect(rows.map((x) => x.registrationId)).toEqual(
+        Array.from({ length: 100 }, (_, k) => idOf(SEEDED - k)),
+      );
+      expect(listCalls(sandbox)).toHaveLength(1);
+      const page = await reader().page(shop, { size: 10 });
+      expect(page.registrations).toHaveLength(10);
+      expect([page.next, page.previous]).toEqual([null, null]);
+    }
+  });
+
   it("stops with a clear error when the provider hands back the same page again", async () => {
     const { shop } = await shopOn({ registrationListing: { stuckCursor: true } });
     const seen: number[] = [];
@@ -290,6 +304,33 @@ describe("the store's rate limit", () => {
 });
 
 describe("errors in words", () => {
+  it("a missing scope, a store the credentials do not cover, a provider failing: each its own line", async () => {
+    const unscoped = await shopOn({ scopes: ["read:orders", "write:orders", "read:stores"] });
+    const scope = await reader()
+      .page(unscoped.shop, { size: 10 })
+      .catch((e: unknown) => e);
+    expect((scope as Error).message).toBe(
+      "The provider did not let these credentials read registrations (scope read:registrations): ask the provider to grant it.",
+    );
+
+    const { shop, sandbox } = await shopOn({});
+    const otherStore = await reader()
+      .page({ ...shop, storeId: 4242 }, { size: 10 })
+      .catch((e: unknown) => e);
+    expect((otherStore as Error).message).toBe(
+      "The provider does not know this shop's store for these credentials: choose the store again under Settings → Provider connection.",
+    );
+
+    sandbox.setFaults({ errorRate: 1 });
+    const failing = await reader()
+      .page(shop, { size: 10 })
+      .catch((e: unknown) => e);
+    expect((failing as RegistrationsUnavailableError).reason).toBe("provider");
+    expect((failing as Error).message).toMatch(
+      /^The provider answered with an error \(500, request [0-9a-f-]{36}\): try again in a few minutes\.$/,
+    );
+  });
+
   it("names a shop without a provider connection or store", async () => {
     const shop = await testShop();
     const noCredentials = { ...shop, providerClientId: null };
@@ -343,6 +384,7 @@ describe("errors in words", () => {
 
     const lines = logs.read();
     expect(lines).toContain("registrations: the provider did not answer with a page");
+    expect(lines).toContain('"reason":"unreachable"');
     expect(lines).not.toMatch(/customer3@example\.com/);
   });
 });

@@ -47,14 +47,15 @@ export interface SandboxOptions {
    * `order` fixes the order and ignores `orderBy` (a service that does not sort on request);
    * `maxPageSize` clamps pages below 100; `pageInfo: "relay"` answers `hasPreviousPage` only
    * when paging backward and `hasNextPage` only when paging forward (false otherwise, as the
-   * Relay cursor convention allows). Broken services, for the client's guards: `ignoreFilters`
+   * Relay cursor convention allows); `"missing"` answers without `pageInfo`, `"bare"` with a
+   * bare array of registrations. Broken services, for the client's guards: `ignoreFilters`
    * answers every registration whatever the filters; `stuckCursor` ignores `after` and `before`
    * (every page is the first).
    */
   registrationListing?: {
     order?: "asc" | "desc";
     maxPageSize?: number;
-    pageInfo?: "full" | "relay";
+    pageInfo?: "full" | "relay" | "missing" | "bare";
     ignoreFilters?: boolean;
     stuckCursor?: boolean;
   };

@@ -225,6 +225,8 @@ export function catalogRoutes(v1: Hono<Env>, { state, admit, committed, options 
       if (backwards) pageInfo.hasNextPage = false;
       else pageInfo.hasPreviousPage = false;
     }
+    if (listing.pageInfo === "missing") return c.json({ registrations: result.items });
+    if (listing.pageInfo === "bare") return c.json(result.items);
     return c.json({ registrations: result.items, pageInfo });
   });
 }

@@ -240,7 +240,12 @@ export function registrationRoutes(app: Hono<Env>, deps: SettingsRouteDeps) {
             { shop: shop.shop, reason: (error as RegistrationsUnavailableError).reason },
             "registrations CSV cut short: the provider failed during the download",
           );
-          controller.error(error);
+          // The connection is dropped, so the download ends unfinished. Under @hono/node-server
+          // that is the response's own socket (erroring the stream would also print the error
+          // and its stack to stderr, beside the log); elsewhere the stream's error does it.
+          const outgoing = (c.env as { outgoing?: { destroy(): void } } | undefined)?.outgoing;
+          if (outgoing) outgoing.destroy();
+          else controller.error(error);
         }
       },
       async cancel() {
