@@ -13,7 +13,7 @@ const LAYERS = [
   ["queue"],
   ["ingest"],
   ["engine"],
-  ["backfill"],
+  ["backfill", "products"],
   ["lifecycle"],
   ["metrics"],
   ["ops"],

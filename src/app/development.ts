@@ -12,7 +12,7 @@ import { startRedisServer } from "../lib/redis-server.ts";
 import { waitForRedis } from "../lib/redis-wait.ts";
 import { sealedFor } from "../lib/secret-box.ts";
 import type { Connector } from "./connector.ts";
-import { redisUrlFile } from "./infrastructure.ts";
+import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
 
 /** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
 export const DEMO_SHOP = "demo-shop.myshopify.com";
@@ -129,9 +129,14 @@ export async function resolveServices(
   });
   started.add(() => sandbox.close());
   logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
+  const provider = { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience };
+  // The CLI's product commands find the sandbox through this file, as they find Redis.
+  const endpointsFile = sandboxEndpointsFile(env.DATABASE_PATH);
+  writeFileSync(endpointsFile, JSON.stringify(provider), { mode: 0o600 });
+  started.add(() => rmSync(endpointsFile, { force: true }));
   return {
     redis,
-    provider: { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience },
+    provider,
     ...(staging ? { providerStaging: staging } : {}),
     sandbox: true,
   };

@@ -49,6 +49,13 @@ export interface InfrastructureOptions {
 export const redisUrlFile = (databasePath: string) =>
   join(dirname(databasePath), "redis", "redis.url");
 
+/**
+ * Where `npm start` writes the built-in provider sandbox's endpoints (JSON), so the CLI's
+ * product commands reach the same sandbox without PROVIDER_BASE_URL. Never read in production.
+ */
+export const sandboxEndpointsFile = (databasePath: string) =>
+  join(dirname(databasePath), "sandbox.endpoints.json");
+
 /** Where the links are: DATABASE_URL (Postgres) when set, else the SQLite file. */
 export const databaseTarget = (env: Env) => env.DATABASE_URL ?? env.DATABASE_PATH;
 
