@@ -141,7 +141,13 @@ export function registerProductsCommand(program: Command, config: RuntimeConfig)
             console.log(
               `no products imported for ${opts.shop} in store ${space.storeId}: import some with \`connector products import\``,
             );
-          } else console.log(formatTable(entries.map(listView)));
+          } else {
+            console.log(
+              formatTable(
+                entries.map((e) => listView(e)).map(({ importedAt: _at, ...row }) => row),
+              ),
+            );
+          }
         });
       })(),
     );

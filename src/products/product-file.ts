@@ -108,13 +108,12 @@ interface CsvRow {
 }
 
 function parseCsv(text: string): { products: FileProduct[]; fileProblems: FileProblem[] } {
-  let records: { record: Row; info: { lines: number }; raw: string }[];
+  let records: { record: Row; info: { lines: number } }[];
   try {
     records = parse(text, {
       bom: true,
       columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
       info: true,
-      raw: true,
       skip_empty_lines: true,
       trim: true,
     });
@@ -144,9 +143,11 @@ function parseCsv(text: string): { products: FileProduct[]; fileProblems: FilePr
   }
   if (fileProblems.length > 0) return { products: [], fileProblems };
 
-  // A record's line is where it starts: where it ends, less the line breaks inside its quotes.
-  const rows: CsvRow[] = records.map(({ record, info, raw }) => ({
-    line: info.lines - (raw.replace(/\r?\n$/, "").match(/\n/g)?.length ?? 0),
+  // A record's line is where it starts: where it ends, less the line breaks inside its cells.
+  const rows: CsvRow[] = records.map(({ record, info }) => ({
+    line:
+      info.lines -
+      Object.values(record).reduce((n, value) => n + (value.match(/\n/g)?.length ?? 0), 0),
     cells: record,
   }));
   const groups: CsvRow[][] = [];
@@ -283,6 +284,14 @@ function csvProduct(group: CsvRow[], position: number): FileProduct {
     for (const issue of checked.error.issues) {
       const [top, index, key] = issue.path;
       if (top === "handle" && handle === "") continue;
+      // A row whose option columns were already explained needs no second, vaguer message.
+      const ownLine = top === "variants" && typeof index === "number" ? group[index]?.line : null;
+      if (
+        key === "options" &&
+        problems.some((p) => p.line === ownLine && p.field.startsWith("option"))
+      ) {
+        continue;
+      }
       if (top === "variants" && typeof index === "number") {
         const row = group[index] ?? first;
         const field =
