@@ -1,3 +1,4 @@
+export { importView } from "./import-view.ts";
 export { priceProblem } from "./price.ts";
 export {
   CSV_COLUMNS,
@@ -8,6 +9,13 @@ export {
   type ProductFileFormat,
   parseProductFile,
 } from "./product-file.ts";
+export {
+  createProductImportProcessor,
+  type ProductImportJobData,
+  type ProductImportProcessorDeps,
+  ProductImportQueue,
+  productImportJobId,
+} from "./product-import-queue.ts";
 export {
   type CatalogProduct,
   type ImportRecord,
