@@ -320,6 +320,8 @@ export class ProductImporter {
         variants: unknown[];
       };
       created: boolean;
+      /** An attempt of this run may have reached the provider without its answer coming back. */
+      replayed: boolean;
     };
     try {
       result = await this.#send(target, record.id, row.position, body, signal);
@@ -336,10 +338,11 @@ export class ProductImporter {
       await imports.finishRow(record.id, row.position, { outcome: "failed", problems });
       return view("failed", null, problems);
     }
-    const { product, created } = result;
+    const { product, created, replayed } = result;
     // 200 on a row an earlier attempt sent: that attempt's answer was lost. The connector's
     // record had no product under this handle, so it was that attempt that created it.
-    const outcome: RowOutcome = created || (sentBefore && !entry) ? "created" : "updated";
+    const outcome: RowOutcome =
+      created || ((sentBefore || replayed) && !entry) ? "created" : "updated";
     await imports.finishRow(record.id, row.position, { outcome, productId: product.productId });
     await imports.recordProduct(target.space, {
       handle: row.handle,
@@ -368,9 +371,10 @@ export class ProductImporter {
     // The token first: a slot is taken only when the request can leave at once.
     await target.client.getTokenInfo();
     let serverFailures = 0;
+    let replayed = false;
     for (;;) {
       try {
-        return await callAtBulkPriority(
+        const answer = await callAtBulkPriority(
           limiter,
           storeId,
           async () => {
@@ -379,7 +383,12 @@ export class ProductImporter {
           },
           signal,
         );
+        return { ...answer, replayed };
       } catch (error) {
+        // A 5xx or a lost answer may come after the write: the next 200 may be our own create.
+        if (error instanceof ProviderServerError || error instanceof ProviderConnectionError) {
+          replayed = true;
+        }
         const retryable =
           error instanceof ProviderServerError || error instanceof ProviderConnectionError;
         const pause = SERVER_RETRIES_MS[serverFailures];
