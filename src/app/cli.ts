@@ -27,7 +27,7 @@ export function resolveRedis(config: RuntimeConfig): RedisTarget {
 /**
  * The CLI's composition root: runs an action against the same Redis and SQLite the connector
  * uses, through the same core the processes build (queues, snapshots, limiter, stores, the
- * Shopify side; never the provider), and closes it afterwards. Logs go to stderr at warn, so
+ * Shopify side; the provider only through `withProducts`), and closes it afterwards. Logs go to stderr at warn, so
  * stdout stays the command's output.
  */
 export async function withContext<T>(

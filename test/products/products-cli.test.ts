@@ -204,6 +204,7 @@ describe("connector products show and delete", () => {
               { options: [{ name: "Finish", value: "Polished" }], sku: "BL-P", price: "65.00" },
             ],
           },
+          { handle: "brass-shade", variants: [{ options: [], sku: "BS-1", price: "15.00" }] },
         ]),
       );
       expect((await products("import", "--shop", TEST_SHOP, "--file", json)).code).toBe(0);
@@ -235,16 +236,27 @@ describe("connector products show and delete", () => {
         "deleted",
       );
 
+      // Deleted at the provider behind the connector's back: --refresh reads it back.
+      p.sandbox.state.products.delete(productAt("brass-shade")?.productId ?? 0, [1001]);
+      const status = async (...args: string[]) =>
+        JSON.parse((await products("list", "--shop", TEST_SHOP, "--json", ...args)).stdout).find(
+          (x: { handle: string }) => x.handle === "brass-shade",
+        )?.status;
+      expect(await status()).toBe("active");
+      expect(await status("--refresh")).toBe("deleted");
+
       const unknown = await products("show", "--shop", TEST_SHOP, "never-imported");
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toContain('no product with handle "never-imported" was imported');
-      const synced = p.sandbox.state.products.all.find((x) => !x.createdViaApi);
-      if (synced) {
-        const refused = await products("show", "--shop", TEST_SHOP, String(synced.productId));
-        expect(refused.stderr.trim()).toBe(
-          `connector: the provider has no product ${synced.productId} created through its interface for ${TEST_SHOP}'s store (products synced from Shopify are not reachable here)`,
-        );
-      }
+      // Every sandbox store holds one product synced from the platform: out of reach here.
+      const synced = p.sandbox.state.products.all.find(
+        (x) => !x.createdViaApi && x.storeId === 1001,
+      );
+      expect(synced).toBeDefined();
+      const refused = await products("show", "--shop", TEST_SHOP, String(synced?.productId));
+      expect(refused.stderr.trim()).toBe(
+        `connector: the provider has no product ${synced?.productId} created through its interface for ${TEST_SHOP}'s store (products synced from Shopify are not reachable here)`,
+      );
     },
     CLI_TEST_MS,
   );
