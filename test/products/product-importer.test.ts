@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProducts, type ProductsKit } from "../../src/app/products.ts";
 import { ImportInterruptedError } from "../../src/products/index.ts";
+import { readCatalogIndex } from "../../src/shopify/catalog-index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 
 let p: Pipeline;
@@ -84,4 +85,48 @@ describe("the product importer against a provider that fails", () => {
     expect(resumed.created + resumed.skipped).toBe(3);
     expect(atProvider("down")).toHaveLength(3);
   }, 120_000);
+});
+
+describe("the Shopify catalog check", () => {
+  it("pages through every product and every variant of a large catalog", async () => {
+    const catalog = p.shopify.state.shop(TEST_SHOP)?.catalog;
+    if (!catalog) throw new Error("no stand-in shop");
+    for (let i = 0; i < 60; i++) {
+      catalog.products.push({
+        id: 9_000 + i,
+        title: `Bulk product ${i}`,
+        status: "ACTIVE",
+        variants: [{ id: 90_000 + i, title: "Default Title", sku: `BULK-${i}`, price: "1.00" }],
+      });
+    }
+    // More variants than one page of the products query holds (30): read with a second query.
+    catalog.products.push({
+      id: 9_999,
+      title: "Many sizes",
+      handle: "many-sizes",
+      status: "ACTIVE",
+      variants: Array.from({ length: 75 }, (_, i) => ({
+        id: 99_000 + i,
+        title: `Size ${i}`,
+        sku: `SIZE-${i}`,
+        price: "2.00",
+      })),
+    });
+    const shop = await p.ctx.shops.getShop(TEST_SHOP);
+    if (!shop) throw new Error("no test shop");
+    const pages: number[] = [];
+    const index = await readCatalogIndex(p.ctx.shopifyAdmin.for(shop), {
+      onPage: (n) => pages.push(n),
+    });
+    expect(index.products).toBe(catalog.products.length);
+    expect(pages.length).toBe(Math.ceil(catalog.products.length / 25));
+    // Handles: given, or derived from the title as Shopify does.
+    expect(index.handles.get("bulk-product-59")).toBe("gid://shopify/Product/9059");
+    expect(index.handles.get("many-sizes")).toBe("gid://shopify/Product/9999");
+    expect(index.skus.get("size-74")).toEqual({
+      productId: "gid://shopify/Product/9999",
+      handle: "many-sizes",
+    });
+    expect(index.skus.get("bulk-0")?.handle).toBe("bulk-product-0");
+  }, 60_000);
 });
