@@ -507,6 +507,5 @@ function interruption(error: unknown): string {
           : "run the same import again to resume";
     return `the provider answered${status} to ${error.method} ${error.path} (${error.name}): ${fix}`;
   }
-  if (error instanceof ImportBusyError) return error.message;
   return `${error instanceof Error ? error.message : String(error)}; run the same import again to resume`;
 }
