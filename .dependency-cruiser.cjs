@@ -13,8 +13,9 @@ const LAYERS = [
   ["queue"],
   ["ingest"],
   ["engine"],
-  // registrations/: a shop's product registrations read from the provider (CLI, settings tab).
-  ["backfill", "registrations"],
+  // registrations/: a shop's product registrations read from the provider (CLI, settings tab);
+  // products/: products outside Shopify imported into the provider.
+  ["backfill", "registrations", "products"],
   ["lifecycle"],
   ["metrics"],
   ["ops"],

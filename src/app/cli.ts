@@ -2,13 +2,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { pino } from "pino";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
-import { ProviderClients, type ProviderEndpoints } from "../engine/provider-clients.ts";
+import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { createLogger } from "../lib/logger.ts";
 import type { RedisTarget } from "../lib/redis-keys.ts";
 import { RegistrationReader } from "../registrations/index.ts";
-import { type Connector, type Core, createCore } from "./connector.ts";
+import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
 import { stagingEndpoints } from "./development.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
+import { createProducts, type ProductsKit } from "./products.ts";
 
 /**
  * The Redis the connector uses: REDIS_CLUSTER_NODES, REDIS_URL, or the private redis-server a running `npm start`
@@ -61,11 +62,11 @@ export async function withContext<T>(
 }
 
 /**
- * The provider a CLI command reaches when the shop's own settings do not name one: PROVIDER_*
- * (always set in production), or the built-in sandbox of a running `npm start` (the file it
- * writes beside the database; development only).
+ * The provider a CLI command calls when a shop names none of its own: PROVIDER_BASE_URL (with
+ * PROVIDER_AUTH_URL and PROVIDER_AUDIENCE), or outside production the built-in sandbox whose
+ * endpoints a running `npm start` wrote beside the database; null when neither.
  */
-export function cliProviderEndpoints(config: RuntimeConfig): ProviderEndpoints {
+export function resolveProviderEndpoints(config: RuntimeConfig): ProviderEndpoints | null {
   const { env } = config;
   if (env.PROVIDER_BASE_URL) {
     if (!env.PROVIDER_AUTH_URL || !env.PROVIDER_AUDIENCE) {
@@ -79,41 +80,39 @@ export function cliProviderEndpoints(config: RuntimeConfig): ProviderEndpoints {
       audience: env.PROVIDER_AUDIENCE,
     };
   }
+  if (env.NODE_ENV === "production") return null;
   const file = sandboxEndpointsFile(env.DATABASE_PATH);
-  if (env.NODE_ENV !== "production" && existsSync(file)) {
-    const saved = JSON.parse(readFileSync(file, "utf8")) as Partial<ProviderEndpoints>;
-    if (saved.baseUrl && saved.authUrl && saved.audience) {
-      return { baseUrl: saved.baseUrl, authUrl: saved.authUrl, audience: saved.audience };
-    }
-  }
-  throw new ConfigError(
-    `PROVIDER_BASE_URL is not set and no running \`npm start\` sandbox was found (no ${file}); set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE`,
-  );
+  if (!existsSync(file)) return null;
+  const saved = JSON.parse(readFileSync(file, "utf8")) as Partial<ProviderEndpoints>;
+  if (!saved.baseUrl || !saved.authUrl || !saved.audience) return null;
+  return { baseUrl: saved.baseUrl, authUrl: saved.authUrl, audience: saved.audience };
 }
 
+/** The one-line fix when a command needs the provider and none is known. */
+export const noProviderError = (config: RuntimeConfig) =>
+  new ConfigError(
+    `PROVIDER_BASE_URL is not set and no running \`npm start\` sandbox was found (no ${sandboxEndpointsFile(config.env.DATABASE_PATH)}); set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE`,
+  );
+
+const NO_PROVIDER: ProviderEndpoints = { baseUrl: "", authUrl: "", audience: "" };
+
 /**
- * `withContext` and the provider: the shops' provider clients as the web and worker roles
- * build them (the same limiter, token cache and Redis), for the commands that read from the
- * provider. Every call they make counts in the store's shared budget.
+ * `withContext` and the provider: the shops' provider clients as the web and worker roles build
+ * them (the same limiter, token cache and Redis), for the commands that call the provider. Every
+ * call they make counts in the store's shared budget. `defaults` is null when neither the
+ * environment nor a running `npm start` names a provider (a shop may still name its own).
  */
 export async function withProvider<T>(
   config: RuntimeConfig,
-  action: (ctx: Connector) => Promise<T>,
+  action: (ctx: Connector, defaults: ProviderEndpoints | null) => Promise<T>,
 ): Promise<T> {
-  const production = cliProviderEndpoints(config);
+  const defaults = resolveProviderEndpoints(config);
   return withContext(config, (core) => {
-    const providers = new ProviderClients({
-      limiter: core.limiter,
-      secrets: core.secrets,
-      redis: core.jobRedis,
-      prefix: core.prefix,
-      timeoutMs: core.config.env.PROVIDER_TIMEOUT_MS,
-      production,
-      staging: stagingEndpoints(config.env),
-      onResponse: (info) => core.metrics.providerResponse(info),
-      logger: core.logger,
+    const providers = createProviderClients(core, {
+      providerDefaults: defaults ?? NO_PROVIDER,
+      providerStaging: stagingEndpoints(config.env),
     });
-    return action({ ...core, providers });
+    return action({ ...core, providers }, defaults);
   });
 }
 
@@ -125,7 +124,27 @@ export function withRegistrations<T>(
   config: RuntimeConfig,
   action: (reader: RegistrationReader, ctx: Connector) => Promise<T>,
 ): Promise<T> {
+  if (resolveProviderEndpoints(config) === null) throw noProviderError(config);
   return withProvider(config, (ctx) =>
     action(new RegistrationReader(ctx, { maxWaitMs: 120_000 }), ctx),
   );
+}
+
+/**
+ * The product commands: the provider's clients on the store's limiter (bulk priority, 429s
+ * shared), the import record and the importer.
+ */
+export function withProducts<T>(
+  config: RuntimeConfig,
+  action: (ctx: Core & { products: ProductsKit }) => Promise<T>,
+): Promise<T> {
+  return withProvider(config, (ctx, defaults) => {
+    const products = createProducts(ctx, ctx.providers, {
+      endpointsKnown: (shop) =>
+        defaults !== null ||
+        (!!shop.providerBaseUrl && !!shop.providerAuthUrl && !!shop.providerAudience),
+      noEndpoints: () => noProviderError(config),
+    });
+    return action({ ...ctx, products });
+  });
 }

@@ -115,7 +115,18 @@ export function createCore(options: InfrastructureOptions): Core {
 /** The web and worker roles' composition. */
 export function createConnector(options: ConnectorOptions): Connector {
   const core = createCore(options);
-  const providers = new ProviderClients({
+  return { ...core, providers: createProviderClients(core, options) };
+}
+
+/**
+ * The provider's clients over a core: each request is marked as sent to the store's limiter and
+ * every answer teaches it (the CLI's product commands build them this way too).
+ */
+export function createProviderClients(
+  core: Core,
+  options: Pick<ConnectorOptions, "providerDefaults" | "providerStaging" | "providerFetch">,
+): ProviderClients {
+  return new ProviderClients({
     limiter: core.limiter,
     secrets: core.secrets,
     redis: core.jobRedis,
@@ -127,5 +138,4 @@ export function createConnector(options: ConnectorOptions): Connector {
     onResponse: (info) => core.metrics.providerResponse(info),
     logger: core.logger,
   });
-  return { ...core, providers };
 }

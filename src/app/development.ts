@@ -129,7 +129,8 @@ export async function resolveServices(
   });
   started.add(() => sandbox.close());
   const provider = { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience };
-  // The CLI's provider commands (`connector registrations list`) find the sandbox through it.
+  // The CLI's provider commands (registrations, products) find the sandbox through it, as they
+  // find Redis.
   writeFileSync(sandboxEndpointsFile(env.DATABASE_PATH), JSON.stringify(provider), { mode: 0o600 });
   started.add(() => rmSync(sandboxEndpointsFile(env.DATABASE_PATH), { force: true }));
   logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");

@@ -5,12 +5,14 @@ import { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createLifecycleHandlers } from "../lifecycle/shop-lifecycle.ts";
+import { formatOf, importView, ProductImportQueue } from "../products/index.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { RegistrationReader } from "../registrations/index.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
-import { SettingsService } from "../server/settings/index.ts";
+import { type SettingsCatalogImports, SettingsService } from "../server/settings/index.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
 import type { Connector } from "./connector.ts";
+import { createProducts } from "./products.ts";
 
 /**
  * The web app's parts, put together: the receiver's ingest on its own fail-fast connection
@@ -42,6 +44,7 @@ export function composeWebApp(
       onUninstalled: (shop) => shopJobs.uninstalled(shop),
     }),
   });
+  const productImports = new ProductImportQueue(connector.redis, prefix);
   return createWebApp(
     {
       ...connector,
@@ -55,6 +58,7 @@ export function composeWebApp(
           { ...connector, logger: connector.logger.child({ component: "registrations" }) },
           { maxWaitMs: 8_000 },
         ),
+        catalogImports: catalogImports(connector, productImports),
       }),
       async installed(session: Session) {
         const record = await connector.installer.install(session);
@@ -63,11 +67,66 @@ export function composeWebApp(
       },
       async close() {
         await shopJobs.close();
+        await productImports.close();
         await ingestQueues.close();
       },
     },
     hooks,
   );
+}
+
+/** Largest product file the settings page takes (about 20,000 CSV rows). */
+const MAX_PRODUCT_FILE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Product files from the settings page: checked at once (rules, then the shop's Shopify
+ * catalog) and recorded; the sending runs in the workers, paced at bulk priority.
+ */
+function catalogImports(connector: Connector, queue: ProductImportQueue): SettingsCatalogImports {
+  const products = createProducts(connector, connector.providers);
+  const latest = async (shop: string) => {
+    const record = await products.imports.latest(shop);
+    return record ? importView(record, await products.imports.rows(record.id)) : null;
+  };
+  return {
+    maxBytes: MAX_PRODUCT_FILE_BYTES,
+    async upload(shop, file) {
+      const format = formatOf(file.name);
+      if (!format) return { ok: false, message: "Choose a .csv or a .json file." };
+      if (shop.storeId === null || !shop.providerClientId) {
+        return {
+          ok: false,
+          message:
+            "Finish the provider settings above first: products are imported into your store.",
+        };
+      }
+      let prepared: Awaited<ReturnType<typeof products.importer.prepare>>;
+      try {
+        prepared = await products.importer.prepare(
+          products.targetFor(shop),
+          { name: file.name, text: file.text, format },
+          { source: "settings", skipInvalid: file.skipInvalid },
+        );
+      } catch (error) {
+        connector.logger.warn(
+          { shop: shop.shop, err: { message: (error as Error).message } },
+          "settings: could not check a product file",
+        );
+        return {
+          ok: false,
+          message:
+            "Shopify did not return your products just now, so the file could not be checked against them. Try again in a moment.",
+        };
+      }
+      if (prepared.importId !== null) {
+        await queue.enqueue({ importId: prepared.importId, shop: shop.shop });
+      }
+      const view = await latest(shop.shop);
+      if (!view) return { ok: false, message: "The file has no products." };
+      return { ok: true, view };
+    },
+    latest: (shop) => latest(shop.shop),
+  };
 }
 
 /**

@@ -1,10 +1,13 @@
 import { startBackfillWorker } from "../workers/backfill-worker.ts";
+import { startProductImportWorker } from "../workers/product-import-worker.ts";
 import { startSweepWorker } from "../workers/sweep-worker.ts";
 import { startSyncWorker } from "../workers/sync-worker.ts";
 import type { Connector } from "./connector.ts";
+import { createProducts } from "./products.ts";
 
 /**
- * The worker role: the sync worker, the backfill worker and the reconciliation sweep. Closing
+ * The worker role: the sync worker, the backfill worker, the reconciliation sweep and the
+ * settings page's product imports. Closing
  * stops the backfills first: they save their cursor and go back to the queue for the next start.
  */
 export async function startWorkerRole(connector: Connector): Promise<{ close(): Promise<void> }> {
@@ -13,6 +16,14 @@ export async function startWorkerRole(connector: Connector): Promise<{ close(): 
   logger.info({ concurrency: config.env.WORKER_CONCURRENCY }, "sync worker running");
   const backfill = startBackfillWorker(connector);
   const sweep = await startSweepWorker(connector);
+  const products = createProducts(connector, connector.providers);
+  const productImports = startProductImportWorker({
+    ...products,
+    getShop: (shop) => connector.shops.getShop(shop),
+    redis: connector.redis,
+    prefix: connector.prefix,
+    logger: logger.child({ component: "product-import-worker" }),
+  });
   logger.info(
     { reconcileIntervalMs: config.env.RECONCILE_INTERVAL_MS },
     "backfill and reconciliation sweep workers running",
@@ -20,6 +31,7 @@ export async function startWorkerRole(connector: Connector): Promise<{ close(): 
   return {
     async close() {
       await backfill.close();
+      await productImports.close();
       await sweep.close();
       await sync.close();
     },

@@ -3,6 +3,7 @@ import { parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { explainCliError } from "./errors.ts";
+import { registerProductsCommand } from "./products-command.ts";
 import { registerRegistrationsCommand } from "./registrations-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerSecretsCommand } from "./secrets-command.ts";
@@ -27,6 +28,7 @@ try {
   registerStatusCommand(program, config);
   registerSyncCommands(program, config);
   registerSecretsCommand(program, config);
+  registerProductsCommand(program, config);
   registerWebhookCommand(program, {
     url: `${config.appUrl}/webhooks/shopify`,
     secret: config.shopifyApiSecret,

@@ -95,7 +95,8 @@ export function createWebApp(
   );
   // Every body but a webhook's is a small form or JSON filter: refused past 8 KB from its
   // Content-Length before a byte is read, or as soon as a chunked body passes it. The webhook
-  // route keeps its own limit (WEBHOOK_MAX_BYTES).
+  // route keeps its own limit (WEBHOOK_MAX_BYTES), and so does the settings page's product file
+  // upload (its route caps the file).
   const smallBodies = bodyLimit({
     maxSize: FORM_MAX_BYTES,
     onError: (c) =>
@@ -106,7 +107,8 @@ export function createWebApp(
         `request bodies are limited to ${FORM_MAX_BYTES} bytes`,
       ),
   });
-  app.use("*", (c, next) => (c.req.path.startsWith("/webhooks/") ? next() : smallBodies(c, next)));
+  const ownLimit = (path: string) => path.startsWith("/webhooks/") || path === "/settings/catalog";
+  app.use("*", (c, next) => (ownLimit(c.req.path) ? next() : smallBodies(c, next)));
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/readyz", async (c) => {
     const checks: Record<string, boolean> = {};

@@ -240,3 +240,80 @@ export const session = pgTable("session", {
   refreshToken: text("refreshToken"),
   refreshTokenExpires: timestamp("refreshTokenExpires", { mode: "date" }),
 });
+
+/** One run (or resumed runs) of `connector products import`, or an upload on the settings page. */
+export const productImports = pgTable(
+  "product_imports",
+  {
+    id: serial("id").primaryKey(),
+    shop: text("shop").notNull(),
+    storeId: bigint("store_id", { mode: "number" }).notNull(),
+    providerBaseUrl: text("provider_base_url").notNull(),
+    fileName: text("file_name").notNull(),
+    /** sha256 of the file: the same file resumes an unfinished import. */
+    digest: text("digest").notNull(),
+    format: text("format", { enum: ["csv", "json"] }).notNull(),
+    source: text("source", { enum: ["cli", "settings"] }).notNull(),
+    /** Whether invalid and refused products were left out (--skip-invalid). */
+    skipInvalid: boolean("skip_invalid").notNull().default(false),
+    force: boolean("force").notNull().default(false),
+    status: text("status", {
+      enum: ["rejected", "pending", "running", "interrupted", "completed"],
+    }).notNull(),
+    error: text("error"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("product_imports_shop").on(t.shop, t.id)],
+);
+
+/** Each product of an import (a CSV row group or a JSON item): its body, outcome and ID. */
+export const productImportRows = pgTable(
+  "product_import_rows",
+  {
+    importId: integer("import_id").notNull(),
+    position: integer("position").notNull(),
+    line: integer("line").notNull(),
+    handle: text("handle").notNull(),
+    /** The write body (JSON), or null for an invalid product. */
+    body: text("body"),
+    bodyDigest: text("body_digest"),
+    outcome: text("outcome", {
+      enum: ["pending", "sent", "created", "updated", "unchanged", "invalid", "refused", "failed"],
+    }).notNull(),
+    /** Problems (invalid: [{line, field, message}]) or the refusal or failure, as JSON. */
+    problems: text("problems"),
+    productId: bigint("product_id", { mode: "number" }),
+    sentAt: text("sent_at"),
+    doneAt: text("done_at"),
+  },
+  (t) => [primaryKey({ columns: [t.importId, t.position] })],
+);
+
+/**
+ * The products the connector created at the provider, by handle, per shop and provider store:
+ * the provider has no list endpoint, so `products list` reads this record.
+ */
+export const catalogProducts = pgTable(
+  "catalog_products",
+  {
+    shop: text("shop").notNull(),
+    storeId: bigint("store_id", { mode: "number" }).notNull(),
+    providerBaseUrl: text("provider_base_url").notNull(),
+    handle: text("handle").notNull(),
+    productId: bigint("product_id", { mode: "number" }).notNull(),
+    title: text("title"),
+    status: text("status").notNull(),
+    variants: integer("variants").notNull(),
+    /** sha256 of the body last sent: an identical row is not sent again (unchanged). */
+    bodyDigest: text("body_digest"),
+    lastImportId: integer("last_import_id"),
+    importedAt: text("imported_at").notNull(),
+    deletedOn: text("deleted_on"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.shop, t.storeId, t.providerBaseUrl, t.handle] }),
+    index("catalog_products_product").on(t.productId),
+  ],
+);

@@ -227,3 +227,80 @@ export const session = sqliteTable("session", {
   refreshToken: text("refreshToken"),
   refreshTokenExpires: text("refreshTokenExpires"),
 });
+
+/** One run (or resumed runs) of `connector products import`, or an upload on the settings page. */
+export const productImports = sqliteTable(
+  "product_imports",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    shop: text("shop").notNull(),
+    storeId: integer("store_id").notNull(),
+    providerBaseUrl: text("provider_base_url").notNull(),
+    fileName: text("file_name").notNull(),
+    /** sha256 of the file: the same file resumes an unfinished import. */
+    digest: text("digest").notNull(),
+    format: text("format", { enum: ["csv", "json"] }).notNull(),
+    source: text("source", { enum: ["cli", "settings"] }).notNull(),
+    /** Whether invalid and refused products were left out (--skip-invalid). */
+    skipInvalid: integer("skip_invalid", { mode: "boolean" }).notNull().default(false),
+    force: integer("force", { mode: "boolean" }).notNull().default(false),
+    status: text("status", {
+      enum: ["rejected", "pending", "running", "interrupted", "completed"],
+    }).notNull(),
+    error: text("error"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("product_imports_shop").on(t.shop, t.id)],
+);
+
+/** Each product of an import (a CSV row group or a JSON item): its body, outcome and ID. */
+export const productImportRows = sqliteTable(
+  "product_import_rows",
+  {
+    importId: integer("import_id").notNull(),
+    position: integer("position").notNull(),
+    line: integer("line").notNull(),
+    handle: text("handle").notNull(),
+    /** The write body (JSON), or null for an invalid product. */
+    body: text("body"),
+    bodyDigest: text("body_digest"),
+    outcome: text("outcome", {
+      enum: ["pending", "sent", "created", "updated", "unchanged", "invalid", "refused", "failed"],
+    }).notNull(),
+    /** Problems (invalid: [{line, field, message}]) or the refusal or failure, as JSON. */
+    problems: text("problems"),
+    productId: integer("product_id"),
+    sentAt: text("sent_at"),
+    doneAt: text("done_at"),
+  },
+  (t) => [primaryKey({ columns: [t.importId, t.position] })],
+);
+
+/**
+ * The products the connector created at the provider, by handle, per shop and provider store:
+ * the provider has no list endpoint, so `products list` reads this record.
+ */
+export const catalogProducts = sqliteTable(
+  "catalog_products",
+  {
+    shop: text("shop").notNull(),
+    storeId: integer("store_id").notNull(),
+    providerBaseUrl: text("provider_base_url").notNull(),
+    handle: text("handle").notNull(),
+    productId: integer("product_id").notNull(),
+    title: text("title"),
+    status: text("status").notNull(),
+    variants: integer("variants").notNull(),
+    /** sha256 of the body last sent: an identical row is not sent again (unchanged). */
+    bodyDigest: text("body_digest"),
+    lastImportId: integer("last_import_id"),
+    importedAt: text("imported_at").notNull(),
+    deletedOn: text("deleted_on"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.shop, t.storeId, t.providerBaseUrl, t.handle] }),
+    index("catalog_products_product").on(t.productId),
+  ],
+);

@@ -13,6 +13,8 @@ export interface StandInVariant {
 export interface StandInProduct {
   id: number;
   title: string;
+  /** Unique in the shop; Shopify derives it from the title when none is given (handleOf). */
+  handle?: string;
   status: "ACTIVE" | "ARCHIVED" | "DRAFT";
   variants: StandInVariant[];
 }
@@ -41,6 +43,7 @@ export function defaultCatalog(domain: string): StandInCatalog {
       {
         id: 7001,
         title: "Shipping protection",
+        handle: "shipping-protection",
         status: "ACTIVE",
         variants: [
           { id: 999, title: "Standard", sku: "PROTECT-STD", price: "2.50" },
@@ -50,6 +53,7 @@ export function defaultCatalog(domain: string): StandInCatalog {
       {
         id: 7002,
         title: "Trail running shoes",
+        handle: "trail-running-shoes",
         status: "ACTIVE",
         variants: [
           { id: 5001, title: "42", sku: "TRAIL-42", price: "129.00" },
@@ -59,6 +63,7 @@ export function defaultCatalog(domain: string): StandInCatalog {
       {
         id: 7003,
         title: "Merino socks",
+        handle: "merino-socks",
         status: "ACTIVE",
         variants: [{ id: 5101, title: "Default Title", sku: "SOCK-M", price: "18.00" }],
       },
@@ -68,4 +73,15 @@ export function defaultCatalog(domain: string): StandInCatalog {
       { id: 4002, name: "Downtown store", isActive: true },
     ],
   };
+}
+
+/** A product's handle: its own, or Shopify's default, the title lowercased with dashes. */
+export function handleOf(product: StandInProduct): string {
+  return (
+    product.handle ??
+    product.title
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "")
+  );
 }

@@ -1,7 +1,9 @@
 export { settingsRoutes } from "./settings-routes.tsx";
 export {
   type BackfillView,
+  type CatalogImportView,
   type SettingsBackfill,
+  type SettingsCatalogImports,
   type SettingsResync,
   SettingsService,
 } from "./settings-service.ts";

@@ -54,7 +54,7 @@ export type Env = {
 export const html = (
   c: Context,
   page: { toString(): string },
-  status: 200 | 400 | 401 | 403 | 404 | 502 | 503 = 200,
+  status: 200 | 400 | 401 | 403 | 404 | 413 | 502 | 503 = 200,
 ) => c.html(`<!doctype html>${page.toString()}`, status);
 
 /**

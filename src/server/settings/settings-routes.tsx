@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { isShopifyId } from "../../shopify/payload-fields.ts";
 import { embeddedUrl } from "../install/embedded.ts";
@@ -36,6 +37,10 @@ const SAVED: Record<string, { section: string; message: string }> = {
   locations: { section: "locations", message: "Locations saved." },
   backfill: { section: "backfill", message: "Sending past orders has started." },
   resync: { section: "resync", message: "The order was queued for resync." },
+  catalog: {
+    section: "catalog",
+    message: "The file was checked and its products are being imported.",
+  },
 };
 
 /**
@@ -71,15 +76,16 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
   const render = async (
     c: Context<Env>,
     extra: Pick<SettingsPageProps, "notice" | "typed"> = {},
-    status: 200 | 400 = 200,
+    status: 200 | 400 | 413 = 200,
   ) => {
     // Re-read: a save just before the render changed the row.
     const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
-    const [stores, catalog, counted, backfill] = await Promise.all([
+    const [stores, catalog, counted, backfill, lastImport] = await Promise.all([
       service.verifiedStores(shop.shop),
       service.catalog(shop),
       service.status(shop),
       service.backfill ? service.backfill.latest(shop) : Promise.resolve(null),
+      service.catalogImports ? service.catalogImports.latest(shop) : Promise.resolve(null),
     ]);
     // Failures name Shopify locations as the merchant knows them.
     const locationNames = new Map(catalog.ok ? catalog.locations.map((l) => [l.id, l.name]) : []);
@@ -102,6 +108,11 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         backfill={backfill}
         backfillAvailable={service.backfill !== null}
         testOrdersSkipped={await shops.countSkippedTestOrders(shop.shop)}
+        catalogImport={{
+          last: lastImport,
+          available: service.catalogImports !== null,
+          maxBytes: service.catalogImports?.maxBytes ?? 0,
+        }}
         {...(c.get("embedded")
           ? {
               embedded: {
@@ -125,7 +136,8 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     section: string,
     message: string,
     typed: SettingsPageProps["typed"] = {},
-  ) => render(c, { notice: { kind: "error", message, section }, typed }, 400);
+    status: 400 | 413 = 400,
+  ) => render(c, { notice: { kind: "error", message, section }, typed }, status);
   // Inside the admin the page after a save is loaded with the token the form was sent with
   // (Shopify's tokens live a minute; the bounce page fetches a new one for a later reload).
   const saved = (c: Context<Env>, key: string) => {
@@ -254,6 +266,42 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
   });
 
   registrationRoutes(app, deps);
+  // A product file: size-capped before it is read, checked at once, imported by the workers.
+  const maxBytes = service.catalogImports?.maxBytes ?? 0;
+  const tooLarge = `The file is larger than ${Math.round(maxBytes / 1024 / 1024)} MB: split it into smaller files.`;
+  app.post(
+    "/catalog",
+    bodyLimit({
+      // The multipart envelope around the file.
+      maxSize: maxBytes + 64 * 1024,
+      onError: (c) => refuse(c, "catalog", tooLarge, {}, 413),
+    }),
+    async (c) => {
+      const imports = service.catalogImports;
+      if (!imports) return refuse(c, "catalog", "Importing products is not available.");
+      const body = await c.req.parseBody();
+      const file = body.file;
+      if (!(file instanceof File) || file.size === 0 || file.name === "") {
+        return refuse(c, "catalog", "Choose a .csv or a .json file to upload.");
+      }
+      if (file.size > maxBytes) return refuse(c, "catalog", tooLarge, {}, 413);
+      const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
+      const result = await imports.upload(shop, {
+        name: file.name,
+        text: await file.text(),
+        skipInvalid: text(body.skipInvalid) === "on",
+      });
+      if (!result.ok) return refuse(c, "catalog", result.message);
+      if (result.view.status === "rejected") {
+        return refuse(
+          c,
+          "catalog",
+          "Nothing was imported: fix the rows listed below and upload the file again, or tick “Import the good products and leave out the bad ones”.",
+        );
+      }
+      return saved(c, "catalog");
+    },
+  );
 
   return app;
 }

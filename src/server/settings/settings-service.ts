@@ -38,6 +38,34 @@ export interface SettingsResync {
   order(shop: ShopRecord, name: string): Promise<{ found: number; queued: number }>;
 }
 
+/** The last product import of a shop, as the settings page shows it. */
+export interface CatalogImportView {
+  id: number;
+  fileName: string;
+  status: "rejected" | "running" | "interrupted" | "completed";
+  error: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+  total: number;
+  counts: Record<
+    "created" | "updated" | "unchanged" | "invalid" | "refused" | "failed" | "waiting",
+    number
+  >;
+  /** Bad rows: where, which field, why. */
+  problems: { line: number | null; field: string; message: string }[];
+}
+
+/** Products outside Shopify, uploaded as a file (src/products provides it). */
+export interface SettingsCatalogImports {
+  /** Largest file accepted, in bytes. */
+  maxBytes: number;
+  upload(
+    shop: ShopRecord,
+    file: { name: string; text: string; skipInvalid: boolean },
+  ): Promise<{ ok: true; view: CatalogImportView } | { ok: false; message: string }>;
+  latest(shop: ShopRecord): Promise<CatalogImportView | null>;
+}
+
 export interface CatalogVariant {
   id: string;
   title: string;
@@ -112,6 +140,7 @@ export class SettingsService {
   readonly resync: SettingsResync | null;
   /** The Registrations tab's reads from the provider (src/registrations provides them). */
   readonly registrations: RegistrationReader | null;
+  readonly catalogImports: SettingsCatalogImports | null;
 
   constructor(
     ctx: SettingsDeps,
@@ -119,12 +148,14 @@ export class SettingsService {
       backfill?: SettingsBackfill;
       resync?: SettingsResync;
       registrations?: RegistrationReader;
+      catalogImports?: SettingsCatalogImports;
     } = {},
   ) {
     this.#ctx = ctx;
     this.backfill = options.backfill ?? null;
     this.resync = options.resync ?? null;
     this.registrations = options.registrations ?? null;
+    this.catalogImports = options.catalogImports ?? null;
   }
 
   #storesKey(shop: string) {

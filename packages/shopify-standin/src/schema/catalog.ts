@@ -1,4 +1,9 @@
-import type { StandInLocation, StandInProduct, StandInVariant } from "../catalog.ts";
+import {
+  handleOf,
+  type StandInLocation,
+  type StandInProduct,
+  type StandInVariant,
+} from "../catalog.ts";
 import { type Connection, connectionOf } from "./connection.ts";
 import type { SchemaModule } from "./module.ts";
 
@@ -39,6 +44,7 @@ export const catalogModule: SchemaModule = {
 
     extend type Product {
       title: String!
+      handle: String!
       status: ProductStatus!
       variants(first: Int, after: String): ProductVariantConnection!
     }
@@ -61,6 +67,7 @@ export const catalogModule: SchemaModule = {
     extend type Query {
       shop: Shop!
       products(first: Int, after: String, query: String): ProductConnection!
+      product(id: ID!): Product
       locations(first: Int, after: String, includeInactive: Boolean): LocationConnection!
     }
   `,
@@ -85,6 +92,10 @@ export const catalogModule: SchemaModule = {
         const products = shop.catalog.products.filter((p) => p.title.toLowerCase().includes(term));
         return mapNodes(connectionOf(products, byId, args), productNode);
       },
+      product: (_source, args, { shop }) => {
+        const found = shop.catalog.products.find((p) => gid("Product", p.id) === args.id);
+        return found ? productNode(found) : null;
+      },
       locations: (_source, args, { shop }) => {
         const locations = shop.catalog.locations.filter(
           (l) => l.isActive || args.includeInactive === true,
@@ -108,6 +119,7 @@ const productNode = (p: StandInProduct) => ({
   id: gid("Product", p.id),
   legacyResourceId: String(p.id),
   title: p.title,
+  handle: handleOf(p),
   status: p.status,
   variantList: p.variants,
 });

@@ -1,9 +1,10 @@
 import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
 import type { ShopRecord } from "../../../store/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
-import type { BackfillView, Catalog } from "../settings-service.ts";
+import type { BackfillView, Catalog, CatalogImportView } from "../settings-service.ts";
 import type { StatusView } from "../sync-status.ts";
 import { BackfillSection } from "./backfill-section.tsx";
+import { CatalogSection } from "./catalog-section.tsx";
 import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { LocationsSection } from "./locations-section.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";
@@ -20,6 +21,8 @@ export interface SettingsPageProps {
   backfill: BackfillView | null;
   backfillAvailable: boolean;
   resyncAvailable: boolean;
+  /** Products outside Shopify: the last import, and whether uploads are possible. */
+  catalogImport?: { last: CatalogImportView | null; available: boolean; maxBytes: number };
   /** Test orders not sent (the shop's setting). */
   testOrdersSkipped: number;
   /** A message about the last action, and which section it belongs to. */
@@ -106,6 +109,9 @@ export function SettingsPage(props: SettingsPageProps) {
         since={props.typed?.since}
         nonce={props.nonce}
       />
+      {props.catalogImport ? (
+        <CatalogSection {...props.catalogImport} notice={noticeFor(props, "catalog")} />
+      ) : null}
       <StatusSection
         status={props.status}
         resyncAvailable={props.resyncAvailable}

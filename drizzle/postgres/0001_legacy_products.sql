@@ -1,0 +1,51 @@
+CREATE TABLE "catalog_products" (
+	"shop" text NOT NULL,
+	"store_id" bigint NOT NULL,
+	"provider_base_url" text NOT NULL,
+	"handle" text NOT NULL,
+	"product_id" bigint NOT NULL,
+	"title" text,
+	"status" text NOT NULL,
+	"variants" integer NOT NULL,
+	"body_digest" text,
+	"last_import_id" integer,
+	"imported_at" text NOT NULL,
+	"deleted_on" text,
+	CONSTRAINT "catalog_products_shop_store_id_provider_base_url_handle_pk" PRIMARY KEY("shop","store_id","provider_base_url","handle")
+);
+--> statement-breakpoint
+CREATE TABLE "product_import_rows" (
+	"import_id" integer NOT NULL,
+	"position" integer NOT NULL,
+	"line" integer NOT NULL,
+	"handle" text NOT NULL,
+	"body" text,
+	"body_digest" text,
+	"outcome" text NOT NULL,
+	"problems" text,
+	"product_id" bigint,
+	"sent_at" text,
+	"done_at" text,
+	CONSTRAINT "product_import_rows_import_id_position_pk" PRIMARY KEY("import_id","position")
+);
+--> statement-breakpoint
+CREATE TABLE "product_imports" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"shop" text NOT NULL,
+	"store_id" bigint NOT NULL,
+	"provider_base_url" text NOT NULL,
+	"file_name" text NOT NULL,
+	"digest" text NOT NULL,
+	"format" text NOT NULL,
+	"source" text NOT NULL,
+	"skip_invalid" boolean DEFAULT false NOT NULL,
+	"force" boolean DEFAULT false NOT NULL,
+	"status" text NOT NULL,
+	"error" text,
+	"created_at" text NOT NULL,
+	"updated_at" text NOT NULL,
+	"finished_at" text
+);
+--> statement-breakpoint
+CREATE INDEX "catalog_products_product" ON "catalog_products" USING btree ("product_id");--> statement-breakpoint
+CREATE INDEX "product_imports_shop" ON "product_imports" USING btree ("shop","id");
