@@ -8,6 +8,8 @@ export const QUEUE = {
   backfill: "backfill",
   /** Periodic work: the reconciliation sweep (one job scheduler per shop, job name "sweep"). */
   maintenance: "maintenance",
+  /** The provider's webhooks (claims, registrations), one job per stored event. */
+  providerEvents: "provider-events",
 } as const;
 
 export const DEFAULT_PREFIX = "connector";

@@ -35,6 +35,15 @@ const SAVED: Record<string, { section: string; message: string }> = {
   locations: { section: "locations", message: "Locations saved." },
   backfill: { section: "backfill", message: "Sending past orders has started." },
   resync: { section: "resync", message: "The order was queued for resync." },
+  claimsSecret: {
+    section: "claims",
+    message: "Webhook signing secret saved. The provider's events are accepted from now on.",
+  },
+  claimsTagOn: {
+    section: "claims",
+    message: "Shopify orders will be tagged with their claim's status.",
+  },
+  claimsTagOff: { section: "claims", message: "Shopify orders will not be tagged." },
 };
 
 /**
@@ -74,11 +83,12 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
   ) => {
     // Re-read: a save just before the render changed the row.
     const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
-    const [stores, catalog, counted, backfill] = await Promise.all([
+    const [stores, catalog, counted, backfill, claims] = await Promise.all([
       service.verifiedStores(shop.shop),
       service.catalog(shop),
       service.status(shop),
       service.backfill ? service.backfill.latest(shop) : Promise.resolve(null),
+      deps.claims ? deps.claims.view(shop) : Promise.resolve(null),
     ]);
     // Failures name Shopify locations as the merchant knows them.
     const locationNames = new Map(catalog.ok ? catalog.locations.map((l) => [l.id, l.name]) : []);
@@ -101,6 +111,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         backfill={backfill}
         backfillAvailable={service.backfill !== null}
         testOrdersSkipped={await shops.countSkippedTestOrders(shop.shop)}
+        claims={claims}
         {...(c.get("embedded")
           ? {
               embedded: {
@@ -249,6 +260,25 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         orderName,
       });
     return saved(c, "resync");
+  });
+
+  app.post("/claims/secret", async (c) => {
+    if (!deps.claims) return refuse(c, "claims", "Claims are not available.");
+    const body = await c.req.parseBody();
+    const secret = typeof body.webhookSecret === "string" ? body.webhookSecret.trim() : "";
+    const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
+    const result = await deps.claims.saveWebhookSecret(shop, secret);
+    if (!result.ok) return refuse(c, "claims", result.message);
+    return saved(c, "claimsSecret");
+  });
+
+  app.post("/claims/tagging", async (c) => {
+    if (!deps.claims) return refuse(c, "claims", "Claims are not available.");
+    const on = text((await c.req.parseBody()).tagOrders) === "on";
+    const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
+    const result = await deps.claims.setTagging(shop, on);
+    if (!result.ok) return refuse(c, "claims", result.message);
+    return saved(c, on ? "claimsTagOn" : "claimsTagOff");
   });
 
   return app;
