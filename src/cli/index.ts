@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
+import { registerClaimsCommand } from "./claims-command.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { explainCliError } from "./errors.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
@@ -25,6 +26,7 @@ try {
   registerStatusCommand(program, config);
   registerSyncCommands(program, config);
   registerSecretsCommand(program, config);
+  registerClaimsCommand(program, config);
   registerWebhookCommand(program, {
     url: `${config.appUrl}/webhooks/shopify`,
     secret: config.shopifyApiSecret,

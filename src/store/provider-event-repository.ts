@@ -159,9 +159,12 @@ export class ProviderEventRepository {
     return rows.map((r) => r.id);
   }
 
-  /** The newest events about a store, of the given kinds (all kinds when omitted). */
+  /**
+   * The newest events about a store, of the given kinds (all kinds when omitted); in any
+   * environment when `providerBaseUrl` is null.
+   */
   async recent(
-    space: { providerBaseUrl: string; storeId: number },
+    space: { providerBaseUrl: string | null; storeId: number },
     options: { kinds?: ProviderEventKind[]; limit?: number } = {},
   ): Promise<ProviderEventRow[]> {
     const t = this.db.t.providerEvents;
@@ -170,7 +173,7 @@ export class ProviderEventRepository {
       .from(t)
       .where(
         and(
-          eq(t.providerBaseUrl, space.providerBaseUrl),
+          space.providerBaseUrl === null ? undefined : eq(t.providerBaseUrl, space.providerBaseUrl),
           eq(t.storeId, space.storeId),
           options.kinds ? inArray(t.kind, options.kinds) : undefined,
         ),
@@ -185,7 +188,7 @@ export class ProviderEventRepository {
    * the registration as sent: for the registrations view.
    */
   async recentRegistrationEvents(
-    space: { providerBaseUrl: string; storeId: number },
+    space: { providerBaseUrl: string | null; storeId: number },
     limit = 50,
   ): Promise<(ProviderEventRow & { registration: Record<string, unknown> | null })[]> {
     const rows = await this.recent(space, { kinds: ["registration"], limit });
