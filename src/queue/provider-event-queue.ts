@@ -29,6 +29,8 @@ export class ProviderEventQueue {
       QUEUE.providerEvents,
       queueOptions(connection, prefix),
     );
+    // A lost connection surfaces as a refused add (the route answers 503), not as an event.
+    this.queue.on("error", () => {});
   }
 
   async enqueue(eventRowId: number, options: JobsOptions = {}): Promise<void> {

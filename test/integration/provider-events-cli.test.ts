@@ -77,7 +77,9 @@ describe("npm start's sandbox and `connector claims`", () => {
       externalId: "CLM-DEV-1",
     });
     expect(opened.delivery.status).toBe(200);
-    const registered = await post("/registrations", { customerEmail: "dev.person@example.com" });
+    const registered = await post("/webhooks/registrations", {
+      customerEmail: "dev.person@example.com",
+    });
     expect(registered.delivery.status).toBe(200);
 
     const cliEnv = { ...env, LOG_LEVEL: "silent" };

@@ -302,7 +302,7 @@ describe("the provider's events over HTTP, from the sandbox", () => {
 
   it("stores registration events for the registrations view, and logs no customer data", async () => {
     await start({ captureLogs: true });
-    const added = await control("POST", "/registrations", {
+    const added = await control("POST", "/webhooks/registrations", {
       customerEmail: "private.person@example.com",
       customerName: "Private Person",
     });

@@ -286,9 +286,12 @@ const RawEvent = z.strictObject({
 const ByWebhookId = z.strictObject({ webhookId: z.string().min(1), delivery: Delivery });
 
 /**
- * `/_sandbox/…` for the provider's events: set the subscriber (URL and secret), open a claim,
- * change its status, add a registration, send any raw event, replay or release a delivery, and
- * list what was delivered. Each sending call answers the subscriber's first answer.
+ * `/_sandbox/…` for the provider's events: set the subscriber (`PUT /webhooks`: URL and
+ * secret), open a claim (`POST /claims`), change its status (`POST /claims/{id}`), add a
+ * registration and announce it (`POST /webhooks/registrations`), send any raw event
+ * (`POST /webhooks/send`), replay or release a delivery (`POST /webhooks/replay|release`), and
+ * list what was delivered (`GET /webhooks/deliveries`). Each sending call answers with the
+ * subscriber's first answer.
  */
 export function eventControlRoutes(state: SandboxState, sender: EventSender, stores: number[]) {
   const app = new Hono();
@@ -365,7 +368,9 @@ export function eventControlRoutes(state: SandboxState, sender: EventSender, sto
     return c.json({ claim: claimView(claim), delivery });
   });
 
-  app.post("/registrations", async (c) => {
+  // Under /webhooks: POST /_sandbox/registrations (adding registrations without an event) is
+  // the registrations tooling's.
+  app.post("/webhooks/registrations", async (c) => {
     const parsed = await parse(c, AddRegistration);
     if (!parsed.success) return c.json({ error: parsed.error.issues }, 400);
     const input = parsed.data;
