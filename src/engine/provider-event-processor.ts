@@ -37,6 +37,11 @@ export interface ProviderEventProcessorDeps {
     };
   };
   logger: Logger;
+  /**
+   * Runs the tagging of one order alone (two events about one order's claims may be processed
+   * at once, in two workers): its tags are read and written under this lock.
+   */
+  withOrderLock?: <T>(shop: string, sourceOrderId: string, work: () => Promise<T>) => Promise<T>;
 }
 
 /** Whether the shop granted a scope (Shopify's comma-separated list, as stored at install). */
@@ -139,7 +144,9 @@ async function applyClaim(
       notes.push(`${shop}: ${label} older than the stored state; ignored`);
       continue;
     }
-    const tagged = stored.sourceOrderId ? await tagOrder(deps, shop, stored.sourceOrderId) : "";
+    const orderOf = stored.sourceOrderId;
+    const lock = deps.withOrderLock ?? ((_s, _o, work) => work());
+    const tagged = orderOf ? await lock(shop, orderOf, () => tagOrder(deps, shop, orderOf)) : "";
     notes.push(
       `${shop}: ${label} ${stored.status ?? "(no status)"}${stored.sourceOrderId ? ` on order ${stored.orderName ?? stored.sourceOrderId}` : ", order not linked"}${tagged}`,
     );

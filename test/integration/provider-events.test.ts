@@ -406,6 +406,19 @@ describe("tagging Shopify orders with the claim's status", () => {
     await control("POST", `/claims/${claimId}`, { status: "approved" });
     await expect.poll(orderTags, { timeout: 10_000 }).toBe("protection-claim:approved");
     expect((await claimsOf())[0]).toMatchObject({ taggedStatus: "approved", tagError: null });
+
+    // A second claim on the same order: the order carries each claim's status once.
+    const shipping = await control("POST", "/claims", { orderId, kind: "shipping_claim" });
+    await expect
+      .poll(orderTags, { timeout: 10_000 })
+      .toBe("protection-claim:approved, protection-claim:open");
+    // The first claim moves to "open" too: "approved" goes, as no claim holds it any more.
+    await control("POST", `/claims/${claimId}`, { status: "open" });
+    await expect.poll(orderTags, { timeout: 10_000 }).toBe("protection-claim:open");
+    await control("POST", `/claims/${shipping.body.claim.claimId}`, { status: "closed" });
+    await expect
+      .poll(orderTags, { timeout: 10_000 })
+      .toBe("protection-claim:open, protection-claim:closed");
   });
 
   it("records why an order was not tagged when Shopify refuses (scope revoked)", async () => {
