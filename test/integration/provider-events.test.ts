@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RestOrder } from "@connector/shopify-standin";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
@@ -217,6 +217,13 @@ describe("the provider's events over HTTP, from the sandbox", () => {
 
     expect(await storedEvents()).toEqual([]);
     expect(await claimsOf()).toEqual([]);
+    // Counted by outcome for the operator.
+    const metrics = await (await h.get("/metrics")).text();
+    for (const outcome of ["missing_signature", "invalid_signature", "stale_timestamp"]) {
+      expect(metrics).toContain(
+        `connector_webhooks_received_total{topic="provider",outcome="rejected:${outcome}"} 1`,
+      );
+    }
   });
 
   it("answers a replay 200 and processes the event once", async () => {
@@ -435,6 +442,50 @@ describe("tagging Shopify orders with the claim's status", () => {
       .toMatch(/ACCESS_DENIED|Access denied/);
     expect(orderTags()).toBe("");
     expect(await settingsPage()).toContain("order not tagged");
+  });
+});
+
+describe("the provider's webhooks: size", () => {
+  it("refuses a body over WEBHOOK_MAX_BYTES (413) from its Content-Length, storing nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "connector-provider-size-"));
+    const env = parseEnv({
+      DATABASE_PATH: join(dir, "c.sqlite"),
+      SHOPIFY_API_SECRET: "s",
+      LOG_LEVEL: "silent",
+      WEBHOOK_MAX_BYTES: "1024",
+    });
+    const ctx = createConnector({
+      config: resolveRuntimeConfig(env),
+      logger: createLogger("silent"),
+      redis: inject("redisUrl"),
+      prefix: `t-${randomUUID()}`,
+      providerDefaults: {
+        baseUrl: "http://127.0.0.1:9/v1",
+        authUrl: "http://127.0.0.1:9",
+        audience: "a",
+      },
+    });
+    const web = composeWebApp(ctx);
+    cleanups.push(async () => {
+      await web.close();
+      await ctx.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await ctx.ready();
+    const body = JSON.stringify({ claimId: 1, padding: "x".repeat(2_000) });
+    const res = await web.app.request("/webhooks/provider", {
+      method: "POST",
+      headers: {
+        "content-length": String(Buffer.byteLength(body)),
+        "x-store-id": "1001",
+        "x-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+        "x-webhook-signature": signProviderBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: { code: "payload_too_large" } });
+    expect(await ctx.providerEvents.unprocessed(10)).toEqual([]);
   });
 });
 
