@@ -255,10 +255,19 @@ describe("the provider's events over HTTP, from the sandbox", () => {
     await expect.poll(async () => (await storedEvents())[0]?.outcome).toMatch(/^kept: unknown/);
     const [event] = await storedEvents();
     expect(event).toMatchObject({ kind: "unknown", topic: "return/label_printed" });
+    // A known topic whose body is not JSON, and one whose body holds no claim ID: kept too.
+    await control("POST", "/webhooks/send", { topic: "claim/created", body: "<claim/>" });
+    await control("POST", "/webhooks/send", { topic: "claim/updated", body: { note: "?" } });
+    await expect
+      .poll(async () => (await storedEvents()).filter((e) => e.processedAt !== null).length)
+      .toBe(3);
     const page = await settingsPage();
     expect(page).toContain("Other events from the provider");
     expect(page).toContain("return/label_printed");
     expect(page).toContain("kept: unknown topic");
+    expect(page).toContain("kept: the body is not JSON");
+    expect(page).toContain("kept: no claim ID in the body");
+    expect(await claimsOf()).toEqual([]);
   });
 
   it("does not let an older event overwrite a newer status", async () => {

@@ -23,7 +23,7 @@ export interface ClaimsView {
   /** Whether the shop granted write_orders (as last read from Shopify). */
   canTag: boolean;
   claims: ClaimRow[];
-  /** Events of unknown topics or shapes about the shop's store, newest first. */
+  /** Events of unknown topics or shapes about the shop's store, newest first (20 at most). */
   otherEvents: Pick<ProviderEventRow, "eventId" | "topic" | "receivedAt" | "outcome">[];
 }
 
@@ -77,7 +77,7 @@ export class ClaimsSettings {
       account && shop.storeId !== null
         ? deps.events.recent(
             { providerBaseUrl: account.providerBaseUrl, storeId: shop.storeId },
-            { kinds: ["unknown"], limit: 20 },
+            { limit: 100 },
           )
         : [],
     ]);
@@ -88,12 +88,16 @@ export class ClaimsSettings {
       tagOrders,
       canTag: hasScope(shop, TAG_SCOPE),
       claims,
-      otherEvents: otherEvents.map((e) => ({
-        eventId: e.eventId,
-        topic: e.topic,
-        receivedAt: e.receivedAt,
-        outcome: e.outcome,
-      })),
+      // Unknown topics, and known ones whose body held nothing usable ("kept: …").
+      otherEvents: otherEvents
+        .filter((e) => e.kind === "unknown" || e.outcome?.startsWith("kept:"))
+        .slice(0, 20)
+        .map((e) => ({
+          eventId: e.eventId,
+          topic: e.topic,
+          receivedAt: e.receivedAt,
+          outcome: e.outcome,
+        })),
     };
   }
 
