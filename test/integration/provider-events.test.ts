@@ -454,33 +454,80 @@ describe("tagging Shopify orders with the claim's status", () => {
   });
 });
 
+/** The web app alone (no provider, no Shopify) on the test Redis and a SQLite file of its own. */
+async function bareConnector(extra: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "connector-provider-"));
+  const env = parseEnv({
+    DATABASE_PATH: join(dir, "c.sqlite"),
+    SHOPIFY_API_SECRET: "s",
+    LOG_LEVEL: "silent",
+    ...extra,
+  });
+  const ctx = createConnector({
+    config: resolveRuntimeConfig(env),
+    logger: createLogger("silent"),
+    redis: inject("redisUrl"),
+    prefix: `t-${randomUUID()}`,
+    providerDefaults: { baseUrl: BARE_BASE, authUrl: "http://127.0.0.1:9", audience: "a" },
+  });
+  const web = composeWebApp(ctx);
+  cleanups.push(async () => {
+    await web.close();
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await ctx.ready();
+  return { ctx, web };
+}
+const BARE_BASE = "http://127.0.0.1:9/v1";
+
+describe("several provider accounts on one store", () => {
+  it("accepts a delivery any account's secret verifies, for that account's shops", async () => {
+    const { ctx, web } = await bareConnector();
+    const secrets = { c1: "whsec_account_one_0001", c2: "whsec_account_two_0002" };
+    for (const [shop, clientId] of [
+      ["one.myshopify.com", "c1"],
+      ["two.myshopify.com", "c2"],
+    ] as const) {
+      await ctx.shops.upsertShop(shop, { storeId: 1001, providerClientId: clientId });
+      await ctx.webhookSecrets.set(
+        { providerBaseUrl: BARE_BASE, clientId },
+        ctx.secrets.seal(secrets[clientId], sealedFor.providerWebhookSecret(BARE_BASE, clientId)),
+      );
+    }
+    const send = (id: string, signature: string, body: string) =>
+      web.app.request("/webhooks/provider", {
+        method: "POST",
+        headers: {
+          "x-webhook-id": id,
+          "x-webhook-topic": "registration/created",
+          "x-store-id": "1001",
+          "x-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+          "x-webhook-signature": signature,
+        },
+        body,
+      });
+    const body = JSON.stringify({ registrationId: 1 });
+    expect((await send("by-two", signProviderBody(secrets.c2, body), body)).status).toBe(200);
+    expect((await send("by-one", signProviderBody(secrets.c1, body), body)).status).toBe(200);
+    const both = `${signProviderBody(secrets.c1, body)},${signProviderBody(secrets.c2, body)}`;
+    expect((await send("by-both", both, body)).status).toBe(200);
+    const bad = await send("by-none", signProviderBody("whsec_someone_else_000", body), body);
+    expect(bad.status).toBe(401);
+    const shopsOf = async (id: string) =>
+      (await ctx.providerEvents.recent({ providerBaseUrl: BARE_BASE, storeId: 1001 })).find(
+        (e) => e.eventId === id,
+      )?.shops;
+    expect(await shopsOf("by-two")).toEqual(["two.myshopify.com"]);
+    expect(await shopsOf("by-one")).toEqual(["one.myshopify.com"]);
+    expect(await shopsOf("by-both")).toEqual(["one.myshopify.com", "two.myshopify.com"]);
+    expect(await shopsOf("by-none")).toBeUndefined();
+  });
+});
+
 describe("the provider's webhooks: size", () => {
   it("refuses a body over WEBHOOK_MAX_BYTES (413) from its Content-Length, storing nothing", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "connector-provider-size-"));
-    const env = parseEnv({
-      DATABASE_PATH: join(dir, "c.sqlite"),
-      SHOPIFY_API_SECRET: "s",
-      LOG_LEVEL: "silent",
-      WEBHOOK_MAX_BYTES: "1024",
-    });
-    const ctx = createConnector({
-      config: resolveRuntimeConfig(env),
-      logger: createLogger("silent"),
-      redis: inject("redisUrl"),
-      prefix: `t-${randomUUID()}`,
-      providerDefaults: {
-        baseUrl: "http://127.0.0.1:9/v1",
-        authUrl: "http://127.0.0.1:9",
-        audience: "a",
-      },
-    });
-    const web = composeWebApp(ctx);
-    cleanups.push(async () => {
-      await web.close();
-      await ctx.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    await ctx.ready();
+    const { ctx, web } = await bareConnector({ WEBHOOK_MAX_BYTES: "1024" });
     const body = JSON.stringify({ claimId: 1, padding: "x".repeat(2_000) });
     const res = await web.app.request("/webhooks/provider", {
       method: "POST",
