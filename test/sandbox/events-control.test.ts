@@ -123,7 +123,9 @@ describe("the sandbox's outbound webhooks", () => {
       .toBe("failed");
     expect(hook.received).toHaveLength(2);
 
-    const held = await control("POST", "/webhooks/registrations", { delivery: { hold: true } });
+    const held = await control("POST", "/webhooks/registrations", {
+      delivery: { hold: true, retry: false },
+    });
     expect(held.body.delivery).toMatchObject({ state: "held", status: null });
     expect(hook.received).toHaveLength(2);
     const released = await control("POST", "/webhooks/release", {
