@@ -13,7 +13,8 @@ const LAYERS = [
   ["queue"],
   ["ingest"],
   ["engine"],
-  ["backfill"],
+  // registrations/: a shop's product registrations read from the provider (CLI, settings tab).
+  ["backfill", "registrations"],
   ["lifecycle"],
   ["metrics"],
   ["ops"],

@@ -2,10 +2,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { pino } from "pino";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { ProviderClients, type ProviderEndpoints } from "../engine/provider-clients.ts";
 import { createLogger } from "../lib/logger.ts";
 import type { RedisTarget } from "../lib/redis-keys.ts";
-import { type Core, createCore } from "./connector.ts";
-import { redisUrlFile } from "./infrastructure.ts";
+import { RegistrationReader } from "../registrations/index.ts";
+import { type Connector, type Core, createCore } from "./connector.ts";
+import { stagingEndpoints } from "./development.ts";
+import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
 
 /**
  * The Redis the connector uses: REDIS_CLUSTER_NODES, REDIS_URL, or the private redis-server a running `npm start`
@@ -25,7 +28,7 @@ export function resolveRedis(config: RuntimeConfig): RedisTarget {
 /**
  * The CLI's composition root: runs an action against the same Redis and SQLite the connector
  * uses, through the same core the processes build (queues, snapshots, limiter, stores, the
- * Shopify side; never the provider), and closes it afterwards. Logs go to stderr at warn, so
+ * Shopify side; the provider only through `withProvider`), and closes it afterwards. Logs go to stderr at warn, so
  * stdout stays the command's output.
  */
 export async function withContext<T>(
@@ -55,4 +58,74 @@ export async function withContext<T>(
   } finally {
     await ctx.close();
   }
+}
+
+/**
+ * The provider a CLI command reaches when the shop's own settings do not name one: PROVIDER_*
+ * (always set in production), or the built-in sandbox of a running `npm start` (the file it
+ * writes beside the database; development only).
+ */
+export function cliProviderEndpoints(config: RuntimeConfig): ProviderEndpoints {
+  const { env } = config;
+  if (env.PROVIDER_BASE_URL) {
+    if (!env.PROVIDER_AUTH_URL || !env.PROVIDER_AUDIENCE) {
+      throw new ConfigError(
+        "PROVIDER_AUTH_URL and PROVIDER_AUDIENCE are required with PROVIDER_BASE_URL",
+      );
+    }
+    return {
+      baseUrl: env.PROVIDER_BASE_URL,
+      authUrl: env.PROVIDER_AUTH_URL,
+      audience: env.PROVIDER_AUDIENCE,
+    };
+  }
+  const file = sandboxEndpointsFile(env.DATABASE_PATH);
+  if (env.NODE_ENV !== "production" && existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as Partial<ProviderEndpoints>;
+    if (saved.baseUrl && saved.authUrl && saved.audience) {
+      return { baseUrl: saved.baseUrl, authUrl: saved.authUrl, audience: saved.audience };
+    }
+  }
+  throw new ConfigError(
+    `PROVIDER_BASE_URL is not set and no running \`npm start\` sandbox was found (no ${file}); set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE`,
+  );
+}
+
+/**
+ * `withContext` and the provider: the shops' provider clients as the web and worker roles
+ * build them (the same limiter, token cache and Redis), for the commands that read from the
+ * provider. Every call they make counts in the store's shared budget.
+ */
+export async function withProvider<T>(
+  config: RuntimeConfig,
+  action: (ctx: Connector) => Promise<T>,
+): Promise<T> {
+  const production = cliProviderEndpoints(config);
+  return withContext(config, (core) => {
+    const providers = new ProviderClients({
+      limiter: core.limiter,
+      secrets: core.secrets,
+      redis: core.jobRedis,
+      prefix: core.prefix,
+      timeoutMs: core.config.env.PROVIDER_TIMEOUT_MS,
+      production,
+      staging: stagingEndpoints(config.env),
+      onResponse: (info) => core.metrics.providerResponse(info),
+      logger: core.logger,
+    });
+    return action({ ...core, providers });
+  });
+}
+
+/**
+ * The registrations a shop's merchant asks for on the command line: read at bulk priority,
+ * waiting up to two minutes a page for the store's budget (a terminal can wait; a page cannot).
+ */
+export function withRegistrations<T>(
+  config: RuntimeConfig,
+  action: (reader: RegistrationReader, ctx: Connector) => Promise<T>,
+): Promise<T> {
+  return withProvider(config, (ctx) =>
+    action(new RegistrationReader(ctx, { maxWaitMs: 120_000 }), ctx),
+  );
 }

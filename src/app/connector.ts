@@ -15,8 +15,8 @@ import { createStores, type Stores } from "./stores.ts";
 
 /**
  * What every role shares: infrastructure, stores, the per-store limiter and the Shopify side
- * (Admin API clients, expiring tokens, the installer). The CLI stops here; it never calls the
- * provider.
+ * (Admin API clients, expiring tokens, the installer). Most CLI commands stop here; the few
+ * that read from the provider add its clients (`withProvider` in app/cli.ts).
  */
 export interface Core extends Infrastructure, Stores {
   limiter: StoreRateLimiter;

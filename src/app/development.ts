@@ -12,7 +12,7 @@ import { startRedisServer } from "../lib/redis-server.ts";
 import { waitForRedis } from "../lib/redis-wait.ts";
 import { sealedFor } from "../lib/secret-box.ts";
 import type { Connector } from "./connector.ts";
-import { redisUrlFile } from "./infrastructure.ts";
+import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
 
 /** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
 export const DEMO_SHOP = "demo-shop.myshopify.com";
@@ -137,16 +137,20 @@ export async function resolveServices(
     );
   });
   started.add(() => sandbox.close());
+  const provider = { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience };
+  // The CLI's provider commands (`connector registrations list`) find the sandbox through it.
+  writeFileSync(sandboxEndpointsFile(env.DATABASE_PATH), JSON.stringify(provider), { mode: 0o600 });
+  started.add(() => rmSync(sandboxEndpointsFile(env.DATABASE_PATH), { force: true }));
   logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
   return {
     redis,
-    provider: { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience },
+    provider,
     ...(staging ? { providerStaging: staging } : {}),
     sandbox: true,
   };
 }
 
-function stagingEndpoints(env: Env): ProviderEndpoints | undefined {
+export function stagingEndpoints(env: Env): ProviderEndpoints | undefined {
   if (!env.PROVIDER_STAGING_BASE_URL) return undefined;
   if (!env.PROVIDER_STAGING_AUTH_URL || !env.PROVIDER_STAGING_AUDIENCE) {
     throw new ConfigError(

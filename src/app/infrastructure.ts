@@ -49,6 +49,14 @@ export interface InfrastructureOptions {
 export const redisUrlFile = (databasePath: string) =>
   join(dirname(databasePath), "redis", "redis.url");
 
+/**
+ * Where `npm start` writes the endpoints of the built-in provider sandbox it started (next to
+ * the database), so the CLI's provider commands reach the same sandbox without PROVIDER_BASE_URL.
+ * Development only: production requires PROVIDER_BASE_URL and starts no sandbox.
+ */
+export const sandboxEndpointsFile = (databasePath: string) =>
+  join(dirname(databasePath), "provider-sandbox.json");
+
 /** Where the links are: DATABASE_URL (Postgres) when set, else the SQLite file. */
 export const databaseTarget = (env: Env) => env.DATABASE_URL ?? env.DATABASE_PATH;
 

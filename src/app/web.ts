@@ -8,6 +8,7 @@ import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createLifecycleHandlers } from "../lifecycle/shop-lifecycle.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
+import { RegistrationReader } from "../registrations/index.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
 import { ClaimsSettings } from "../server/settings/claims-settings.ts";
 import { SettingsService } from "../server/settings/index.ts";
@@ -76,6 +77,11 @@ export function composeWebApp(
       settings: new SettingsService(connector, {
         backfill: shopJobs.backfill,
         resync: shopJobs.resync,
+        // A page waits a few seconds at most for the store's budget (bulk: orders go first).
+        registrations: new RegistrationReader(
+          { ...connector, logger: connector.logger.child({ component: "registrations" }) },
+          { maxWaitMs: 8_000 },
+        ),
       }),
       async installed(session: Session) {
         const record = await connector.installer.install(session);

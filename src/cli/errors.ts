@@ -1,5 +1,6 @@
 import { HttpRequestError } from "@shopify/shopify-api";
 import { ConfigError } from "../config/env.ts";
+import { RegistrationsUnavailableError } from "../registrations/index.ts";
 import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
 
 /**
@@ -8,6 +9,10 @@ import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
  */
 export function explainCliError(error: unknown): { line: string; code: number } {
   if (error instanceof ConfigError) return { line: error.message, code: 2 };
+  // The provider's answer in words (credentials, busy, unreachable); never a stack.
+  if (error instanceof RegistrationsUnavailableError) {
+    return { line: `connector: ${error.message}`, code: error.reason === "credentials" ? 2 : 1 };
+  }
   if (error instanceof ShopNotConnectedError) {
     return { line: `connector: ${error.message}`, code: 1 };
   }

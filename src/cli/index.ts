@@ -4,6 +4,7 @@ import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { registerClaimsCommand } from "./claims-command.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { explainCliError } from "./errors.ts";
+import { registerRegistrationsCommand } from "./registrations-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerSecretsCommand } from "./secrets-command.ts";
 import { registerShopifyStandInCommand } from "./shopify-standin-command.ts";
@@ -22,6 +23,7 @@ try {
   registerShopifyStandInCommand(program);
   registerShopsCommand(program, config);
   registerOrdersCommand(program, config);
+  registerRegistrationsCommand(program, config);
   registerDlqCommand(program, config);
   registerStatusCommand(program, config);
   registerSyncCommands(program, config);

@@ -28,7 +28,7 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
     .option("--registrations <n>", "registrations seeded per store", int, 25)
     .option(
       "--control",
-      "serve /_sandbox/* (state, faults, budget use; claims, registrations and their webhooks)",
+      "serve /_sandbox/* (state, faults, budget use, registrations; claims and their webhooks) for test harnesses",
     )
     .option(
       "--webhook-url <url>",

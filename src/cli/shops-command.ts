@@ -16,12 +16,12 @@ import {
 import { ShopDomain } from "../sync/source-order.ts";
 import { formatTable } from "./table.ts";
 
-const shopDomain = (value: string) => {
+export const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
   if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
   return parsed.data as string;
 };
-const positiveInt = (value: string) => {
+export const positiveInt = (value: string) => {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n <= 0)
     throw new InvalidArgumentError(`must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);

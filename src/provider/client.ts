@@ -350,7 +350,8 @@ export class ProviderClient {
       storeId,
       query: { ...clampPage(rest), ...(storeId ? { storeId } : {}) },
     });
-    return RegistrationList.parse(res);
+    // A bare array (no pageInfo) is one page with nothing after it.
+    return RegistrationList.parse(Array.isArray(res) ? { registrations: res } : res);
   }
 
   // -- transport --------------------------------------------------------------------------

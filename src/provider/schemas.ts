@@ -476,9 +476,32 @@ export const Registration = z.looseObject({
 });
 export type Registration = z.infer<typeof Registration>;
 
+/**
+ * PageInfo as a registration list may carry it. The spec says all four fields are always
+ * present; a service that leaves one out (or answers without pageInfo, or with an empty cursor)
+ * is read as "no more in that direction" / "no cursor" instead of failing the whole page
+ * (docs/provider-contract.md, Registrations).
+ */
+const TolerantPageInfo = z
+  .looseObject({
+    hasNextPage: z.boolean().nullish(),
+    hasPreviousPage: z.boolean().nullish(),
+    startCursor: z.string().nullish(),
+    endCursor: z.string().nullish(),
+  })
+  .nullish()
+  .transform(
+    (p): PageInfo => ({
+      hasNextPage: p?.hasNextPage ?? false,
+      hasPreviousPage: p?.hasPreviousPage ?? false,
+      startCursor: p?.startCursor || null,
+      endCursor: p?.endCursor || null,
+    }),
+  );
+
 export const RegistrationList = z.looseObject({
   registrations: z.array(Registration),
-  pageInfo: PageInfo,
+  pageInfo: TolerantPageInfo,
 });
 export type RegistrationList = z.infer<typeof RegistrationList>;
 

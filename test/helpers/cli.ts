@@ -15,9 +15,13 @@ export interface CliResult {
 
 /**
  * Runs the real CLI (`node --import tsx src/cli/index.ts …`) in a child process against the
- * test's Redis (its key prefix) and SQLite file.
+ * test's Redis (its key prefix) and SQLite file; `env` adds to (or overrides) its environment.
  */
-export async function runCli(ctx: Connector, args: string[]): Promise<CliResult> {
+export async function runCli(
+  ctx: Connector,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   try {
     const { stdout, stderr } = await run(
       process.execPath,
@@ -32,6 +36,7 @@ export async function runCli(ctx: Connector, args: string[]): Promise<CliResult>
           DATABASE_PATH: ctx.config.env.DATABASE_PATH,
           SHOPIFY_API_SECRET: ctx.config.shopifyApiSecret,
           LOG_LEVEL: "silent",
+          ...env,
         },
         timeout: 60_000,
       },

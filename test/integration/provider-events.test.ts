@@ -331,6 +331,13 @@ describe("the provider's events over HTTP, from the sandbox", () => {
       registrationId: added.body.registration.registrationId,
       customerEmail: "private.person@example.com",
     });
+    // The Registrations tab lists what the provider just reported, beside its own list.
+    const tab = await (await h.get("/settings/registrations", jar)).text();
+    const externalId = added.body.registration.externalId as string;
+    expect(tab).toContain("Just reported by the provider");
+    expect(tab).toMatch(
+      new RegExp(`<li>${externalId}: created, \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC</li>`),
+    );
     const lines = logs?.read() ?? "";
     expect(lines).toContain("provider event queued");
     expect(lines).not.toContain("private.person@example.com");

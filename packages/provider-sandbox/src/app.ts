@@ -7,7 +7,12 @@ import { check, notFound, SandboxHttpError } from "./http-error.ts";
 import { SCOPES, type Scope, TokenRequest } from "./interface.ts";
 import { OrderBook } from "./orders.ts";
 import { ProductBook } from "./products.ts";
-import { type StoredRegistration, seedRegistrations } from "./registrations.ts";
+import {
+  addRegistrations,
+  type RegistrationInput,
+  type StoredRegistration,
+  seedRegistrations,
+} from "./registrations.ts";
 import { type Env, readJson } from "./request.ts";
 import { RollingWindow } from "./rolling-window.ts";
 import { catalogRoutes, orderRoutes, type RouteKit } from "./routes.ts";
@@ -37,6 +42,24 @@ export interface SandboxOptions {
   scopes?: Scope[];
   faults?: SandboxFaults;
   seedRegistrations?: number;
+  /**
+   * How the registration list answers where the interface leaves room (docs/provider-contract.md,
+   * Registrations), so a client's tolerance can be tested over HTTP. Default: as we chose.
+   * `order` fixes the order and ignores `orderBy` (a service that does not sort on request);
+   * `maxPageSize` clamps pages below 100; `pageInfo: "relay"` answers `hasPreviousPage` only
+   * when paging backward and `hasNextPage` only when paging forward (false otherwise, as the
+   * Relay cursor convention allows); `"missing"` answers without `pageInfo`, `"bare"` with a
+   * bare array of registrations. Broken services, for the client's guards: `ignoreFilters`
+   * answers every registration whatever the filters; `stuckCursor` ignores `after` and `before`
+   * (every page is the first).
+   */
+  registrationListing?: {
+    order?: "asc" | "desc";
+    maxPageSize?: number;
+    pageInfo?: "full" | "relay" | "missing" | "bare";
+    ignoreFilters?: boolean;
+    stuckCursor?: boolean;
+  };
   audience?: string;
   /**
    * Mounts `/_sandbox/*` (state, faults, budget consumption, and the provider's events: claims,
@@ -130,6 +153,8 @@ export interface SandboxApp {
   addClient(clientId: string, clientSecret: string, stores: number[], scopes?: Scope[]): void;
   /** The provider's outbound webhooks: subscriber, claims, deliveries. */
   events: EventSender;
+  /** Records registrations for a store, as its customers would make them. */
+  addRegistrations(storeId: number, registrations: RegistrationInput[]): StoredRegistration[];
 }
 
 export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
@@ -319,6 +344,7 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
         state,
         setFaults: (faults) => dice.set(faults),
         consume: (storeId, count) => limiter.consume(String(storeId), count, Date.now()),
+        stores,
       }),
     );
     app.route("/_sandbox", eventControlRoutes(state, events, stores));
@@ -344,6 +370,8 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
       clients.set(id, { secret, stores: clientStores, scopes: scopes ?? [...SCOPES] });
     },
     events,
+    addRegistrations: (storeId, registrations) =>
+      addRegistrations(state.registrations, storeId, registrations),
   };
 }
 

@@ -16,6 +16,7 @@ export {
   type WebhookSubscriber,
 } from "./events.ts";
 export type { SandboxFaults } from "./faults.ts";
+export type { RegistrationInput, StoredRegistration } from "./registrations.ts";
 
 export interface SandboxHandle extends Omit<SandboxApp, "app"> {
   /** API base, ending in /v1. */

@@ -6,6 +6,8 @@ export interface PageParams {
   first?: number | undefined;
   last?: number | undefined;
   orderBy?: "asc" | "desc" | undefined;
+  /** The largest page answered (4.2: 100); a stand-in for a service that clamps lower. */
+  maxPageSize?: number | undefined;
 }
 
 export const encodeCursor = (id: number) => Buffer.from(`c:${id}`).toString("base64url");
@@ -29,6 +31,7 @@ export function paginate<T>(
     const id = decodeCursor(cursor);
     return id === null ? -2 : sorted.findIndex((item) => idOf(item) === id);
   };
+  const max = params.maxPageSize ?? MAX_PAGE_SIZE;
   let start = 0;
   let end = sorted.length;
   const afterIndex = indexOf(params.after);
@@ -40,10 +43,10 @@ export function paginate<T>(
   let from = start;
   let to = end;
   if (backwards) {
-    const size = Math.min(MAX_PAGE_SIZE, Math.max(1, params.last ?? DEFAULT_PAGE_SIZE));
+    const size = Math.min(max, Math.max(1, params.last ?? DEFAULT_PAGE_SIZE));
     from = Math.max(start, end - size);
   } else {
-    const size = Math.min(MAX_PAGE_SIZE, Math.max(1, params.first ?? DEFAULT_PAGE_SIZE));
+    const size = Math.min(max, Math.max(1, params.first ?? DEFAULT_PAGE_SIZE));
     to = Math.min(end, start + size);
   }
   const items = sorted.slice(from, to);

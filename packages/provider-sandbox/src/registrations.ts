@@ -47,3 +47,52 @@ export function seedRegistrations(storeId: number, count: number): StoredRegistr
     };
   });
 }
+
+/** What a test or a harness gives to add a registration (the rest is filled in). */
+export interface RegistrationInput {
+  externalId: string;
+  customerEmail: string;
+  customerName?: string | undefined;
+  channelName: string;
+  emailMarketingConsent?: boolean | undefined;
+  lineItems?: { sku: string; name: string; quantity: number }[] | undefined;
+  /** RFC 3339; now when omitted. */
+  createdOn?: string | undefined;
+}
+
+/**
+ * Adds registrations to a store as the provider would record them: the next service IDs of the
+ * store (after the seeded ones), line items numbered from the registration's ID.
+ */
+export function addRegistrations(
+  list: StoredRegistration[],
+  storeId: number,
+  inputs: RegistrationInput[],
+): StoredRegistration[] {
+  let next = list
+    .filter((r) => r.storeId === storeId)
+    .reduce((max, r) => Math.max(max, r.registrationId), storeId * 100_000);
+  const added = inputs.map((input): StoredRegistration => {
+    const registrationId = ++next;
+    return {
+      registrationId,
+      storeId,
+      externalId: input.externalId,
+      customerEmail: input.customerEmail,
+      customerName: input.customerName ?? "",
+      channelName: input.channelName,
+      emailMarketingConsent: input.emailMarketingConsent ?? false,
+      lineItems: (input.lineItems ?? [{ sku: "SKU-0", name: "Product 0", quantity: 1 }]).map(
+        (item, index) => ({
+          lineItemId: registrationId * 100 + index,
+          sourceLineItemId: `src-${registrationId}-${index}`,
+          ...item,
+        }),
+      ),
+      claims: [],
+      createdOn: new Date(input.createdOn ?? Date.now()).toISOString(),
+    };
+  });
+  list.push(...added);
+  return added;
+}

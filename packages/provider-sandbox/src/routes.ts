@@ -150,7 +150,7 @@ export function orderRoutes(v1: Hono<Env>, { state, admit, committed, options }:
 }
 
 /** Legacy products (4.1) and registrations (4.2). */
-export function catalogRoutes(v1: Hono<Env>, { state, admit, committed }: RouteKit) {
+export function catalogRoutes(v1: Hono<Env>, { state, admit, committed, options }: RouteKit) {
   // -- products ----------------------------------------------------------------------------
   v1.post("/products", async (c) => {
     const body = check(ProductCreate, await readJson(c));
@@ -204,14 +204,29 @@ export function catalogRoutes(v1: Hono<Env>, { state, admit, committed }: RouteK
       ...pageParams(query),
       ...pick(query, ["customerEmail", "channelName", "externalId"]),
     });
+    const listing = options.registrationListing ?? {};
+    const filter = !listing.ignoreFilters;
     const list = state.registrations.filter(
       (r) =>
         r.storeId === store &&
-        (!q.customerEmail || r.customerEmail === q.customerEmail) &&
-        (!q.channelName || r.channelName === q.channelName) &&
-        (!q.externalId || r.externalId === q.externalId),
+        (!filter || !q.customerEmail || r.customerEmail === q.customerEmail) &&
+        (!filter || !q.channelName || r.channelName === q.channelName) &&
+        (!filter || !q.externalId || r.externalId === q.externalId),
     );
-    const result = paginate(list, (r) => r.registrationId, q);
-    return c.json({ registrations: result.items, pageInfo: result.pageInfo });
+    const { after, before, ...rest } = q;
+    const result = paginate(list, (r) => r.registrationId, {
+      ...(listing.stuckCursor ? rest : q),
+      ...(listing.order ? { orderBy: listing.order } : {}),
+      ...(listing.maxPageSize ? { maxPageSize: listing.maxPageSize } : {}),
+    });
+    const pageInfo = { ...result.pageInfo };
+    if (listing.pageInfo === "relay") {
+      const backwards = q.last !== undefined || (q.before !== undefined && q.first === undefined);
+      if (backwards) pageInfo.hasNextPage = false;
+      else pageInfo.hasPreviousPage = false;
+    }
+    if (listing.pageInfo === "missing") return c.json({ registrations: result.items });
+    if (listing.pageInfo === "bare") return c.json(result.items);
+    return c.json({ registrations: result.items, pageInfo });
   });
 }

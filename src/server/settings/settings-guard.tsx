@@ -57,8 +57,18 @@ export type Env = {
 export const html = (
   c: Context,
   page: { toString(): string },
-  status: 200 | 400 | 401 | 403 | 404 = 200,
+  status: 200 | 400 | 401 | 403 | 404 | 502 | 503 = 200,
 ) => c.html(`<!doctype html>${page.toString()}`, status);
+
+/**
+ * What links keep to stay inside the Shopify admin (`embedded`, `shop`, `host`), or undefined
+ * outside it (the cookie is enough there). A request without the admin's `host` (App Bridge's
+ * own fetch) has nothing to keep.
+ */
+export const navOf = (c: Context<Env>): EmbeddedParams | undefined => {
+  const embedded = c.get("embedded");
+  return embedded?.host ? { shop: embedded.shop, host: embedded.host } : undefined;
+};
 
 /**
  * What every settings request passes before its route: security headers with a per-response

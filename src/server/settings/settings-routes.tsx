@@ -5,7 +5,8 @@ import { embeddedUrl } from "../install/embedded.ts";
 import { progressText } from "./pages/backfill-section.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings-page.tsx";
-import { type Env, guardSettings, html, type SettingsRouteDeps } from "./settings-guard.tsx";
+import { registrationRoutes } from "./registrations-routes.tsx";
+import { type Env, guardSettings, html, navOf, type SettingsRouteDeps } from "./settings-guard.tsx";
 import type { Environment } from "./settings-service.ts";
 import { explainFailure } from "./sync-status.ts";
 
@@ -121,6 +122,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
               },
             }
           : {})}
+        nav={navOf(c)}
         resyncAvailable={service.resync !== null}
         {...(notice ? { notice } : {})}
         {...(extra.typed ? { typed: extra.typed } : {})}
@@ -280,6 +282,8 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     if (!result.ok) return refuse(c, "claims", result.message);
     return saved(c, on ? "claimsTagOn" : "claimsTagOff");
   });
+
+  registrationRoutes(app, deps);
 
   return app;
 }

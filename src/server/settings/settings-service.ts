@@ -8,6 +8,7 @@ import {
   verifyProviderCredentials,
 } from "../../provider/verify-credentials.ts";
 import type { SyncQueues } from "../../queue/sync-queue.ts";
+import type { RegistrationReader } from "../../registrations/index.ts";
 import type { AdminClientFactory } from "../../shopify/index.ts";
 import { AWAITING_SETTINGS } from "../../shopify/install/index.ts";
 import type { LinkRepository, ShopRecord, ShopRepository } from "../../store/index.ts";
@@ -109,14 +110,21 @@ export class SettingsService {
   readonly #ctx: SettingsDeps;
   readonly backfill: SettingsBackfill | null;
   readonly resync: SettingsResync | null;
+  /** The Registrations tab's reads from the provider (src/registrations provides them). */
+  readonly registrations: RegistrationReader | null;
 
   constructor(
     ctx: SettingsDeps,
-    options: { backfill?: SettingsBackfill; resync?: SettingsResync } = {},
+    options: {
+      backfill?: SettingsBackfill;
+      resync?: SettingsResync;
+      registrations?: RegistrationReader;
+    } = {},
   ) {
     this.#ctx = ctx;
     this.backfill = options.backfill ?? null;
     this.resync = options.resync ?? null;
+    this.registrations = options.registrations ?? null;
   }
 
   #storesKey(shop: string) {

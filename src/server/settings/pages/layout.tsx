@@ -1,6 +1,8 @@
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
+import type { EmbeddedParams } from "../../install/embedded.ts";
 import { STYLES } from "./styles.ts";
+import { type SettingsTabId, SettingsTabs } from "./tabs.tsx";
 
 /** What a page needs to run inside the Shopify admin. */
 export interface EmbeddedAssets {
@@ -39,11 +41,30 @@ document.addEventListener("submit", async (event) => {
   form.requestSubmit(event.submitter || undefined);
 });`;
 
+/**
+ * Links within the settings area (tabs, paging, the CSV download) carry `embedded`, `shop` and
+ * `host`; on click the page adds a fresh session token, as it does for forms. A download
+ * answers with an attachment, so the frame stays where it is.
+ */
+const SIGN_LINKS = `
+document.addEventListener("click", async (event) => {
+  const link = event.target instanceof Element ? event.target.closest('a[href^="/settings"]') : null;
+  if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  const url = new URL(link.getAttribute("href"), location.href);
+  url.searchParams.set("id_token", await shopify.idToken());
+  location.assign(url.toString());
+});`;
+
 export function Layout(props: {
   title: string;
   shop?: string;
   nonce?: string;
   embedded?: EmbeddedAssets | undefined;
+  /** The settings tab this page is (the tab bar is shown above it); none for message pages. */
+  tab?: SettingsTabId;
+  /** Inside the admin: what links keep to stay there. */
+  nav?: EmbeddedParams | undefined;
   children: Child;
 }) {
   const { embedded } = props;
@@ -59,7 +80,7 @@ export function Layout(props: {
         {embedded?.polarisUrl ? <script src={embedded.polarisUrl} nonce={props.nonce} /> : null}
         <title>{props.title} · Order sync</title>
         <style nonce={props.nonce}>{raw(STYLES)}</style>
-        {embedded ? <script nonce={props.nonce}>{raw(SIGN_FORMS)}</script> : null}
+        {embedded ? <script nonce={props.nonce}>{raw(SIGN_FORMS + SIGN_LINKS)}</script> : null}
       </head>
       <body class={embedded ? "embedded" : undefined}>
         {embedded ? (
@@ -74,6 +95,7 @@ export function Layout(props: {
         <main>
           <s-page>
             {embedded && props.shop ? <p class="shop-line">Settings for {props.shop}</p> : null}
+            {props.tab ? <SettingsTabs current={props.tab} nav={props.nav} /> : null}
             {props.children}
           </s-page>
         </main>

@@ -1,5 +1,6 @@
 import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
 import type { ShopRecord } from "../../../store/index.ts";
+import type { EmbeddedParams } from "../../install/embedded.ts";
 import type { ClaimsView } from "../claims-settings.ts";
 import type { BackfillView, Catalog } from "../settings-service.ts";
 import type { StatusView } from "../sync-status.ts";
@@ -32,6 +33,8 @@ export interface SettingsPageProps {
   nonce: string;
   /** Inside the Shopify admin: App Bridge, Polaris and the form signing script. */
   embedded?: EmbeddedAssets;
+  /** Inside the Shopify admin: what the tab links keep. */
+  nav?: EmbeddedParams | undefined;
 }
 
 const noticeFor = (props: SettingsPageProps, section: string) =>
@@ -56,7 +59,14 @@ function ShopState(props: { shop: ShopRecord }) {
 export function SettingsPage(props: SettingsPageProps) {
   const { shop } = props;
   return (
-    <Layout title="Settings" shop={shop.shop} nonce={props.nonce} embedded={props.embedded}>
+    <Layout
+      title="Settings"
+      shop={shop.shop}
+      nonce={props.nonce}
+      embedded={props.embedded}
+      tab="settings"
+      nav={props.nav}
+    >
       <ShopState shop={shop} />
       {shop.subscriptionsError ? (
         <Notice

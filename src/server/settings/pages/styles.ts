@@ -56,4 +56,18 @@ caption { text-align:left; padding-bottom:6px; }
 label.plain { margin:0; }
 .progress-line { display:flex; gap:12px; align-items:center; }
 body.embedded main { margin-top:16px; }
+nav.tabs { display:flex; gap:4px; margin:0 0 16px; border-bottom:1px solid var(--line); }
+nav.tabs a { padding:8px 12px; color:var(--muted); text-decoration:none; font-weight:550;
+  border-bottom:2px solid transparent; margin-bottom:-1px; }
+nav.tabs a[aria-current=page] { color:var(--ink); border-bottom-color:var(--ink); }
+nav.tabs a:focus { outline:2px solid var(--focus); outline-offset:1px; }
+.filters { display:flex; flex-wrap:wrap; gap:0 12px; align-items:flex-end; margin-bottom:12px; }
+.filters label { margin:8px 0 4px; }
+.filters input, .filters select { width:auto; min-width:140px; }
+.pager { display:flex; gap:12px; align-items:center; margin-top:12px; flex-wrap:wrap; }
+a.button { display:inline-block; min-height:28px; padding:4px 12px; border-radius:8px;
+  background:#fff; color:var(--ink); text-decoration:none; font-weight:550;
+  box-shadow: 0 -1px 0 0 #b5b5b5 inset, 0 0 0 1px rgba(0,0,0,.1) inset, 0 .5px 0 1.5px #fff inset; }
+a.button:focus { outline:2px solid var(--focus); outline-offset:1px; }
+.table-wrap { overflow-x:auto; }
 `;

@@ -1,0 +1,16 @@
+export {
+  type ListOptions,
+  type PageRequest,
+  parseSince,
+  type RegistrationFilters,
+  type RegistrationPage,
+  RegistrationReader,
+  type RegistrationReaderDeps,
+  RegistrationsUnavailableError,
+} from "./registration-reader.ts";
+export {
+  REGISTRATION_CSV_COLUMNS,
+  registrationCsvHeader,
+  registrationCsvRow,
+  registrationRow,
+} from "./registration-view.ts";
