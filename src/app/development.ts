@@ -17,6 +17,8 @@ import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
 /** The demo shop `npm start` registers against the sandbox, so the first sync needs no setup. */
 export const DEMO_SHOP = "demo-shop.myshopify.com";
 const SANDBOX_CLIENT = { clientId: "sandbox-client", clientSecret: "sandbox-secret" };
+/** The secret the built-in sandbox signs its webhooks (claims, registrations) with. */
+const SANDBOX_WEBHOOK_SECRET = "sandbox-webhook-secret-for-development";
 
 /** What was started and must be stopped, last started first (see {@link Started.stop}). */
 export class Started {
@@ -119,6 +121,13 @@ export async function resolveServices(
     windowMs: env.PROVIDER_RATE_WINDOW_MS,
     seedRegistrations: 25,
     ...SANDBOX_CLIENT,
+    // Its events (claims, registrations) go to this connector, signed as the demo shop expects;
+    // its control API (/_sandbox/claims, /_sandbox/registrations…) sends them on request.
+    control: true,
+    webhooks: {
+      url: new URL("/webhooks/provider", env.APP_URL ?? `http://localhost:${env.PORT}`).toString(),
+      secret: SANDBOX_WEBHOOK_SECRET,
+    },
     // Beside the database: a restart continues with the same orders and IDs.
     statePath: sandboxStatePath(env.DATABASE_PATH),
   }).catch((error: NodeJS.ErrnoException) => {
@@ -156,8 +165,24 @@ export function stagingEndpoints(env: Env): ProviderEndpoints | undefined {
   };
 }
 
-/** Against the sandbox, the demo shop is registered once, so a first webhook syncs. */
+/**
+ * Against the sandbox, the demo shop is registered once, so a first webhook syncs; and the
+ * sandbox account's webhook secret is stored, so the sandbox's events are accepted.
+ */
 export async function registerDemoShop(connector: Connector): Promise<boolean> {
+  const account = {
+    providerBaseUrl: connector.providers.endpoints("production").baseUrl,
+    clientId: SANDBOX_CLIENT.clientId,
+  };
+  if (!(await connector.webhookSecrets.get(account))) {
+    await connector.webhookSecrets.set(
+      account,
+      connector.secrets.seal(
+        SANDBOX_WEBHOOK_SECRET,
+        sealedFor.providerWebhookSecret(account.providerBaseUrl, account.clientId),
+      ),
+    );
+  }
   if (await connector.shops.getShop(DEMO_SHOP)) return false;
   await connector.shops.upsertShop(DEMO_SHOP, {
     storeId: 1001,

@@ -3,9 +3,12 @@ import { SnapshotStore } from "../ingest/snapshot-store.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { SealedSessionStorage } from "../shopify/install/index.ts";
 import {
+  ClaimRepository,
   createLinkRepository,
   type LinkRepository,
   PrivacyRequestRepository,
+  ProviderEventRepository,
+  ProviderWebhookSecretRepository,
   ShopRepository,
 } from "../store/index.ts";
 import type { Infrastructure } from "./infrastructure.ts";
@@ -23,6 +26,10 @@ export interface Stores {
   snapshots: SnapshotStore;
   /** The sync and dead-letter queues. */
   queues: SyncQueues;
+  /** The provider's events as received, its claims per shop, its webhook secrets (sealed). */
+  providerEvents: ProviderEventRepository;
+  claims: ClaimRepository;
+  webhookSecrets: ProviderWebhookSecretRepository;
 }
 
 export function createStores(infra: Infrastructure): Stores {
@@ -39,5 +46,8 @@ export function createStores(infra: Infrastructure): Stores {
       attempts: config.env.SYNC_ATTEMPTS,
       delayMs: config.env.SYNC_RETRY_DELAY_MS,
     }),
+    providerEvents: new ProviderEventRepository(db),
+    claims: new ClaimRepository(db),
+    webhookSecrets: new ProviderWebhookSecretRepository(db),
   };
 }

@@ -1,4 +1,5 @@
 import type { Session } from "@shopify/shopify-api";
+import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { cachedShopStatus } from "../ingest/shop-status.ts";
 import { SnapshotStore } from "../ingest/snapshot-store.ts";
 import { WebhookIngest } from "../ingest/webhook-ingest.ts";
@@ -6,9 +7,11 @@ import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createLifecycleHandlers } from "../lifecycle/shop-lifecycle.ts";
 import { formatOf, importView, ProductImportQueue } from "../products/index.ts";
+import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
 import { RegistrationReader } from "../registrations/index.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
+import { ClaimsSettings } from "../server/settings/claims-settings.ts";
 import { type SettingsCatalogImports, SettingsService } from "../server/settings/index.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
 import type { Connector } from "./connector.ts";
@@ -17,7 +20,8 @@ import { createProducts } from "./products.ts";
 /**
  * The web app's parts, put together: the receiver's ingest on its own fail-fast connection
  * (a Redis outage answers 503 at once instead of queueing in memory), the lifecycle handlers,
- * a shop's background jobs (backfill, resync, sweep schedule), and the settings service.
+ * a shop's background jobs (backfill, resync, sweep schedule), the settings service, and the
+ * provider's webhooks (queued on the same fail-fast connection) with their Claims section.
  */
 export function composeWebApp(
   connector: Connector,
@@ -45,11 +49,34 @@ export function composeWebApp(
     }),
   });
   const productImports = new ProductImportQueue(connector.redis, prefix);
+  const providerEventQueue = new ProviderEventQueue(ingestRedis, prefix);
+  const defaultBaseUrl = connector.providers.endpoints("production").baseUrl;
+  const providerWebhooks = new ProviderEventIngest({
+    events: connector.providerEvents,
+    webhookSecrets: connector.webhookSecrets,
+    secrets: connector.secrets,
+    queue: providerEventQueue,
+    defaultBaseUrl,
+    logger: connector.logger.child({ component: "provider-webhooks" }),
+  });
+  const claimsSettings = new ClaimsSettings({
+    claims: connector.claims,
+    events: connector.providerEvents,
+    webhookSecrets: connector.webhookSecrets,
+    shops: connector.shops,
+    secrets: connector.secrets,
+    shopifyAdmin: connector.shopifyAdmin,
+    defaultBaseUrl,
+    appUrl: config.appUrl,
+    logger: connector.logger.child({ component: "settings" }),
+  });
   return createWebApp(
     {
       ...connector,
       admin: connector,
       ingest,
+      providerWebhooks,
+      claimsSettings,
       settings: new SettingsService(connector, {
         backfill: shopJobs.backfill,
         resync: shopJobs.resync,
@@ -69,6 +96,7 @@ export function composeWebApp(
         await shopJobs.close();
         await productImports.close();
         await ingestQueues.close();
+        await providerEventQueue.close();
       },
     },
     hooks,

@@ -1,5 +1,6 @@
 import { startBackfillWorker } from "../workers/backfill-worker.ts";
 import { startProductImportWorker } from "../workers/product-import-worker.ts";
+import { startProviderEventWorker } from "../workers/provider-event-worker.ts";
 import { startSweepWorker } from "../workers/sweep-worker.ts";
 import { startSyncWorker } from "../workers/sync-worker.ts";
 import type { Connector } from "./connector.ts";
@@ -7,7 +8,7 @@ import { createProducts } from "./products.ts";
 
 /**
  * The worker role: the sync worker, the backfill worker, the reconciliation sweep and the
- * settings page's product imports. Closing
+ * settings page's product imports and the provider event worker (claims, registrations). Closing
  * stops the backfills first: they save their cursor and go back to the queue for the next start.
  */
 export async function startWorkerRole(connector: Connector): Promise<{ close(): Promise<void> }> {
@@ -28,10 +29,21 @@ export async function startWorkerRole(connector: Connector): Promise<{ close(): 
     { reconcileIntervalMs: config.env.RECONCILE_INTERVAL_MS },
     "backfill and reconciliation sweep workers running",
   );
+  const providerEvents = await startProviderEventWorker({
+    events: connector.providerEvents,
+    claims: connector.claims,
+    shops: connector.shops,
+    shopifyAdmin: connector.shopifyAdmin,
+    logger,
+    redis: connector.redis,
+    prefix: connector.prefix,
+  });
+  logger.info("provider event worker running");
   return {
     async close() {
       await backfill.close();
       await productImports.close();
+      await providerEvents.close();
       await sweep.close();
       await sync.close();
     },

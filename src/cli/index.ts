@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
+import { registerClaimsCommand } from "./claims-command.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { explainCliError } from "./errors.ts";
 import { registerProductsCommand } from "./products-command.ts";
@@ -29,6 +30,7 @@ try {
   registerSyncCommands(program, config);
   registerSecretsCommand(program, config);
   registerProductsCommand(program, config);
+  registerClaimsCommand(program, config);
   registerWebhookCommand(program, {
     url: `${config.appUrl}/webhooks/shopify`,
     secret: config.shopifyApiSecret,

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { ConfigError } from "../config/env.ts";
 import { type RuntimeConfig, sandboxStatePath } from "../config/runtime-config.ts";
 import { loadDevTool } from "../lib/dev-tools.ts";
 
@@ -27,8 +28,13 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
     .option("--registrations <n>", "registrations seeded per store", int, 25)
     .option(
       "--control",
-      "serve /_sandbox/* (state, faults, budget use, registrations) for test harnesses",
+      "serve /_sandbox/* (state, faults, budget use, registrations; claims and their webhooks) for test harnesses",
     )
+    .option(
+      "--webhook-url <url>",
+      "send the provider's events (claims, registrations) to this URL, e.g. http://localhost:3000/webhooks/provider",
+    )
+    .option("--webhook-secret <secret>", "sign the events with this secret (with --webhook-url)")
     .option(
       "--state <file>",
       "keep orders and IDs in this SQLite file across restarts (default: in memory)",
@@ -49,7 +55,14 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
         control?: boolean;
         state?: string;
         reset?: boolean;
+        webhookUrl?: string;
+        webhookSecret?: string;
       }) => {
+        if ((opts.webhookUrl === undefined) !== (opts.webhookSecret === undefined)) {
+          throw new ConfigError(
+            "--webhook-url and --webhook-secret go together: the events are signed with the secret",
+          );
+        }
         if (opts.reset) {
           const path = opts.state ?? sandboxStatePath(config.env.DATABASE_PATH);
           const { SandboxFile } = await loadDevTool(
@@ -75,6 +88,9 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
           ...(opts.state ? { statePath: opts.state } : {}),
           ...(opts.clientId ? { clientId: opts.clientId } : {}),
           ...(opts.clientSecret ? { clientSecret: opts.clientSecret } : {}),
+          ...(opts.webhookUrl && opts.webhookSecret
+            ? { webhooks: { url: opts.webhookUrl, secret: opts.webhookSecret } }
+            : {}),
         });
         // The sandbox's own credentials are printed on purpose: it is a local development service.
         console.log(
@@ -88,6 +104,7 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
             `  stores:        ${sandbox.stores.join(", ")}`,
             `  rate limit:    ${opts.rateLimit} per ${opts.windowMs} ms per store`,
             ...(opts.control ? [`  control:       ${sandbox.authUrl}/_sandbox/state`] : []),
+            ...(opts.webhookUrl ? [`  webhooks to:   ${opts.webhookUrl}`] : []),
           ].join("\n"),
         );
         const stop = async () => {

@@ -18,6 +18,7 @@ export function registerSecretsCommand(program: Command, config: RuntimeConfig) 
       const report = await withContext(config, (ctx) =>
         rotateSecrets({
           shops: ctx.shops,
+          webhookSecrets: ctx.webhookSecrets,
           sessions: ctx.sessions,
           db: ctx.db,
           redis: ctx.redis,
@@ -29,7 +30,7 @@ export function registerSecretsCommand(program: Command, config: RuntimeConfig) 
         console.log(JSON.stringify(report, null, 2));
       } else {
         console.log(
-          `re-sealed ${report.resealed} shop secrets and ${report.sessionsResealed} Shopify sessions under key ${report.keyId}; ${report.alreadyCurrent} were current; dropped ${report.providerTokensDropped} cached provider tokens`,
+          `re-sealed ${report.resealed} stored secrets and ${report.sessionsResealed} Shopify sessions under key ${report.keyId}; ${report.alreadyCurrent} were current; dropped ${report.providerTokensDropped} cached provider tokens`,
         );
         for (const u of report.unreadable) {
           console.log(

@@ -310,7 +310,7 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
 }
 
 /** The link store the connector uses (DATABASE_URL or DATABASE_PATH), ready to read. */
-async function openStore(config: RuntimeConfig): Promise<Db> {
+export async function openStore(config: RuntimeConfig): Promise<Db> {
   const db = openDatabase(databaseTarget(config.env), { poolSize: 2 });
   try {
     await waitForDatabase(db, { logger: pino({ level: "silent" }), giveUpAfterMs: 5_000 });

@@ -108,4 +108,7 @@ export const sealedFor = {
   session: (field: "accessToken" | "refreshToken", sessionId: string) =>
     `shopify_sessions.${field}:${sessionId}`,
   providerToken: (cacheKey: string) => `provider_token:${cacheKey}`,
+  /** The provider's webhook secret, per account (environment and client ID). */
+  providerWebhookSecret: (providerBaseUrl: string, clientId: string) =>
+    `provider_webhook_secrets.secret:${providerBaseUrl}|${clientId}`,
 };

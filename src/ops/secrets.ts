@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { deleteKeys, type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import type { SealedSessionStorage } from "../shopify/install/session-storage.ts";
-import type { Db, ShopRepository } from "../store/index.ts";
+import type { Db, ProviderWebhookSecretRepository, ShopRepository } from "../store/index.ts";
 
 /** One sealed value stored with a shop: its column, its owner and how to write it back. */
 interface ShopSecret {
@@ -10,7 +10,7 @@ interface ShopSecret {
   what: string;
   sealed: string;
   context: string;
-  write(resealed: string): void;
+  write(resealed: string): Promise<unknown>;
 }
 
 async function shopSecrets(shops: ShopRepository): Promise<ShopSecret[]> {
@@ -52,6 +52,19 @@ async function shopSecrets(shops: ShopRepository): Promise<ShopSecret[]> {
   ]);
 }
 
+/** The provider's webhook secrets, one per provider account (shared by the account's shops). */
+async function accountSecrets(
+  webhookSecrets: ProviderWebhookSecretRepository,
+): Promise<ShopSecret[]> {
+  return (await webhookSecrets.list()).map((row) => ({
+    shop: `provider account ${row.clientId} (${row.providerBaseUrl})`,
+    what: "provider webhook secret",
+    sealed: row.sealed,
+    context: sealedFor.providerWebhookSecret(row.providerBaseUrl, row.clientId),
+    write: (v: string) => webhookSecrets.set(row, v),
+  }));
+}
+
 /**
  * Whether ENCRYPTION_KEY (with ENCRYPTION_KEY_PREVIOUS) opens the secrets already stored:
  * checked on one of them at start-up, so a changed key stops the process with the fix instead
@@ -84,13 +97,14 @@ export interface RotationReport {
 }
 
 /**
- * `connector secrets rotate`: re-seals every stored secret that an older key (or the first
- * format) sealed under ENCRYPTION_KEY, one value at a time, so the processes keep running
+ * `connector secrets rotate`: re-seals every stored secret (shop secrets, the provider's webhook
+ * secrets, Shopify sessions) that an older key (or the first format) sealed under ENCRYPTION_KEY, one value at a time, so the processes keep running
  * throughout (each opens both keys while ENCRYPTION_KEY_PREVIOUS is set). Cached provider
  * tokens are dropped instead: they are requested again on the next call.
  */
 export async function rotateSecrets(deps: {
   shops: ShopRepository;
+  webhookSecrets: ProviderWebhookSecretRepository;
   sessions: SealedSessionStorage;
   db: Db;
   redis: RedisConnection;
@@ -106,7 +120,11 @@ export async function rotateSecrets(deps: {
     unreadable: [],
     providerTokensDropped: 0,
   };
-  for (const secret of await shopSecrets(deps.shops)) {
+  const stored = [
+    ...(await shopSecrets(deps.shops)),
+    ...(await accountSecrets(deps.webhookSecrets)),
+  ];
+  for (const secret of stored) {
     if (secrets.isCurrent(secret.sealed)) {
       report.alreadyCurrent++;
       continue;

@@ -10,6 +10,8 @@ export const QUEUE = {
   productImport: "product-import",
   /** Periodic work: the reconciliation sweep (one job scheduler per shop, job name "sweep"). */
   maintenance: "maintenance",
+  /** The provider's webhooks (claims, registrations), one job per stored event. */
+  providerEvents: "provider-events",
 } as const;
 
 export const DEFAULT_PREFIX = "connector";

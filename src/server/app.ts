@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
+import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
@@ -19,6 +20,8 @@ import type { AdminContext } from "./admin/admin-deps.ts";
 import { createAdminApp } from "./admin/index.ts";
 import { embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
+import { providerWebhookRoutes } from "./provider-webhook-route.ts";
+import type { ClaimsSettings } from "./settings/claims-settings.ts";
 import { type SettingsService, settingsRoutes } from "./settings/index.ts";
 import { INGEST_DEADLINE_MS, webhookRoutes } from "./webhook-route.ts";
 
@@ -41,7 +44,11 @@ export interface WebParts {
   queues: SyncQueues;
   admin: AdminContext;
   ingest: WebhookIngest;
+  /** The provider's webhooks (claims, registrations), up to their queue. */
+  providerWebhooks: Pick<ProviderEventIngest, "receive">;
   settings: SettingsService;
+  /** The settings page's Claims section. */
+  claimsSettings: ClaimsSettings;
   /** Completes an install (OAuth callback or token exchange): the shop as stored. */
   installed(session: Session): Promise<ShopRecord>;
   /** Stops what the composition started for this app (queues, schedulers). */
@@ -156,6 +163,7 @@ export function createWebApp(
     "/settings",
     settingsRoutes({
       service: ctx.settings,
+      claims: ctx.claimsSettings,
       shopify,
       cookie,
       shops: ctx.shops,
@@ -200,6 +208,18 @@ export function createWebApp(
       onOutcome: (topic, outcome) => {
         ctx.metrics.webhook(topic, outcome);
         hooks.onOutcome?.(topic, outcome);
+      },
+    }),
+  );
+  app.route(
+    "/",
+    providerWebhookRoutes({
+      ingest: ctx.providerWebhooks,
+      logger: ctx.logger.child({ component: "provider-webhooks" }),
+      maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
+      onOutcome: (outcome) => {
+        ctx.metrics.webhook("provider", outcome);
+        hooks.onOutcome?.("provider", outcome);
       },
     }),
   );

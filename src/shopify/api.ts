@@ -12,6 +12,12 @@ export const APP_SCOPES = [
   "read_locations",
 ];
 
+/**
+ * Scopes a merchant may grant after install (`optional_scopes` in shopify.app.toml):
+ * write_orders, for the claims' order tags (off unless the merchant turns them on).
+ */
+export const OPTIONAL_SCOPES = ["write_orders"];
+
 export interface ShopifyApiOptions {
   apiKey: string;
   apiSecretKey: string;

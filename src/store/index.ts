@@ -1,4 +1,10 @@
 export {
+  type ClaimKind,
+  ClaimRepository,
+  type ClaimRow,
+  type ClaimUpdate,
+} from "./claim-repository.ts";
+export {
   type Db,
   isPostgresUrl,
   openDatabase,
@@ -13,6 +19,15 @@ export {
   type SyncedCheck,
 } from "./link-repository.ts";
 export { PRIVACY_DUE_MS, PrivacyRequestRepository } from "./privacy-request-repository.ts";
+export {
+  type NewProviderEvent,
+  type ProviderAccount,
+  type ProviderEventKind,
+  ProviderEventRepository,
+  type ProviderEventRow,
+  ProviderWebhookSecretRepository,
+  type StoreShop,
+} from "./provider-event-repository.ts";
 export * as schema from "./schema.ts";
 export {
   type ShopRecord,

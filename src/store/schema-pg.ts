@@ -8,6 +8,7 @@ import {
   serial,
   text,
   timestamp,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 
 /**
@@ -317,3 +318,85 @@ export const catalogProducts = pgTable(
     index("catalog_products_product").on(t.productId),
   ],
 );
+/**
+ * The secret the provider signs its outbound webhooks with, per provider account: the
+ * environment (API base URL) and the client ID, which several shops may share. Sealed.
+ */
+export const providerWebhookSecrets = pgTable(
+  "provider_webhook_secrets",
+  {
+    providerBaseUrl: text("provider_base_url").notNull(),
+    clientId: text("client_id").notNull(),
+    secretSealed: text("secret_sealed").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.providerBaseUrl, t.clientId] })],
+);
+
+/**
+ * Every verified delivery of the provider's webhooks, once per event ID (a replay finds its
+ * row). Claim and registration payloads carry customer data: kept here, never logged.
+ */
+export const providerEvents = pgTable(
+  "provider_events",
+  {
+    id: serial("id").primaryKey(),
+    /** The environment and store the event is about. */
+    providerBaseUrl: text("provider_base_url").notNull(),
+    storeId: bigint("store_id", { mode: "number" }).notNull(),
+    eventId: text("event_id").notNull(),
+    /** JSON: the shops bound to the store whose account's secret verified the delivery. */
+    shops: text("shops").notNull(),
+    /** As sent (null when neither the headers nor the body name one). */
+    topic: text("topic"),
+    kind: text("kind", { enum: ["claim", "shipping_claim", "registration", "unknown"] }).notNull(),
+    apiVersion: text("api_version"),
+    /** The delivery's timestamp header. */
+    sentAt: text("sent_at").notNull(),
+    receivedAt: text("received_at").notNull(),
+    processedAt: text("processed_at"),
+    /** What processing did, in words (no customer data). */
+    outcome: text("outcome"),
+    payload: text("payload").notNull(),
+  },
+  (t) => [
+    uniqueIndex("provider_events_event").on(t.providerBaseUrl, t.storeId, t.eventId),
+    index("provider_events_store").on(t.providerBaseUrl, t.storeId, t.receivedAt),
+  ],
+);
+
+/** Claims and shipping claims per shop, at their newest known status. */
+export const providerClaims = pgTable(
+  "provider_claims",
+  {
+    shop: text("shop").notNull(),
+    kind: text("kind", { enum: ["claim", "shipping_claim"] }).notNull(),
+    claimId: text("claim_id").notNull(),
+    externalId: text("external_id"),
+    status: text("status"),
+    /** The provider's order, and the Shopify order it maps to through the links. */
+    orderId: bigint("order_id", { mode: "number" }),
+    sourceOrderId: text("source_order_id"),
+    orderName: text("order_name"),
+    /** The provider's time of this status (updatedOn, else the event's timestamp): orders events. */
+    updatedOn: text("updated_on").notNull(),
+    lastEventId: text("last_event_id").notNull(),
+    /** The status whose `protection-claim:` tag the Shopify order carries (null: none yet). */
+    taggedStatus: text("tagged_status"),
+    /** Why the last tagging failed (null when it worked or was not asked for). */
+    tagError: text("tag_error"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.shop, t.kind, t.claimId] }),
+    index("provider_claims_order").on(t.shop, t.sourceOrderId),
+  ],
+);
+
+/** A shop's claim settings: whether its Shopify orders get `protection-claim:<status>` tags. */
+export const claimSettings = pgTable("claim_settings", {
+  shop: text("shop").primaryKey(),
+  tagOrders: boolean("tag_orders").notNull().default(false),
+  updatedAt: text("updated_at").notNull(),
+});

@@ -177,7 +177,10 @@ export class ShopRepository {
     return this.getShop(shop);
   }
 
-  /** shop/redact: everything of the shop goes (privacy requests stay, as the record of it). */
+  /**
+   * shop/redact: everything of the shop goes (privacy requests stay, as the record of it), its
+   * claims included. Provider events belong to the provider store, not to one shop.
+   */
   async deleteShopData(shop: string): Promise<void> {
     const t = this.db.t;
     await writeTogether(this.db, (tx) => [
@@ -189,6 +192,8 @@ export class ShopRepository {
         t.retiredOrderLinks,
         t.orderFailures,
         t.skippedTestOrders,
+        t.providerClaims,
+        t.claimSettings,
       ].map((table) => tx.delete(table).where(eq(table.shop, shop))),
       tx.delete(t.backfills).where(eq(t.backfills.shop, shop)),
       tx.delete(t.syncCheckpoints).where(eq(t.syncCheckpoints.shop, shop)),

@@ -7,7 +7,11 @@ import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createSecretBox, sealedFor } from "../../src/lib/secret-box.ts";
-import { openDatabase, ShopRepository } from "../../src/store/index.ts";
+import {
+  openDatabase,
+  ProviderWebhookSecretRepository,
+  ShopRepository,
+} from "../../src/store/index.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -57,6 +61,9 @@ function sealV1(keyBase64: string, plain: string): string {
   return `v1:${Buffer.concat([iv, cipher.getAuthTag(), data]).toString("base64")}`;
 }
 
+/** A provider account's webhook signing secret, sealed like the shops' secrets. */
+const WEBHOOK_ACCOUNT = { providerBaseUrl: "https://api.provider.test/v1", clientId: "client-b" };
+
 async function storeWithOldSecrets(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "rotate-"));
   dirs.push(dir);
@@ -75,6 +82,13 @@ async function storeWithOldSecrets(): Promise<string> {
   await shops.upsertShop("b.myshopify.com", {
     providerClientSecretSealed: sealV1(OLD_KEY, "secret-b"),
   });
+  await new ProviderWebhookSecretRepository(db).set(
+    WEBHOOK_ACCOUNT,
+    old.seal(
+      "whsec-account-b",
+      sealedFor.providerWebhookSecret(WEBHOOK_ACCOUNT.providerBaseUrl, WEBHOOK_ACCOUNT.clientId),
+    ),
+  );
   await db.close();
   return path;
 }
@@ -159,7 +173,7 @@ describe("a changed ENCRYPTION_KEY", () => {
     expect(rotated.stderr).toBe("");
     expect(rotated.code).toBe(0);
     const report = JSON.parse(rotated.stdout);
-    expect(report).toMatchObject({ resealed: 4, alreadyCurrent: 0, unreadable: [] });
+    expect(report).toMatchObject({ resealed: 5, alreadyCurrent: 0, unreadable: [] });
 
     const db = openDatabase(path);
     const fresh = createSecretBox(NEW_KEY);
@@ -175,13 +189,23 @@ describe("a changed ENCRYPTION_KEY", () => {
         sealedFor.providerClientSecret("b.myshopify.com"),
       ),
     ).toBe("secret-b");
+    // The provider's webhook secret (per account) is re-sealed with the shops' secrets.
+    const webhookSealed =
+      (await new ProviderWebhookSecretRepository(db).get(WEBHOOK_ACCOUNT)) ?? "";
+    expect(fresh.isCurrent(webhookSealed)).toBe(true);
+    expect(
+      fresh.open(
+        webhookSealed,
+        sealedFor.providerWebhookSecret(WEBHOOK_ACCOUNT.providerBaseUrl, WEBHOOK_ACCOUNT.clientId),
+      ),
+    ).toBe("whsec-account-b");
     await db.close();
 
     // Without the previous key now: nothing left that only it opens.
     const { ENCRYPTION_KEY_PREVIOUS: _gone, ...after } = env;
     expect((await startMain(after)).out).toContain("sync worker running");
     const again = await cli(["secrets", "rotate", "--json"], after);
-    expect(JSON.parse(again.stdout)).toMatchObject({ resealed: 0, alreadyCurrent: 4 });
+    expect(JSON.parse(again.stdout)).toMatchObject({ resealed: 0, alreadyCurrent: 5 });
     expect(
       fresh.open(
         (await new ShopRepository(openDatabase(path)).getShop("a.myshopify.com"))

@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { EnvSchema } from "../../src/config/env.ts";
+import { TAG_SCOPE } from "../../src/engine/provider-event-processor.ts";
 import { CALLBACK_PATH } from "../../src/server/install/oauth-routes.tsx";
-import { APP_SCOPES } from "../../src/shopify/api.ts";
+import { APP_SCOPES, OPTIONAL_SCOPES } from "../../src/shopify/api.ts";
 import { SUBSCRIBED_TOPICS, TOPICS } from "../../src/shopify/topics.ts";
 
 /**
@@ -15,7 +16,11 @@ interface AppToml {
   client_id: string;
   application_url: string;
   embedded: boolean;
-  access_scopes: { scopes: string; use_legacy_install_flow?: boolean };
+  access_scopes: {
+    scopes: string;
+    optional_scopes?: string[];
+    use_legacy_install_flow?: boolean;
+  };
   auth: { redirect_urls: string[] };
   webhooks: {
     api_version: string;
@@ -41,6 +46,14 @@ describe("shopify.app.toml", () => {
 
   it("asks for exactly the scopes the code asks for at install", () => {
     expect(toml.access_scopes.scopes.split(",").sort()).toEqual([...APP_SCOPES].sort());
+  });
+
+  it("lists write_orders as optional, the scope the claims' order tags need, and never requires it", () => {
+    expect([...(toml.access_scopes.optional_scopes ?? [])].sort()).toEqual(
+      [...OPTIONAL_SCOPES].sort(),
+    );
+    expect(OPTIONAL_SCOPES).toContain(TAG_SCOPE);
+    expect(toml.access_scopes.scopes.split(",")).not.toContain(TAG_SCOPE);
   });
 
   it("uses the webhook API version and the OAuth callback of the code", () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type Context, Hono } from "hono";
 import { sandboxControlRoutes } from "./control.ts";
+import { EventSender, eventControlRoutes, type WebhookSubscriber } from "./events.ts";
 import { FaultDice, type SandboxFaults } from "./faults.ts";
 import { check, notFound, SandboxHttpError } from "./http-error.ts";
 import { SCOPES, type Scope, TokenRequest } from "./interface.ts";
@@ -60,8 +61,13 @@ export interface SandboxOptions {
     stuckCursor?: boolean;
   };
   audience?: string;
-  /** Mounts `/_sandbox/*` (state, faults, budget consumption) for harnesses in other processes. */
+  /**
+   * Mounts `/_sandbox/*` (state, faults, budget consumption, and the provider's events: claims,
+   * registrations, signed webhook deliveries) for harnesses in other processes and tests.
+   */
   control?: boolean;
+  /** Where the provider's webhooks go and the secret they are signed with (or PUT /_sandbox/webhooks). */
+  webhooks?: Partial<WebhookSubscriber> & { url: string; secret: string };
   /**
    * Keeps the orders and the IDs handed out in this SQLite file, so a restart continues where
    * it stopped (`npm start` puts it beside the connector's database). None: in memory only.
@@ -145,6 +151,8 @@ export interface SandboxApp {
     clientId?: string;
   }): Promise<string>;
   addClient(clientId: string, clientSecret: string, stores: number[], scopes?: Scope[]): void;
+  /** The provider's outbound webhooks: subscriber, claims, deliveries. */
+  events: EventSender;
   /** Records registrations for a store, as its customers would make them. */
   addRegistrations(storeId: number, registrations: RegistrationInput[]): StoredRegistration[];
 }
@@ -170,6 +178,11 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
   for (const storeId of stores) {
     state.products.seedPlatformProduct(storeId, `platform-product-${storeId}`);
     state.registrations.push(...seedRegistrations(storeId, options.seedRegistrations ?? 0));
+  }
+
+  const events = new EventSender();
+  if (options.webhooks) {
+    events.configure({ maxAttempts: 4, backoffMs: 1_000, ...options.webhooks });
   }
 
   const app = new Hono<Env>();
@@ -334,6 +347,7 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
         stores,
       }),
     );
+    app.route("/_sandbox", eventControlRoutes(state, events, stores));
   }
 
   return {
@@ -355,6 +369,7 @@ export function createSandboxApp(options: SandboxOptions = {}): SandboxApp {
     addClient: (id, secret, clientStores, scopes) => {
       clients.set(id, { secret, stores: clientStores, scopes: scopes ?? [...SCOPES] });
     },
+    events,
     addRegistrations: (storeId, registrations) =>
       addRegistrations(state.registrations, storeId, registrations),
   };

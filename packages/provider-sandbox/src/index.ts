@@ -8,6 +8,13 @@ export {
   type SandboxOptions,
   SandboxState,
 } from "./app.ts";
+export {
+  type DeliveryOptions,
+  type DeliveryRecord,
+  EventSender,
+  type SandboxClaim,
+  type WebhookSubscriber,
+} from "./events.ts";
 export type { SandboxFaults } from "./faults.ts";
 export type { RegistrationInput, StoredRegistration } from "./registrations.ts";
 
@@ -43,6 +50,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     close: () =>
       new Promise<void>((resolve) => {
         if ("closeAllConnections" in server) server.closeAllConnections();
+        sandbox.events.stop();
         server.close(() => {
           sandbox.state.file?.close();
           resolve();

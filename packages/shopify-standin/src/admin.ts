@@ -22,12 +22,14 @@ const APP_BRIDGE = `(() => {
   let sequence = 0;
   window.addEventListener("message", (event) => {
     const data = event.data;
-    if (event.source !== window.parent || !data || data.type !== "standin:id-token") return;
+    if (event.source !== window.parent || !data) return;
+    if (data.type !== "standin:id-token" && data.type !== "standin:scopes") return;
     const waiting = pending.get(data.id);
     if (!waiting) return;
     pending.delete(data.id);
-    if (data.token) waiting.resolve(data.token);
-    else waiting.reject(new Error(data.error || "no session token"));
+    if (data.error) waiting.reject(new Error(data.error));
+    else if (data.type === "standin:id-token") waiting.resolve(data.token);
+    else waiting.resolve(data.answer);
   });
   const idToken = () =>
     new Promise((resolve, reject) => {
@@ -44,7 +46,20 @@ const APP_BRIDGE = `(() => {
     if (!headers.has("authorization")) headers.set("authorization", "Bearer " + (await idToken()));
     return nativeFetch(input, { ...init, headers });
   };
-  window.shopify = { config: { apiKey, shop: params.get("shop"), host: params.get("host") }, idToken };
+  // The Scopes API: the admin asks the merchant (the stand-in grants) and answers as Shopify does.
+  const askScopes = (action, scopes) =>
+    new Promise((resolve, reject) => {
+      if (window.parent === window) return reject(new Error("App Bridge: not inside the admin"));
+      const id = ++sequence;
+      pending.set(id, { resolve, reject });
+      window.parent.postMessage({ type: "standin:scopes", id, apiKey, action, scopes }, "*");
+    });
+  const scopes = {
+    query: () => askScopes("query", []),
+    request: (list) => askScopes("request", list),
+    revoke: (list) => askScopes("revoke", list),
+  };
+  window.shopify = { config: { apiKey, shop: params.get("shop"), host: params.get("host") }, idToken, scopes };
 })();`;
 
 const ADMIN_STYLES = `
@@ -106,6 +121,18 @@ const API_KEY = ${JSON.stringify(options.apiKey)};
 const SHOP = ${JSON.stringify(shop)};
 window.addEventListener("message", async (event) => {
   const data = event.data;
+  if (event.origin !== APP_ORIGIN || !data || data.type !== "standin:scopes") return;
+  const reply = (answer) => event.source.postMessage({ type: "standin:scopes", id: data.id, ...answer }, event.origin);
+  if (data.apiKey !== API_KEY) return reply({ error: "the page's shopify-api-key is not this app's client ID" });
+  const res = await fetch("/_standin/admin/scopes", {
+    method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ shop: SHOP, action: data.action, scopes: data.scopes }),
+  });
+  const body = await res.json();
+  reply(res.ok ? { answer: body } : { error: body.errors });
+});
+window.addEventListener("message", async (event) => {
+  const data = event.data;
   if (event.origin !== APP_ORIGIN || !data || data.type !== "standin:id-token") return;
   const reply = (answer) => event.source.postMessage({ type: "standin:id-token", id: data.id, ...answer }, event.origin);
   if (data.apiKey !== API_KEY) return reply({ error: "the page's shopify-api-key is not this app's client ID" });
@@ -136,6 +163,35 @@ window.addEventListener("message", async (event) => {
     if (!shop) return c.json({ errors: "shop: not installed in the stand-in" }, 404);
     shop.sessionTokensIssued++;
     return c.json({ token: await mintSessionToken(shop.domain, options) });
+  });
+
+  /**
+   * The admin's answer to App Bridge's Scopes API: `query` lists the granted scopes, `request`
+   * grants the ones asked for (the merchant approves, unless the shop is set to decline), and
+   * `revoke` takes them back.
+   */
+  app.post("/_standin/admin/scopes", async (c) => {
+    const body = (await c.req.json().catch(() => ({}))) as {
+      shop?: unknown;
+      action?: unknown;
+      scopes?: unknown;
+    };
+    const shop = typeof body.shop === "string" ? state.shop(body.shop) : undefined;
+    if (!shop) return c.json({ errors: "shop: not installed in the stand-in" }, 404);
+    const asked = Array.isArray(body.scopes)
+      ? body.scopes.filter((s): s is string => typeof s === "string")
+      : [];
+    const detail = () => ({ granted: [...shop.scopes], required: [], optional: [] });
+    if (body.action === "request") {
+      if (shop.declineScopeRequests) return c.json({ result: "declined-all", detail: detail() });
+      for (const scope of asked) if (!shop.scopes.includes(scope)) shop.scopes.push(scope);
+      return c.json({ result: "granted-all", detail: detail() });
+    }
+    if (body.action === "revoke") {
+      shop.scopes = shop.scopes.filter((s) => !asked.includes(s));
+      return c.json({ detail: detail() });
+    }
+    return c.json(detail());
   });
 
   return app;

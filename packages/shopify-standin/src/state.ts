@@ -66,6 +66,8 @@ export class StandInShop {
   sessionTokensIssued = 0;
   /** Installed by opening the app in the stand-in admin (Shopify-managed installation). */
   installedThroughAdmin = false;
+  /** The merchant declines App Bridge scope requests (`shopify.scopes.request`). */
+  declineScopeRequests = false;
   private sequence = 0;
 
   constructor(

@@ -179,13 +179,17 @@ export function registrationRoutes(app: Hono<Env>, deps: SettingsRouteDeps) {
     if (blocked) return html(c, <RegistrationsPage {...blocked} />);
     const reader = deps.service.registrations as RegistrationReader;
     try {
-      const result = await reader.page(c.get("shop"), {
-        ...filtersOf(query),
-        size: query.size,
-        after: parsed.after,
-        before: parsed.before,
-      });
-      return html(c, <RegistrationsPage {...page(c, { query, page: result })} />);
+      const [result, reported] = await Promise.all([
+        reader.page(c.get("shop"), {
+          ...filtersOf(query),
+          size: query.size,
+          after: parsed.after,
+          before: parsed.before,
+        }),
+        // What the provider's webhooks reported last (POST /webhooks/provider).
+        deps.claims ? deps.claims.registrationEvents(c.get("shop")) : [],
+      ]);
+      return html(c, <RegistrationsPage {...page(c, { query, page: result, reported })} />);
     } catch (error) {
       return failed(c, query, error);
     }

@@ -16,12 +16,15 @@ import {
   shopOfSessionToken,
 } from "../install/embedded.ts";
 import type { ShopSessionCookie } from "../install/shop-session-cookie.ts";
+import type { ClaimsSettings } from "./claims-settings.ts";
 import { BouncePage } from "./pages/bounce-page.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
 import type { SettingsService } from "./settings-service.ts";
 
 export interface SettingsRouteDeps {
   service: SettingsService;
+  /** The Claims section (the provider's events); absent where the composition has none. */
+  claims?: ClaimsSettings;
   /** Decodes Shopify's session token (embedded in the admin: `Authorization: Bearer …`). */
   shopify: Shopify;
   cookie: ShopSessionCookie;

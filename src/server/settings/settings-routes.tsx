@@ -41,6 +41,15 @@ const SAVED: Record<string, { section: string; message: string }> = {
     section: "catalog",
     message: "The file was checked and its products are being imported.",
   },
+  claimsSecret: {
+    section: "claims",
+    message: "Webhook signing secret saved. The provider's events are accepted from now on.",
+  },
+  claimsTagOn: {
+    section: "claims",
+    message: "Shopify orders will be tagged with their claim's status.",
+  },
+  claimsTagOff: { section: "claims", message: "Shopify orders will not be tagged." },
 };
 
 /**
@@ -80,12 +89,13 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
   ) => {
     // Re-read: a save just before the render changed the row.
     const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
-    const [stores, catalog, counted, backfill, lastImport] = await Promise.all([
+    const [stores, catalog, counted, backfill, lastImport, claims] = await Promise.all([
       service.verifiedStores(shop.shop),
       service.catalog(shop),
       service.status(shop),
       service.backfill ? service.backfill.latest(shop) : Promise.resolve(null),
       service.catalogImports ? service.catalogImports.latest(shop) : Promise.resolve(null),
+      deps.claims ? deps.claims.view(shop) : Promise.resolve(null),
     ]);
     // Failures name Shopify locations as the merchant knows them.
     const locationNames = new Map(catalog.ok ? catalog.locations.map((l) => [l.id, l.name]) : []);
@@ -113,6 +123,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
           available: service.catalogImports !== null,
           maxBytes: service.catalogImports?.maxBytes ?? 0,
         }}
+        claims={claims}
         {...(c.get("embedded")
           ? {
               embedded: {
@@ -263,6 +274,25 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         orderName,
       });
     return saved(c, "resync");
+  });
+
+  app.post("/claims/secret", async (c) => {
+    if (!deps.claims) return refuse(c, "claims", "Claims are not available.");
+    const body = await c.req.parseBody();
+    const secret = typeof body.webhookSecret === "string" ? body.webhookSecret.trim() : "";
+    const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
+    const result = await deps.claims.saveWebhookSecret(shop, secret);
+    if (!result.ok) return refuse(c, "claims", result.message);
+    return saved(c, "claimsSecret");
+  });
+
+  app.post("/claims/tagging", async (c) => {
+    if (!deps.claims) return refuse(c, "claims", "Claims are not available.");
+    const on = text((await c.req.parseBody()).tagOrders) === "on";
+    const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
+    const result = await deps.claims.setTagging(shop, on);
+    if (!result.ok) return refuse(c, "claims", result.message);
+    return saved(c, on ? "claimsTagOn" : "claimsTagOff");
   });
 
   registrationRoutes(app, deps);

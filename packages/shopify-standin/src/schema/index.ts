@@ -4,6 +4,7 @@ import { fulfillmentsModule } from "./fulfillments.ts";
 import type { SchemaModule } from "./module.ts";
 import { orderLinesModule } from "./order-lines.ts";
 import { ordersModule } from "./orders.ts";
+import { tagsModule } from "./tags.ts";
 import { webhooksModule } from "./webhooks.ts";
 
 export { MAX_PAGE_SIZE, PAGINATION_LIMIT } from "./connection.ts";
@@ -20,4 +21,5 @@ export const STAND_IN_MODULES: SchemaModule[] = [
   fulfillmentsModule,
   webhooksModule,
   catalogModule,
+  tagsModule,
 ];

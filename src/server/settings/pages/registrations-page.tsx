@@ -1,5 +1,6 @@
 import { type RegistrationPage, registrationRow } from "../../../registrations/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
+import type { RegistrationEventView } from "../claims-settings.ts";
 import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";
 import { settingsHref } from "./tabs.tsx";
@@ -25,6 +26,8 @@ export interface RegistrationsPageProps {
   nonce: string;
   embedded?: EmbeddedAssets | undefined;
   nav?: EmbeddedParams | undefined;
+  /** The latest registration events the provider's webhooks reported, newest first. */
+  reported?: RegistrationEventView[];
 }
 
 /** The filters every link of the tab keeps (page size, email, channel, external ID). */
@@ -98,6 +101,9 @@ export function RegistrationsPage(props: RegistrationsPageProps) {
             </button>
           </div>
         </form>
+        {props.reported && props.reported.length > 0 ? (
+          <ReportedRegistrations events={props.reported} />
+        ) : null}
         {page ? <RegistrationsTable page={page} filtered={filtered} /> : null}
         {page ? (
           <div class="pager">
@@ -141,6 +147,24 @@ export function RegistrationsPage(props: RegistrationsPageProps) {
         ) : null}
       </section>
     </Layout>
+  );
+}
+
+/** The provider's latest registration events (its webhooks), as they arrived. */
+function ReportedRegistrations(props: { events: RegistrationEventView[] }) {
+  return (
+    <div data-reported-registrations>
+      <h3>Just reported by the provider</h3>
+      <ul>
+        {props.events.map((e) => (
+          <li>
+            {e.externalId ?? e.registrationId ?? "a registration"}:{" "}
+            {(e.topic ?? "registration").replace(/^registrations?[/._:-]/i, "")},{" "}
+            {e.receivedAt.slice(0, 16).replace("T", " ")} UTC
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

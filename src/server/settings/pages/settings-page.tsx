@@ -1,10 +1,12 @@
 import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
 import type { ShopRecord } from "../../../store/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
+import type { ClaimsView } from "../claims-settings.ts";
 import type { BackfillView, Catalog, CatalogImportView } from "../settings-service.ts";
 import type { StatusView } from "../sync-status.ts";
 import { BackfillSection } from "./backfill-section.tsx";
 import { CatalogSection } from "./catalog-section.tsx";
+import { ClaimsSection } from "./claims-section.tsx";
 import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { LocationsSection } from "./locations-section.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";
@@ -25,6 +27,8 @@ export interface SettingsPageProps {
   catalogImport?: { last: CatalogImportView | null; available: boolean; maxBytes: number };
   /** Test orders not sent (the shop's setting). */
   testOrdersSkipped: number;
+  /** The provider's claims and events (null where the composition has none). */
+  claims?: ClaimsView | null;
   /** A message about the last action, and which section it belongs to. */
   notice?: NoticeProps & { section: string };
   /** Values typed into a form that was refused, to show them again (never a secret). */
@@ -118,6 +122,14 @@ export function SettingsPage(props: SettingsPageProps) {
         notice={noticeFor(props, "resync")}
         orderName={props.typed?.orderName}
       />
+      {props.claims ? (
+        <ClaimsSection
+          view={props.claims}
+          notice={noticeFor(props, "claims")}
+          embedded={props.embedded !== undefined}
+          nonce={props.nonce}
+        />
+      ) : null}
     </Layout>
   );
 }

@@ -1,0 +1,188 @@
+/**
+ * What a provider event says (docs/provider-contract.md, "Events"). The interface description
+ * shows neither topic names nor payloads: we read the shapes we chose and the other plausible
+ * ones, and anything else is an "unknown" event, kept and shown, never an error.
+ */
+
+export type EventKind = "claim" | "shipping_claim" | "registration" | "unknown";
+
+export interface EventTopic {
+  /** `claim/created`, `shipping_claim/status_changed`, `registration/created`; or as sent. */
+  name: string | null;
+  kind: EventKind;
+  /** What happened (`created`, `updated`, `closed`…), when the topic says. */
+  action: string | null;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const text = (v: unknown): string | null =>
+  typeof v === "string" && v.trim() !== ""
+    ? v.trim()
+    : typeof v === "number" && Number.isFinite(v)
+      ? String(v)
+      : null;
+
+const TOPIC = /^(shipping[_-]?claims?|claims?|registrations?)[/._:-]([a-z0-9_./:-]+)$/;
+
+/**
+ * `claim/created`, `claims.updated`, `CLAIM_CLOSED`, `shipping-claim/created`,
+ * `shippingClaim.updated`, `registration/created`… → the kind and the action. Anything else is
+ * unknown (its name kept as sent).
+ */
+export function classifyTopic(raw: string | null): EventTopic {
+  if (raw === null || raw.trim() === "") return { name: null, kind: "unknown", action: null };
+  const lower = raw.trim().toLowerCase();
+  const match = TOPIC.exec(lower);
+  if (!match?.[1] || !match[2]) return { name: raw.trim(), kind: "unknown", action: null };
+  const subject = match[1];
+  const kind: EventKind = subject.startsWith("shipping")
+    ? "shipping_claim"
+    : subject.startsWith("claim")
+      ? "claim"
+      : "registration";
+  const action = match[2].replace(/[/.:-]+/g, "_");
+  return { name: `${kind}/${action}`, kind, action };
+}
+
+export interface EventEnvelope {
+  /** The topic the body names (a header wins over it). */
+  topic: string | null;
+  /** The event's ID the body names (a header wins over it). */
+  eventId: string | null;
+  /** The claim, shipping claim or registration itself; null when the body holds none. */
+  resource: Json | null;
+}
+
+const RESOURCE_KEYS = ["claim", "shippingClaim", "shipping_claim", "registration"] as const;
+
+/**
+ * The resource inside a body: the body itself (our contract), or wrapped as `{ data: … }`,
+ * `{ event, payload }`, `{ claim: … }`, `{ shippingClaim: … }` or `{ registration: … }`.
+ */
+export function unwrapEvent(body: unknown): EventEnvelope {
+  if (!isObject(body)) return { topic: null, eventId: null, resource: null };
+  const event = isObject(body.event) ? body.event : null;
+  const topic =
+    text(event?.topic) ??
+    text(event?.type) ??
+    text(event?.name) ??
+    (typeof body.event === "string" ? text(body.event) : null) ??
+    text(body.topic) ??
+    text(body.type);
+  const eventId =
+    text(event?.id) ?? text(body.eventId) ?? text(body.webhookId) ?? text(body.event_id);
+  for (const key of ["data", "payload"] as const) {
+    if (isObject(body[key])) {
+      return { topic, eventId: eventId ?? text(body.id), resource: body[key] as Json };
+    }
+  }
+  for (const key of RESOURCE_KEYS) {
+    if (isObject(body[key])) {
+      return { topic, eventId: eventId ?? text(body.id), resource: body[key] as Json };
+    }
+  }
+  return { topic, eventId, resource: body };
+}
+
+export interface ClaimFacts {
+  claimId: string;
+  externalId: string | null;
+  /** Lower case; null when neither the body nor the topic says. */
+  status: string | null;
+  /** The provider's order ID. */
+  orderId: number | null;
+  /** The Shopify order ID the provider knows the order by. */
+  sourceOrderId: string | null;
+  /** The order's name or number (#1001, 1001). */
+  orderName: string | null;
+  /** When the claim last changed, per the provider: orders the events. */
+  updatedOn: string | null;
+}
+
+const STATUS_OF_ACTION: Record<string, string> = {
+  created: "open",
+  opened: "open",
+  closed: "closed",
+  resolved: "resolved",
+  approved: "approved",
+  denied: "denied",
+  rejected: "rejected",
+  canceled: "canceled",
+  cancelled: "canceled",
+};
+
+/** A date-time as ISO 8601 UTC, or null. */
+export function isoOrNull(v: unknown): string | null {
+  const s = text(v);
+  if (s === null || !/^\d{4}-\d{2}-\d{2}/.test(s)) return null;
+  const ms = Date.parse(s);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
+/**
+ * A claim's or shipping claim's facts, from its documented opening fields (`storeId`,
+ * `claimId`, `externalId`) and the fields we chose for the rest (`status`, `orderId`,
+ * `sourceOrderId`, `orderName`, `updatedOn`), with their plausible variants. Null without an ID.
+ */
+export function readClaim(resource: Json, action: string | null): ClaimFacts | null {
+  const order = isObject(resource.order) ? resource.order : {};
+  const claimId =
+    text(resource.claimId) ??
+    text(resource.shippingClaimId) ??
+    text(resource.claim_id) ??
+    text(resource.id);
+  if (claimId === null) return null;
+  const statusText =
+    text(resource.status) ??
+    text(resource.claimStatus) ??
+    text(resource.state) ??
+    (isObject(resource.resolutionSummary) ? text(resource.resolutionSummary.status) : null);
+  const status = statusText
+    ? statusText.toLowerCase().replace(/\s+/g, "_")
+    : action
+      ? (STATUS_OF_ACTION[action] ?? null)
+      : null;
+  const orderIdText =
+    text(resource.orderId) ?? text(order.orderId) ?? text(resource.providerOrderId) ?? null;
+  const orderId =
+    orderIdText && /^\d{1,15}$/.test(orderIdText) ? Number(orderIdText) : (null as number | null);
+  return {
+    claimId,
+    externalId: text(resource.externalId) ?? text(resource.external_id),
+    status,
+    orderId,
+    sourceOrderId:
+      text(resource.sourceOrderId) ?? text(order.sourceOrderId) ?? text(resource.shopifyOrderId),
+    orderName:
+      text(resource.orderName) ??
+      text(resource.orderNumber) ??
+      text(order.orderName) ??
+      text(order.name) ??
+      text(resource.customerProvidedOrderNumber),
+    updatedOn:
+      isoOrNull(resource.updatedOn) ??
+      isoOrNull(resource.updatedAt) ??
+      isoOrNull(resource.updated_at) ??
+      isoOrNull(resource.createdOn),
+  };
+}
+
+export interface RegistrationFacts {
+  registrationId: string | null;
+  externalId: string | null;
+  updatedOn: string | null;
+}
+
+/** The identifying fields of a registration (2.10), without its customer data. */
+export function readRegistration(resource: Json): RegistrationFacts {
+  return {
+    registrationId: text(resource.registrationId) ?? text(resource.id),
+    externalId: text(resource.externalId),
+    updatedOn:
+      isoOrNull(resource.canceledOn) ??
+      isoOrNull(resource.updatedOn) ??
+      isoOrNull(resource.createdOn),
+  };
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import { Worker } from "bullmq";
+import {
+  createProviderEventProcessor,
+  type ProviderEventProcessorDeps,
+} from "../engine/provider-event-processor.ts";
+import { releaseLock } from "../lib/lock.ts";
+import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
+import { type ProviderEventJobData, ProviderEventQueue } from "../queue/provider-event-queue.ts";
+
+export interface ProviderEventWorkerDeps extends ProviderEventProcessorDeps {
+  redis: RedisConnection;
+  prefix: string;
+}
+
+export interface ProviderEventWorkerHandle {
+  worker: Worker<ProviderEventJobData>;
+  close(): Promise<void>;
+}
+
+/** How long one order's tagging may hold its lock, and how long another waits for it. */
+const ORDER_LOCK_MS = 30_000;
+const ORDER_LOCK_WAIT_MS = 10_000;
+
+/**
+ * One order's claim tags are changed by one job at a time, across worker processes: a Redis
+ * lock (`SET NX PX`, released only by its owner). A job that cannot get it in time fails and is
+ * retried with backoff.
+ */
+export function orderLock(redis: RedisConnection, prefix: string) {
+  return async <T>(shop: string, sourceOrderId: string, work: () => Promise<T>): Promise<T> => {
+    const key = `${prefix}:claim-tags:{${shop}:${sourceOrderId}}`;
+    const owner = randomUUID();
+    const deadline = Date.now() + ORDER_LOCK_WAIT_MS;
+    while ((await redis.set(key, owner, "PX", ORDER_LOCK_MS, "NX")) !== "OK") {
+      if (Date.now() > deadline) {
+        throw new Error(`the tags of order ${sourceOrderId} of ${shop} are being changed; retried`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    try {
+      return await work();
+    } finally {
+      await releaseLock(redis, key, owner).catch(() => false);
+    }
+  };
+}
+
+/** Stored events still unprocessed at start are queued again, this many at most. */
+const REQUEUE_AT_START = 1_000;
+
+/**
+ * The provider event worker: one BullMQ worker on the provider-events queue. At start it
+ * queues again what was stored but not processed (a Redis outage between the two, a job that
+ * failed every attempt): the stored rows, not the queue, are the record of what arrived.
+ */
+export async function startProviderEventWorker(
+  ctx: ProviderEventWorkerDeps,
+  options: { concurrency?: number } = {},
+): Promise<ProviderEventWorkerHandle> {
+  const logger = ctx.logger.child({ component: "provider-event-worker" });
+  const processor = createProviderEventProcessor({
+    ...ctx,
+    logger,
+    withOrderLock: orderLock(ctx.redis, ctx.prefix),
+  });
+  const worker = new Worker<ProviderEventJobData>(QUEUE.providerEvents, processor, {
+    ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
+    concurrency: options.concurrency ?? 4,
+  });
+  worker.on("error", (error) =>
+    logger.error({ err: { message: error.message } }, "provider event worker error"),
+  );
+  worker.on("failed", (job, error) =>
+    logger.warn(
+      {
+        eventRowId: job?.data.eventRowId,
+        attempts: job?.attemptsMade,
+        err: { message: error.message },
+      },
+      "provider event not processed; retried with backoff",
+    ),
+  );
+  const queue = new ProviderEventQueue(ctx.redis, ctx.prefix);
+  try {
+    for (const id of await ctx.events.unprocessed(REQUEUE_AT_START)) await queue.requeue(id);
+  } catch (error) {
+    logger.warn({ err: { message: (error as Error).message } }, "unprocessed events not requeued");
+  }
+  return {
+    worker,
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { orderLock } from "../../src/workers/provider-event-worker.ts";
+
+const redis = new Redis(inject("redisUrl"));
+const other = new Redis(inject("redisUrl"));
+afterAll(() => {
+  redis.disconnect();
+  other.disconnect();
+});
+
+describe("the claim tags' order lock", () => {
+  it("runs one order's tagging at a time, across callers, and never two orders' in series", async () => {
+    const prefix = `t-${randomUUID()}`;
+    // Two processes' locks on the same Redis.
+    const [a, b] = [orderLock(redis, prefix), orderLock(other, prefix)];
+    const steps: string[] = [];
+    const work = (name: string, ms: number) => async () => {
+      steps.push(`${name} start`);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      steps.push(`${name} end`);
+      return name;
+    };
+    const results = await Promise.all([
+      a("s.myshopify.com", "1", work("first", 200)),
+      b("s.myshopify.com", "1", work("second", 10)),
+      b("s.myshopify.com", "2", work("other order", 10)),
+    ]);
+    expect(results).toEqual(["first", "second", "other order"]);
+    // The second waited for the first; the other order did not wait at all.
+    expect(steps.indexOf("second start")).toBeGreaterThan(steps.indexOf("first end"));
+    expect(steps.indexOf("other order end")).toBeLessThan(steps.indexOf("first end"));
+    // Released after use, also when the work fails.
+    await expect(
+      a("s.myshopify.com", "1", async () => {
+        throw new Error("Shopify down");
+      }),
+    ).rejects.toThrow("Shopify down");
+    expect(await redis.exists(`${prefix}:claim-tags:{s.myshopify.com:1}`)).toBe(0);
+  });
+});

@@ -1,0 +1,623 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RestOrder } from "@connector/shopify-standin";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { createConnector } from "../../src/app/connector.ts";
+import { composeWebApp } from "../../src/app/web.ts";
+import { parseEnv } from "../../src/config/env.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { startRedisServer } from "../../src/lib/redis-server.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
+import { signProviderBody } from "../../src/provider/webhook-verify.ts";
+import { ProviderEventQueue } from "../../src/queue/provider-event-queue.ts";
+import {
+  type ProviderEventWorkerHandle,
+  startProviderEventWorker,
+} from "../../src/workers/provider-event-worker.ts";
+import { captureLogs } from "../helpers/captured-logs.ts";
+import {
+  type CookieJar,
+  type InstallHarness,
+  startInstallHarness,
+} from "../helpers/install-harness.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
+
+const SHOP = "claims-shop.myshopify.com";
+const PROVIDER = { clientId: "merchant-client", clientSecret: "merchant-secret-4f9a1c" };
+const WEBHOOK_SECRET = "whsec_claims_test_4c1d9e7a2b";
+const SHOPIFY_ORDER = 7_700_042;
+
+let h: InstallHarness;
+let jar: CookieJar;
+let worker: ProviderEventWorkerHandle | undefined;
+let logs: ReturnType<typeof captureLogs> | undefined;
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  await worker?.close();
+  worker = undefined;
+  await h?.close();
+  // Last registered, first run: queues before their connections, connections before servers.
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  logs?.remove();
+  logs = undefined;
+});
+
+/** The sandbox's control API (claims, registrations, deliveries). */
+async function control(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${h.provider.authUrl}/_sandbox${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the control API's answers are read field by field
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+/**
+ * The connector (web and workers) against the sandbox with its control API, the shop installed
+ * and bound to store 1001, the webhook secret entered on the settings page, and the sandbox
+ * sending its events to the connector's /webhooks/provider with that secret.
+ */
+async function start(options: { secret?: boolean; captureLogs?: boolean } = {}) {
+  logs = options.captureLogs ? captureLogs("provider-events") : undefined;
+  h = await startInstallHarness({
+    workers: true,
+    provider: { ...PROVIDER, stores: [1001, 1002], control: true },
+    ...(logs ? { logDestination: logs.destination, env: { LOG_LEVEL: "debug" } } : {}),
+  });
+  ({ jar } = await h.install(SHOP));
+  await h.postForm("/settings/provider", { ...PROVIDER, environment: "production" }, jar);
+  await h.postForm("/settings/store", { storeId: "1001" }, jar);
+  if (options.secret !== false) {
+    const saved = await h.postForm(
+      "/settings/claims/secret",
+      { webhookSecret: WEBHOOK_SECRET },
+      jar,
+    );
+    expect(saved.status).toBe(303);
+  }
+  worker = await startProviderEventWorker({
+    events: h.ctx.providerEvents,
+    claims: h.ctx.claims,
+    shops: h.ctx.shops,
+    shopifyAdmin: h.ctx.shopifyAdmin,
+    logger: h.ctx.logger,
+    redis: h.ctx.redis,
+    prefix: h.ctx.prefix,
+  });
+  const subscribed = await control("PUT", "/webhooks", {
+    url: `${h.appUrl}/webhooks/provider`,
+    secret: WEBHOOK_SECRET,
+    backoffMs: 200,
+  });
+  expect(subscribed.status).toBe(200);
+}
+
+/** A Shopify order, synced to the sandbox through the connector; its provider order ID. */
+async function syncedOrder(): Promise<number> {
+  await h.standIn.upsertOrder(
+    SHOP,
+    orderPayload({
+      id: SHOPIFY_ORDER,
+      number: 1042,
+      email: "claimant@example.com",
+      createdAt: "2026-11-10T10:00:00Z",
+      updatedAt: "2026-11-10T10:00:00Z",
+      cancelledAt: null,
+      note: null,
+      shippingCents: 0,
+      taxBps: 0,
+      lines: [
+        {
+          id: 1,
+          variantId: 5101,
+          sku: "SOCK-M",
+          title: "Socks",
+          price: 1800,
+          quantity: 1,
+          currentQuantity: 1,
+        },
+      ],
+      fulfillments: [],
+      locationId: 4001,
+    }) as RestOrder,
+  );
+  await expect
+    .poll(async () => (await h.ctx.links.getOrderLinkRow(SHOP, String(SHOPIFY_ORDER)))?.orderId, {
+      timeout: 15_000,
+    })
+    .toBeGreaterThan(0);
+  return (await h.ctx.links.getOrderLinkRow(SHOP, String(SHOPIFY_ORDER)))?.orderId as number;
+}
+
+const SPACE = () => ({ providerBaseUrl: h.provider.url, storeId: 1001 });
+const claimsOf = () => h.ctx.claims.listForShop(SHOP);
+const storedEvents = () => h.ctx.providerEvents.recent(SPACE());
+const orderTags = () =>
+  String(h.standIn.state.shop(SHOP)?.orders.get(String(SHOPIFY_ORDER))?.tags ?? "");
+const settingsPage = async () => (await h.get("/settings", jar)).text();
+
+describe("the provider's events over HTTP, from the sandbox", () => {
+  it("accepts a signed claim event, maps it to the Shopify order and shows it on the settings page", async () => {
+    await start();
+    const orderId = await syncedOrder();
+    const opened = await control("POST", "/claims", { orderId });
+    expect(opened.status).toBe(201);
+    expect(opened.body.delivery).toMatchObject({ status: 200, topic: "claim/created" });
+    expect(JSON.parse(opened.body.delivery.answer)).toEqual({ ok: true, outcome: "queued" });
+    const claimId = String(opened.body.claim.claimId);
+
+    await expect.poll(async () => (await claimsOf())[0]?.status, { timeout: 10_000 }).toBe("open");
+    const [claim] = await claimsOf();
+    expect(claim).toMatchObject({
+      kind: "claim",
+      claimId,
+      externalId: `CLM-${claimId}`,
+      orderId,
+      sourceOrderId: String(SHOPIFY_ORDER),
+      orderName: "#1042",
+    });
+    const [event] = await storedEvents();
+    expect(event).toMatchObject({ topic: "claim/created", kind: "claim", shops: [SHOP] });
+    expect(event?.processedAt).not.toBeNull();
+
+    const page = await settingsPage();
+    expect(page).toContain(`data-claim="claim:${claimId}"`);
+    expect(page).toMatch(new RegExp(`Claim CLM-${claimId}</td><td>open</td><td>#1042</td>`));
+    // Tagging is off by default: the Shopify order is left alone.
+    expect(orderTags()).toBe("");
+  });
+
+  it("refuses unsigned, wrongly signed, stale and unknown-store deliveries (401) and stores nothing", async () => {
+    await start();
+    const refused = async (delivery: Record<string, unknown>, storeId?: number) => {
+      const res = await control("POST", "/claims", {
+        sourceOrderId: "1",
+        ...(storeId ? { storeId } : {}),
+        delivery: { retry: false, ...delivery },
+      });
+      expect(res.body.delivery.status).toBe(401);
+      return JSON.parse(res.body.delivery.answer).error;
+    };
+    expect(await refused({ signature: "none" })).toMatchObject({
+      code: "missing_signature",
+      fields: [{ path: "headers.x-webhook-signature", message: "required" }],
+    });
+    expect(await refused({ signature: "bad" })).toMatchObject({ code: "invalid_signature" });
+    const tenMinutesAgo = String(Math.floor(Date.now() / 1000) - 600);
+    expect(await refused({ timestamp: tenMinutesAgo })).toMatchObject({
+      code: "stale_timestamp",
+      fields: [{ path: "headers.x-webhook-timestamp" }],
+    });
+    // Store 1002 is the provider account's, but no shop is bound to it.
+    expect(await refused({}, 1002)).toMatchObject({ code: "unknown_store" });
+
+    // Malformed headers: 400 naming the header.
+    const body = JSON.stringify({ claimId: 1 });
+    const malformed = await fetch(`${h.appUrl}/webhooks/provider`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-webhook-signature": signProviderBody(WEBHOOK_SECRET, body),
+        "x-webhook-timestamp": "yesterday",
+      },
+      body,
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({
+      error: {
+        code: "missing_headers",
+        fields: [{ path: "headers.x-store-id", message: "required" }],
+      },
+    });
+
+    expect(await storedEvents()).toEqual([]);
+    expect(await claimsOf()).toEqual([]);
+    // Counted by outcome for the operator.
+    const metrics = await (await h.get("/metrics")).text();
+    for (const outcome of ["missing_signature", "invalid_signature", "stale_timestamp"]) {
+      expect(metrics).toContain(
+        `connector_webhooks_received_total{topic="provider",outcome="rejected:${outcome}"} 1`,
+      );
+    }
+  });
+
+  it("answers a replay 200 and processes the event once", async () => {
+    await start();
+    const opened = await control("POST", "/claims", { sourceOrderId: "123" });
+    const webhookId = opened.body.delivery.webhookId as string;
+    await expect.poll(async () => (await storedEvents())[0]?.processedAt).not.toBeNull();
+    const [first] = await storedEvents();
+
+    const replay = await control("POST", "/webhooks/replay", { webhookId });
+    expect(replay.body.delivery.status).toBe(200);
+    expect(JSON.parse(replay.body.delivery.answer)).toEqual({ ok: true, outcome: "duplicate" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const events = await storedEvents();
+    expect(events).toHaveLength(1);
+    // The row's processing is the first one's: nothing ran again.
+    expect(events[0]?.processedAt).toBe(first?.processedAt);
+    expect(events[0]?.outcome).toBe(first?.outcome);
+    expect(await h.ctx.providerEvents.unprocessed(10)).toEqual([]);
+  });
+
+  it("keeps an event of an unknown topic and shows it; never an error", async () => {
+    await start();
+    const sent = await control("POST", "/webhooks/send", {
+      topic: "return/label_printed",
+      body: { returnId: 77, note: "not a claim" },
+    });
+    expect(sent.body.delivery.status).toBe(200);
+    await expect.poll(async () => (await storedEvents())[0]?.outcome).toMatch(/^kept: unknown/);
+    const [event] = await storedEvents();
+    expect(event).toMatchObject({ kind: "unknown", topic: "return/label_printed" });
+    // A known topic whose body is not JSON, and one whose body holds no claim ID: kept too.
+    await control("POST", "/webhooks/send", { topic: "claim/created", body: "<claim/>" });
+    await control("POST", "/webhooks/send", { topic: "claim/updated", body: { note: "?" } });
+    await expect
+      .poll(async () => (await storedEvents()).filter((e) => e.processedAt !== null).length)
+      .toBe(3);
+    const page = await settingsPage();
+    expect(page).toContain("Other events from the provider");
+    expect(page).toContain("return/label_printed");
+    expect(page).toContain("kept: unknown topic");
+    expect(page).toContain("kept: the body is not JSON");
+    expect(page).toContain("kept: no claim ID in the body");
+    expect(await claimsOf()).toEqual([]);
+  });
+
+  it("does not let an older event overwrite a newer status", async () => {
+    await start();
+    const opened = await control("POST", "/claims", { sourceOrderId: "123" });
+    const claimId = opened.body.claim.claimId as number;
+    await expect.poll(async () => (await claimsOf())[0]?.status).toBe("open");
+    // The provider sends "in_review" but it arrives after "approved", which it sent later.
+    const late = await control("POST", `/claims/${claimId}`, {
+      status: "in_review",
+      delivery: { hold: true },
+    });
+    await control("POST", `/claims/${claimId}`, { status: "approved" });
+    await expect.poll(async () => (await claimsOf())[0]?.status).toBe("approved");
+    const released = await control("POST", "/webhooks/release", {
+      webhookId: late.body.delivery.webhookId,
+    });
+    expect(released.body.delivery.status).toBe(200);
+    await expect
+      .poll(async () => (await storedEvents()).every((e) => e.processedAt !== null))
+      .toBe(true);
+    expect((await claimsOf())[0]?.status).toBe("approved");
+    const ignored = (await storedEvents()).find((e) => e.eventId === late.body.delivery.webhookId);
+    expect(ignored?.outcome).toContain("older than the stored state; ignored");
+  });
+
+  it("retries a refused delivery with backoff until the secret is entered", async () => {
+    await start({ secret: false });
+    const opened = await control("POST", "/claims", { sourceOrderId: "123" });
+    expect(opened.body.delivery.status).toBe(401);
+    expect(JSON.parse(opened.body.delivery.answer).error.code).toBe("unknown_store");
+    const saved = await h.postForm(
+      "/settings/claims/secret",
+      { webhookSecret: WEBHOOK_SECRET },
+      jar,
+    );
+    expect(saved.status).toBe(303);
+    await expect.poll(async () => (await claimsOf())[0]?.status, { timeout: 10_000 }).toBe("open");
+    const { body } = await control("GET", "/webhooks/deliveries");
+    const delivery = body.deliveries.find(
+      (d: { webhookId: string }) => d.webhookId === opened.body.delivery.webhookId,
+    );
+    expect(delivery.state).toBe("delivered");
+    expect(delivery.attempts.length).toBeGreaterThan(1);
+    expect(delivery.attempts[0].status).toBe(401);
+    expect(delivery.attempts.at(-1).status).toBe(200);
+  });
+
+  it("stores registration events for the registrations view, and logs no customer data", async () => {
+    await start({ captureLogs: true });
+    const added = await control("POST", "/webhooks/registrations", {
+      customerEmail: "private.person@example.com",
+      customerName: "Private Person",
+    });
+    expect(added.body.delivery.status).toBe(200);
+    await expect
+      .poll(async () => (await h.ctx.providerEvents.recentRegistrationEvents(SPACE()))[0]?.outcome)
+      .toMatch(/^registration \d+ created$/);
+    const [registration] = await h.ctx.providerEvents.recentRegistrationEvents(SPACE());
+    expect(registration?.registration).toMatchObject({
+      registrationId: added.body.registration.registrationId,
+      customerEmail: "private.person@example.com",
+    });
+    // The Registrations tab lists what the provider just reported, beside its own list.
+    const tab = await (await h.get("/settings/registrations", jar)).text();
+    const externalId = added.body.registration.externalId as string;
+    expect(tab).toContain("Just reported by the provider");
+    expect(tab).toMatch(
+      new RegExp(`<li>${externalId}: created, \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC</li>`),
+    );
+    const lines = logs?.read() ?? "";
+    expect(lines).toContain("provider event queued");
+    expect(lines).not.toContain("private.person@example.com");
+    expect(lines).not.toContain("Private Person");
+    expect(lines).not.toContain(WEBHOOK_SECRET);
+  });
+});
+
+describe("accepted shapes (docs/provider-contract.md, Events)", () => {
+  const send = (headers: Record<string, string>, body: string) =>
+    fetch(`${h.appUrl}/webhooks/provider`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    });
+
+  it("reads X-Provider- headers, base64 and rotated signatures, ms timestamps, and wrapped bodies", async () => {
+    await start();
+    const body1 = JSON.stringify({
+      event: "claims.updated",
+      payload: { claimId: 9001, status: "Approved", orderNumber: "1042" },
+    });
+    const hex = signProviderBody(WEBHOOK_SECRET, body1).slice("sha256=".length);
+    const first = await send(
+      {
+        "X-Provider-Webhook-Id": "evt-wrapped-1",
+        "X-Provider-Store-Id": "1001",
+        "X-Provider-Timestamp": String(Date.now()),
+        // A rotation: the old secret's signature first, then the current one's in base64.
+        "X-Provider-Signature": `sha256=${"0".repeat(64)}, ${Buffer.from(hex, "hex").toString("base64")}`,
+      },
+      body1,
+    );
+    expect(first.status).toBe(200);
+
+    // `{ data }` with the topic in the body, signed over `timestamp.body`, ISO timestamp.
+    const timestamp = new Date().toISOString();
+    const body2 = JSON.stringify({
+      id: "evt-wrapped-2",
+      topic: "shipping-claim/created",
+      data: { shippingClaimId: "SC-7", state: "open" },
+    });
+    const second = await send(
+      {
+        "x-store-id": "1001",
+        "x-webhook-timestamp": timestamp,
+        "x-webhook-signature": signProviderBody(WEBHOOK_SECRET, `${timestamp}.${body2}`),
+      },
+      body2,
+    );
+    expect(second.status).toBe(200);
+
+    await expect.poll(async () => (await claimsOf()).length).toBe(2);
+    const claims = await claimsOf();
+    expect(claims.find((c) => c.claimId === "9001")).toMatchObject({
+      kind: "claim",
+      status: "approved",
+      sourceOrderId: null,
+      orderName: "1042",
+    });
+    expect(claims.find((c) => c.claimId === "SC-7")).toMatchObject({
+      kind: "shipping_claim",
+      status: "open",
+    });
+    const events = await storedEvents();
+    expect(events.map((e) => e.eventId).sort()).toEqual(["evt-wrapped-1", "evt-wrapped-2"]);
+  });
+});
+
+describe("tagging Shopify orders with the claim's status", () => {
+  it("is refused without write_orders, then tags the order once granted and turned on", async () => {
+    await start();
+    const orderId = await syncedOrder();
+    const refused = await h.postForm("/settings/claims/tagging", { tagOrders: "on" }, jar);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("needs Shopify&#39;s write_orders permission");
+    expect(await h.ctx.claims.tagsOrders(SHOP)).toBe(false);
+
+    // The merchant grants the optional scope in the admin; the page reads it from Shopify.
+    h.standIn.state.shop(SHOP)?.scopes.push("write_orders");
+    const on = await h.postForm("/settings/claims/tagging", { tagOrders: "on" }, jar);
+    expect(on.status).toBe(303);
+    expect(await h.ctx.claims.tagsOrders(SHOP)).toBe(true);
+    expect((await h.ctx.shops.getShop(SHOP))?.scopes).toContain("write_orders");
+
+    const opened = await control("POST", "/claims", { orderId });
+    const claimId = opened.body.claim.claimId as number;
+    await expect.poll(orderTags, { timeout: 10_000 }).toBe("protection-claim:open");
+    await control("POST", `/claims/${claimId}`, { status: "approved" });
+    await expect.poll(orderTags, { timeout: 10_000 }).toBe("protection-claim:approved");
+    expect((await claimsOf())[0]).toMatchObject({ taggedStatus: "approved", tagError: null });
+
+    // A second claim on the same order: the order carries each claim's status once.
+    const shipping = await control("POST", "/claims", { orderId, kind: "shipping_claim" });
+    await expect
+      .poll(orderTags, { timeout: 10_000 })
+      .toBe("protection-claim:approved, protection-claim:open");
+    // The first claim moves to "open" too: "approved" goes, as no claim holds it any more.
+    await control("POST", `/claims/${claimId}`, { status: "open" });
+    await expect.poll(orderTags, { timeout: 10_000 }).toBe("protection-claim:open");
+    await control("POST", `/claims/${shipping.body.claim.claimId}`, { status: "closed" });
+    await expect
+      .poll(orderTags, { timeout: 10_000 })
+      .toBe("protection-claim:open, protection-claim:closed");
+  });
+
+  it("records why an order was not tagged when Shopify refuses (scope revoked)", async () => {
+    await start();
+    const orderId = await syncedOrder();
+    h.standIn.state.shop(SHOP)?.scopes.push("write_orders");
+    await h.postForm("/settings/claims/tagging", { tagOrders: "on" }, jar);
+    // Revoked in Shopify after the connector read the scopes.
+    const shop = h.standIn.state.shop(SHOP);
+    if (shop) shop.scopes = shop.scopes.filter((s) => s !== "write_orders");
+    await control("POST", "/claims", { orderId });
+    await expect
+      .poll(async () => (await claimsOf())[0]?.tagError ?? null, { timeout: 10_000 })
+      .toMatch(/ACCESS_DENIED|Access denied/);
+    expect(orderTags()).toBe("");
+    expect(await settingsPage()).toContain("order not tagged");
+  });
+});
+
+/** The web app alone (no provider, no Shopify) on the test Redis and a SQLite file of its own. */
+async function bareConnector(extra: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "connector-provider-"));
+  const env = parseEnv({
+    DATABASE_PATH: join(dir, "c.sqlite"),
+    SHOPIFY_API_SECRET: "s",
+    LOG_LEVEL: "silent",
+    ...extra,
+  });
+  const ctx = createConnector({
+    config: resolveRuntimeConfig(env),
+    logger: createLogger("silent"),
+    redis: inject("redisUrl"),
+    prefix: `t-${randomUUID()}`,
+    providerDefaults: { baseUrl: BARE_BASE, authUrl: "http://127.0.0.1:9", audience: "a" },
+  });
+  const web = composeWebApp(ctx);
+  cleanups.push(async () => {
+    await web.close();
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await ctx.ready();
+  return { ctx, web };
+}
+const BARE_BASE = "http://127.0.0.1:9/v1";
+
+describe("several provider accounts on one store", () => {
+  it("accepts a delivery any account's secret verifies, for that account's shops", async () => {
+    const { ctx, web } = await bareConnector();
+    const secrets = { c1: "whsec_account_one_0001", c2: "whsec_account_two_0002" };
+    for (const [shop, clientId] of [
+      ["one.myshopify.com", "c1"],
+      ["two.myshopify.com", "c2"],
+    ] as const) {
+      await ctx.shops.upsertShop(shop, { storeId: 1001, providerClientId: clientId });
+      await ctx.webhookSecrets.set(
+        { providerBaseUrl: BARE_BASE, clientId },
+        ctx.secrets.seal(secrets[clientId], sealedFor.providerWebhookSecret(BARE_BASE, clientId)),
+      );
+    }
+    const send = (id: string, signature: string, body: string) =>
+      web.app.request("/webhooks/provider", {
+        method: "POST",
+        headers: {
+          "x-webhook-id": id,
+          "x-webhook-topic": "registration/created",
+          "x-store-id": "1001",
+          "x-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+          "x-webhook-signature": signature,
+        },
+        body,
+      });
+    const body = JSON.stringify({ registrationId: 1 });
+    expect((await send("by-two", signProviderBody(secrets.c2, body), body)).status).toBe(200);
+    expect((await send("by-one", signProviderBody(secrets.c1, body), body)).status).toBe(200);
+    const both = `${signProviderBody(secrets.c1, body)},${signProviderBody(secrets.c2, body)}`;
+    expect((await send("by-both", both, body)).status).toBe(200);
+    const bad = await send("by-none", signProviderBody("whsec_someone_else_000", body), body);
+    expect(bad.status).toBe(401);
+    const shopsOf = async (id: string) =>
+      (await ctx.providerEvents.recent({ providerBaseUrl: BARE_BASE, storeId: 1001 })).find(
+        (e) => e.eventId === id,
+      )?.shops;
+    expect(await shopsOf("by-two")).toEqual(["two.myshopify.com"]);
+    expect(await shopsOf("by-one")).toEqual(["one.myshopify.com"]);
+    expect(await shopsOf("by-both")).toEqual(["one.myshopify.com", "two.myshopify.com"]);
+    expect(await shopsOf("by-none")).toBeUndefined();
+  });
+});
+
+describe("the provider's webhooks: size", () => {
+  it("refuses a body over WEBHOOK_MAX_BYTES (413) from its Content-Length, storing nothing", async () => {
+    const { ctx, web } = await bareConnector({ WEBHOOK_MAX_BYTES: "1024" });
+    const body = JSON.stringify({ claimId: 1, padding: "x".repeat(2_000) });
+    const res = await web.app.request("/webhooks/provider", {
+      method: "POST",
+      headers: {
+        "content-length": String(Buffer.byteLength(body)),
+        "x-store-id": "1001",
+        "x-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+        "x-webhook-signature": signProviderBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: { code: "payload_too_large" } });
+    expect(await ctx.providerEvents.unprocessed(10)).toEqual([]);
+  });
+});
+
+describe("the provider's webhooks while Redis is down", () => {
+  it("answer 503 so the provider retries, and the retry queues the stored event", async () => {
+    const redis = await startRedisServer();
+    const dir = mkdtempSync(join(tmpdir(), "connector-provider-events-"));
+    const env = parseEnv({
+      DATABASE_PATH: join(dir, "c.sqlite"),
+      SHOPIFY_API_SECRET: "s",
+      LOG_LEVEL: "silent",
+    });
+    const baseUrl = "http://127.0.0.1:9/v1";
+    const ctx = createConnector({
+      config: resolveRuntimeConfig(env),
+      logger: createLogger("silent"),
+      redis: redis.url,
+      prefix: `t-${randomUUID()}`,
+      providerDefaults: { baseUrl, authUrl: "http://127.0.0.1:9", audience: "a" },
+    });
+    const web = composeWebApp(ctx);
+    let back: Awaited<ReturnType<typeof startRedisServer>> | undefined;
+    cleanups.push(async () => {
+      await web.close().catch(() => {});
+      await ctx.close().catch(() => {});
+      await back?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await ctx.ready();
+    await ctx.shops.upsertShop(SHOP, { storeId: 1001, providerClientId: "client-1" });
+    const account = { providerBaseUrl: baseUrl, clientId: "client-1" };
+    await ctx.webhookSecrets.set(
+      account,
+      ctx.secrets.seal(WEBHOOK_SECRET, sealedFor.providerWebhookSecret(baseUrl, "client-1")),
+    );
+    const post = (id: string) => {
+      const body = JSON.stringify({ claimId: 1, status: "open" });
+      return web.app.request("/webhooks/provider", {
+        method: "POST",
+        headers: {
+          "x-webhook-id": id,
+          "x-webhook-topic": "claim/created",
+          "x-store-id": "1001",
+          "x-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+          "x-webhook-signature": signProviderBody(WEBHOOK_SECRET, body),
+        },
+        body,
+      });
+    };
+    expect((await post("e1")).status).toBe(200);
+    await redis.stop("SIGKILL");
+    const down = await post("e2");
+    expect(down.status).toBe(503);
+    expect(down.headers.get("retry-after")).toBe("5");
+    expect(await down.json()).toMatchObject({ error: { code: "unavailable" } });
+
+    back = await startRedisServer({ port: redis.port });
+    await new Promise<void>((resolve) => {
+      if (ctx.ingestRedis.status === "ready") resolve();
+      else ctx.ingestRedis.once("ready", () => resolve());
+    });
+    // The provider's retry: the event was stored before Redis failed; now it is queued.
+    const retried = await post("e2");
+    expect(retried.status).toBe(200);
+    expect(await retried.json()).toEqual({ ok: true, outcome: "requeued" });
+    const queue = new ProviderEventQueue(ctx.redis, ctx.prefix);
+    cleanups.push(() => queue.close());
+    const rows = await ctx.providerEvents.recent({ providerBaseUrl: baseUrl, storeId: 1001 });
+    const e2 = rows.find((r) => r.eventId === "e2");
+    expect(await queue.queue.getJob(`provider-event-${e2?.id}`)).toBeTruthy();
+  });
+});
