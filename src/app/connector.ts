@@ -31,6 +31,8 @@ export interface Core extends Infrastructure, Stores {
   /** An order's current state from Shopify (worker and dead-letter retry alike). */
   refetchOrder: (shop: ShopRecord, orderId: string) => Promise<SourceOrder | null>;
   reconcileIntervalMs: number;
+  /** Days the provider's event bodies are kept (PROVIDER_EVENT_RETENTION_DAYS). */
+  providerEventRetentionDays: number;
 }
 
 /** The web and worker roles: the core and the provider's clients. */
@@ -105,6 +107,7 @@ export function createCore(options: InfrastructureOptions): Core {
     installer,
     refetchOrder: refetchFromShopify(shopifyAdmin),
     reconcileIntervalMs: config.env.RECONCILE_INTERVAL_MS,
+    providerEventRetentionDays: config.env.PROVIDER_EVENT_RETENTION_DAYS,
     async close() {
       await stores.queues.close();
       await infra.close();

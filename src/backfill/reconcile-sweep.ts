@@ -41,7 +41,17 @@ export interface SweepDeps extends OrderFeederDeps {
    * check): Shopify deletes a subscription after repeated failed deliveries.
    */
   checkSubscriptions?: (shop: string) => Promise<unknown>;
+  /**
+   * Retention of the provider's event bodies: reduces the bodies older than the retention
+   * period to their IDs and answers how many (the hourly `prune-provider-events` job).
+   */
+  pruneProviderEvents?: () => Promise<number>;
 }
+
+/** The maintenance queue's scheduler of the provider events' retention. */
+export const PRUNE_SCHEDULER_ID = "prune-provider-events";
+/** How often bodies past the retention period are pruned. */
+export const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * Why an order needs a reconcile, or null: the provider has never had it, or has an older
@@ -129,6 +139,19 @@ export class SweepScheduler {
     );
   }
 
+  /** The hourly retention job of the provider's event bodies (idempotent). */
+  async schedulePrune(everyMs = PRUNE_EVERY_MS) {
+    await this.queue.upsertJobScheduler(
+      PRUNE_SCHEDULER_ID,
+      { every: everyMs },
+      {
+        name: PRUNE_SCHEDULER_ID,
+        data: { shop: "" },
+        opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 10 }, attempts: 3 },
+      },
+    );
+  }
+
   async unschedule(shop: string) {
     await this.queue.removeJobScheduler(sweepSchedulerId(shop));
   }
@@ -156,7 +179,12 @@ export class SweepScheduler {
 export function createSweepProcessor(deps: SweepDeps) {
   return async function processSweep(
     job: Job<SweepJobData>,
-  ): Promise<SweepResult | { skipped: string }> {
+  ): Promise<SweepResult | { pruned: number } | { skipped: string }> {
+    if (job.name === PRUNE_SCHEDULER_ID && deps.pruneProviderEvents) {
+      const pruned = await deps.pruneProviderEvents();
+      deps.logger.info({ pruned, jobId: job.id }, "provider event bodies past retention pruned");
+      return { pruned };
+    }
     if (job.name !== "sweep") return { skipped: `not a sweep job: ${job.name}` };
     const shop = await deps.shops.getShop(job.data.shop);
     if (shop?.status !== "active") return { skipped: "shop not active" };

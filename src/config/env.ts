@@ -173,6 +173,16 @@ export const EnvSchema = z.object({
     .int()
     .positive()
     .default(15 * 60_000),
+  /**
+   * Days a provider event's body (customer data) is kept; older bodies are reduced to their IDs
+   * by the maintenance worker, hourly. The rows (topic, times, outcome) stay.
+   */
+  PROVIDER_EVENT_RETENTION_DAYS: z.coerce
+    .number({ message: "must be a whole number of days" })
+    .int("must be a whole number of days")
+    .min(1, "must be at least 1 day")
+    .max(3650, "must be at most 3650 days (10 years)")
+    .default(90),
   /** When set, the process also serves /metrics and /healthz on this port (worker processes). */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** When set, /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */

@@ -6,13 +6,22 @@ import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
 import type { SealedSessionStorage } from "../shopify/install/index.ts";
-import type { PrivacyRequestRepository, ShopRepository } from "../store/index.ts";
+import type {
+  LinkRepository,
+  PrivacyRequestRepository,
+  ProviderEventRepository,
+  ShopRepository,
+} from "../store/index.ts";
 
 /** What the lifecycle handlers act on. */
 export interface LifecycleDeps {
   shops: ShopRepository;
   sessions: SealedSessionStorage;
   privacyRequests: PrivacyRequestRepository;
+  /** The provider's stored events (their bodies carry customer data). */
+  providerEvents: ProviderEventRepository;
+  /** The order links: which provider order and name a Shopify order has. */
+  links: Pick<LinkRepository, "getOrderLinkRow">;
   snapshots: SnapshotStore;
   queues: SyncQueues;
   /** Where retired dead letters are remembered (the dead-letter queue's Redis and prefix). */
@@ -36,9 +45,11 @@ export interface LifecycleOptions {
  * deleted. Links stay, so a reinstall resumes without creating a provider order twice.
  *
  * Privacy requests are recorded with their due date and acted on before the webhook is
- * answered: customers/redact deletes the snapshots of the customer's orders and strips the
- * stored bodies of their dead letters; shop/redact deletes everything the connector holds for
- * the shop (links, snapshots, dead letters, sessions, settings). The record keeps only IDs.
+ * answered: customers/redact deletes the snapshots of the customer's orders, strips the
+ * stored bodies of their dead letters and reduces the provider's events that name the customer
+ * or their orders to their IDs; shop/redact deletes everything the connector holds for the shop
+ * (links, snapshots, dead letters, sessions, settings, claims) and the provider events of its
+ * store unless another shop shares that store. The record keeps only IDs.
  */
 export function createLifecycleHandlers(
   ctx: LifecycleDeps,
@@ -92,7 +103,13 @@ export function createLifecycleHandlers(
           },
           new Date().toISOString(),
         );
-        done = { ...ids, snapshotsDeleted: snapshots, deadLettersRedacted: deadLetters };
+        const providerEvents = await redactProviderEvents(ctx, shop, event);
+        done = {
+          ...ids,
+          snapshotsDeleted: snapshots,
+          deadLettersRedacted: deadLetters,
+          providerEventsRedacted: providerEvents,
+        };
       } else if (event.topic === "shop/redact") {
         options.onShopChanged?.(shop);
         const jobs = await dropQueuedWork<SyncJobData>(ctx.queues.sync, shop);
@@ -100,8 +117,20 @@ export function createLifecycleHandlers(
         const deadLetters = await removeShopDeadLetters(ctx.queues.deadLetter, retired, shop);
         await ctx.sessions.deleteShopSessions(shop);
         await options.onUninstalled?.(shop);
+        const known = await ctx.shops.getShop(shop);
         await ctx.shops.deleteShopData(shop);
-        done = { snapshotsDeleted: snapshots, deadLettersDeleted: deadLetters, jobsDropped: jobs };
+        // After the shop's row is gone: the shops still bound to its store are the others.
+        const events = await ctx.providerEvents.forgetShop(
+          { shop, storeId: known?.storeId ?? null },
+          async (storeId) =>
+            (await ctx.providerEvents.shopsBoundTo(storeId)).filter((s) => s !== shop),
+        );
+        done = {
+          snapshotsDeleted: snapshots,
+          deadLettersDeleted: deadLetters,
+          jobsDropped: jobs,
+          providerEventsDeleted: events.deleted,
+        };
       } else {
         // customers/data_request: the merchant answers it from Shopify. We hold the customer's
         // data only inside order snapshots (kept 14 days) and dead letters; the record names
@@ -116,4 +145,32 @@ export function createLifecycleHandlers(
       ctx.logger.info({ shop, topic: event.topic }, "privacy request recorded and acted on");
     },
   };
+}
+
+/**
+ * The provider's stored events about the customer, for the shop's store: those naming their
+ * email or one of their orders (by Shopify ID, the provider's ID or the order's name).
+ */
+async function redactProviderEvents(
+  ctx: LifecycleDeps,
+  shop: string,
+  event: { email?: string | null; orderIds: string[] },
+): Promise<number> {
+  const known = await ctx.shops.getShop(shop);
+  const providerOrderIds: number[] = [];
+  const orderNames: string[] = [];
+  for (const orderId of event.orderIds) {
+    const link = await ctx.links.getOrderLinkRow(shop, orderId);
+    if (link?.orderId != null) providerOrderIds.push(link.orderId);
+    if (link?.orderName) orderNames.push(link.orderName);
+  }
+  return ctx.providerEvents.redactCustomer(
+    { shop, storeId: known?.storeId ?? null },
+    {
+      emails: event.email ? [event.email.trim().toLowerCase()] : [],
+      sourceOrderIds: event.orderIds,
+      providerOrderIds,
+      orderNames,
+    },
+  );
 }

@@ -186,3 +186,98 @@ export function readRegistration(resource: Json): RegistrationFacts {
       isoOrNull(resource.createdOn),
   };
 }
+
+/** Why a stored body was reduced to its IDs. */
+export type RedactionReason = "customer" | "retention";
+
+/** What ties a stored event to one customer: their email, their orders. */
+export interface CustomerMatch {
+  /** Lower case. */
+  emails: string[];
+  /** Shopify order IDs (numeric, as in `orders_to_redact`). */
+  sourceOrderIds: string[];
+  /** The provider's IDs of those orders (from the links). */
+  providerOrderIds: number[];
+  /** Their names (#1001). */
+  orderNames: string[];
+}
+
+const numericId = (v: string): string => /(\d+)$/.exec(v)?.[1] ?? v;
+const bareName = (v: string): string => v.replace(/^#/, "");
+
+/**
+ * Whether a stored body is about this customer: it names their email anywhere (any field, any
+ * case), or its claim or registration is about one of their orders.
+ */
+export function eventConcerns(payload: string, match: CustomerMatch): boolean {
+  const lower = payload.toLowerCase();
+  if (match.emails.some((email) => email !== "" && lower.includes(email))) return true;
+  let body: unknown;
+  try {
+    body = JSON.parse(payload);
+  } catch {
+    return false;
+  }
+  const { resource } = unwrapEvent(body);
+  if (!resource) return false;
+  const facts = readClaim(resource, null);
+  const order = facts ?? {
+    orderId: null,
+    sourceOrderId: text(resource.sourceOrderId),
+    orderName: text(resource.customerProvidedOrderNumber) ?? text(resource.orderName),
+  };
+  if (order.sourceOrderId !== null) {
+    const id = numericId(order.sourceOrderId);
+    if (match.sourceOrderIds.some((s) => numericId(s) === id)) return true;
+  }
+  if (order.orderId !== null && match.providerOrderIds.includes(order.orderId)) return true;
+  if (order.orderName !== null) {
+    const name = bareName(order.orderName);
+    if (match.orderNames.some((n) => bareName(n) === name)) return true;
+  }
+  return false;
+}
+
+/**
+ * A stored body reduced to what identifies it, in the body shape of our contract, so the
+ * registrations view, the claims list and a late processing still read it: the topic, the
+ * event's ID, the claim's or registration's IDs, status, order references and times. Names,
+ * emails, addresses and everything else are gone.
+ */
+export function redactedBody(payload: string, reason: RedactionReason): string {
+  let body: unknown = null;
+  try {
+    body = JSON.parse(payload);
+  } catch {
+    // Not JSON: nothing to keep.
+  }
+  const { topic, eventId, resource } = unwrapEvent(body);
+  const kept: Record<string, unknown> = { redacted: reason };
+  if (topic !== null) kept.topic = topic;
+  if (eventId !== null) kept.eventId = eventId;
+  if (resource) {
+    const claim = readClaim(resource, null);
+    const registrationId = text(resource.registrationId);
+    if (registrationId !== null) {
+      const facts = readRegistration(resource);
+      Object.assign(kept, {
+        registrationId: facts.registrationId,
+        externalId: facts.externalId,
+        updatedOn: facts.updatedOn,
+      });
+    } else if (claim) {
+      Object.assign(kept, {
+        claimId: claim.claimId,
+        externalId: claim.externalId,
+        status: claim.status,
+        orderId: claim.orderId,
+        sourceOrderId: claim.sourceOrderId,
+        orderName: claim.orderName,
+        updatedOn: claim.updatedOn,
+      });
+    }
+  }
+  return JSON.stringify(
+    Object.fromEntries(Object.entries(kept).filter(([, value]) => value !== null)),
+  );
+}

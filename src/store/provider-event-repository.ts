@@ -1,5 +1,11 @@
-import { and, asc, desc, eq, inArray, isNull, ne } from "drizzle-orm";
-import { unwrapEvent } from "../provider/events.ts";
+import { and, asc, desc, eq, gt, inArray, isNull, like, lt, ne, or } from "drizzle-orm";
+import {
+  type CustomerMatch,
+  eventConcerns,
+  type RedactionReason,
+  redactedBody,
+  unwrapEvent,
+} from "../provider/events.ts";
 import type { Db } from "./database.ts";
 import type { providerEvents } from "./schema.ts";
 
@@ -69,8 +75,10 @@ export interface ProviderEventRow {
   receivedAt: string;
   processedAt: string | null;
   outcome: string | null;
-  /** The body as received (customer data: show or store it, never log it). */
+  /** The body as received (customer data: show or store it, never log it), or its IDs. */
   payload: string;
+  /** When the body was reduced to its IDs (privacy request or retention); null: as received. */
+  redactedAt: string | null;
 }
 
 /** A shop bound to a provider store: whose account may have signed an event about it. */
@@ -95,6 +103,16 @@ export class ProviderEventRepository {
       })
       .from(shops)
       .where(and(eq(shops.storeId, storeId), ne(shops.status, "uninstalled")));
+  }
+
+  /** Every shop bound to this provider store, installed or not (not yet redacted). */
+  async shopsBoundTo(storeId: number): Promise<string[]> {
+    const { shops } = this.db.t;
+    const rows = await this.db.orm
+      .select({ shop: shops.shop })
+      .from(shops)
+      .where(eq(shops.storeId, storeId));
+    return rows.map((r) => r.shop);
   }
 
   /**
@@ -194,6 +212,119 @@ export class ProviderEventRepository {
     const rows = await this.recent(space, { kinds: ["registration"], limit });
     return rows.map((row) => ({ ...row, registration: registrationOf(row.payload) }));
   }
+
+  private scope(scope: ShopEventScope) {
+    const t = this.db.t.providerEvents;
+    const named = like(t.shops, `%${JSON.stringify(scope.shop)}%`);
+    return scope.storeId === null ? named : or(eq(t.storeId, scope.storeId), named);
+  }
+
+  /** Replaces the bodies of these rows by their IDs, one row at a time (each its own IDs). */
+  private async redactRows(
+    rows: { id: number; payload: string }[],
+    reason: RedactionReason,
+    now: string,
+  ): Promise<void> {
+    const t = this.db.t.providerEvents;
+    for (const row of rows) {
+      await this.db.orm
+        .update(t)
+        .set({ payload: redactedBody(row.payload, reason), redactedAt: now })
+        .where(and(eq(t.id, row.id), isNull(t.redactedAt)));
+    }
+  }
+
+  /**
+   * customers/redact: every stored body of the shop's store(s) that names the customer's email
+   * or is about one of their orders is reduced to its IDs. Returns how many.
+   */
+  async redactCustomer(scope: ShopEventScope, match: CustomerMatch): Promise<number> {
+    const t = this.db.t.providerEvents;
+    const now = new Date().toISOString();
+    let after = 0;
+    let redacted = 0;
+    for (;;) {
+      const rows = await this.db.orm
+        .select({ id: t.id, payload: t.payload })
+        .from(t)
+        .where(and(this.scope(scope), isNull(t.redactedAt), gt(t.id, after)))
+        .orderBy(asc(t.id))
+        .limit(BATCH);
+      const hits = rows.filter((row) => eventConcerns(row.payload, match));
+      await this.redactRows(hits, "customer", now);
+      redacted += hits.length;
+      const last = rows.at(-1);
+      if (!last || rows.length < BATCH) return redacted;
+      after = last.id;
+    }
+  }
+
+  /**
+   * shop/redact: the events of a store no other shop is bound to are deleted; on a store other
+   * shops share, the events verified only for this shop are deleted and the others forget it.
+   * `remaining` lists the other shops bound to each store. Returns what was deleted and kept.
+   */
+  async forgetShop(
+    scope: ShopEventScope,
+    remaining: (storeId: number) => Promise<string[]>,
+  ): Promise<{ deleted: number; kept: number }> {
+    const t = this.db.t.providerEvents;
+    const rows = await this.db.orm
+      .select({ id: t.id, storeId: t.storeId, shops: t.shops })
+      .from(t)
+      .where(this.scope(scope));
+    const others = new Map<number, Set<string>>();
+    const toDelete: number[] = [];
+    let kept = 0;
+    for (const row of rows) {
+      if (!others.has(row.storeId)) others.set(row.storeId, new Set(await remaining(row.storeId)));
+      const sharing = others.get(row.storeId) ?? new Set<string>();
+      const verifiedFor = (JSON.parse(row.shops) as string[]).filter((s) => s !== scope.shop);
+      if (sharing.size === 0 || !verifiedFor.some((s) => sharing.has(s))) {
+        toDelete.push(row.id);
+        continue;
+      }
+      kept += 1;
+      await this.db.orm
+        .update(t)
+        .set({ shops: JSON.stringify(verifiedFor) })
+        .where(eq(t.id, row.id));
+    }
+    for (let i = 0; i < toDelete.length; i += BATCH) {
+      await this.db.orm.delete(t).where(inArray(t.id, toDelete.slice(i, i + BATCH)));
+    }
+    return { deleted: toDelete.length, kept };
+  }
+
+  /**
+   * Retention: the bodies of events received before `cutoff` are reduced to their IDs (the rows,
+   * their topic, times and outcome stay). Returns how many.
+   */
+  async pruneBodies(cutoff: Date): Promise<number> {
+    const t = this.db.t.providerEvents;
+    const now = new Date().toISOString();
+    let pruned = 0;
+    for (;;) {
+      const rows = await this.db.orm
+        .select({ id: t.id, payload: t.payload })
+        .from(t)
+        .where(and(isNull(t.redactedAt), lt(t.receivedAt, cutoff.toISOString())))
+        .orderBy(asc(t.id))
+        .limit(BATCH);
+      await this.redactRows(rows, "retention", now);
+      pruned += rows.length;
+      if (rows.length < BATCH) return pruned;
+    }
+  }
+}
+
+/** Rows read at a time when bodies are scanned or redacted. */
+const BATCH = 500;
+
+/** The events a shop could have seen: about its store, or verified for it. */
+export interface ShopEventScope {
+  shop: string;
+  storeId: number | null;
 }
 
 function toEvent(row: typeof providerEvents.$inferSelect): ProviderEventRow {

@@ -351,11 +351,18 @@ export const providerEvents = sqliteTable(
     processedAt: text("processed_at"),
     /** What processing did, in words (no customer data). */
     outcome: text("outcome"),
+    /**
+     * The body as received; once redacted (a customer's privacy request, or older than the
+     * retention period), only its IDs: `{"redacted": "<why>", "claimId": …}`.
+     */
     payload: text("payload").notNull(),
+    /** When the body was replaced by its IDs (null: the body is as received). */
+    redactedAt: text("redacted_at"),
   },
   (t) => [
     uniqueIndex("provider_events_event").on(t.providerBaseUrl, t.storeId, t.eventId),
     index("provider_events_store").on(t.providerBaseUrl, t.storeId, t.receivedAt),
+    index("provider_events_received").on(t.receivedAt),
   ],
 );
 

@@ -8,6 +8,7 @@ import {
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
+import type { ProviderEventRepository } from "../store/index.ts";
 
 /** What the sweep worker runs on: the processor's deps, the installer and its Redis. */
 export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions"> {
@@ -15,6 +16,9 @@ export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions"> {
   redis: RedisConnection;
   prefix: string;
   reconcileIntervalMs: number;
+  /** The provider's stored events and how many days their bodies are kept. */
+  providerEvents: Pick<ProviderEventRepository, "pruneBodies">;
+  providerEventRetentionDays: number;
 }
 
 export interface SweepWorkerHandle {
@@ -29,11 +33,13 @@ const RESCHEDULE_EVERY_MS = 60_000;
 /**
  * The reconciliation sweep worker. At start, and every minute after, it makes sure every active
  * shop with a Shopify token has its job scheduler (every RECONCILE_INTERVAL_MS) and none of the
- * others do.
+ * others do. It also runs the hourly retention of the provider's event bodies
+ * (PROVIDER_EVENT_RETENTION_DAYS).
  */
 export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorkerHandle> {
   const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, ctx.reconcileIntervalMs);
   await scheduler.scheduleAll(ctx.shops);
+  await scheduler.schedulePrune();
   const processor = createSweepProcessor({
     shops: ctx.shops,
     links: ctx.links,
@@ -44,6 +50,10 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
     limiter: ctx.limiter,
     logger: ctx.logger.child({ component: "sweep-worker" }),
     checkSubscriptions: (shop) => ctx.installer.checkSubscriptions(shop),
+    pruneProviderEvents: () =>
+      ctx.providerEvents.pruneBodies(
+        new Date(Date.now() - ctx.providerEventRetentionDays * 86_400_000),
+      ),
   });
   const worker = new Worker<SweepJobData>(QUEUE.maintenance, processor, {
     ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),

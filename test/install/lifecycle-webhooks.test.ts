@@ -246,6 +246,127 @@ describe("privacy webhooks", () => {
     });
   });
 
+  it("customers/redact leaves no trace of the customer in the provider's stored events or claims", async () => {
+    p = await startPipeline();
+    await p.send("orders/create", orderPayload(order(5001, 1001, "grace@example.com")));
+    await p.drain();
+    const link = await p.ctx.links.getOrderLinkRow(TEST_SHOP, "5001");
+    const base = {
+      providerBaseUrl: "https://api.provider.test/v1",
+      storeId: 1001,
+      shops: [TEST_SHOP],
+      apiVersion: "v1",
+      sentAt: new Date().toISOString(),
+    };
+    await p.ctx.providerEvents.record({
+      ...base,
+      eventId: "reg-1",
+      topic: "registration/created",
+      kind: "registration",
+      payload: JSON.stringify({
+        registrationId: 7,
+        externalId: "REG-7",
+        customerEmail: "GRACE@example.com",
+        customerName: "Grace Hopper",
+      }),
+    });
+    await p.ctx.providerEvents.record({
+      ...base,
+      eventId: "claim-1",
+      topic: "claim/created",
+      kind: "claim",
+      payload: JSON.stringify({
+        claimId: 3,
+        orderId: link?.orderId,
+        shippingAddress: { name: "Grace Hopper", address1: "1 Navy Way" },
+      }),
+    });
+    await p.ctx.providerEvents.record({
+      ...base,
+      eventId: "claim-2",
+      topic: "claim/created",
+      kind: "claim",
+      payload: JSON.stringify({ claimId: 4, customerEmail: "ada@example.com" }),
+    });
+    await p.ctx.claims.applyIfNewer({
+      shop: TEST_SHOP,
+      kind: "claim",
+      claimId: "3",
+      externalId: "C-3",
+      status: "open",
+      orderId: link?.orderId ?? null,
+      sourceOrderId: "5001",
+      orderName: "#1001",
+      updatedOn: new Date().toISOString(),
+      eventId: "claim-1",
+    });
+
+    const res = await p.send("customers/redact", {
+      shop_id: 1,
+      shop_domain: TEST_SHOP,
+      customer: { id: 905001, email: "grace@example.com", phone: null },
+      orders_to_redact: [5001],
+    });
+    expect(res.status).toBe(200);
+
+    const stored = await p.ctx.db.orm.select().from(p.ctx.db.t.providerEvents);
+    const claims = await p.ctx.db.orm.select().from(p.ctx.db.t.providerClaims);
+    const everything = JSON.stringify([stored, claims]).toLowerCase();
+    expect(everything).not.toContain("grace");
+    expect(everything).not.toContain("navy way");
+    // The rows stay, with their topics and IDs; another customer's body is untouched.
+    expect(stored.map((e) => [e.eventId, e.topic, e.redactedAt !== null])).toEqual([
+      ["reg-1", "registration/created", true],
+      ["claim-1", "claim/created", true],
+      ["claim-2", "claim/created", false],
+    ]);
+    expect(everything).toContain("ada@example.com");
+    expect(claims).toHaveLength(1);
+    const [row] = await privacyRows();
+    expect(JSON.parse(row?.summary ?? "{}")).toMatchObject({ providerEventsRedacted: 2 });
+  });
+
+  it("shop/redact deletes its sole store's provider events and keeps a shared store's for the other shop", async () => {
+    p = await startPipeline();
+    const stored = () =>
+      p.ctx.db.orm
+        .select()
+        .from(p.ctx.db.t.providerEvents)
+        .then((rows) => rows.map((r) => [r.storeId, r.eventId, JSON.parse(r.shops)]));
+    const record = (storeId: number, eventId: string, shops: string[]) =>
+      p.ctx.providerEvents.record({
+        providerBaseUrl: "https://api.provider.test/v1",
+        storeId,
+        eventId,
+        shops,
+        topic: "claim/created",
+        kind: "claim",
+        apiVersion: "v1",
+        sentAt: new Date().toISOString(),
+        payload: JSON.stringify({ claimId: 1, customerEmail: "grace@example.com" }),
+      });
+    // The sole shop on store 1001.
+    await record(1001, "sole", [TEST_SHOP]);
+    await p.send("app/uninstalled", { id: 1, myshopify_domain: TEST_SHOP });
+    expect((await p.send("shop/redact", { shop_id: 1, shop_domain: TEST_SHOP })).status).toBe(200);
+    expect(await stored()).toEqual([]);
+
+    // A store shared with another shop: its events stay, without the redacted shop.
+    await p.ctx.shops.upsertShop(TEST_SHOP, { storeId: 2002 });
+    await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 2002 });
+    await record(2002, "shared", [TEST_SHOP, OTHER_SHOP]);
+    await record(2002, "only-redacted", [TEST_SHOP]);
+    await p.send(
+      "app/uninstalled",
+      { id: 1, myshopify_domain: TEST_SHOP },
+      { webhookId: "uninstall-2", eventId: "uninstall-2" },
+    );
+    const again = { webhookId: "redact-2", eventId: "redact-2" };
+    const res = await p.send("shop/redact", { shop_id: 1, shop_domain: TEST_SHOP }, again);
+    expect(res.status).toBe(200);
+    expect(await stored()).toEqual([[2002, "shared", [OTHER_SHOP]]]);
+  });
+
   it("shop/redact deletes the shop's links, snapshots, dead letters and settings, keeping the record", async () => {
     p = await startPipeline();
     await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { eq } from "drizzle-orm";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import {
   ClaimRepository,
@@ -230,5 +231,128 @@ describe.each(["sqlite", "postgres"] as const)("provider events and claims on %s
     await shops.deleteShopData("a.myshopify.com");
     expect(await claims.listForShop("a.myshopify.com")).toEqual([]);
     expect(await claims.tagsOrders("a.myshopify.com")).toBe(false);
+  });
+
+  it("reduces a customer's event bodies to their IDs: by email, Shopify order, provider order or name", async () => {
+    const { db, events } = await store(engine);
+    const t = db.t.providerEvents;
+    const reg = {
+      registrationId: 77,
+      storeId: 1001,
+      externalId: "REG-77",
+      customerEmail: "Grace@Example.com",
+      customerName: "Grace Hopper",
+      updatedOn: "2026-11-20T10:00:00.000Z",
+    };
+    await events.record(
+      event("by-email", { kind: "registration", payload: JSON.stringify({ data: reg }) }),
+    );
+    const claim = (over: Record<string, unknown>) =>
+      JSON.stringify({ claimId: 5, status: "open", customerName: "Grace Hopper", ...over });
+    await events.record(
+      event("by-order", { payload: claim({ sourceOrderId: "gid://shopify/Order/5001" }) }),
+    );
+    await events.record(event("by-provider-order", { payload: claim({ orderId: 42 }) }));
+    await events.record(event("by-name", { payload: claim({ orderName: "1001" }) }));
+    await events.record(
+      event("other", { payload: claim({ sourceOrderId: "5003", email: "ada@example.com" }) }),
+    );
+    await events.record(
+      event("other-store", {
+        storeId: 2002,
+        shops: ["z.myshopify.com"],
+        payload: JSON.stringify({ email: "grace@example.com" }),
+      }),
+    );
+
+    const redacted = await events.redactCustomer(
+      { shop: "a.myshopify.com", storeId: 1001 },
+      {
+        emails: ["grace@example.com"],
+        sourceOrderIds: ["5001"],
+        providerOrderIds: [42],
+        orderNames: ["#1001"],
+      },
+    );
+    expect(redacted).toBe(4);
+    const rows = await db.orm.select().from(t).orderBy(t.id);
+    const byId = Object.fromEntries(rows.map((r) => [r.eventId, r]));
+    for (const id of ["by-email", "by-order", "by-provider-order", "by-name"]) {
+      expect(byId[id]?.payload.toLowerCase()).not.toContain("grace");
+      expect(byId[id]?.redactedAt).not.toBeNull();
+      expect(byId[id]?.topic).toBe("claim/created");
+    }
+    expect(JSON.parse(byId["by-email"]?.payload ?? "")).toEqual({
+      redacted: "customer",
+      registrationId: "77",
+      externalId: "REG-77",
+      updatedOn: "2026-11-20T10:00:00.000Z",
+    });
+    expect(JSON.parse(byId["by-order"]?.payload ?? "")).toMatchObject({
+      redacted: "customer",
+      claimId: "5",
+      status: "open",
+      sourceOrderId: "gid://shopify/Order/5001",
+    });
+    // Another customer's event, and a store the shop is not on, keep their bodies.
+    expect(byId.other?.payload).toContain("ada@example.com");
+    expect(byId.other?.redactedAt).toBeNull();
+    expect(byId["other-store"]?.payload).toContain("grace@example.com");
+    // The registrations view still finds the registration's IDs.
+    const [view] = await events.recentRegistrationEvents(SPACE);
+    expect(view?.registration).toMatchObject({ registrationId: "77", externalId: "REG-77" });
+    // A second request finds nothing left to do.
+    expect(
+      await events.redactCustomer(
+        { shop: "a.myshopify.com", storeId: 1001 },
+        { emails: ["grace@example.com"], sourceOrderIds: [], providerOrderIds: [], orderNames: [] },
+      ),
+    ).toBe(0);
+  });
+
+  it("forgets a redacted shop: its sole store's events go, a shared store's stay for the others", async () => {
+    const { db, events } = await store(engine);
+    const t = db.t.providerEvents;
+    await events.record(event("sole", { storeId: 3003, shops: ["a.myshopify.com"] }));
+    await events.record(event("shared-both", { shops: ["a.myshopify.com", "b.myshopify.com"] }));
+    await events.record(event("shared-a-only", { shops: ["a.myshopify.com"] }));
+    await events.record(event("shared-b-only", { shops: ["b.myshopify.com"] }));
+    const others: Record<number, string[]> = { 1001: ["b.myshopify.com"], 3003: [] };
+    const result = await events.forgetShop(
+      { shop: "a.myshopify.com", storeId: 1001 },
+      async (id) => others[id] ?? [],
+    );
+    expect(result).toEqual({ deleted: 2, kept: 2 });
+    const rows = await db.orm.select().from(t).orderBy(t.id);
+    expect(rows.map((r) => [r.eventId, JSON.parse(r.shops)])).toEqual([
+      ["shared-both", ["b.myshopify.com"]],
+      ["shared-b-only", ["b.myshopify.com"]],
+    ]);
+  });
+
+  it("prunes bodies received before the cutoff, keeping the rows and the newer bodies", async () => {
+    const { db, events } = await store(engine);
+    const t = db.t.providerEvents;
+    const old = await events.record(
+      event("old", { payload: JSON.stringify({ claimId: 9, customerEmail: "old@example.com" }) }),
+    );
+    const fresh = await events.record(
+      event("new", { payload: JSON.stringify({ claimId: 10, customerEmail: "new@example.com" }) }),
+    );
+    await events.markProcessed(old.id, "claim 9 open");
+    await db.orm.update(t).set({ receivedAt: "2026-01-01T00:00:00.000Z" }).where(eq(t.id, old.id));
+    expect(await events.pruneBodies(new Date("2026-03-01T00:00:00.000Z"))).toBe(1);
+    const pruned = await events.get(old.id);
+    expect(pruned).toMatchObject({
+      eventId: "old",
+      topic: "claim/created",
+      outcome: "claim 9 open",
+    });
+    expect(pruned?.redactedAt).not.toBeNull();
+    expect(JSON.parse(pruned?.payload ?? "")).toEqual({ redacted: "retention", claimId: "9" });
+    const kept = await events.get(fresh.id);
+    expect(kept?.payload).toContain("new@example.com");
+    expect(kept?.redactedAt).toBeNull();
+    expect(await events.pruneBodies(new Date("2026-03-01T00:00:00.000Z"))).toBe(0);
   });
 });

@@ -29,6 +29,23 @@ describe("parseEnv", () => {
     expect(message).toContain("ENCRYPTION_KEY: must be 32 bytes");
   });
 
+  it("keeps provider event bodies 90 days unless PROVIDER_EVENT_RETENTION_DAYS says otherwise", () => {
+    expect(parseEnv({}).PROVIDER_EVENT_RETENTION_DAYS).toBe(90);
+    expect(parseEnv({ PROVIDER_EVENT_RETENTION_DAYS: "30" }).PROVIDER_EVENT_RETENTION_DAYS).toBe(
+      30,
+    );
+    for (const [value, reason] of [
+      ["0", "must be at least 1 day"],
+      ["2.5", "must be a whole number of days"],
+      ["ninety", "must be a whole number of days"],
+      ["99999", "must be at most 3650 days"],
+    ]) {
+      expect(() => parseEnv({ PROVIDER_EVENT_RETENTION_DAYS: value })).toThrow(
+        `PROVIDER_EVENT_RETENTION_DAYS: ${reason}`,
+      );
+    }
+  });
+
   it("accepts a 32-byte base64 key and treats empty strings as unset", () => {
     const key = Buffer.alloc(32, 7).toString("base64");
     const env = parseEnv({ ENCRYPTION_KEY: key, REDIS_URL: "" });
