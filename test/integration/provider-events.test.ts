@@ -161,9 +161,10 @@ describe("the provider's events over HTTP, from the sandbox", () => {
       sourceOrderId: String(SHOPIFY_ORDER),
       orderName: "#1042",
     });
+    // The claim row is written before the event is marked processed: wait for the mark.
+    await expect.poll(async () => (await storedEvents())[0]?.processedAt).not.toBeNull();
     const [event] = await storedEvents();
     expect(event).toMatchObject({ topic: "claim/created", kind: "claim", shops: [SHOP] });
-    expect(event?.processedAt).not.toBeNull();
 
     const page = await settingsPage();
     expect(page).toContain(`data-claim="claim:${claimId}"`);
