@@ -1,9 +1,9 @@
-import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { Hono } from "hono";
 import type { Logger } from "pino";
 import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
+import { webhookBodyLimit } from "./webhook-body-limit.ts";
 import { INGEST_DEADLINE_MS } from "./webhook-route.ts";
 
 export interface ProviderWebhookRouteDeps {
@@ -22,57 +22,39 @@ export interface ProviderWebhookRouteDeps {
  */
 export function providerWebhookRoutes(deps: ProviderWebhookRouteDeps) {
   const app = new Hono();
-  const tooLarge = (c: Context) =>
-    errorResponse(
-      c,
-      413,
-      "payload_too_large",
-      `webhook bodies are limited to ${deps.maxBytes} bytes`,
-    );
-  const streamingLimit = bodyLimit({ maxSize: deps.maxBytes, onError: tooLarge });
-  app.post(
-    "/webhooks/provider",
-    async (c, next) => {
-      const length = c.req.header("content-length");
-      if (length === undefined || c.req.header("transfer-encoding") !== undefined) {
-        return streamingLimit(c, next);
-      }
-      return Number(length) > deps.maxBytes ? tooLarge(c) : next();
-    },
-    async (c) => {
-      const bytes = new Uint8Array(await c.req.arrayBuffer());
-      try {
-        const result = await withDeadline(
-          deps.ingest.receive(c.req.raw.headers, bytes),
-          deps.deadlineMs ?? INGEST_DEADLINE_MS,
-          "making the provider event durable",
+  app.post("/webhooks/provider", webhookBodyLimit(deps.maxBytes), async (c) => {
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    try {
+      const result = await withDeadline(
+        deps.ingest.receive(c.req.raw.headers, bytes),
+        deps.deadlineMs ?? INGEST_DEADLINE_MS,
+        "making the provider event durable",
+      );
+      if (!result.ok) {
+        deps.onOutcome?.(`rejected:${result.code}`);
+        deps.logger.warn(
+          { code: result.code, storeId: result.storeId },
+          "provider webhook refused",
         );
-        if (!result.ok) {
-          deps.onOutcome?.(`rejected:${result.code}`);
-          deps.logger.warn(
-            { code: result.code, storeId: result.storeId },
-            "provider webhook refused",
-          );
-          return errorResponse(c, result.status, result.code, result.message, result.fields);
-        }
-        deps.onOutcome?.(result.outcome);
-        if (deps.logger.isLevelEnabled("debug")) {
-          deps.logger.debug(
-            { eventId: result.eventId, topic: result.topic, storeId: result.storeId },
-            `provider event ${result.outcome}`,
-          );
-        }
-        return c.json({ ok: true, outcome: result.outcome });
-      } catch (error) {
-        deps.onOutcome?.("unavailable");
-        deps.logger.error(
-          { err: { message: (error as Error).message } },
-          "could not make the provider event durable; answering 503",
-        );
-        c.header("Retry-After", "5");
-        return errorResponse(c, 503, "unavailable", "the event could not be stored; retry later");
+        return errorResponse(c, result.status, result.code, result.message, result.fields);
       }
-    },
-  );
+      deps.onOutcome?.(result.outcome);
+      if (deps.logger.isLevelEnabled("debug")) {
+        deps.logger.debug(
+          { eventId: result.eventId, topic: result.topic, storeId: result.storeId },
+          `provider event ${result.outcome}`,
+        );
+      }
+      return c.json({ ok: true, outcome: result.outcome });
+    } catch (error) {
+      deps.onOutcome?.("unavailable");
+      deps.logger.error(
+        { err: { message: (error as Error).message } },
+        "could not make the provider event durable; answering 503",
+      );
+      c.header("Retry-After", "5");
+      return errorResponse(c, 503, "unavailable", "the event could not be stored; retry later");
+    }
+  });
   return app;
 }

@@ -1,11 +1,11 @@
-import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { Hono } from "hono";
 import type { Logger } from "pino";
 import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
 import { normalizeTopic, ShopMismatchError, verifyShopifyWebhook } from "../shopify/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
+import { webhookBodyLimit } from "./webhook-body-limit.ts";
 
 export interface WebhookRouteDeps {
   /** The app's client secret: Shopify signs every webhook with it. */
@@ -35,108 +35,87 @@ export const INGEST_DEADLINE_MS = 2_000;
 export function webhookRoutes(deps: WebhookRouteDeps) {
   const { secret, ingest, logger } = deps;
   const app = new Hono();
-  const tooLarge = (c: Context) =>
-    errorResponse(
-      c,
-      413,
-      "payload_too_large",
-      `webhook bodies are limited to ${deps.maxBytes} bytes`,
-    );
-  // Hono's bodyLimit touches `Request.body`, which makes @hono/node-server build a web stream for
-  // every request; Shopify always sends Content-Length, so that case is checked from the header
-  // and the body is then read on the server's direct path. Chunked bodies keep the streaming check.
-  const streamingLimit = bodyLimit({ maxSize: deps.maxBytes, onError: tooLarge });
-  app.post(
-    "/webhooks/shopify",
-    async (c, next) => {
-      const length = c.req.header("content-length");
-      if (length === undefined || c.req.header("transfer-encoding") !== undefined) {
-        return streamingLimit(c, next);
-      }
-      return Number(length) > deps.maxBytes ? tooLarge(c) : next();
-    },
-    async (c) => {
-      // The HMAC covers the bytes as sent: verify those, then decode (never re-serialize).
-      const bytes = new Uint8Array(await c.req.arrayBuffer());
-      const check = verifyShopifyWebhook(c.req.raw.headers, bytes, secret);
-      if (!check.valid) {
-        deps.onOutcome?.("unknown", `rejected:${check.reason}`);
-        if (check.reason === "missing_headers") {
-          return errorResponse(
-            c,
-            400,
-            "missing_headers",
-            "required Shopify webhook headers are missing",
-            check.missingHeaders.map((h) => ({
-              path: `headers.${h.toLowerCase()}`,
-              message: "required",
-            })),
-          );
-        }
-        return errorResponse(c, 401, check.reason, "webhook signature is missing or invalid");
-      }
-      const topic = normalizeTopic(check.topic);
-      const shop = ShopDomain.safeParse(check.domain.toLowerCase());
-      if (!shop.success) {
-        deps.onOutcome?.(topic, "rejected:bad_shop");
+  app.post("/webhooks/shopify", webhookBodyLimit(deps.maxBytes), async (c) => {
+    // The HMAC covers the bytes as sent: verify those, then decode (never re-serialize).
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    const check = verifyShopifyWebhook(c.req.raw.headers, bytes, secret);
+    if (!check.valid) {
+      deps.onOutcome?.("unknown", `rejected:${check.reason}`);
+      if (check.reason === "missing_headers") {
         return errorResponse(
           c,
           400,
-          "invalid_shop",
-          "X-Shopify-Shop-Domain is not a myshopify.com domain",
-          [
-            {
-              path: "headers.x-shopify-shop-domain",
-              message: shop.error.issues[0]?.message ?? "invalid",
-            },
-          ],
+          "missing_headers",
+          "required Shopify webhook headers are missing",
+          check.missingHeaders.map((h) => ({
+            path: `headers.${h.toLowerCase()}`,
+            message: "required",
+          })),
         );
       }
-      // A child logger only when something is logged: it costs more than the rest of a request.
-      const log = () => logger.child({ shop: shop.data, topic, webhookId: check.webhookId });
-      try {
-        const outcome = await withDeadline(
-          ingest.ingest({
-            shop: shop.data,
-            topic,
-            webhookId: check.webhookId,
-            eventId: check.eventId,
-            triggeredAt: check.triggeredAt,
-            rawBody: decoder.decode(bytes),
-          }),
-          deps.deadlineMs ?? INGEST_DEADLINE_MS,
-          "making the webhook durable",
+      return errorResponse(c, 401, check.reason, "webhook signature is missing or invalid");
+    }
+    const topic = normalizeTopic(check.topic);
+    const shop = ShopDomain.safeParse(check.domain.toLowerCase());
+    if (!shop.success) {
+      deps.onOutcome?.(topic, "rejected:bad_shop");
+      return errorResponse(
+        c,
+        400,
+        "invalid_shop",
+        "X-Shopify-Shop-Domain is not a myshopify.com domain",
+        [
+          {
+            path: "headers.x-shopify-shop-domain",
+            message: shop.error.issues[0]?.message ?? "invalid",
+          },
+        ],
+      );
+    }
+    // A child logger only when something is logged: it costs more than the rest of a request.
+    const log = () => logger.child({ shop: shop.data, topic, webhookId: check.webhookId });
+    try {
+      const outcome = await withDeadline(
+        ingest.ingest({
+          shop: shop.data,
+          topic,
+          webhookId: check.webhookId,
+          eventId: check.eventId,
+          triggeredAt: check.triggeredAt,
+          rawBody: decoder.decode(bytes),
+        }),
+        deps.deadlineMs ?? INGEST_DEADLINE_MS,
+        "making the webhook durable",
+      );
+      deps.onOutcome?.(topic, outcome);
+      if (outcome === "unknown-shop")
+        log().warn("webhook for a shop that is not installed or active");
+      else if (outcome === "refused-installed")
+        log().warn(
+          "shop/redact refused: the shop is installed (Shopify sends it only after an uninstall)",
         );
-        deps.onOutcome?.(topic, outcome);
-        if (outcome === "unknown-shop")
-          log().warn("webhook for a shop that is not installed or active");
-        else if (outcome === "refused-installed")
-          log().warn(
-            "shop/redact refused: the shop is installed (Shopify sends it only after an uninstall)",
-          );
-        else if (outcome === "dead-lettered") log().warn("webhook body unusable; dead-lettered");
-        else if (logger.isLevelEnabled("debug")) log().debug({ outcome }, "webhook ingested");
-        return c.json({ ok: true, outcome });
-      } catch (error) {
-        if (error instanceof ShopMismatchError) {
-          deps.onOutcome?.(topic, "rejected:shop_mismatch");
-          log().warn(
-            { field: error.field },
-            "signed body names another shop than its header; refused",
-          );
-          return errorResponse(c, 400, "shop_mismatch", error.message, [
-            { path: `body.${error.field}`, message: "must be X-Shopify-Shop-Domain's shop" },
-          ]);
-        }
-        deps.onOutcome?.(topic, "unavailable");
-        log().error(
-          { err: { message: (error as Error).message } },
-          "could not make the webhook durable; answering 503",
+      else if (outcome === "dead-lettered") log().warn("webhook body unusable; dead-lettered");
+      else if (logger.isLevelEnabled("debug")) log().debug({ outcome }, "webhook ingested");
+      return c.json({ ok: true, outcome });
+    } catch (error) {
+      if (error instanceof ShopMismatchError) {
+        deps.onOutcome?.(topic, "rejected:shop_mismatch");
+        log().warn(
+          { field: error.field },
+          "signed body names another shop than its header; refused",
         );
-        c.header("Retry-After", "5");
-        return errorResponse(c, 503, "unavailable", "the event could not be stored; retry later");
+        return errorResponse(c, 400, "shop_mismatch", error.message, [
+          { path: `body.${error.field}`, message: "must be X-Shopify-Shop-Domain's shop" },
+        ]);
       }
-    },
-  );
+      deps.onOutcome?.(topic, "unavailable");
+      log().error(
+        { err: { message: (error as Error).message } },
+        "could not make the webhook durable; answering 503",
+      );
+      c.header("Retry-After", "5");
+      return errorResponse(c, 503, "unavailable", "the event could not be stored; retry later");
+    }
+  });
   return app;
 }
