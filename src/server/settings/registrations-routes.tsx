@@ -158,26 +158,38 @@ export function registrationRoutes(app: Hono<Env>, deps: SettingsRouteDeps) {
     );
   };
 
-  app.get("/registrations", async (c) => {
+  /**
+   * The query read and the shop's provider checked, for the page and the CSV alike: the reader
+   * and the query, or the page that says what is wrong.
+   */
+  const prepare = (c: Context<Env>) => {
     c.header("Cache-Control", "no-store");
     const parsed = parseQuery(c);
     if (!parsed.ok) {
-      return html(
-        c,
-        <RegistrationsPage
-          {...page(c, {
-            query: parsed.query,
-            page: null,
-            notice: { kind: "error", message: parsed.message },
-          })}
-        />,
-        400,
-      );
+      return {
+        refused: html(
+          c,
+          <RegistrationsPage
+            {...page(c, {
+              query: parsed.query,
+              page: null,
+              notice: { kind: "error", message: parsed.message },
+            })}
+          />,
+          400,
+        ),
+      };
     }
-    const { query } = parsed;
-    const blocked = unavailable(c, query);
-    if (blocked) return html(c, <RegistrationsPage {...blocked} />);
+    const blocked = unavailable(c, parsed.query);
+    if (blocked) return { refused: html(c, <RegistrationsPage {...blocked} />) };
     const reader = deps.service.registrations as RegistrationReader;
+    return { parsed, query: parsed.query, reader };
+  };
+
+  app.get("/registrations", async (c) => {
+    const ready = prepare(c);
+    if ("refused" in ready) return ready.refused;
+    const { parsed, query, reader } = ready;
     try {
       const [result, reported] = await Promise.all([
         reader.page(c.get("shop"), {
@@ -196,25 +208,9 @@ export function registrationRoutes(app: Hono<Env>, deps: SettingsRouteDeps) {
   });
 
   app.get("/registrations.csv", async (c) => {
-    c.header("Cache-Control", "no-store");
-    const parsed = parseQuery(c);
-    if (!parsed.ok) {
-      return html(
-        c,
-        <RegistrationsPage
-          {...page(c, {
-            query: parsed.query,
-            page: null,
-            notice: { kind: "error", message: parsed.message },
-          })}
-        />,
-        400,
-      );
-    }
-    const { query } = parsed;
-    const blocked = unavailable(c, query);
-    if (blocked) return html(c, <RegistrationsPage {...blocked} />);
-    const reader = deps.service.registrations as RegistrationReader;
+    const ready = prepare(c);
+    if ("refused" in ready) return ready.refused;
+    const { query, reader } = ready;
     const shop = c.get("shop");
     const rows = reader.list(shop, filtersOf(query))[Symbol.asyncIterator]();
     // The first page before the answer: a provider that fails now gets a page saying so.
