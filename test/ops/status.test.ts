@@ -42,7 +42,7 @@ function expectBusyStatus(status: ConnectorStatus) {
   expect(sync?.counts).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
   expect(sync?.oldestPendingAgeMs).toBeNull();
   expect(status.queues.map((q) => q.name).sort()).toEqual(
-    ["backfill", "dead-letter", "maintenance", "sync"].sort(),
+    ["backfill", "dead-letter", "maintenance", "product-import", "provider-events", "sync"].sort(),
   );
   const shop = status.shops.find((s) => s.shop === TEST_SHOP);
   expect(shop?.lastSyncedAt).not.toBeNull();
