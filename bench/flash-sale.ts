@@ -72,6 +72,14 @@ export interface FlashResult {
   utilization: number;
   /** The same calls against the provider's rate over the span, L·(1 + s/W): stricter. */
   rateUsed: number;
+  /**
+   * How full the provider's window was from the first call to the last: the mean over that span
+   * of what it counted in the window before each moment (ours and the other client's, up to L),
+   * over L. Unlike the two above it charges no budget the burst did not need: a burst that
+   * ends part way into a window (as it does when another client takes a share of each) is not
+   * charged that window's unused rest.
+   */
+  windowFill: number;
   rateLimited: number;
   movesPerCall: number;
   /** Burst order latency: from the burst to the order's arrival at the provider. */
@@ -149,6 +157,36 @@ async function startProvider(stores: number[], windowMs: number) {
   };
 }
 
+/** Windows the burst needs: L each, or L less the other client's 20 % while it spends. */
+const windowsFor = (burst: number, variant: Variant) =>
+  Math.ceil(burst / (variant === "other" ? LIMIT - LIMIT / 5 : LIMIT));
+
+/** The mean of min(L, requests counted in (t − W, t]) over t in [from, to], over L. */
+function windowFill(arrivals: number[], from: number, to: number, windowMs: number): number {
+  if (to <= from) return 1;
+  // +1 when a request arrives, −1 when it leaves the window; swept from `from` to `to`.
+  const events = arrivals
+    .filter((at) => at <= to && at + windowMs > from)
+    .flatMap((at): [number, number][] => [
+      [at, 1],
+      [at + windowMs, -1],
+    ])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let count = 0;
+  let area = 0;
+  let at = from;
+  for (const [time, step] of events) {
+    if (time > at) {
+      const until = Math.min(time, to);
+      if (until > at) area += Math.min(LIMIT, count) * (until - at);
+      at = Math.max(at, until);
+    }
+    count += step;
+  }
+  if (to > at) area += Math.min(LIMIT, count) * (to - at);
+  return area / (LIMIT * (to - from));
+}
+
 const pct = (values: number[], p: number) =>
   values[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? Number.NaN;
 
@@ -191,7 +229,13 @@ async function startWorkers(mode: Mode, count: number, env: Record<string, strin
               (total, m) => total + Number(m[1]),
               0,
             );
+          const byReason = Object.fromEntries(
+            [...text.matchAll(/^connector_limiter_waits_total\{reason="(\w+)"\} (\S+)$/gm)].map(
+              (m) => [m[1], Number(m[2])],
+            ),
+          );
           return {
+            byReason,
             calls: sum("connector_provider_requests_total"),
             waits: sum("connector_limiter_waits_total"),
             rateLimited: sum("connector_provider_rate_limited_total"),
@@ -280,10 +324,8 @@ async function runFlash(
           )
       : Promise.resolve();
   if (variant === "backfill") await new Promise((r) => setTimeout(r, windowMs * 1.5));
-  let started = Date.now();
-  for (const item of burstItems)
-    await ctx.queues.enqueueSync({ ...item, trigger: "orders/create", priority: "live" });
-  started = burstItems.length > 0 ? started : Date.now();
+  // The other client spends its 20 % steadily: it has been at it for a window when the burst
+  // comes, as it would be on a real store.
   const oobAt: number[] = [];
   const oob =
     variant === "other"
@@ -295,6 +337,11 @@ async function runFlash(
           (windowMs / LIMIT) * 5,
         )
       : null;
+  if (variant === "other") await new Promise((r) => setTimeout(r, windowMs));
+  let started = Date.now();
+  for (const item of burstItems)
+    await ctx.queues.enqueueSync({ ...item, trigger: "orders/create", priority: "live" });
+  started = burstItems.length > 0 ? started : Date.now();
   const quietSent = new Map<string, number>();
   let quietSeq = 0;
   const quiet =
@@ -308,6 +355,54 @@ async function runFlash(
         }, 100)
       : null;
 
+  // BENCH_DIAG: what the limiter believed, every 50 ms (the ledger's counts and the line).
+  const samples: { at: number; ours: number; others: number; waiting: number; pending: number }[] =
+    [];
+  let linePrinted = false;
+  const sampler = process.env.BENCH_DIAG
+    ? setInterval(async () => {
+        // The line's promises once, 3 s in: how many waiters are promised each half second.
+        if (!linePrinted && Date.now() - started > 3000) {
+          linePrinted = true;
+          const line = await ctx.redis.zrange(
+            `${prefix}:limiter:{${HOT}}:waiters:live`,
+            "0",
+            "-1",
+            "WITHSCORES",
+          );
+          const per = new Map<number, number>();
+          for (let i = 1; i < line.length; i += 2) {
+            const k = Math.floor((Number(line[i]) - started) / 500) / 2;
+            per.set(k, (per.get(k) ?? 0) + 1);
+          }
+          console.log(
+            `diag: the line at +3 s, promises per 0.5 s: ${[...per]
+              .sort((a, b) => a[0] - b[0])
+              .map(([k, n]) => `${k}s:${n}`)
+              .join(" ")}`,
+          );
+        }
+        const base = `${prefix}:limiter:{${HOT}}`;
+        const now = Date.now();
+        const from = `(${now - windowMs - 10}`;
+        const [bulk, live, others, waiting, pending] = (await ctx.redis
+          .multi()
+          .zcount(`${base}:slots`, from, "+inf")
+          .zcount(`${base}:slots:live`, from, "+inf")
+          .zcount(`${base}:others`, from, "+inf")
+          .zcard(`${base}:waiters:live`)
+          .zcard(`${base}:pending`)
+          .exec()
+          .then((r) => (r ?? []).map(([, v]) => Number(v)))) as number[];
+        samples.push({
+          at: now,
+          ours: (bulk ?? 0) + (live ?? 0),
+          others: others ?? 0,
+          waiting: waiting ?? 0,
+          pending: pending ?? 0,
+        });
+      }, 50)
+    : null;
   for (;;) {
     await new Promise((r) => setTimeout(r, 100));
     if (quietOnly && quietSeq >= 60) break;
@@ -317,6 +412,7 @@ async function runFlash(
   }
   if (quiet) clearInterval(quiet);
   if (oob) clearInterval(oob);
+  if (sampler) clearInterval(sampler);
   // Let the quiet orders already queued finish.
   if (variant === "quiet") {
     for (let i = 0; i < 100; i++) {
@@ -334,6 +430,10 @@ async function runFlash(
     const base = `${prefix}:limiter:{${HOT}}`;
     const others = await ctx.redis.zrangebyscore(`${base}:others`, "-inf", "+inf", "WITHSCORES");
     const lag = await ctx.redis.hgetall(`${base}:lag`);
+    const reasons: Record<string, number> = {};
+    for (const c of counters)
+      for (const [r, n] of Object.entries(c.byReason)) reasons[r] = (reasons[r] ?? 0) + Number(n);
+    console.log(`diag: queue moves by reason ${JSON.stringify(reasons)}`);
     console.log(
       `diag: others learned ${others.length / 2} (at +${others
         .filter((_, i) => i % 2 === 1)
@@ -361,28 +461,47 @@ async function runFlash(
   }
   const hot = providerState.arrivals.filter((a) => a.storeId === HOT && a.status !== 429);
   if (process.env.BENCH_DIAG) {
-    // The hot store's requests per half second: 201 live (burst) orders, other, 429s.
-    const liveIds = new Set(burstItems.map((i) => String(i.orderId)));
-    const liveAt = new Set(
-      providerState.orders
-        .filter((o) => liveIds.has(o.sourceOrderId))
-        .map((o) => Date.parse(o.createdOn)),
-    );
+    // The hot store's requests per half second: ours admitted, the other client's, 429s.
     const buckets = new Map<number, [number, number, number]>();
-    for (const a of providerState.arrivals.filter((x) => x.storeId === HOT)) {
-      const k = Math.floor((a.at - started) / 500);
+    const bucket = (at: number) => {
+      const k = Math.floor((at - started) / 500);
       const b = buckets.get(k) ?? [0, 0, 0];
-      if (a.status === 429) b[2]++;
-      else if (liveAt.has(a.at)) b[0]++;
-      else b[1]++;
       buckets.set(k, b);
+      return b;
+    };
+    for (const a of providerState.arrivals.filter((x) => x.storeId === HOT)) {
+      if (a.status === 429) bucket(a.at)[2]++;
+      else bucket(a.at)[0]++;
     }
+    for (const at of oobAt) bucket(at)[1]++;
     console.log(
-      `diag: per 0.5 s [live, other, 429]: ${[...buckets]
+      `diag: per 0.5 s [ours, other client, 429]: ${[...buckets]
         .sort((x, y) => x[0] - y[0])
         .map(([k, b]) => `${k / 2}s:${b.join("/")}`)
         .join(" ")}`,
     );
+    // The server's window against the limiter's ledger, every 50 ms for the first windows and
+    // at each 429: [server ours+other | ledger ours+others, live waiters, pending].
+    const admitted = providerState.arrivals
+      .filter((x) => x.storeId === HOT && x.status !== 429)
+      .map((x) => x.at);
+    const inWindow = (times: number[], t: number) =>
+      times.filter((x) => x > t - windowMs && x <= t).length;
+    const view = (s: (typeof samples)[number]) =>
+      `+${s.at - started}:${inWindow(admitted, s.at)}+${inWindow(oobAt, s.at)}|${s.ours}+${s.others},w${s.waiting},p${s.pending}`;
+    console.log(
+      `diag: server|ledger: ${samples
+        .filter((s) => s.at - started < 4 * windowMs)
+        .filter((_, i) => i % 2 === 0)
+        .map(view)
+        .join(" ")}`,
+    );
+    for (const a of providerState.arrivals.filter((x) => x.storeId === HOT && x.status === 429)) {
+      const near = samples.filter((s) => s.at <= a.at).at(-1);
+      console.log(
+        `diag: 429 at +${a.at - started}: server held ${inWindow(admitted, a.at)} ours + ${inWindow(oobAt, a.at)} other; ledger just before ${near ? view(near) : "-"}`,
+      );
+    }
     const lateOnes = burstItems
       .map((i, index) => ({ index, at: (created.get(i.orderId) ?? Number.NaN) - started }))
       .sort((x, y) => y.at - x.at)
@@ -406,8 +525,14 @@ async function runFlash(
   const burstCalls = hot.filter((a) => a.at >= started && a.at <= lastOfBurst);
   const first = Math.min(...burstCalls.map((a) => a.at));
   const last = Math.max(...burstCalls.map((a) => a.at));
-  const others = oobAt.filter((t) => t >= first && t <= last).length;
+  // The other client's requests the provider counted in the span: with its requests already in
+  // the window at the first call (it spends before the burst), those too, as they hold part of
+  // the first window's budget.
+  const others = oobAt.filter((t) => t > first - windowMs && t <= last).length;
   const span = last - first;
+  const admittedHot = providerState.arrivals
+    .filter((a) => a.storeId === HOT && a.status !== 429)
+    .map((a) => a.at);
   const quietLatency = [...quietSent.entries()]
     .map(([id, at]) => (created.get(id) ?? Number.NaN) - at)
     .filter(Number.isFinite)
@@ -425,12 +550,13 @@ async function runFlash(
       (LIMIT * (variant === "backfill" ? span / windowMs : Math.floor(span / windowMs) + 1)),
     rateUsed:
       (burstCalls.length + others) / (LIMIT * ((variant === "backfill" ? 0 : 1) + span / windowMs)),
+    windowFill: windowFill([...admittedHot, ...oobAt], first, last, windowMs),
     rateLimited: providerState.arrivals.filter((a) => a.storeId === HOT && a.status === 429).length,
     movesPerCall: calls > 0 ? moves / calls : 0,
     p50: pct(burstLatency, 50),
     p95: pct(burstLatency, 95),
     max: burstLatency.at(-1) ?? Number.NaN,
-    idealMs: (Math.ceil(burst / LIMIT) - 1) * windowMs,
+    idealMs: (windowsFor(burst, variant) - 1) * windowMs,
     worstOvertaking: worst,
     quietP95: quietLatency.length > 0 ? pct(quietLatency, 95) : null,
   };
@@ -463,12 +589,12 @@ export async function flashSaleBench() {
   const workerCounts = list(args.workers, [2]);
   const redis = await startRedisServer();
   console.log(
-    `bench:throttle --scenario flash-sale — limit ${LIMIT} per window, one store, the burst queued at once, the provider in its own process; budget used = provider calls from the first to the last / L·(⌊span/W⌋ + 1), rate used = the same / L·(1 + span/W)\n`,
+    `bench:throttle --scenario flash-sale — limit ${LIMIT} per window, one store, the burst queued at once, the provider in its own process; budget used = provider calls from the first to the last / L·(⌊span/W⌋ + 1), rate used = the same / L·(1 + span/W), window fill = the mean of what the provider counted in its window (up to L) over the span / L\n`,
   );
   console.log(
-    "| limiter | burst | window | variant | worker processes | budget used | rate used | 429s | moves/call | last order at (s) | ideal / bound (s) | p50 / p95 (s) | worst overtaking | quiet p95 (idle) |",
+    "| limiter | burst | window | variant | worker processes | budget used | rate used | window fill | 429s | moves/call | last order at (s) | ideal / bound (s) | p50 / p95 (s) | worst overtaking | quiet p95 (idle) |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const windowMs of windows) {
     for (const burst of bursts) {
       for (const variant of variants) {
@@ -483,7 +609,7 @@ export async function flashSaleBench() {
           for (const mode of modes) {
             const r = await runFlash(redis.url, mode, burst, windowMs, variant, workers);
             console.log(
-              `| ${mode === "connector" ? "per-store limiter" : "BullMQ queue limiter"} | ${burst} | ${windowMs / 1000} s | ${variant} | ${workers} | ${(r.utilization * 100).toFixed(1)} % | ${(r.rateUsed * 100).toFixed(1)} % | ${r.rateLimited} | ${r.movesPerCall.toFixed(2)} | ${(r.max / 1000).toFixed(2)} | ${(r.idealMs / 1000).toFixed(1)} / ${((Math.ceil(burst / LIMIT) * (windowMs + windowMs / LIMIT)) / 1000).toFixed(2)} | ${(r.p50 / 1000).toFixed(1)} / ${(r.p95 / 1000).toFixed(1)} | ${r.worstOvertaking} | ${r.quietP95 === null ? "-" : `${r.quietP95.toFixed(0)} ms (${idleP95?.toFixed(0) ?? "-"} ms)`} |`,
+              `| ${mode === "connector" ? "per-store limiter" : "BullMQ queue limiter"} | ${burst} | ${windowMs / 1000} s | ${variant} | ${workers} | ${(r.utilization * 100).toFixed(1)} % | ${(r.rateUsed * 100).toFixed(1)} % | ${(r.windowFill * 100).toFixed(1)} % | ${r.rateLimited} | ${r.movesPerCall.toFixed(2)} | ${(r.max / 1000).toFixed(2)} | ${(r.idealMs / 1000).toFixed(1)} / ${((windowsFor(burst, variant) * (windowMs + windowMs / LIMIT)) / 1000).toFixed(2)} | ${(r.p50 / 1000).toFixed(1)} / ${(r.p95 / 1000).toFixed(1)} | ${r.worstOvertaking} | ${r.quietP95 === null ? "-" : `${r.quietP95.toFixed(0)} ms (${idleP95?.toFixed(0) ?? "-"} ms)`} |`,
             );
           }
         }

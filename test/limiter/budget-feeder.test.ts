@@ -33,6 +33,7 @@ function setup(options: {
     jitterMs: 0,
     marginMs: 5,
     paceBulk: false,
+    liveSlowStart: false,
     ...options,
     prefix,
   });

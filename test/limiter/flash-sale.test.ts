@@ -13,13 +13,19 @@ const connections: Redis[] = [];
 afterAll(() => {
   for (const r of connections) r.disconnect();
 });
-const limiterFor = (options: { limit: number; windowMs: number; marginMs?: number }) => {
+const limiterFor = (options: {
+  limit: number;
+  windowMs: number;
+  marginMs?: number;
+  liveSlowStart?: boolean;
+}) => {
   const redis = new Redis(inject("redisUrl"));
   connections.push(redis);
   return new StoreRateLimiter(redis, {
     jitterMs: 0,
     marginMs: 5,
     paceBulk: false,
+    liveSlowStart: false,
     ...options,
     prefix: `t-${randomUUID()}`,
   });
@@ -368,5 +374,145 @@ describe("StoreRateLimiter in a flash sale", () => {
       const overtakers = order.slice(0, i).filter((j) => j > index).length;
       expect(overtakers, `job ${index} overtaken by ${overtakers}`).toBeLessThanOrEqual(limit);
     }
+  });
+});
+
+/** A request of ours, sent and answered at once: the server reports `remaining` at its arrival. */
+async function answered(
+  limiter: StoreRateLimiter,
+  store: number,
+  slotId: string,
+  remaining: number,
+) {
+  return limiter.spend(store, slotId, async () => {
+    await limiter.sending(store);
+    return limiter.observe(store, { limit: limiter.limit, remaining });
+  });
+}
+
+describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine", () => {
+  it("sends a burst on a store it has not heard from as one request first, the rest after its answer", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 2_000, liveSlowStart: true });
+    const first = await granted(limiter, 21);
+    // Before its answer the others wait, briefly and in the process, though the window is empty.
+    const second = await limiter.acquire(21, "live");
+    expect(second).toMatchObject({ granted: false, reason: "window" });
+    if (second.granted) return;
+    expect(second.waitMs).toBeLessThanOrEqual(limiter.shortWaitMs);
+    // The answer: another client has four requests in the window.
+    expect(await answered(limiter, 21, first.slotId, 5)).toBe(4);
+    // The burst now goes, up to what that client leaves, not into its requests.
+    let grants = 0;
+    while ((await limiter.acquire(21, "live")).granted) grants++;
+    expect(grants).toBe(10 - 1 - 4);
+  });
+
+  it("waits for that first answer a short while at most; one without RateLimit headers ends it", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 1_000, liveSlowStart: true });
+    await granted(limiter, 22);
+    expect((await limiter.acquire(22, "live")).granted).toBe(false);
+    // No answer comes (a request that hangs): after the short wait, the burst goes.
+    await sleep(limiter.shortWaitMs + 10);
+    for (let i = 0; i < 5; i++) expect((await limiter.acquire(22, "live")).granted).toBe(true);
+    // An answer without RateLimit headers teaches nothing, but nothing is left to wait for.
+    const probe = await granted(limiter, 28);
+    expect((await limiter.acquire(28, "live")).granted).toBe(false);
+    await limiter.spend(28, probe.slotId, async () => {
+      await limiter.sending(28);
+      await limiter.observe(28, {});
+    });
+    expect((await limiter.acquire(28, "live")).granted).toBe(true);
+  });
+
+  it("spreads the line over the window instead of promising the slots that free together", async () => {
+    const limit = 10;
+    const windowMs = 1_000;
+    const limiter = limiterFor({ limit, windowMs });
+    // Our first request's answer: another client has two requests in the window.
+    expect(await answered(limiter, 23, (await granted(limiter, 23)).slotId, 7)).toBe(2);
+    // The burst fills the window at once; the rest queue.
+    while ((await limiter.acquire(23, "live")).granted) {}
+    const line: Awaited<ReturnType<typeof refused>>[] = [];
+    for (let i = 0; i < 12; i++) line.push(await refused(limiter, 23, `w${i}`));
+    // The burst's slots all free within a few ms of each other. Promised those moments, the
+    // line would go out in a clump at each window's start and fall silent for the rest: nothing
+    // heard of the other client until the next clump. Spread: our share of a window (10, less
+    // a slot of headroom, the other client's two and one of its requests on the way: 6) one
+    // interval apart.
+    const gaps = line.slice(1).map((d, i) => d.retryAtMs - (line[i]?.retryAtMs ?? 0));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(windowMs / 6 - 2);
+    for (const gap of gaps) expect(gap).toBeLessThanOrEqual(windowMs / 6 + windowMs / 20);
+  });
+
+  it("keeps counting the other client's pace when the requests learned from it leave the ledger", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 500 });
+    // Another client has four requests in the window.
+    expect(await answered(limiter, 24, (await granted(limiter, 24)).slotId, 5)).toBe(4);
+    // A window later, nothing heard since: the four learned requests (and ours) have left the
+    // ledger, but that client has kept spending; a burst now must not take its share.
+    await sleep(600);
+    let grants = 0;
+    while ((await limiter.acquire(24, "live")).granted) grants++;
+    expect(grants).toBeGreaterThan(0);
+    expect(grants).toBeLessThanOrEqual(10 - 4);
+  });
+
+  it("forgets requests it learned as another client's when a later answer shows fewer", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 5_000 });
+    // The server counts four at our first request: three are learned as another client's.
+    expect(await answered(limiter, 25, (await granted(limiter, 25)).slotId, 6)).toBe(3);
+    await sleep(20);
+    // Our second request's answer: the server counts both of ours and one other. Two of the
+    // three learned were not that client's (our own, reordered on the way, are learned so).
+    expect(await answered(limiter, 25, (await granted(limiter, 25)).slotId, 7)).toBe(0);
+    expect((await limiter.inspect(25)).used).toBe(3);
+  });
+
+  it("keeps the line's order through a 429 block and brings it back one slot apart", async () => {
+    const limiter = limiterFor({ limit: 2, windowMs: 400 });
+    await granted(limiter, 26);
+    await sleep(5);
+    await granted(limiter, 26);
+    await refused(limiter, 26, "w1");
+    const w2 = await refused(limiter, 26, "w2");
+    await refused(limiter, 26, "w3");
+    const until = await limiter.block(26, 1_000);
+    await untilMs(limiter, w2.retryAtMs);
+    const back1 = await limiter.acquire(26, "live", "w1");
+    const back2 = await limiter.acquire(26, "live", "w2");
+    expect(back1).toMatchObject({ granted: false, reason: "blocked" });
+    expect(back2).toMatchObject({ granted: false, reason: "blocked" });
+    if (back1.granted || back2.granted) return;
+    // Not all at the block's end, and in their order.
+    expect(back1.retryAtMs).toBeGreaterThanOrEqual(until);
+    expect(back2.retryAtMs).toBeGreaterThanOrEqual(back1.retryAtMs + 400 / 2);
+    // Still in line, all three.
+    expect((await limiter.inspect(26)).waiting.live).toBe(3);
+  });
+
+  it("lets a waiter take a slot kept for those ahead of it more than two slot intervals late", async () => {
+    // (Four worker processes on two cores hand jobs back late now and then: a slot kept for
+    // each late one made every round start as late as its latest job.)
+    const limiter = limiterFor({ limit: 10, windowMs: 1_000 });
+    const slots = [];
+    for (let i = 0; i < 10; i++) {
+      slots.push(await granted(limiter, 27));
+      await sleep(3);
+    }
+    const line = [];
+    for (let i = 0; i < 10; i++) line.push(await refused(limiter, 27, `w${i}`));
+    // The last two requests are answered late: their slots free later than promised.
+    await sleep(400);
+    for (const slot of slots.slice(8)) await limiter.settle(27, slot.slotId);
+    // All promised moments have come. w0 and w1 do not come back; w2 to w7 do and take theirs.
+    await untilMs(limiter, Math.max(...line.map((d) => d.retryAtMs)) + 20);
+    for (let i = 2; i < 8; i++)
+      expect((await limiter.acquire(27, "live", `w${i}`)).granted).toBe(true);
+    // Eight slots held: w8 is refused while w0 and w1 may still come for the last two.
+    expect((await limiter.acquire(27, "live", "w8")).granted).toBe(false);
+    // Two slot intervals later they have not: w8 takes one of the slots kept for them.
+    await sleep(250);
+    expect((await limiter.inspect(27)).used).toBe(8);
+    expect((await limiter.acquire(27, "live", "w8")).granted).toBe(true);
   });
 });

@@ -14,6 +14,7 @@ describe("StoreRateLimiter.inspect", () => {
       windowMs: 10_000,
       marginMs: 50,
       jitterMs: 0,
+      liveSlowStart: false,
       prefix,
     });
     expect(await limiter.inspect(1001)).toMatchObject({
@@ -41,7 +42,13 @@ describe("StoreRateLimiter.inspect", () => {
 
   it("writes nothing: expired slots stay in Redis until a real decision removes them", async () => {
     const prefix = `t-${randomUUID()}`;
-    const limiter = new StoreRateLimiter(redis, { limit: 5, windowMs: 100, marginMs: 0, prefix });
+    const limiter = new StoreRateLimiter(redis, {
+      limit: 5,
+      windowMs: 100,
+      marginMs: 0,
+      liveSlowStart: false,
+      prefix,
+    });
     await limiter.acquire(7);
     await limiter.acquire(7);
     const key = `${prefix}:limiter:{7}:slots:live`;

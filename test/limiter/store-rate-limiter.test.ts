@@ -24,7 +24,14 @@ const limiterFor = (
   redis = connect(),
   prefix = `t-${randomUUID()}`,
   // Pacing spreads bulk grants over the window; most tests look at other rules in one burst.
-) => new StoreRateLimiter(redis, { jitterMs: 0, paceBulk: false, ...options, prefix });
+) =>
+  new StoreRateLimiter(redis, {
+    jitterMs: 0,
+    paceBulk: false,
+    liveSlowStart: false,
+    ...options,
+    prefix,
+  });
 
 describe("StoreRateLimiter", () => {
   it("grants exactly the limit in a burst and says when the next slot frees", async () => {

@@ -9,10 +9,10 @@ import { type LuaScript, loadLua } from "../../lib/lua.ts";
 const dir = new URL("./lua/", import.meta.url);
 
 export const LIMITER_SCRIPTS: Record<string, LuaScript> = {
-  limiterAcquire: loadLua(dir, "acquire-10"),
+  limiterAcquire: loadLua(dir, "acquire-11"),
   limiterRelease: loadLua(dir, "release-4"),
   limiterSettle: loadLua(dir, "settle-6"),
-  limiterObserve: loadLua(dir, "observe-8"),
+  limiterObserve: loadLua(dir, "observe-9"),
   limiterSent: loadLua(dir, "sent-2"),
   limiterBlock: loadLua(dir, "block-1"),
   limiterNow: loadLua(dir, "now-0"),

@@ -30,6 +30,12 @@ export interface LimiterOptions {
    * free slot at once; see ACQUIRE in scripts.ts.
    */
   paceBulk?: boolean;
+  /**
+   * Slow start for live work (default true): while no answer has told the limiter a store's
+   * budget, the first live request goes alone and the others wait for its answer (at most
+   * `shortWaitMs`), so a burst on an idle store another client shares does not meet 429s.
+   */
+  liveSlowStart?: boolean;
   /** Random extra wait after a 429, so blocked workers do not return in one burst. */
   jitterMs?: number;
   prefix?: string;
@@ -83,6 +89,7 @@ export class StoreRateLimiter {
   /** Slots left unused while another client spends the same budget. */
   readonly sharedHeadroom: number;
   readonly paceBulk: boolean;
+  readonly liveSlowStart: boolean;
   /** The longest refusal `acquireOrWait` waits out in process: a fifth of the window, ≤ 1 s. */
   readonly shortWaitMs: number;
   readonly #jitterMs: number;
@@ -103,6 +110,7 @@ export class StoreRateLimiter {
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.liveReserve = options.limit - this.bulkCeiling;
     this.paceBulk = options.paceBulk ?? true;
+    this.liveSlowStart = options.liveSlowStart ?? true;
     this.shortWaitMs = Math.min(1_000, Math.max(20, Math.ceil(options.windowMs / 5)));
     this.sharedHeadroom = Math.min(
       options.limit - 1,
@@ -131,6 +139,8 @@ export class StoreRateLimiter {
       seen: `${base}:seen`,
       /** When the next bulk grant is due (bulk work is paced over the window). */
       paced: `${base}:paced`,
+      /** When a live request went out alone to learn the store's budget (slow start). */
+      probe: `${base}:probe`,
       /** Our requests in flight by the moment they left (see SENT in scripts.ts). */
       sent: `${base}:sent`,
       /** A shortfall in the last answer that our own requests in flight may explain. */
@@ -175,6 +185,7 @@ export class StoreRateLimiter {
       k.seen,
       k.paced,
       k.lag,
+      k.probe,
       this.limit,
       this.windowMs,
       this.marginMs,
@@ -186,6 +197,7 @@ export class StoreRateLimiter {
       this.sharedHeadroom,
       this.paceBulk ? "1" : "0",
       again ? "1" : "0",
+      this.liveSlowStart ? this.shortWaitMs : 0,
     )) as [number, number, string, number, number | undefined];
     if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
     const now = await this.nowMs();
@@ -212,7 +224,7 @@ export class StoreRateLimiter {
     prepaid = "",
   ): Promise<Decision> {
     let decision = await this.acquire(storeId, priority, waiter, prepaid);
-    for (let tries = 0; tries < 8; tries++) {
+    for (let tries = 0; tries < 16; tries++) {
       if (decision.granted || decision.reason === "blocked") return decision;
       const { waitMs } = decision;
       if (waitMs > this.shortWaitMs) return decision;
@@ -313,6 +325,7 @@ export class StoreRateLimiter {
       k.answered,
       k.doubt,
       k.sent,
+      k.lag,
       serverLimit,
       this.windowMs,
       this.marginMs,

@@ -11,28 +11,42 @@
   later than its grant. Promises that ignore it drift earlier than the slots by that much per
   round, and a burst of fifty rounds comes back seconds early. A slot whose answer is still
   awaited will be settled later by the same. A woken job reaches the limiter `lag.grant` ms
-  after the moment it was told; it is told `lag.lead` ms early (that delay, up to two slot
-  intervals) and waits for its slot in the process, so only the rest is added per round. (A
-  longer lead would hold a worker's concurrency for every waiting job, and the jobs behind
-  them would come back later still.)
+  after the moment it was told; it is told `lag.lead` ms early (that delay and a slot interval,
+  up to a tenth of the window) and waits for its slot in the process, so only the rest, if any,
+  is added per round.
+
+  `spread` (ms, or nil): the positions take their slots no closer than that apart, so slots
+  that free together are taken again over the window, not at once (a flood while another
+  client spends; see ACQUIRE).
 ]]
-local function kth(keys, ahead, cap, now, life, lag, pending)
-  local round = life + lag.settle + lag.grant - lag.lead
+local function kth(keys, ahead, cap, now, life, lag, pending, spread)
+  local round = life + lag.settle + math.max(lag.grant - lag.lead, 0)
   local floor = '(' .. (now - life)
   cap = math.max(cap, 1)
   local held = 0
   for _, key in ipairs(keys) do held = held + redis.call('ZCOUNT', key, floor, '+inf') end
   local cycles = math.floor(ahead / cap)
-  local index = ahead % cap + held - cap
-  if index < 0 then return math.ceil(now + round * cycles) end
+  local position = ahead % cap
+  local index = position + held - cap
+  if index < 0 and not spread then return math.ceil(now + round * cycles) end
   local slots = {}
-  for _, key in ipairs(keys) do
-    local entries = redis.call('ZRANGEBYSCORE', key, floor, '+inf', 'WITHSCORES', 'LIMIT', 0, index + 1)
-    for i = 2, #entries, 2 do slots[#slots + 1] = {tonumber(entries[i]), entries[i - 1]} end
+  if index >= 0 then
+    for _, key in ipairs(keys) do
+      local entries = redis.call('ZRANGEBYSCORE', key, floor, '+inf', 'WITHSCORES', 'LIMIT', 0, index + 1)
+      for i = 2, #entries, 2 do slots[#slots + 1] = {tonumber(entries[i]), entries[i - 1]} end
+    end
+    table.sort(slots, function(a, b) return a[1] < b[1] end)
   end
-  table.sort(slots, function(a, b) return a[1] < b[1] end)
-  local slot = slots[index + 1]
-  local frees = slot[1] + life
-  if redis.call('ZSCORE', pending, slot[2]) then frees = frees + lag.settle end
-  return math.ceil(frees + round * cycles)
+  local function frees(j)
+    if j < 0 then return now end
+    local slot = slots[j + 1]
+    local at = slot[1] + life
+    if redis.call('ZSCORE', pending, slot[2]) then at = at + lag.settle end
+    return at
+  end
+  if not spread then return math.ceil(frees(index) + round * cycles) end
+  -- Spread: the positions ahead take their slots no closer than `spread` apart.
+  local at = frees(held - cap)
+  for i = 1, position do at = math.max(frees(i + held - cap), at + spread) end
+  return math.ceil(at + round * cycles)
 end

@@ -21,7 +21,19 @@
   it was held shows it again; a larger one is learned at once. One phantom request costs a
   slot for a whole window; waiting for a later answer to learn a real one costs what the
   headroom covers. Once another client is known to be spending in the window, a shortfall is
-  learned at once: it is most likely that client's next request.
+  learned at once: it is most likely that client's next request. Until it is confirmed or
+  learned, the answer does not count as seen (the requests ACQUIRE expects from that client
+  since the last clear answer stay counted).
+
+  The server is also the authority the other way: when it counts fewer than we do, the other
+  client cannot have more in its window than it counted less ours it surely had (those whose
+  answers came back before the answered one left, and that one). Learned requests beyond that
+  are forgotten, newest first: our own requests a burst reordered on the way, learned as that
+  client's on the safe side, would otherwise hold slots for a whole window.
+
+  An answer no request of ours could have overtaken (none left after it) reads exactly how many
+  requests the other client has in the window: kept in `lag` (`others`, `othersAt`) for ACQUIRE,
+  which plans a flood's line with it and keeps counting it while no answer comes.
 
   A call made outside a slot (ARGV[6] = '') is compared with the ledger, every pending request
   left out (the safe side: one of ours that did arrive is counted twice for a window at most,
@@ -39,6 +51,8 @@
     KEYS[6] answered     grant times of answered slots (two windows)
     KEYS[7] doubt        a shortfall held until a later answer confirms it
     KEYS[8] sent         pending requests by the moment they left (µs)
+    KEYS[9] lag          hash; `others`, `othersAt`: the other client's requests in the window,
+                         as read from the last answer no request of ours could have overtaken
     ARGV[1] limit        the smaller of ours and the server's
     ARGV[2] windowMs
     ARGV[3] marginMs
@@ -66,7 +80,7 @@ local left = answered and redis.call('ZSCORE', KEYS[8], ARGV[6])
 local seenAt = now
 if left then seenAt = math.min(now, math.floor(tonumber(left) / 1000)) end
 local seenBefore = tonumber(redis.call('GET', KEYS[2]) or '0')
-redis.call('SET', KEYS[2], math.max(seenAt, seenBefore), 'PX', window)
+local function markSeen() redis.call('SET', KEYS[2], math.max(seenAt, seenBefore), 'PX', window) end
 if answered and left then
   local from = '(' .. (tonumber(answered) - window - margin)
   -- In flight and not counted: pending, less those that left before it (itself included).
@@ -87,16 +101,45 @@ else
 end
 -- Bounded: one script call must stay short whatever a misconfigured budget says.
 local missing = math.min(limit - ours - others - serverRemaining, 10000)
+-- No request of ours left after the answered one: the answer tells exactly how many requests
+-- the other client had in the window (what it spends per window), without the requests of
+-- ours that a burst reorders on the way and `others` counts on the safe side. ACQUIRE plans
+-- a flood's line with it.
+if answered and left and after == 0 then
+  redis.call('HSET', KEYS[9], 'others', math.max(limit - serverRemaining - ours, 0), 'othersAt', now)
+  redis.call('PEXPIRE', KEYS[9], window * 10)
+end
 if missing <= 0 then
+  markSeen()
   redis.call('DEL', KEYS[7])
+  -- The server is the authority when it counts fewer than we do: the other client cannot have
+  -- more requests in its window than it counted less ours it surely had, those whose answers
+  -- came back before the answered one left (and it). Learned requests beyond that (our own,
+  -- reordered on the way and learned as the other client's, or that client slowing down) are
+  -- forgotten, newest first, instead of holding slots for a whole window.
+  if others > 0 and left then
+    local leftMs = math.floor(tonumber(left) / 1000)
+    local surely = 1
+    for _, key in ipairs({KEYS[1], KEYS[3]}) do
+      local slots = redis.call('ZRANGEBYSCORE', key, '(' .. (now - window), leftMs - margin)
+      for _, member in ipairs(slots) do
+        local granted = redis.call('ZSCORE', KEYS[6], member)
+        if granted and tonumber(granted) > now - window then surely = surely + 1 end
+      end
+    end
+    local excess = others - math.max(limit - serverRemaining - surely, 0)
+    if excess > 0 then redis.call('ZREMRANGEBYRANK', KEYS[4], -excess, -1) end
+  end
   return 0
 end
 local sure = math.max(missing - after, 0)
 local doubt = missing - sure
 local learned = sure
+local heldBack = false
 if others > 0 then
   -- Another client has been spending in this window: a shortfall is most likely its next
   -- request, and learning it late risks a 429 that stops the store for a whole Retry-After.
+  -- (If it was ours after all, a later answer shows the surplus and it is forgotten.)
   learned = missing
   redis.call('DEL', KEYS[7])
 elseif doubt > 0 then
@@ -106,14 +149,20 @@ elseif doubt > 0 then
   if held[1] and left and tonumber(left) > tonumber(held[2]) then
     learned = learned + math.min(doubt, tonumber(held[1]))
     redis.call('DEL', KEYS[7])
-  elseif not held[1] then
-    local t = redis.call('TIME')
-    redis.call('HSET', KEYS[7], 'count', doubt, 'at', tonumber(t[1]) * 1000000 + tonumber(t[2]))
-    redis.call('PEXPIRE', KEYS[7], window)
+  else
+    heldBack = true
+    if not held[1] then
+      local t = redis.call('TIME')
+      redis.call('HSET', KEYS[7], 'count', doubt, 'at', tonumber(t[1]) * 1000000 + tonumber(t[2]))
+      redis.call('PEXPIRE', KEYS[7], window)
+    end
   end
 else
   redis.call('DEL', KEYS[7])
 end
+-- A shortfall held back may be the other client's request: the answer does not count as seen
+-- (the requests expected from that client since the last clear answer stay counted).
+if not heldBack or seenBefore == 0 then markSeen() end
 if learned <= 0 then return 0 end
 local score = now - margin
 for i = 1, learned do

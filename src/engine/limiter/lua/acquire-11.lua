@@ -30,7 +30,13 @@
   the same instant, one would win and the rest would be delayed again. Live waiters are ahead
   of every bulk waiter: backfill only gets the slots live work leaves. A waiter that comes back
   and is refused again (its slot settled later than promised) keeps its first promise as its
-  place in line, so the waiters behind it stay behind it; it is told its new moment.
+  place in line, so the waiters behind it stay behind it; it is told its new moment. It keeps
+  it through a 429 block too, and those due come back after the block one slot interval apart.
+
+  A flood while another client spends: the line is spread over the window (one promise per
+  slot interval of our share) instead of each waiter being promised the moment a slot frees;
+  see SPREAD below. Slow start: on a store no answer has told us about for a window, the first
+  live request goes alone and the others wait for its answer (ARGV[12]).
 
   Input:
     KEYS[1]  slots        bulk work's slots (zset: member → grant time, ms)
@@ -43,6 +49,8 @@
     KEYS[8]  seen         when the server last told us its count
     KEYS[9]  paced        when the next bulk grant is due (GCRA)
     KEYS[10] lag          hash: `grant` (how late woken waiters come), `settle` (how far slots move), ms
+    KEYS[11] probe        hash: the live request that went out alone to learn an unknown
+                          store's budget (`slot`) and when (`at`)
     ARGV[1]  limit
     ARGV[2]  windowMs
     ARGV[3]  marginMs
@@ -54,6 +62,7 @@
     ARGV[9]  headroom     slots left unused while another client is spending
     ARGV[10] pace         '1' to pace bulk work
     ARGV[11] again        '1' when the caller asks again without having left the process
+    ARGV[12] probeMs      how long live work waits for that request's answer (0: no slow start)
 
   Output:
     {granted (1|0), time (grant time or retry-at), reason, remaining,
@@ -74,13 +83,32 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - life)
 -- A waiter back for its promised slot keeps its place in line: if it is refused again (the slot
 -- it was promised settled later than promised), only the waiters promised earlier stay ahead.
 local promised = nil
+local promisedIn = KEYS[3]
 if waiter ~= '' then
-  promised = redis.call('ZSCORE', KEYS[3], waiter) or redis.call('ZSCORE', KEYS[4], waiter)
+  promised = redis.call('ZSCORE', KEYS[3], waiter)
+  if not promised then
+    promised = redis.call('ZSCORE', KEYS[4], waiter)
+    promisedIn = KEYS[4]
+  end
   redis.call('ZREM', KEYS[3], waiter)
   redis.call('ZREM', KEYS[4], waiter)
+  -- (A missing member reads as false.)
+  if not promised then promised = nil end
 end
 local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
-if blocked > now then return {0, blocked, 'blocked', 0} end
+if blocked > now then
+  -- The line waits out a block in order: a waiter keeps its place, and those due come back
+  -- one slot interval apart after it, not all at its end.
+  local retry = blocked
+  if promised then
+    redis.call('ZADD', promisedIn, promised, waiter)
+    local ahead = redis.call('ZCOUNT', promisedIn, '-inf', '(' .. promised)
+    retry = math.max(tonumber(promised), math.ceil(blocked + ahead * window / limit))
+  elseif waiter ~= '' then
+    retry = math.ceil(blocked + redis.call('ZCARD', KEYS[3]) * window / limit)
+  end
+  return {0, retry, 'blocked', 0}
+end
 -- Slots stay one window past their life: OBSERVE reads a late answer against the ledger as it
 -- stood when that request left. Only the living ones count.
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - life)
@@ -88,12 +116,23 @@ for _, key in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
 end
 local alive = '(' .. (now - life)
-local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle')
+local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle', 'others', 'othersAt')
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
-lag.lead = math.min(lag.grant, 2 * window / limit)
+-- Handed back the queue's delay early, and a slot interval more, up to a tenth of the window:
+-- most woken jobs then wait for their slot in the process and take it as it frees.
+lag.lead = math.min(lag.grant + window / limit, window / 10)
 local bulkUsed = redis.call('ZCOUNT', KEYS[1], alive, '+inf')
 local liveUsed = redis.call('ZCOUNT', KEYS[5], alive, '+inf')
 local othersUsed = redis.call('ZCOUNT', KEYS[6], alive, '+inf')
+-- What the other client had in the window at the last answer that read it exactly (see
+-- OBSERVE), if within two windows: it keeps spending at that pace while we do not hear from
+-- the server, though the requests we learned from that answer leave the ledger a window after
+-- we learned them. (In a flood whose requests went out in one clump, the requests learned at
+-- its start would all have left, and with them every trace of that client, just as the next
+-- clump goes out.)
+local read = nil
+if lagged[3] and now - tonumber(lagged[4]) < 2 * window then read = tonumber(lagged[3]) end
+if read then othersUsed = math.max(othersUsed, read) end
 local used = bulkUsed + liveUsed + othersUsed
 if ARGV[8] ~= '' then
   for _, key in ipairs({KEYS[1], KEYS[5]}) do
@@ -106,6 +145,20 @@ if ARGV[8] ~= '' then
     end
   end
 end
+-- Slow start for live work: while no answer has told us the store's budget (another client
+-- may be spending it), the first live request goes alone and the others wait for its answer,
+-- up to `probeMs`: a blind burst into a shared budget meets 429s that stop the store. Once a
+-- window: an answer without RateLimit headers teaches nothing, but ends the wait.
+local probing = false
+if live and tonumber(ARGV[12]) > 0 and redis.call('EXISTS', KEYS[8]) == 0 then
+  local probe = redis.call('HMGET', KEYS[11], 'at', 'slot')
+  if not probe[1] then
+    probing = true
+  elseif now < tonumber(probe[1]) + tonumber(ARGV[12]) and redis.call('ZSCORE', KEYS[7], probe[2]) then
+    local poll = math.max(1, math.min(math.ceil(window / limit), 50))
+    return {0, math.min(now + poll, tonumber(probe[1]) + tonumber(ARGV[12])), 'window', 0, 0}
+  end
+end
 local headroom = 0
 local unseen = 0
 local expected = 0
@@ -116,7 +169,9 @@ if othersUsed > 0 then
   unseen = math.floor(expected)
   headroom = tonumber(ARGV[9])
 end
-local liveCap = math.max(1, limit - unseen)
+-- A burst of live work counts the other client's request expected since the last answer from
+-- half a request on (a burst that fills the window at once would meet it otherwise).
+local liveCap = math.max(1, limit - math.floor(expected + 0.5))
 -- Live work may use the headroom in a short burst, but not in a flood (live jobs waiting): a
 -- window kept full by live work alone would put each of the other client's requests over the
 -- limit, and ours after it would meet 429s. A flood also counts the other client's request
@@ -138,12 +193,15 @@ if not live and ARGV[10] == '1' then
 end
 -- Slots already promised to waiters whose moment has come (they are on their way back) and
 -- who are ahead of this caller: every such waiter for a new caller, only those promised
--- earlier for a waiter back for its own slot (the ones behind it must not hold it back).
+-- earlier for a waiter back for its own slot (the ones behind it must not hold it back). A
+-- waiter back does not wait for those more than two slot intervals late either: the queue
+-- hands jobs back late now and then, and a slot kept for each late one would make every round
+-- start as late as its latest job (the late one takes the next slot to free instead).
 local function dueAhead(set)
-  if promised and tonumber(promised) <= now then
-    return redis.call('ZCOUNT', set, '-inf', '(' .. promised)
-  end
-  return redis.call('ZCOUNT', set, '-inf', now)
+  if not promised then return redis.call('ZCOUNT', set, '-inf', now) end
+  local from = '(' .. (now - 2 * window / limit)
+  if tonumber(promised) <= now then return redis.call('ZCOUNT', set, from, '(' .. promised) end
+  return redis.call('ZCOUNT', set, from, now)
 end
 local liveDue = redis.call('ZCOUNT', KEYS[3], '-inf', now)
 if live then liveDue = dueAhead(KEYS[3]) end
@@ -152,6 +210,27 @@ if not live then bulkDue = dueAhead(KEYS[4]) end
 -- Live first: while live jobs wait, every slot that frees is theirs, and bulk work waits (a
 -- slot is free for a moment between freeing and its live waiter's return).
 local liveWaiting = redis.call('ZCARD', KEYS[3])
+-- SPREAD. A flood while another client spends: the line is spread over the window, one
+-- promise per slot interval of our share, instead of each waiter promised the moment a slot
+-- frees. Slots taken together free together: the line would go out in a clump at each
+-- window's start and fall silent for the rest of it, and that client's requests made in the
+-- silence would be learned all at once at the next clump, as it goes out (429s). Spread, we
+-- hear from the server every slot or so. Spreading a clump costs its slots part of a window
+-- once; the line then keeps the pattern. Only the few jobs due at a time wait in the process,
+-- so they are handed back a whole queue delay early, and an interval more.
+local spread = 0
+local share = liveCap - othersUsed
+if live and headroom > 0 and (liveWaiting > 0 or promised ~= nil) then
+  -- Planned for the whole line at once, so with what holds while it drains, not with this
+  -- moment's: the other client's requests per window as the last unambiguous answer read them
+  -- (`others` also holds, on the safe side, requests of ours a burst reordered), the headroom,
+  -- and one request of that client on its way (answers come every slot or so).
+  local planned = read or othersUsed
+  share = math.max(1, limit - headroom - planned - 1)
+  lag.lead = math.min(lag.grant + window / share, window / 10)
+  -- The line drains `share` slots per round, as KTH counts it.
+  spread = (life + lag.settle + math.max(lag.grant - lag.lead, 0)) / share
+end
 local fits
 if live then fits = used + liveDue < liveCap
 else
@@ -173,6 +252,10 @@ if fits and pacedUntil <= now then
   redis.call('PEXPIRE', key, window * 2 + margin)
   redis.call('ZADD', KEYS[7], now, ARGV[5])
   redis.call('PEXPIRE', KEYS[7], window * 2 + margin)
+  if probing then
+    redis.call('HSET', KEYS[11], 'at', now, 'slot', ARGV[5])
+    redis.call('PEXPIRE', KEYS[11], window)
+  end
   return {1, now, 'ok', limit - used - 1, 0}
 end
 local function inLine(set)
@@ -191,7 +274,17 @@ if fits then
   retry = pacedUntil
 elseif live then
   -- The waiters ahead take the free slots first, then the slots as they free, oldest first.
-  retry = kth(ours, ahead, liveCap - othersUsed, now, life, lag, KEYS[7])
+  local last = nil
+  if spread > 0 and not promised and ahead >= share then
+    last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+  end
+  if last then
+    -- Spread, behind a round's worth of waiters: a newcomer goes one interval after the last
+    -- promise in line (the line drains one per interval, whatever the ledger holds now).
+    retry = math.ceil(tonumber(last) + spread)
+  else
+    retry = kth(ours, ahead, share, now, life, lag, KEYS[7], spread > 0 and spread or nil)
+  end
 else
   local bulkAhead = inLine(KEYS[4])
   retry = math.max(
