@@ -395,6 +395,7 @@ async function sendUntilSynced(
       if (error instanceof ProviderRateLimitError) {
         // Not a failed attempt: the budget is shared; wait as long as the server says.
         deps.metrics?.providerCall(429);
+        await deps.limiter.rejected(storeId, decision.slotId);
         const until = await deps.limiter.block(storeId, error.retryAfterMs ?? 1_000);
         await job.moveToDelayed(until, token);
         throw new DelayedError();

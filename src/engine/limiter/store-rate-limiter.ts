@@ -287,6 +287,15 @@ export class StoreRateLimiter {
     );
   }
 
+  /**
+   * After a 429: the server did not count the request. Its slot stays in the ledger (the safe
+   * side), but it is no longer one the server surely counted (OBSERVE reads later answers
+   * against those).
+   */
+  async rejected(storeId: number, slotId: string): Promise<void> {
+    await this.#redis.zrem(this.#keys(storeId).answered, slotId);
+  }
+
   /** Gives a slot back when its request was never sent. */
   async release(storeId: number, slotId: string): Promise<void> {
     const k = this.#keys(storeId);

@@ -102,7 +102,8 @@ if blocked > now then
   local retry = blocked
   if promised then
     redis.call('ZADD', promisedIn, promised, waiter)
-    local ahead = redis.call('ZCOUNT', promisedIn, '-inf', '(' .. promised)
+    -- (Those due ahead of it: the rest of the line keeps its moments.)
+    local ahead = redis.call('ZCOUNT', promisedIn, now - window, '(' .. promised)
     retry = math.max(tonumber(promised), math.ceil(blocked + ahead * window / limit))
   elseif waiter ~= '' then
     retry = math.ceil(blocked + redis.call('ZCARD', KEYS[3]) * window / limit)

@@ -117,7 +117,8 @@ if missing <= 0 then
   -- came back before the answered one left (and it). Learned requests beyond that (our own,
   -- reordered on the way and learned as the other client's, or that client slowing down) are
   -- forgotten, newest first, instead of holding slots for a whole window.
-  if others > 0 and left then
+  -- (Not from a server at its limit: its count may be past it, and `remaining` stops at 0.)
+  if others > 0 and left and serverRemaining > 0 then
     local leftMs = math.floor(tonumber(left) / 1000)
     local surely = 1
     for _, key in ipairs({KEYS[1], KEYS[3]}) do
