@@ -119,9 +119,9 @@ end
 local alive = '(' .. (now - life)
 local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle', 'others', 'othersAt')
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
--- Handed back the queue's delay early, and a slot interval more, up to a tenth of the window:
--- most woken jobs then wait for their slot in the process and take it as it frees.
-lag.lead = math.min(lag.grant + window / limit, window / 10)
+-- Handed back the queue's delay early, up to two slot intervals (more would hold a worker for
+-- each of a clump's jobs while they wait, and other stores' jobs behind them; see SPREAD).
+lag.lead = math.min(lag.grant, 2 * window / limit)
 local bulkUsed = redis.call('ZCOUNT', KEYS[1], alive, '+inf')
 local liveUsed = redis.call('ZCOUNT', KEYS[5], alive, '+inf')
 local othersUsed = redis.call('ZCOUNT', KEYS[6], alive, '+inf')
