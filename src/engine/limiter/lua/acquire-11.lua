@@ -157,7 +157,14 @@ if live and tonumber(ARGV[12]) > 0 and redis.call('EXISTS', KEYS[8]) == 0 then
     probing = true
   elseif now < tonumber(probe[1]) + tonumber(ARGV[12]) and redis.call('ZSCORE', KEYS[7], probe[2]) then
     local poll = math.max(1, math.min(math.ceil(window / limit), 50))
-    return {0, math.min(now + poll, tonumber(probe[1]) + tonumber(ARGV[12])), 'window', 0, 0}
+    local retry = math.min(now + poll, tonumber(probe[1]) + tonumber(ARGV[12]))
+    -- In line already: if the answer is slow and the job leaves the process, it keeps its place.
+    if waiter ~= '' then
+      redis.call('ZADD', KEYS[3], promised or retry, waiter)
+      local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+      redis.call('PEXPIRE', KEYS[3], math.ceil(math.max(tonumber(last[2]) - now, 0) + (window + margin) * 2))
+    end
+    return {0, retry, 'window', 0, 0}
   end
 end
 local headroom = 0
