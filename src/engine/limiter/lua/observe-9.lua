@@ -105,9 +105,11 @@ local missing = math.min(limit - ours - others - serverRemaining, 10000)
 -- the other client had in the window (what it spends per window), without the requests of
 -- ours that a burst reorders on the way and `others` counts on the safe side. ACQUIRE plans
 -- a flood's line with it.
-if answered and left and after == 0 then
-  redis.call('HSET', KEYS[9], 'others', math.max(limit - serverRemaining - ours, 0), 'othersAt', now)
-  redis.call('PEXPIRE', KEYS[9], window * 10)
+-- (Nothing to keep while no other client is seen at all: the common case costs no write. The
+-- hash's expiry is SETTLE's, which runs after this for the same request.)
+local read = math.max(limit - serverRemaining - ours, 0)
+if answered and left and after == 0 and (read > 0 or others > 0) then
+  redis.call('HSET', KEYS[9], 'others', read, 'othersAt', now)
 end
 if missing <= 0 then
   markSeen()
