@@ -4,9 +4,13 @@
  *
  * A flash sale: N live orders arrive on one store at once, far more than the provider's L per
  * window. The provider (the sandbox, counting each request at its arrival in a rolling window)
- * accepts at most L·(⌊s/W⌋ + 1) requests in a span of s ms (L at its start, L more each window
- * later), so that is the budget from the first call to the last ("budget used"). "Rate used"
- * divides by L·(1 + s/W) instead, which also counts the part of a window the span ends in; it
+ * accepts at most L requests in any window. "Budget used" is what it counted (ours and another
+ * client's) in the whole windows from the first call, [first + kW, first + (k+1)W) for every k
+ * with the window ending before the last call, over L per window: the share of the budget the
+ * burst used while it still had orders to send. The window the last call falls in is left out:
+ * it holds only what is left of the burst (with another client taking 20 % of each window, a
+ * burst of 200 fills 2.5 windows, and no schedule can fill the third). "Rate used" divides every
+ * call from the first to the last by L·(1 + s/W) instead, that window's unused rest included; it
  * is stricter for small bursts, where a window's first requests take a round trip to settle.
  * The ideal drain puts the last order at the provider (⌈N/L⌉ − 1)·W after the burst; the bound
  * the limiter is held to is ⌈N/L⌉ windows plus one slot interval (W/L) per window. Run by the connector's per-store limiter and, on the same workload, by the
@@ -66,8 +70,8 @@ export interface FlashResult {
   variant: Variant;
   workers: number;
   /**
-   * Provider calls on the hot store from the first burst call to the last (ours, and the other
-   * client's in `other`) against what the provider accepts in that span: L·(⌊s/W⌋ + 1).
+   * Provider calls on the hot store (ours, and the other client's in `other`) in the whole
+   * windows from the first burst call, over L per window (see the header).
    */
   utilization: number;
   /** The same calls against the provider's rate over the span, L·(1 + s/W): stricter. */
@@ -160,6 +164,18 @@ async function startProvider(stores: number[], windowMs: number) {
 /** Windows the burst needs: L each, or L less the other client's 20 % while it spends. */
 const windowsFor = (burst: number, variant: Variant) =>
   Math.ceil(burst / (variant === "other" ? LIMIT - LIMIT / 5 : LIMIT));
+
+/**
+ * Requests counted in the whole windows [from + kW, from + (k+1)W) that end by `to`, over L per
+ * window; the window `to` falls in holds only what was left and is not counted. A span shorter
+ * than a window: its requests over L.
+ */
+function budgetUsed(arrivals: number[], from: number, to: number, windowMs: number): number {
+  const windows = Math.floor((to - from) / windowMs);
+  if (windows === 0) return Math.min(1, arrivals.filter((at) => at >= from && at <= to).length / LIMIT);
+  const end = from + windows * windowMs;
+  return arrivals.filter((at) => at >= from && at < end).length / (LIMIT * windows);
+}
 
 /** The mean of min(L, requests counted in (t − W, t]) over t in [from, to], over L. */
 function windowFill(arrivals: number[], from: number, to: number, windowMs: number): number {
@@ -356,8 +372,15 @@ async function runFlash(
       : null;
 
   // BENCH_DIAG: what the limiter believed, every 50 ms (the ledger's counts and the line).
-  const samples: { at: number; ours: number; others: number; waiting: number; pending: number }[] =
-    [];
+  const samples: {
+    at: number;
+    ours: number;
+    others: number;
+    waiting: number;
+    pending: number;
+    /** The other client's count as last read exactly, and how old that read is (ms). */
+    read: string;
+  }[] = [];
   let linePrinted = false;
   const sampler = process.env.BENCH_DIAG
     ? setInterval(async () => {
@@ -385,21 +408,25 @@ async function runFlash(
         const base = `${prefix}:limiter:{${HOT}}`;
         const now = Date.now();
         const from = `(${now - windowMs - 10}`;
-        const [bulk, live, others, waiting, pending] = (await ctx.redis
+        const replies = (await ctx.redis
           .multi()
           .zcount(`${base}:slots`, from, "+inf")
           .zcount(`${base}:slots:live`, from, "+inf")
           .zcount(`${base}:others`, from, "+inf")
           .zcard(`${base}:waiters:live`)
           .zcard(`${base}:pending`)
+          .hmget(`${base}:lag`, "others", "othersAt")
           .exec()
-          .then((r) => (r ?? []).map(([, v]) => Number(v)))) as number[];
+          .then((r) => (r ?? []).map(([, v]) => v))) as unknown[];
+        const [bulk, live, others, waiting, pending] = replies.slice(0, 5).map(Number);
+        const [read, readAt] = (replies[5] ?? []) as (string | null)[];
         samples.push({
           at: now,
           ours: (bulk ?? 0) + (live ?? 0),
           others: others ?? 0,
           waiting: waiting ?? 0,
           pending: pending ?? 0,
+          read: read ? `${read}@${now - Number(readAt)}` : "-",
         });
       }, 50)
     : null;
@@ -488,7 +515,7 @@ async function runFlash(
     const inWindow = (times: number[], t: number) =>
       times.filter((x) => x > t - windowMs && x <= t).length;
     const view = (s: (typeof samples)[number]) =>
-      `+${s.at - started}:${inWindow(admitted, s.at)}+${inWindow(oobAt, s.at)}|${s.ours}+${s.others},w${s.waiting},p${s.pending}`;
+      `+${s.at - started}:${inWindow(admitted, s.at)}+${inWindow(oobAt, s.at)}|${s.ours}+${s.others},w${s.waiting},p${s.pending},r${s.read}`;
     console.log(
       `diag: server|ledger: ${samples
         .filter((s) => s.at - started < 4 * windowMs)
@@ -499,7 +526,10 @@ async function runFlash(
     for (const a of providerState.arrivals.filter((x) => x.storeId === HOT && x.status === 429)) {
       const near = samples.filter((s) => s.at <= a.at).at(-1);
       console.log(
-        `diag: 429 at +${a.at - started}: server held ${inWindow(admitted, a.at)} ours + ${inWindow(oobAt, a.at)} other; ledger just before ${near ? view(near) : "-"}`,
+        `diag: 429 at +${a.at - started}: server held ${inWindow(admitted, a.at)} ours + ${inWindow(oobAt, a.at)} other; ledger just before ${near ? view(near) : "-"}; the second before: ${samples
+          .filter((s) => s.at > a.at - 1000 && s.at < a.at)
+          .map(view)
+          .join(" ")}`,
       );
     }
     const lateOnes = burstItems
@@ -545,9 +575,7 @@ async function runFlash(
     workers: workerCount,
     // With a backfill, the window is already full when the burst starts: a span of s then
     // holds what frees in it, L·s/W, on both counts.
-    utilization:
-      (burstCalls.length + others) /
-      (LIMIT * (variant === "backfill" ? span / windowMs : Math.floor(span / windowMs) + 1)),
+    utilization: budgetUsed([...burstCalls.map((a) => a.at), ...oobAt], first, last, windowMs),
     rateUsed:
       (burstCalls.length + others) / (LIMIT * ((variant === "backfill" ? 0 : 1) + span / windowMs)),
     windowFill: windowFill([...admittedHot, ...oobAt], first, last, windowMs),
@@ -589,7 +617,7 @@ export async function flashSaleBench() {
   const workerCounts = list(args.workers, [2]);
   const redis = await startRedisServer();
   console.log(
-    `bench:throttle --scenario flash-sale — limit ${LIMIT} per window, one store, the burst queued at once, the provider in its own process; budget used = provider calls from the first to the last / L·(⌊span/W⌋ + 1), rate used = the same / L·(1 + span/W), window fill = the mean of what the provider counted in its window (up to L) over the span / L\n`,
+    `bench:throttle --scenario flash-sale — limit ${LIMIT} per window, one store, the burst queued at once, the provider in its own process; budget used = provider calls (ours and another client's) in the whole windows from the first call / L per window, rate used = the same / L·(1 + span/W), window fill = the mean of what the provider counted in its window (up to L) over the span / L\n`,
   );
   console.log(
     "| limiter | burst | window | variant | worker processes | budget used | rate used | window fill | 429s | moves/call | last order at (s) | ideal / bound (s) | p50 / p95 (s) | worst overtaking | quiet p95 (idle) |",

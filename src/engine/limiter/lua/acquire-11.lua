@@ -185,7 +185,7 @@ local liveCap = math.max(1, limit - math.floor(expected + 0.5))
 -- limit, and ours after it would meet 429s. A flood also counts the other client's request
 -- that is probably on its way (rounding up what it is expected to have sent since).
 if headroom > 0 and redis.call('ZCARD', KEYS[3]) > 0 then
-  liveCap = math.max(1, limit - math.ceil(expected) - headroom)
+  liveCap = math.max(1, limit - math.ceil(expected) - math.min(headroom, 1))
 end
 local cap = math.max(1, limit - unseen - headroom)
 local bulkCap = math.max(1, cap - reserve)
@@ -234,13 +234,21 @@ if live and headroom > 0 and (liveWaiting > 0 or promised ~= nil) then
   -- (`others` also holds, on the safe side, requests of ours a burst reordered), the headroom,
   -- and one request of that client on its way (answers come every slot or so).
   local planned = read or othersUsed
-  share = math.max(1, limit - headroom - planned - 1)
+  share = math.max(1, limit - planned - 1 - math.min(headroom, 1))
   lag.lead = math.min(lag.grant + window / share, window / 10)
-  -- The line drains `share` slots per round, as KTH counts it.
-  spread = (life + lag.settle + math.max(lag.grant - lag.lead, 0)) / share
+  -- The line drains `share` slots per slot life and the time slots settle late. Not per queue
+  -- delay as well: every waiter of a continuous line comes back about as late, and takes a slot
+  -- that freed as late, so that delay shifts the line without slowing it.
+  spread = (life + lag.settle) / share
 end
 local fits
-if live then fits = used + liveDue < liveCap
+if live then
+  fits = used + liveDue < liveCap
+  -- A newcomer to a spread line goes to its back: the line is promised slots later than they
+  -- free, so a slot free now is one a waiter is coming for. Taken, the waiter finds the window
+  -- full at its moment, is promised again where the slots free (in a clump), and the line
+  -- falls back into rounds (and the newcomer overtakes the whole line).
+  if spread > 0 and not promised and liveWaiting > 0 then fits = false end
 else
   fits = liveWaiting == 0 and used + bulkDue < cap and nonLive + bulkDue < bulkCap
 end
@@ -273,6 +281,12 @@ end
 -- Live waiters are all ahead of bulk ones, whatever their promises.
 local ahead = liveWaiting
 if live then ahead = inLine(KEYS[3]) end
+-- A waiter of a spread line back at its moment and refused (its slot freed later than the
+-- line was planned): it keeps its place and takes the next slot to free after those due just
+-- ahead of it. Counting the whole line before it (waiters refused in the same way keep their
+-- earlier places) would send it rounds back, and the line, promised again where the slots
+-- free, back into clumps.
+if live and spread > 0 and promised and tonumber(promised) <= now then ahead = liveDue end
 -- The line drains through our own slots: another client keeps taking its share of each
 -- window (what it took in the last one), so its slots are not ours to promise.
 local ours = {KEYS[1], KEYS[5]}
@@ -288,8 +302,10 @@ elseif live then
   end
   if last then
     -- Spread, behind a round's worth of waiters: a newcomer goes one interval after the last
-    -- promise in line (the line drains one per interval, whatever the ledger holds now).
-    retry = math.ceil(tonumber(last) + spread)
+    -- promise in line (the line drains one per interval, whatever the ledger holds now). Kept
+    -- to the fraction: a promise rounded up to the millisecond would put every next one later,
+    -- and a line of a thousand drift a slot interval per 25 promises behind its share.
+    retry = tonumber(last) + spread
   else
     retry = kth(ours, ahead, share, now, life, lag, KEYS[7], spread > 0 and spread or nil)
   end
@@ -315,4 +331,4 @@ end
 local reason = 'window'
 if fits then reason = 'paced'
 elseif not live and (used < cap or liveWaiting > 0) then reason = 'reserved' end
-return {0, retry, reason, 0, math.floor(lag.lead)}
+return {0, math.ceil(retry), reason, 0, math.floor(lag.lead)}

@@ -72,6 +72,7 @@ local serverRemaining = tonumber(ARGV[4])
 local others = redis.call('ZCOUNT', KEYS[4], '(' .. (now - window - margin), '+inf')
 local ours
 local after = 0
+local before = 0
 local answered = ARGV[6] ~= '' and redis.call('ZSCORE', KEYS[5], ARGV[6])
 local left = answered and redis.call('ZSCORE', KEYS[8], ARGV[6])
 -- The answer tells the server's count as of its request's arrival, which under load can be a
@@ -84,7 +85,7 @@ local function markSeen() redis.call('SET', KEYS[2], math.max(seenAt, seenBefore
 if answered and left then
   local from = '(' .. (tonumber(answered) - window - margin)
   -- In flight and not counted: pending, less those that left before it (itself included).
-  local before = redis.call('ZCOUNT', KEYS[8], '-inf', left)
+  before = redis.call('ZCOUNT', KEYS[8], '-inf', left)
   after = redis.call('ZCOUNT', KEYS[8], '(' .. left, '+inf')
   ours = redis.call('ZCOUNT', KEYS[1], from, '+inf') + redis.call('ZCOUNT', KEYS[3], from, '+inf')
     - math.max(redis.call('ZCARD', KEYS[5]) - before, 0)
@@ -101,14 +102,31 @@ else
 end
 -- Bounded: one script call must stay short whatever a misconfigured budget says.
 local missing = math.min(limit - ours - others - serverRemaining, 10000)
--- No request of ours left after the answered one: the answer tells exactly how many requests
--- the other client had in the window (what it spends per window), without the requests of
--- ours that a burst reorders on the way and `others` counts on the safe side. ACQUIRE plans
--- a flood's line with it.
+-- The answered request the only one of ours in flight (none left before it and is still
+-- unanswered, none left after it): the answer tells exactly how many requests the other client
+-- had in the window (what it spends per window), without the requests of ours that a burst
+-- reorders on the way and `others` counts on the safe side. ACQUIRE plans a flood's line with
+-- it and counts it while no answer comes. (One of ours that left before it but arrived after
+-- it would make the count too low by one: in a clump of a dozen in flight, it read 11 for 20,
+-- and the window went over.)
 -- (Nothing to keep while no other client is seen at all: the common case costs no write. The
 -- hash's expiry is SETTLE's, which runs after this for the same request.)
 local read = math.max(limit - serverRemaining - ours, 0)
-if answered and left and after == 0 and (read > 0 or others > 0) then
+if answered and left and after == 0 and before == 1 and (read > 0 or others > 0) then
+  -- Up at once, down by one a tenth of a window at most: our requests near the window's edge
+  -- are counted by their settled moment (a little after they arrived), so a clump of them there
+  -- reads the other client a few requests short (16 for 20), and a count too low puts the window
+  -- over. A client that really slows down is followed within a window or two.
+  local kept = redis.call('HMGET', KEYS[9], 'others', 'othersAt', 'othersDown')
+  local last = tonumber(kept[1] or '')
+  if last and now - tonumber(kept[2]) < 2 * window and read < last then
+    if now - tonumber(kept[3] or '0') >= window / 10 then
+      read = last - 1
+      redis.call('HSET', KEYS[9], 'othersDown', now)
+    else
+      read = last
+    end
+  end
   redis.call('HSET', KEYS[9], 'others', read, 'othersAt', now)
 end
 if missing <= 0 then
