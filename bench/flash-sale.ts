@@ -172,7 +172,8 @@ const windowsFor = (burst: number, variant: Variant) =>
  */
 function budgetUsed(arrivals: number[], from: number, to: number, windowMs: number): number {
   const windows = Math.floor((to - from) / windowMs);
-  if (windows === 0) return Math.min(1, arrivals.filter((at) => at >= from && at <= to).length / LIMIT);
+  if (windows === 0)
+    return Math.min(1, arrivals.filter((at) => at >= from && at <= to).length / LIMIT);
   const end = from + windows * windowMs;
   return arrivals.filter((at) => at >= from && at < end).length / (LIMIT * windows);
 }

@@ -520,4 +520,60 @@ describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine"
     expect((await limiter.inspect(27)).used).toBe(8);
     expect((await limiter.acquire(27, "live", "w8")).granted).toBe(true);
   });
+
+  it("keeps a long spread line at its share, not a rounded-up interval after each promise", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 1_000 });
+    expect(await answered(limiter, 30, (await granted(limiter, 30)).slotId, 7)).toBe(2);
+    while ((await limiter.acquire(30, "live")).granted) {}
+    const line: Awaited<ReturnType<typeof refused>>[] = [];
+    for (let i = 0; i < 60; i++) line.push(await refused(limiter, 30, `w${i}`));
+    // Our share: 10, less the other client's two, one of its requests on the way and a slot of
+    // headroom: 6 per slot life (1,005 ms), one every 167.5 ms. Rounded up to 168 after each
+    // promise, a line of a thousand would end 500 ms (three slots) late.
+    const tail = line.slice(10);
+    const first = tail[0]?.retryAtMs ?? 0;
+    const mean = ((tail.at(-1)?.retryAtMs ?? 0) - first) / (tail.length - 1);
+    expect(mean).toBeGreaterThanOrEqual(1_005 / 6 - 0.5);
+    expect(mean).toBeLessThan(1_005 / 6 + 0.4);
+  });
+
+  it("sends a newcomer to the back of a spread line, not into a slot a waiter is coming for", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 1_000 });
+    expect(await answered(limiter, 31, (await granted(limiter, 31)).slotId, 7)).toBe(2);
+    while ((await limiter.acquire(31, "live")).granted) {}
+    const line: Awaited<ReturnType<typeof refused>>[] = [];
+    for (let i = 0; i < 8; i++) line.push(await refused(limiter, 31, `w${i}`));
+    // The burst's slots have all freed; the first four waiters come back at their moments.
+    await untilMs(limiter, line[3]?.retryAtMs ?? 0);
+    for (let i = 0; i < 4; i++)
+      expect((await limiter.acquire(31, "live", `w${i}`)).granted).toBe(true);
+    // The window has room (our four and the other client's two), but the line is promised it
+    // one interval apart: a job that comes now and took a slot would leave w4 a full window at
+    // its moment, and overtake the whole line.
+    const newcomer = await refused(limiter, 31, "newcomer");
+    expect(newcomer.retryAtMs).toBeGreaterThan(line.at(-1)?.retryAtMs ?? 0);
+    await untilMs(limiter, line[4]?.retryAtMs ?? 0);
+    expect((await limiter.acquire(31, "live", "w4")).granted).toBe(true);
+  });
+
+  it("reads the other client's count only from an answer to a request alone in flight", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 2_000 });
+    // Another client has two requests in the window.
+    expect(await answered(limiter, 32, (await granted(limiter, 32)).slotId, 7)).toBe(2);
+    const a = await grantedInFlight(limiter, 32);
+    const b = await grantedInFlight(limiter, 32);
+    await a.send();
+    await b.send();
+    // B overtakes A: the server counts our first, B and the other client's two. Read against
+    // our three, that would be one request of that client, and a flood planned for one.
+    await b.answer(6);
+    while ((await limiter.acquire(32, "live")).granted) {}
+    const line: Awaited<ReturnType<typeof refused>>[] = [];
+    for (let i = 0; i < 12; i++) line.push(await refused(limiter, 32, `w${i}`));
+    // Planned for two: a share of 6 (10, less two, one on the way, a slot of headroom) per
+    // slot life, not 7.
+    const gaps = line.slice(7).map((d, i) => d.retryAtMs - (line[i + 6]?.retryAtMs ?? 0));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(2_005 / 6 - 2);
+    await a.answer(5);
+  });
 });
