@@ -183,7 +183,10 @@ local liveCap = math.max(1, limit - math.floor(expected + 0.5))
 -- Live work may use the headroom in a short burst, but not in a flood (live jobs waiting): a
 -- window kept full by live work alone would put each of the other client's requests over the
 -- limit, and ours after it would meet 429s. A flood also counts the other client's request
--- that is probably on its way (rounding up what it is expected to have sent since).
+-- that is probably on its way (rounding up what it is expected to have sent since). One slot
+-- of the headroom is kept, not all of it: the flood's line is spread (see SPREAD) and an
+-- answer comes every slot or so, so little of that client is unseen; the whole headroom cost
+-- two of our 80 slots a window with it at 20 %.
 if headroom > 0 and redis.call('ZCARD', KEYS[3]) > 0 then
   liveCap = math.max(1, limit - math.ceil(expected) - math.min(headroom, 1))
 end
@@ -231,8 +234,8 @@ local share = liveCap - othersUsed
 if live and headroom > 0 and (liveWaiting > 0 or promised ~= nil) then
   -- Planned for the whole line at once, so with what holds while it drains, not with this
   -- moment's: the other client's requests per window as the last unambiguous answer read them
-  -- (`others` also holds, on the safe side, requests of ours a burst reordered), the headroom,
-  -- and one request of that client on its way (answers come every slot or so).
+  -- (`others` also holds, on the safe side, requests of ours a burst reordered), one request
+  -- of that client on its way and the slot of headroom a flood keeps (see above).
   local planned = read or othersUsed
   share = math.max(1, limit - planned - 1 - math.min(headroom, 1))
   lag.lead = math.min(lag.grant + window / share, window / 10)
