@@ -392,6 +392,18 @@ async function answered(
   });
 }
 
+/**
+ * A flood on a store another client spends: our first answer says it has two requests in the
+ * window, a burst fills the rest, and `waiters` live jobs queue (w0, w1, …).
+ */
+async function floodWithOtherClient(limiter: StoreRateLimiter, store: number, waiters: number) {
+  expect(await answered(limiter, store, (await granted(limiter, store)).slotId, 7)).toBe(2);
+  while ((await limiter.acquire(store, "live")).granted) {}
+  const line: Awaited<ReturnType<typeof refused>>[] = [];
+  for (let i = 0; i < waiters; i++) line.push(await refused(limiter, store, `w${i}`));
+  return line;
+}
+
 describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine", () => {
   it("sends a burst on a store it has not heard from as one request first, the rest after its answer", async () => {
     const limiter = limiterFor({ limit: 10, windowMs: 2_000, liveSlowStart: true });
@@ -433,12 +445,8 @@ describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine"
     const limit = 10;
     const windowMs = 1_000;
     const limiter = limiterFor({ limit, windowMs });
-    // Our first request's answer: another client has two requests in the window.
-    expect(await answered(limiter, 23, (await granted(limiter, 23)).slotId, 7)).toBe(2);
-    // The burst fills the window at once; the rest queue.
-    while ((await limiter.acquire(23, "live")).granted) {}
-    const line: Awaited<ReturnType<typeof refused>>[] = [];
-    for (let i = 0; i < 12; i++) line.push(await refused(limiter, 23, `w${i}`));
+    // Another client has two requests in the window; the burst fills it at once; the rest queue.
+    const line = await floodWithOtherClient(limiter, 23, 12);
     // The burst's slots all free within a few ms of each other. Promised those moments, the
     // line would go out in a clump at each window's start and fall silent for the rest: nothing
     // heard of the other client until the next clump. Spread: our share of a window (10, less
@@ -523,10 +531,7 @@ describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine"
 
   it("keeps a long spread line at its share, not a rounded-up interval after each promise", async () => {
     const limiter = limiterFor({ limit: 10, windowMs: 1_000 });
-    expect(await answered(limiter, 30, (await granted(limiter, 30)).slotId, 7)).toBe(2);
-    while ((await limiter.acquire(30, "live")).granted) {}
-    const line: Awaited<ReturnType<typeof refused>>[] = [];
-    for (let i = 0; i < 60; i++) line.push(await refused(limiter, 30, `w${i}`));
+    const line = await floodWithOtherClient(limiter, 30, 60);
     // Our share: 10, less the other client's two, one of its requests on the way and a slot of
     // headroom: 6 per slot life (1,005 ms), one every 167.5 ms. Rounded up to 168 after each
     // promise, a line of a thousand would end 500 ms (three slots) late.
@@ -539,10 +544,7 @@ describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine"
 
   it("sends a newcomer to the back of a spread line, not into a slot a waiter is coming for", async () => {
     const limiter = limiterFor({ limit: 10, windowMs: 1_000 });
-    expect(await answered(limiter, 31, (await granted(limiter, 31)).slotId, 7)).toBe(2);
-    while ((await limiter.acquire(31, "live")).granted) {}
-    const line: Awaited<ReturnType<typeof refused>>[] = [];
-    for (let i = 0; i < 8; i++) line.push(await refused(limiter, 31, `w${i}`));
+    const line = await floodWithOtherClient(limiter, 31, 8);
     // The burst's slots have all freed; the first four waiters come back at their moments.
     await untilMs(limiter, line[3]?.retryAtMs ?? 0);
     for (let i = 0; i < 4; i++)
