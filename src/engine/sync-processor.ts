@@ -395,8 +395,11 @@ async function sendUntilSynced(
       if (error instanceof ProviderRateLimitError) {
         // Not a failed attempt: the budget is shared; wait as long as the server says.
         deps.metrics?.providerCall(429);
-        await deps.limiter.rejected(storeId, decision.slotId);
-        const until = await deps.limiter.block(storeId, error.retryAfterMs ?? 1_000);
+        const until = await deps.limiter.block(
+          storeId,
+          error.retryAfterMs ?? 1_000,
+          decision.slotId,
+        );
         await job.moveToDelayed(until, token);
         throw new DelayedError();
       }

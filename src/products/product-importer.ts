@@ -455,7 +455,7 @@ export async function callAtBulkPriority<T>(
       return await limiter.spend(storeId, decision.slotId, call);
     } catch (error) {
       if (!(error instanceof ProviderRateLimitError)) throw error;
-      const until = await limiter.block(storeId, error.retryAfterMs ?? 1_000);
+      const until = await limiter.block(storeId, error.retryAfterMs ?? 1_000, decision.slotId);
       await sleep(Math.max(1, until - (await limiter.nowMs())), undefined, options);
     }
   }

@@ -264,7 +264,7 @@ export class RegistrationReader {
           );
         } catch (error) {
           if (!(error instanceof ProviderRateLimitError)) throw error;
-          const until = await limiter.block(storeId, error.retryAfterMs ?? 1_000);
+          const until = await limiter.block(storeId, error.retryAfterMs ?? 1_000, decision.slotId);
           const waitMs = Math.max(0, until - (await limiter.nowMs()));
           if (Date.now() + waitMs > giveUpAt) throw busy(waitMs);
           await sleep(Math.max(1, waitMs));

@@ -14,7 +14,7 @@ export const LIMITER_SCRIPTS: Record<string, LuaScript> = {
   limiterSettle: loadLua(dir, "settle-6"),
   limiterObserve: loadLua(dir, "observe-9"),
   limiterSent: loadLua(dir, "sent-2"),
-  limiterBlock: loadLua(dir, "block-1"),
+  limiterBlock: loadLua(dir, "block-2"),
   limiterNow: loadLua(dir, "now-0"),
   limiterInspect: loadLua(dir, "inspect-6"),
 };

@@ -287,15 +287,6 @@ export class StoreRateLimiter {
     );
   }
 
-  /**
-   * After a 429: the server did not count the request. Its slot stays in the ledger (the safe
-   * side), but it is no longer one the server surely counted (OBSERVE reads later answers
-   * against those).
-   */
-  async rejected(storeId: number, slotId: string): Promise<void> {
-    await this.#redis.zrem(this.#keys(storeId).answered, slotId);
-  }
-
   /** Gives a slot back when its request was never sent. */
   async release(storeId: number, slotId: string): Promise<void> {
     const k = this.#keys(storeId);
@@ -344,13 +335,19 @@ export class StoreRateLimiter {
     )) as number;
   }
 
-  /** After a 429: the store is blocked for every process until Retry-After (+ jitter). */
-  async block(storeId: number, retryAfterMs: number): Promise<number> {
+  /**
+   * After a 429: the store is blocked for every process until Retry-After (+ jitter). `slotId`,
+   * the refused request's slot, stays in the ledger but is no longer one the server counted.
+   */
+  async block(storeId: number, retryAfterMs: number, slotId = ""): Promise<number> {
+    const k = this.#keys(storeId);
     return (await this.#call(
       "limiterBlock",
-      this.#keys(storeId).blocked,
+      k.blocked,
+      k.answered,
       Math.max(0, Math.ceil(retryAfterMs)),
       this.#jitterMs,
+      slotId,
     )) as number;
   }
 
