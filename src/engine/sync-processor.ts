@@ -13,7 +13,7 @@ import {
   ProviderValidationError,
 } from "../provider/index.ts";
 import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
-import { deadLetterId, type SyncQueues } from "../queue/sync-queue.ts";
+import { deadLetterId, LIVE_WAITER_PRIORITY, type SyncQueues } from "../queue/sync-queue.ts";
 import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
 import type { MapResult } from "../sync/index.ts";
 import {
@@ -369,6 +369,8 @@ async function sendUntilSynced(
       deps.metrics?.limiterWait(decision.reason);
       // Handed back a little early (the queue's own delay): the job waits out the rest in
       // acquireOrWait and takes its slot as it frees.
+      if (job.data.priority === "live" && job.priority !== LIVE_WAITER_PRIORITY)
+        await job.changePriority({ priority: LIVE_WAITER_PRIORITY });
       await job.moveToDelayed(decision.retryAtMs - decision.leadMs, token);
       throw new DelayedError();
     }

@@ -5,7 +5,14 @@ import type { DeadLetterData, SyncJobData, SyncPriority } from "./jobs.ts";
 import { QUEUE, queueOptions } from "./names.ts";
 
 /** BullMQ priorities: lower runs first. Live events overtake backfill and resync. */
-const PRIORITY: Record<SyncPriority, number> = { live: 1, bulk: 50 };
+const PRIORITY: Record<SyncPriority, number> = { live: 2, bulk: 50 };
+
+/**
+ * A live job the limiter handed back to wait for its slot comes back ahead of live jobs the
+ * limiter has not seen yet: in a burst, the line's next round would otherwise wait behind
+ * every order of the burst still to be read, and each of its slots go unused meanwhile.
+ */
+export const LIVE_WAITER_PRIORITY = 1;
 
 /**
  * Retries for transient failures (5xx, timeouts, connection drops). Exponential with jitter so a

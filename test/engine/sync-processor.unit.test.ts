@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Job } from "bullmq";
+import { type Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
@@ -17,6 +17,7 @@ import {
   ProviderValidationError,
 } from "../../src/provider/index.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
+import { QUEUE, queueOptions } from "../../src/queue/names.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
 import {
   createLinkRepository,
@@ -26,6 +27,7 @@ import {
   ShopRepository,
   type ShopSettingsInput,
 } from "../../src/store/index.ts";
+import type { ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { ScriptedProvider } from "../helpers/scripted-provider.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
@@ -248,5 +250,67 @@ describe("sync processor: calls", () => {
     expect((await run("5001", 2)).outcome).toBe("dead-lettered");
     const [dead] = await queues.deadLetter.getJobs();
     expect(dead?.data.category).toBe("exhausted");
+  });
+});
+
+describe("sync processor: waiting for a slot", () => {
+  it("sends a live job the limiter handed back ahead of live jobs it has not read yet", async () => {
+    // One request per window: the first order takes the slot, the second is handed back to
+    // the queue until the slot frees. Three more orders arrive meanwhile. When the slot frees,
+    // the order that waited for it goes first, not behind the three (a burst's next round
+    // would otherwise wait for every order of the burst still to be read, its slots unused).
+    const prefix = `proc-wait-${randomUUID()}`;
+    const waitQueues = new SyncQueues(redis, prefix, { attempts: 3 });
+    const limiter = new StoreRateLimiter(redis, {
+      limit: 1,
+      windowMs: 600,
+      liveSlowStart: false,
+      prefix,
+    });
+    await registerShop();
+    for (const id of ["1", "2", "3", "4", "5"])
+      await snapshots.putOrder(sourceOrder({ id: id as ShopifyOrderId }));
+    provider.answer("createOrder", ...[501, 502, 503, 504, 505].map(created));
+    const processor = createSyncProcessor({ ...deps, queues: waitQueues, limiter });
+    const seen: string[] = [];
+    const connections: Redis[] = [];
+    const startWorker = () => {
+      const connection = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+      connections.push(connection);
+      return new Worker<SyncJobData>(
+        QUEUE.sync,
+        async (job, token) => {
+          seen.push(job.data.orderId);
+          return processor(job, token);
+        },
+        { ...queueOptions(connection, prefix), concurrency: 1 },
+      );
+    };
+    const enqueue = (orderId: string) =>
+      waitQueues.enqueueSync({
+        shop: SHOP,
+        orderId,
+        priority: "live",
+        trigger: "orders/create",
+        receivedAt: Date.now(),
+      });
+    try {
+      await enqueue("1");
+      await enqueue("2");
+      let worker = startWorker();
+      await expect.poll(() => waitQueues.sync.getDelayedCount(), { timeout: 5_000 }).toBe(1);
+      await worker.close();
+      for (const id of ["3", "4", "5"]) await enqueue(id);
+      // The slot frees a window after its grant (and the margin): the waiting job is due.
+      await new Promise((r) => setTimeout(r, 900));
+      seen.length = 0;
+      worker = startWorker();
+      await expect.poll(() => seen.length, { timeout: 5_000 }).toBeGreaterThan(0);
+      await worker.close();
+      expect(seen[0]).toBe("2");
+    } finally {
+      await waitQueues.close();
+      for (const c of connections) c.disconnect();
+    }
   });
 });
