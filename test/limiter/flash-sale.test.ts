@@ -336,6 +336,32 @@ describe("StoreRateLimiter in a flash sale", () => {
     expect(grants).toBeGreaterThan(0);
   });
 
+  it("promises the rounds ahead at most a slot interval more than a life apart", async () => {
+    const limit = 20;
+    const windowMs = 300;
+    const marginMs = 5;
+    const life = windowMs + marginMs;
+    const interval = windowMs / limit;
+    const limiter = limiterFor({ limit, windowMs, marginMs });
+    // The burst's first round: its answers come back late (the machine is busy reading the rest
+    // of the burst), so each slot settles a tenth of a window after its grant.
+    const first = [];
+    for (let i = 0; i < limit; i++) first.push(await granted(limiter, 7));
+    await sleep(80);
+    for (const d of first) await limiter.settle(7, d.slotId);
+    const line = [];
+    for (let i = 0; i < 4 * limit; i++) line.push(await refused(limiter, 7, `w${i}`));
+    // Those answers were late once; the rounds after need not be. Each round is promised a life
+    // after the one before, and the time slots settle late up to a slot interval (the margin
+    // counted): a round late in every promise by all of that delay would leave its slots unused
+    // that long, round after round, seconds over a long line.
+    for (let k = limit; k < line.length; k++) {
+      const gap = (line[k]?.retryAtMs ?? 0) - (line[k - limit]?.retryAtMs ?? 0);
+      expect(gap).toBeGreaterThanOrEqual(life);
+      expect(gap).toBeLessThanOrEqual(windowMs + interval + 1);
+    }
+  });
+
   it("drains a burst in arrival order with requests that settle late, at most one move each", async () => {
     const limit = 10;
     const windowMs = 400;

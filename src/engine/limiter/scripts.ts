@@ -9,7 +9,7 @@ import { type LuaScript, loadLua } from "../../lib/lua.ts";
 const dir = new URL("./lua/", import.meta.url);
 
 export const LIMITER_SCRIPTS: Record<string, LuaScript> = {
-  limiterAcquire: loadLua(dir, "acquire-11"),
+  limiterAcquire: loadLua(dir, "acquire-12"),
   limiterRelease: loadLua(dir, "release-4"),
   limiterSettle: loadLua(dir, "settle-6"),
   limiterObserve: loadLua(dir, "observe-9"),

@@ -149,6 +149,8 @@ export class StoreRateLimiter {
       lag: `${base}:lag`,
       liveWaiters: `${base}:waiters:live`,
       bulkWaiters: `${base}:waiters:bulk`,
+      /** When each waiter was told to come back, for how late the queue hands jobs back. */
+      told: `${base}:waiters:told`,
     };
   }
 
@@ -186,6 +188,7 @@ export class StoreRateLimiter {
       k.paced,
       k.lag,
       k.probe,
+      k.told,
       this.limit,
       this.windowMs,
       this.marginMs,

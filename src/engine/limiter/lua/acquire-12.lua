@@ -51,6 +51,8 @@
     KEYS[10] lag          hash: `grant` (how late woken waiters come), `settle` (how far slots move), ms
     KEYS[11] probe        hash: the live request that went out alone to learn an unknown
                           store's budget (`slot`) and when (`at`)
+    KEYS[12] told         hash: waiter → the moment it was told to come back (its promise less
+                          the lead), against which its lateness is measured
     ARGV[1]  limit
     ARGV[2]  windowMs
     ARGV[3]  marginMs
@@ -83,6 +85,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - life)
 -- A waiter back for its promised slot keeps its place in line: if it is refused again (the slot
 -- it was promised settled later than promised), only the waiters promised earlier stay ahead.
 local promised = nil
+local told = nil
 local promisedIn = KEYS[3]
 if waiter ~= '' then
   promised = redis.call('ZSCORE', KEYS[3], waiter)
@@ -92,6 +95,11 @@ if waiter ~= '' then
   end
   redis.call('ZREM', KEYS[3], waiter)
   redis.call('ZREM', KEYS[4], waiter)
+  told = redis.call('HGET', KEYS[12], waiter)
+  if told then
+    told = tonumber(told)
+    redis.call('HDEL', KEYS[12], waiter)
+  end
   -- (A missing member reads as false.)
   if not promised then promised = nil end
 end
@@ -117,11 +125,17 @@ for _, key in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
 end
 local alive = '(' .. (now - life)
-local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle', 'others', 'othersAt')
+local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle', 'others', 'othersAt', 'settleLow')
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
--- Handed back the queue's delay early, up to two slot intervals (more would hold a worker for
--- each of a clump's jobs while they wait, and other stores' jobs behind them; see SPREAD).
-lag.lead = math.min(lag.grant, 2 * window / limit)
+-- Handed back the queue's delay early and an interval more, so a woken job is back before its
+-- slot frees and takes it at once; up to a tenth of the window.
+lag.lead = math.min(lag.grant + window / limit, window / 10, 500)
+-- Each round after the current one is promised a slot's life and the time slots settle late
+-- after the one before, but no more than a slot interval (less the margin) late: a burst's first
+-- answers come late while the rest of the burst is being read, and the rounds after it do
+-- not. Every later round promised that late would leave its slots unused that long, a slot
+-- interval per round at a 2 s window.
+lag.cycle = math.min(lag.settle, math.max(window / limit - margin, 0))
 local bulkUsed = redis.call('ZCOUNT', KEYS[1], alive, '+inf')
 local liveUsed = redis.call('ZCOUNT', KEYS[5], alive, '+inf')
 local othersUsed = redis.call('ZCOUNT', KEYS[6], alive, '+inf')
@@ -238,7 +252,7 @@ if live and headroom > 0 and (liveWaiting > 0 or promised ~= nil) then
   -- of that client on its way and the slot of headroom a flood keeps (see above).
   local planned = read or othersUsed
   share = math.max(1, limit - planned - 1 - math.min(headroom, 1))
-  lag.lead = math.min(lag.grant + window / share, window / 10)
+  lag.lead = math.min(lag.grant + window / share, window / 10, 500)
   -- The line drains `share` slots per slot life and the time slots settle late. Not per queue
   -- delay as well: every waiter of a continuous line comes back about as late, and takes a slot
   -- that freed as late, so that delay shifts the line without slowing it.
@@ -258,8 +272,8 @@ end
 -- A waiter back from the queue: how late after the moment it was told (its place, less the
 -- lead it was given) it reached us, for the lead given to the next ones (a moving average,
 -- bounded so one stalled job cannot skew it).
-if promised and ARGV[11] ~= '1' then
-  local late = math.max(math.min(now - tonumber(promised) + lag.lead, window / 10), 0)
+if told and ARGV[11] ~= '1' then
+  local late = math.max(math.min(now - told, window / 10), 0)
   redis.call('HSET', KEYS[10], 'grant', tostring(lag.grant + (late - lag.grant) / 8))
   redis.call('PEXPIRE', KEYS[10], window * 10)
 end
@@ -327,9 +341,12 @@ if waiter ~= '' then
     place = tonumber(promised)
   end
   redis.call('ZADD', set, place, waiter)
+  redis.call('HSET', KEYS[12], waiter, math.ceil(retry) - math.floor(lag.lead))
   -- The set lives as long as its last promise (never shortened by an earlier one).
   local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')
-  redis.call('PEXPIRE', set, math.ceil(math.max(tonumber(last[2]) - now, 0) + life * 2))
+  local ttl = math.ceil(math.max(tonumber(last[2]) - now, 0) + life * 2)
+  redis.call('PEXPIRE', set, ttl)
+  if redis.call('PTTL', KEYS[12]) < ttl then redis.call('PEXPIRE', KEYS[12], ttl) end
 end
 local reason = 'window'
 if fits then reason = 'paced'

@@ -7,10 +7,11 @@
   slots the ledger holds instead would promise a lull's few slots for cycle after cycle,
   minutes away.)
 
-  Each round also starts `lag.settle` ms late: a slot is settled at its request's answer,
-  later than its grant. Promises that ignore it drift earlier than the slots by that much per
-  round, and a burst of fifty rounds comes back seconds early. A slot whose answer is still
-  awaited will be settled later by the same. A woken job reaches the limiter `lag.grant` ms
+  Each round also starts `lag.cycle` ms late: a slot is settled at its request's answer,
+  later than its grant (`lag.settle` on average, counted up to a slot interval per round; see
+  ACQUIRE). Promises that ignore it drift earlier than the slots by that much per round, and a
+  burst of fifty rounds comes back seconds early. A slot whose answer is still awaited will be
+  settled `lag.settle` later. A woken job reaches the limiter `lag.grant` ms
   after the moment it was told; it is told `lag.lead` ms early (that delay, up to two slot
   intervals; in a spread line, that delay and an interval, up to a tenth of the window) and
   waits for its slot in the process, so only the rest, if any, is added per round.
@@ -20,7 +21,7 @@
   client spends; see ACQUIRE).
 ]]
 local function kth(keys, ahead, cap, now, life, lag, pending, spread)
-  local round = life + lag.settle + math.max(lag.grant - lag.lead, 0)
+  local round = life + lag.cycle + math.max(lag.grant - lag.lead, 0)
   local floor = '(' .. (now - life)
   cap = math.max(cap, 1)
   local held = 0
