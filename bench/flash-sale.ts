@@ -533,6 +533,20 @@ async function runFlash(
           .join(" ")}`,
       );
     }
+    // How long each slot took to come round again: the i-th admitted request against the one
+    // L before it (the window, and what the limiter lost on top of it), and each round's spread.
+    const sorted = [...admitted].sort((x, y) => x - y);
+    const excess = sorted.slice(LIMIT).map((t, i) => t - (sorted[i] as number) - windowMs);
+    const q = (xs: number[], p: number) =>
+      [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
+    const rounds: string[] = [];
+    for (let k = 0; k * LIMIT < sorted.length; k++) {
+      const r = sorted.slice(k * LIMIT, (k + 1) * LIMIT);
+      rounds.push(`${(r[0] as number) - started}+${(r.at(-1) as number) - (r[0] as number)}`);
+    }
+    console.log(
+      `diag: slot comes round W + p10/p50/p90/max ${[0.1, 0.5, 0.9, 1].map((p) => q(excess, p)).join("/")} ms; rounds (start+spread ms): ${rounds.join(" ")}`,
+    );
     const lateOnes = burstItems
       .map((i, index) => ({ index, at: (created.get(i.orderId) ?? Number.NaN) - started }))
       .sort((x, y) => y.at - x.at)
