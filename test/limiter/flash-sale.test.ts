@@ -450,6 +450,28 @@ describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine"
     expect(grants).toBe(10 - 1 - 4);
   });
 
+  it("lets the jobs held back for that first answer go one slot interval apart, not in a clump", async () => {
+    const limiter = limiterFor({ limit: 20, windowMs: 2_000, liveSlowStart: true });
+    const first = await granted(limiter, 29);
+    for (let i = 0; i < 12; i++) await refused(limiter, 29, `w${i}`);
+    // Another client has four requests in the window: the line is spread over our share.
+    expect(await answered(limiter, 29, first.slotId, 15)).toBe(4);
+    // The twelve are all due now. A clump would free its slots together a window later, more
+    // than a spread line can take at once; a few go (those a little late catch up), the rest
+    // are told their moments one interval apart, in line.
+    const decisions = [];
+    for (let i = 0; i < 12; i++) decisions.push(await limiter.acquire(29, "live", `w${i}`));
+    const sent = decisions.filter((d) => d.granted).length;
+    expect(sent).toBeGreaterThanOrEqual(1);
+    expect(sent).toBeLessThanOrEqual(5);
+    const told = decisions.flatMap((d) => (d.granted ? [] : [d.retryAtMs]));
+    expect(told).toHaveLength(12 - sent);
+    // Our share: 20 less the other client's 4, its next one and a slot of headroom.
+    const interval = (2_000 + 5) / (20 - 4 - 1 - 1);
+    for (let i = 1; i < told.length; i++)
+      expect((told[i] as number) - (told[i - 1] as number)).toBeGreaterThanOrEqual(interval - 1);
+  });
+
   it("waits for that first answer a short while at most; one without RateLimit headers ends it", async () => {
     const limiter = limiterFor({ limit: 10, windowMs: 1_000, liveSlowStart: true });
     await granted(limiter, 22);

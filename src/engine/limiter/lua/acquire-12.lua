@@ -125,7 +125,7 @@ for _, key in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
 end
 local alive = '(' .. (now - life)
-local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle', 'others', 'othersAt', 'settleLow')
+local lagged = redis.call('HMGET', KEYS[10], 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold')
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
 -- Handed back the queue's delay early and an interval more, so a woken job is back before its
 -- slot frees and takes it at once; up to a tenth of the window.
@@ -256,7 +256,19 @@ if live and headroom > 0 and (liveWaiting > 0 or promised ~= nil) then
   -- The line drains `share` slots per slot life and the time slots settle late. Not per queue
   -- delay as well: every waiter of a continuous line comes back about as late, and takes a slot
   -- that freed as late, so that delay shifts the line without slowing it.
-  spread = (life + lag.settle) / share
+  spread = (life + lag.cycle) / share
+  -- Paced as well, one grant per interval: waiters all due at once (those held back for the
+  -- slow start's first answer) would otherwise go out in a clump, and a clump frees its slots
+  -- together a window later, faster than the spread line takes them again; the window runs
+  -- short of our share from then on. Waiters the line told their moments may be up to four
+  -- intervals late and catch up.
+  local liveAt = tonumber(lagged[5] or '0')
+  if live then
+    nextAt = math.max(liveAt, now)
+    local slack = 0
+    if told then slack = 4 end
+    pacedUntil = math.ceil(liveAt - slack * spread)
+  end
 end
 local fits
 if live then
@@ -279,7 +291,9 @@ if told and ARGV[11] ~= '1' then
 end
 if fits and pacedUntil <= now then
   local key = KEYS[1]
-  if live then key = KEYS[5]
+  if live then
+    key = KEYS[5]
+    if spread > 0 then redis.call('HSET', KEYS[10], 'liveAt', tostring(nextAt + spread)) end
   elseif ARGV[10] == '1' then redis.call('SET', KEYS[9], tostring(nextAt + interval), 'PX', window) end
   redis.call('ZADD', key, now, ARGV[5])
   redis.call('PEXPIRE', key, window * 2 + margin)
@@ -309,8 +323,13 @@ if live and spread > 0 and promised and tonumber(promised) <= now then ahead = l
 local ours = {KEYS[1], KEYS[5]}
 local retry
 if fits then
-  -- Only pacing refused it.
+  -- Only pacing refused it. A waiter of a spread line is told the next moment no waiter refused
+  -- by pacing has been told yet (those come back one interval apart); it keeps its place (below).
   retry = pacedUntil
+  if live then
+    retry = math.max(pacedUntil, tonumber(lagged[6] or '0') + spread)
+    redis.call('HSET', KEYS[10], 'liveTold', tostring(retry))
+  end
 elseif live then
   -- The waiters ahead take the free slots first, then the slots as they free, oldest first.
   local last = nil
@@ -340,6 +359,7 @@ if waiter ~= '' then
   if promised and tonumber(promised) <= now and retry < tonumber(promised) + life / 2 then
     place = tonumber(promised)
   end
+  if promised and fits then place = tonumber(promised) end
   redis.call('ZADD', set, place, waiter)
   redis.call('HSET', KEYS[12], waiter, math.ceil(retry) - math.floor(lag.lead))
   -- The set lives as long as its last promise (never shortened by an earlier one).
