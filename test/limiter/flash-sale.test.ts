@@ -457,8 +457,8 @@ describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine"
     // Another client has four requests in the window: the line is spread over our share.
     expect(await answered(limiter, 29, first.slotId, 15)).toBe(4);
     // The twelve are all due now. A clump would free its slots together a window later, more
-    // than a spread line can take at once; a few go (those a little late catch up), the rest
-    // are told their moments one interval apart, in line.
+    // than a spread line can take at once; the first goes, the rest are told their moments one
+    // interval apart, in line.
     const decisions = [];
     for (let i = 0; i < 12; i++) decisions.push(await limiter.acquire(29, "live", `w${i}`));
     const sent = decisions.filter((d) => d.granted).length;

@@ -12,9 +12,9 @@
   ACQUIRE). Promises that ignore it drift earlier than the slots by that much per round, and a
   burst of fifty rounds comes back seconds early. A slot whose answer is still awaited will be
   settled `lag.settle` later. A woken job reaches the limiter `lag.grant` ms
-  after the moment it was told; it is told `lag.lead` ms early (that delay, up to two slot
-  intervals; in a spread line, that delay and an interval, up to a tenth of the window) and
-  waits for its slot in the process, so only the rest, if any, is added per round.
+  after the moment it was told; it is told `lag.lead` ms early (that delay and a slot
+  interval, up to a tenth of the window) and waits for its slot in the process, so only the
+  rest, if any, is added per round.
 
   `spread` (ms, or nil): the positions take their slots no closer than that apart, so slots
   that free together are taken again over the window, not at once (a flood while another
