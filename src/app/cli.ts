@@ -40,7 +40,8 @@ export async function withContext<T>(
     config,
     logger: createLogger(
       config.env.LOG_LEVEL === "info" ? "warn" : config.env.LOG_LEVEL,
-      pino.destination(2),
+      // Written before the call returns: the command's one closing line must come after its logs.
+      pino.destination({ dest: 2, sync: true }),
     ),
     redis: resolveRedis(config),
     prefix: config.env.REDIS_PREFIX,
