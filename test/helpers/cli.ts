@@ -14,8 +14,17 @@ export interface CliResult {
 }
 
 /**
- * Runs the real CLI (`node --import tsx src/cli/index.ts …`) in a child process against the
- * test's Redis (its key prefix) and SQLite file; `env` adds to (or overrides) its environment.
+ * The arguments that start the real CLI with `process.execPath`: the bundle the global setup
+ * builds from this checkout's sources (`node <bundle> …`), so that a child starts in about half
+ * a second rather than loading every module through the TypeScript loader.
+ */
+export function cliEntry(): string[] {
+  return [inject("cliBundle")];
+}
+
+/**
+ * Runs the real CLI (`cliEntry()`) in a child process against the test's Redis (its key prefix)
+ * and SQLite file; `env` adds to (or overrides) its environment.
  */
 export async function runCli(
   ctx: Connector,
@@ -23,24 +32,20 @@ export async function runCli(
   env: Record<string, string> = {},
 ): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--import", "tsx", "src/cli/index.ts", ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          REDIS_URL: inject("redisUrl"),
-          REDIS_PREFIX: ctx.prefix,
-          DATABASE_PATH: ctx.config.env.DATABASE_PATH,
-          SHOPIFY_API_SECRET: ctx.config.shopifyApiSecret,
-          LOG_LEVEL: "silent",
-          ...env,
-        },
-        timeout: 60_000,
+    const { stdout, stderr } = await run(process.execPath, [...cliEntry(), ...args], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        REDIS_URL: inject("redisUrl"),
+        REDIS_PREFIX: ctx.prefix,
+        DATABASE_PATH: ctx.config.env.DATABASE_PATH,
+        SHOPIFY_API_SECRET: ctx.config.shopifyApiSecret,
+        LOG_LEVEL: "silent",
+        ...env,
       },
-    );
+      timeout: 60_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };

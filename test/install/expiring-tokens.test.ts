@@ -7,6 +7,7 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { ShopifyTokenError } from "../../src/shopify/admin-client.ts";
 import { REINSTALL_NEEDED, ShopTokens } from "../../src/shopify/install/shop-tokens.ts";
+import { cliEntry } from "../helpers/cli.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { standInOrder } from "../helpers/standin-orders.ts";
 
@@ -178,7 +179,7 @@ describe("expiring offline tokens", () => {
     standIn.dropRefreshAnswers = 1; // the first exchange's answer is lost
     const run = await promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", "src/cli/index.ts", "shops", "migrate-tokens", "--json"],
+      [...cliEntry(), "shops", "migrate-tokens", "--json"],
       {
         cwd: resolve(import.meta.dirname, "../.."),
         env: {

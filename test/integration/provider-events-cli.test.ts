@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
+import { cliEntry } from "../helpers/cli.ts";
 import { freePortPair } from "../helpers/ports.ts";
 
 /**
@@ -28,11 +29,10 @@ afterAll(async () => {
 const execCli = promisify(execFile);
 async function cli(args: string[], env: Record<string, string>) {
   try {
-    const { stdout, stderr } = await execCli(
-      process.execPath,
-      ["--import", "tsx", "src/cli/index.ts", ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env } },
-    );
+    const { stdout, stderr } = await execCli(process.execPath, [...cliEntry(), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

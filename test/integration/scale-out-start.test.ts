@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
+import { cliEntry } from "../helpers/cli.ts";
 import { freePortPair } from "../helpers/ports.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 
@@ -38,11 +39,11 @@ async function baseEnv(port: number, postgres: boolean): Promise<Record<string, 
 
 async function cli(env: Record<string, string>, args: string[]) {
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--import", "tsx", "src/cli/index.ts", ...args],
-      { cwd: ROOT, env: { ...env, LOG_LEVEL: "silent" }, timeout: 60_000 },
-    );
+    const { stdout, stderr } = await run(process.execPath, [...cliEntry(), ...args], {
+      cwd: ROOT,
+      env: { ...env, LOG_LEVEL: "silent" },
+      timeout: 60_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };

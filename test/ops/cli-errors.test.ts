@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { captureLogs } from "../helpers/captured-logs.ts";
+import { cliEntry } from "../helpers/cli.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 
@@ -24,7 +25,7 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   try {
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", "src/cli/index.ts", ...args],
+      [...cliEntry(), ...args],
       {
         cwd: ROOT,
         env: {

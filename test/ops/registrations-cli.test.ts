@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { Registration } from "../../src/provider/index.ts";
 import { collectOutput } from "../helpers/child-output.ts";
-import { runCli } from "../helpers/cli.ts";
+import { cliEntry, runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { freePortPair } from "../helpers/ports.ts";
 
@@ -285,17 +285,7 @@ describe("against a running npm start (the built-in sandbox, the demo shop)", ()
     });
     const { stdout } = await run(
       process.execPath,
-      [
-        "--import",
-        "tsx",
-        "src/cli/index.ts",
-        "registrations",
-        "list",
-        "--shop",
-        "demo-shop.myshopify.com",
-        "--limit",
-        "3",
-      ],
+      [...cliEntry(), "registrations", "list", "--shop", "demo-shop.myshopify.com", "--limit", "3"],
       { cwd: ROOT, env },
     );
     const lines = stdout.trimEnd().split("\n");

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ProductImportRepository } from "../../src/products/index.ts";
-import { runCli } from "../helpers/cli.ts";
+import { cliEntry, runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -274,17 +274,7 @@ describe("an import killed half-way", () => {
     const slow = { ...env, PROVIDER_RATE_LIMIT: "4", PROVIDER_RATE_WINDOW_MS: "2000" };
     const child = spawn(
       process.execPath,
-      [
-        "--import",
-        "tsx",
-        "src/cli/index.ts",
-        "products",
-        "import",
-        "--shop",
-        TEST_SHOP,
-        "--file",
-        path,
-      ],
+      [...cliEntry(), "products", "import", "--shop", TEST_SHOP, "--file", path],
       {
         cwd: ROOT,
         env: {

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { startSandbox } from "@connector/provider-sandbox";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { cliEntry } from "../helpers/cli.ts";
 import { clientFor, orderBody } from "../helpers/provider-fixtures.ts";
 
 /**
@@ -35,7 +36,7 @@ describe("sandbox state across restarts", () => {
 
     const reset = await promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", "src/cli/index.ts", "sandbox", "--reset", "--state", statePath],
+      [...cliEntry(), "sandbox", "--reset", "--state", statePath],
       { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "silent" } },
     );
     expect(reset.stdout.trim()).toBe(`emptied ${statePath}: 2 orders removed, IDs start again`);

@@ -12,6 +12,7 @@ import {
   ProviderWebhookSecretRepository,
   ShopRepository,
 } from "../../src/store/index.ts";
+import { cliEntry } from "../helpers/cli.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -96,19 +97,15 @@ async function storeWithOldSecrets(): Promise<string> {
 const execCli = promisify(execFile);
 async function cli(args: string[], env: Record<string, string>) {
   try {
-    const { stdout, stderr } = await execCli(
-      process.execPath,
-      ["--import", "tsx", "src/cli/index.ts", ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "",
-          LOG_LEVEL: "silent",
-          ...env,
-        },
+    const { stdout, stderr } = await execCli(process.execPath, [...cliEntry(), ...args], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        LOG_LEVEL: "silent",
+        ...env,
       },
-    );
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
