@@ -304,6 +304,24 @@ describe("StoreRateLimiter priorities", () => {
 });
 
 describe("StoreRateLimiter.spend", () => {
+  it("settles the slot at the moment the answer came, not when the caller is done with it", async () => {
+    const limiter = limiterFor({ limit: 5, windowMs: 10_000, marginMs: 5 });
+    const slot = await limiter.acquire(9);
+    if (!slot.granted) throw new Error("expected a grant");
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    await limiter.spend(9, slot.slotId, async () => {
+      await sleep(60);
+      // The answer: the server counted the request before it sent this.
+      await limiter.observe(9, {});
+      // What the caller then does with it (writing its links) is not the server's business.
+      await sleep(300);
+    });
+    // (nextFreeAt is the slot's start plus 10 s of window and 5 ms of margin.)
+    const start = ((await limiter.inspect(9)).nextFreeAt ?? 0) - 10_005 - slot.grantedAtMs;
+    expect(start).toBeGreaterThanOrEqual(50);
+    expect(start).toBeLessThan(200);
+  });
+
   it("settles the slot at the answer, and lets the call's error through when Redis fails too", async () => {
     const redis = connect();
     const limiter = limiterFor({ limit: 5, windowMs: 10_000, marginMs: 5 }, redis);

@@ -94,8 +94,11 @@ export class StoreRateLimiter {
   readonly shortWaitMs: number;
   readonly #jitterMs: number;
   readonly #prefix: string;
-  /** The slot of the request being made (see `spend`), for `observe` to place its answer. */
-  readonly #slot = new AsyncLocalStorage<string>();
+  /**
+   * The slot of the request being made (see `spend`), for `observe` to place its answer, and
+   * when (this process's monotonic clock) that answer came.
+   */
+  readonly #slot = new AsyncLocalStorage<{ id: string; answeredAt?: number }>();
   readonly #redis: RedisConnection;
 
   constructor(redis: RedisConnection, options: LimiterOptions) {
@@ -103,10 +106,14 @@ export class StoreRateLimiter {
     defineScripts(redis, LIMITER_SCRIPTS);
     this.limit = options.limit;
     this.windowMs = options.windowMs;
-    // Settling each slot at its answer covers the time a request takes to leave; the margin is
-    // left for clock granularity and the server's own processing before it counts.
+    // Settling each slot at its answer covers the time a request takes to leave: the server
+    // counted it no later than its answer came, and the slot then frees no earlier than a
+    // window after that answer. The margin is left for clock granularity and for a request
+    // whose answer is not back when its slot would free. It is spent on every slot's life, so
+    // it is the one fixed cost per window of a line that keeps the window full: 5 ms at a
+    // 2 s window (a quarter of a slot interval), 50 ms from 20 s on.
     this.marginMs =
-      options.marginMs ?? Math.min(50, Math.max(2, Math.ceil(options.windowMs / 200)));
+      options.marginMs ?? Math.min(50, Math.max(2, Math.ceil(options.windowMs / 400)));
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.liveReserve = options.limit - this.bulkCeiling;
     this.paceBulk = options.paceBulk ?? true;
@@ -240,19 +247,24 @@ export class StoreRateLimiter {
   /**
    * Makes the request of a granted slot: `call` runs with the slot known to `observe` (the
    * answer's RateLimit headers are read against the requests granted after it), and the slot
-   * is settled on the answer or the failure, so it covers the request's real arrival.
+   * is settled on the answer or the failure, so it covers the request's real arrival. Settled
+   * at the moment the answer came (`observe`), not when `call` returns: what the caller does
+   * with the answer (writing its links) would otherwise keep the slot that much longer, every
+   * window.
    */
   async spend<T>(storeId: number, slotId: string, call: () => Promise<T>): Promise<T> {
     let failed = false;
+    const slot: { id: string; answeredAt?: number } = { id: slotId };
     try {
-      return await this.#slot.run(slotId, call);
+      return await this.#slot.run(slot, call);
     } catch (error) {
       failed = true;
       throw error;
     } finally {
       // A settle that fails (Redis away) leaves the slot at its grant time. After a failed call
       // the call's own error is the one the caller must see (a 429 must still block the store).
-      await this.settle(storeId, slotId).catch((error: unknown) => {
+      const ago = slot.answeredAt === undefined ? 0 : performance.now() - slot.answeredAt;
+      await this.settle(storeId, slotId, ago).catch((error: unknown) => {
         if (!failed) throw error;
       });
     }
@@ -264,17 +276,18 @@ export class StoreRateLimiter {
    * before it. Outside a slot (a call the limiter did not grant) it does nothing.
    */
   async sending(storeId: number): Promise<void> {
-    const slotId = this.#slot.getStore();
+    const slotId = this.#slot.getStore()?.id;
     if (!slotId) return;
     const k = this.#keys(storeId);
     await this.#call("limiterSent", k.pending, k.sent, slotId, this.windowMs);
   }
 
   /**
-   * After a request's answer or failure: its slot starts no earlier than now - margin, so a
-   * request that left late is never forgotten before the server forgets it (see SETTLE).
+   * After a request's answer or failure: its slot starts no earlier than the answer's moment
+   * (now, or `answeredAgoMs` before now) less the margin, so a request that left late is never
+   * forgotten before the server forgets it (see SETTLE).
    */
-  async settle(storeId: number, slotId: string): Promise<void> {
+  async settle(storeId: number, slotId: string, answeredAgoMs = 0): Promise<void> {
     const k = this.#keys(storeId);
     await this.#call(
       "limiterSettle",
@@ -287,6 +300,7 @@ export class StoreRateLimiter {
       slotId,
       this.marginMs,
       this.windowMs,
+      Math.max(0, Math.floor(answeredAgoMs)),
     );
   }
 
@@ -311,6 +325,9 @@ export class StoreRateLimiter {
       resetMs?: number | undefined;
     },
   ): Promise<number> {
+    // The answer is back now: the server counted the request before it sent this (see `spend`).
+    const slot = this.#slot.getStore();
+    if (slot) slot.answeredAt = performance.now();
     if (info.remaining === undefined || !Number.isFinite(info.remaining) || info.remaining < 0)
       return 0;
     const serverLimit =
@@ -334,7 +351,7 @@ export class StoreRateLimiter {
       this.marginMs,
       Math.min(serverLimit, Math.floor(info.remaining)),
       Math.floor(info.resetMs ?? 0),
-      this.#slot.getStore() ?? "",
+      slot?.id ?? "",
     )) as number;
   }
 

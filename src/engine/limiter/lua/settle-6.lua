@@ -1,6 +1,9 @@
 --[[
   Called when a request's answer (or its failure) is back: the server counted the request when it arrived,
-  which was no later than now, so the slot is moved to start no earlier than now - margin.
+  which was no later than the answer, so the slot is moved to start no earlier than that moment
+  less the margin. The answer's moment is `now - ARGV[4]`: the caller measured how long ago the
+  answer came on its own clock, before this call left, so the moment read here is never earlier
+  than the real one.
   However long the request took to leave (a busy event loop, a slow connection), the ledger then
   frees the slot no earlier than the server does. The slot is no longer pending; its grant time
   moves to `answered` (kept two windows), which OBSERVE reads answers against. How far slots
@@ -16,6 +19,7 @@
     ARGV[1] member
     ARGV[2] marginMs
     ARGV[3] windowMs
+    ARGV[4] answeredAgoMs  how long before this call the answer came (0: now)
 
   Output:
     1 when the slot moved later, else 0
@@ -31,7 +35,7 @@ if granted then
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 2 * window)
   redis.call('PEXPIRE', KEYS[4], 2 * window)
 end
-local latest = now - tonumber(ARGV[2])
+local latest = now - math.min(tonumber(ARGV[4] or '0'), tonumber(ARGV[3])) - tonumber(ARGV[2])
 for _, key in ipairs({KEYS[1], KEYS[2]}) do
   local score = redis.call('ZSCORE', key, ARGV[1])
   if score then
