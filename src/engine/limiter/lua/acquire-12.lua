@@ -194,15 +194,14 @@ end
 -- A burst of live work counts the other client's request expected since the last answer from
 -- half a request on (a burst that fills the window at once would meet it otherwise).
 local liveCap = math.max(1, limit - math.floor(expected + 0.5))
--- Live work may use the headroom in a short burst, but not in a flood (live jobs waiting): a
--- window kept full by live work alone would put each of the other client's requests over the
--- limit, and ours after it would meet 429s. A flood also counts the other client's request
--- that is probably on its way (rounding up what it is expected to have sent since). One slot
--- of the headroom is kept, not all of it: the flood's line is spread (see SPREAD) and an
--- answer comes every slot or so, so little of that client is unseen; the whole headroom cost
--- two of our 80 slots a window with it at 20 %.
+-- Live work may use the headroom in a short burst, and in a flood (live jobs waiting) all but
+-- the other client's request that is probably on its way (rounding up what it is expected to
+-- have sent since). No slot of the headroom is kept for requests of that client not learned
+-- yet: the flood's line is spread (see SPREAD) and an answer comes every slot or so, so none
+-- is unseen for longer than a slot. Each slot kept cost one of our 80 a window with it at 20 %,
+-- and a burst of 5,000 two windows.
 if headroom > 0 and redis.call('ZCARD', KEYS[3]) > 0 then
-  liveCap = math.max(1, limit - math.ceil(expected) - math.min(headroom, 1))
+  liveCap = math.max(1, limit - math.ceil(expected))
 end
 local cap = math.max(1, limit - unseen - headroom)
 local bulkCap = math.max(1, cap - reserve)
@@ -248,15 +247,19 @@ local share = liveCap - othersUsed
 if live and headroom > 0 and (liveWaiting > 0 or promised ~= nil) then
   -- Planned for the whole line at once, so with what holds while it drains, not with this
   -- moment's: the other client's requests per window as the last unambiguous answer read them
-  -- (`others` also holds, on the safe side, requests of ours a burst reordered), one request
-  -- of that client on its way and the slot of headroom a flood keeps (see above).
+  -- (`others` also holds, on the safe side, requests of ours a burst reordered) and one request
+  -- of that client on its way (see above).
   local planned = read or othersUsed
-  share = math.max(1, limit - planned - 1 - math.min(headroom, 1))
+  share = math.max(1, limit - planned - 1)
   lag.lead = math.min(lag.grant + window / share, window / 10, 500)
-  -- The line drains `share` slots per slot life and the time slots settle late. Not per queue
-  -- delay as well: every waiter of a continuous line comes back about as late, and takes a slot
-  -- that freed as late, so that delay shifts the line without slowing it.
-  spread = (life + lag.cycle) / share
+  -- The line drains `share` slots per slot life. Not per queue delay as well: every waiter of a
+  -- continuous line comes back about as late, and takes a slot that freed as late, so that
+  -- delay shifts the line without slowing it. Nor per the time slots settle late: the line is
+  -- planned while the burst is being read, when answers are read late (13 ms a slot at a 2 s
+  -- window, against under 1 ms once the line runs), and a line planned that slow stays that
+  -- slow, 0.5 % of the budget. A waiter whose slot has not freed yet at its moment is told the
+  -- next one to free and keeps its place.
+  spread = life / share
   -- Paced as well, one grant per interval: waiters all due at once (those held back for the
   -- slow start's first answer) would otherwise go out in a clump, and a clump frees its slots
   -- together a window later, faster than the spread line takes them again; the window runs
