@@ -605,6 +605,15 @@ async function runFlash(
     .map(([id, at]) => (created.get(id) ?? Number.NaN) - at)
     .filter(Number.isFinite)
     .sort((a, b) => a - b);
+  if (process.env.BENCH_DIAG && quietLatency.length > 0) {
+    const worst = [...quietSent.entries()]
+      .map(([id, at]) => ({ at: at - started, took: (created.get(id) ?? Number.NaN) - at }))
+      .sort((a, b) => b.took - a.took)
+      .slice(0, 12);
+    console.log(
+      `diag: quiet orders, the slowest (sent at +ms: took ms): ${worst.map((w) => `${w.at}:${w.took}`).join(" ")}`,
+    );
+  }
   const result: FlashResult = {
     mode,
     burst,
