@@ -150,7 +150,7 @@ export const EnvSchema = z.object({
   PROVIDER_STAGING_AUDIENCE: z.string().min(1).optional(),
   PROVIDER_RATE_LIMIT: z.coerce.number().int().positive().default(100),
   PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
-  /** Added to each limiter slot for clock granularity and server processing; default min(50, window/200). */
+  /** Added to each limiter slot for clock granularity and unanswered requests; default min(50, window/400). */
   PROVIDER_RATE_MARGIN_MS: z.coerce.number().int().nonnegative().optional(),
   /** How long a provider request may take before it counts as failed (and is retried). */
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
