@@ -1,6 +1,6 @@
 /**
  * npm run bench:throttle -- --scenario flash-sale [--burst N] [--window-ms W] [--variant V]
- *   [--workers K] [--limit L]
+ *   [--workers K] [--limit L] [--baseline yes|no|only]
  *
  * A flash sale: N live orders arrive on one store at once, far more than the provider's L per
  * window. The provider (the sandbox, counting each request at its arrival in a rolling window)
@@ -680,7 +680,13 @@ export async function flashSaleBench() {
               await runFlash(redis.url, "connector", burst, windowMs, variant, workers, true)
             ).quietP95;
           }
-          const modes: Mode[] = args.baseline === "no" ? ["connector"] : ["connector", "baseline"];
+          // --baseline no: the connector's rows only; only: BullMQ's rows only; yes: both.
+          const modes: Mode[] =
+            args.baseline === "no"
+              ? ["connector"]
+              : args.baseline === "only"
+                ? ["baseline"]
+                : ["connector", "baseline"];
           for (const mode of modes) {
             const r = await runFlash(redis.url, mode, burst, windowMs, variant, workers);
             console.log(
