@@ -412,10 +412,13 @@ async function runFlash(
             "WITHSCORES",
           );
           const scores = line.filter((_, i) => i % 2 === 1).map(Number);
-          const gaps = scores.slice(1).map((v, i) => v - (scores[i] as number)).sort((a, b) => a - b);
-          const q = (f: number) => gaps[Math.floor(f * (gaps.length - 1))]?.toFixed(2);
+          const gaps = scores
+            .slice(1)
+            .map((v, i) => v - (scores[i] as number))
+            .sort((a, b) => a - b);
+          const q = [1, 10, 50, 90, 99, 100].map((p) => pct(gaps, p).toFixed(2)).join("/");
           console.log(
-            `diag: the line's promise gaps (ms) p1/p10/p50/p90/p99/max ${q(0.01)}/${q(0.1)}/${q(0.5)}/${q(0.9)}/${q(0.99)}/${q(1)}; first ${((scores[0] ?? 0) - started).toFixed(0)} last ${((scores.at(-1) ?? 0) - started).toFixed(0)} of ${scores.length}`,
+            `diag: the line's promise gaps (ms) p1/p10/p50/p90/p99/max ${q}; first ${((scores[0] ?? 0) - started).toFixed(0)} last ${((scores.at(-1) ?? 0) - started).toFixed(0)} of ${scores.length}`,
           );
           const per = new Map<number, number>();
           for (let i = 1; i < line.length; i += 2) {
@@ -559,16 +562,17 @@ async function runFlash(
     // How long each slot took to come round again: the i-th admitted request against the one
     // L before it (the window, and what the limiter lost on top of it), and each round's spread.
     const sorted = [...admitted].sort((x, y) => x - y);
-    const excess = sorted.slice(LIMIT).map((t, i) => t - (sorted[i] as number) - windowMs);
-    const q = (xs: number[], p: number) =>
-      [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
+    const excess = sorted
+      .slice(LIMIT)
+      .map((t, i) => t - (sorted[i] as number) - windowMs)
+      .sort((x, y) => x - y);
     const rounds: string[] = [];
     for (let k = 0; k * LIMIT < sorted.length; k++) {
       const r = sorted.slice(k * LIMIT, (k + 1) * LIMIT);
       rounds.push(`${(r[0] as number) - started}+${(r.at(-1) as number) - (r[0] as number)}`);
     }
     console.log(
-      `diag: slot comes round W + p10/p50/p90/max ${[0.1, 0.5, 0.9, 1].map((p) => q(excess, p)).join("/")} ms; rounds (start+spread ms): ${rounds.join(" ")}`,
+      `diag: slot comes round W + p10/p50/p90/max ${[10, 50, 90, 100].map((p) => pct(excess, p)).join("/")} ms; rounds (start+spread ms): ${rounds.join(" ")}`,
     );
     const lateOnes = burstItems
       .map((i, index) => ({ index, at: (created.get(i.orderId) ?? Number.NaN) - started }))

@@ -73,6 +73,12 @@ export interface LimiterInspection {
   waiting: { live: number; bulk: number };
 }
 
+/** A slot whose request is being made, and when its answer came (this process's monotonic clock). */
+interface SpentSlot {
+  id: string;
+  answeredAt?: number;
+}
+
 /**
  * The per-store provider budget, shared by every worker process through Redis (ADR 0001).
  * Exact rolling window: no more than `limit` grants in any `windowMs` span as the server sees
@@ -94,11 +100,8 @@ export class StoreRateLimiter {
   readonly shortWaitMs: number;
   readonly #jitterMs: number;
   readonly #prefix: string;
-  /**
-   * The slot of the request being made (see `spend`), for `observe` to place its answer, and
-   * when (this process's monotonic clock) that answer came.
-   */
-  readonly #slot = new AsyncLocalStorage<{ id: string; answeredAt?: number }>();
+  /** The slot of the request being made (see `spend`), for `observe` to place its answer. */
+  readonly #slot = new AsyncLocalStorage<SpentSlot>();
   readonly #redis: RedisConnection;
 
   constructor(redis: RedisConnection, options: LimiterOptions) {
@@ -254,7 +257,7 @@ export class StoreRateLimiter {
    */
   async spend<T>(storeId: number, slotId: string, call: () => Promise<T>): Promise<T> {
     let failed = false;
-    const slot: { id: string; answeredAt?: number } = { id: slotId };
+    const slot: SpentSlot = { id: slotId };
     try {
       return await this.#slot.run(slot, call);
     } catch (error) {
