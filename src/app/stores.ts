@@ -42,10 +42,17 @@ export function createStores(infra: Infrastructure): Stores {
     checkpoints: new CheckpointRepository(db),
     privacyRequests: new PrivacyRequestRepository(db),
     snapshots: new SnapshotStore(infra.jobRedis, { prefix }),
-    queues: new SyncQueues(infra.redis, prefix, {
-      attempts: config.env.SYNC_ATTEMPTS,
-      delayMs: config.env.SYNC_RETRY_DELAY_MS,
-    }),
+    queues: new SyncQueues(
+      infra.redis,
+      prefix,
+      { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },
+      {
+        liveShare: {
+          limit: config.env.PROVIDER_RATE_LIMIT,
+          windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
+        },
+      },
+    ),
     providerEvents: new ProviderEventRepository(db),
     claims: new ClaimRepository(db),
     webhookSecrets: new ProviderWebhookSecretRepository(db),

@@ -33,7 +33,13 @@ export function composeWebApp(
     prefix,
     { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },
     // Shopify gives a webhook 5 s: never wait long for an operator's retry of the same entry.
-    { deadLetterLockWaitMs: 1_000 },
+    {
+      deadLetterLockWaitMs: 1_000,
+      liveShare: {
+        limit: config.env.PROVIDER_RATE_LIMIT,
+        windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
+      },
+    },
   );
   const shopStatus = cachedShopStatus(connector);
   const shopJobs = createShopJobs(connector);

@@ -190,6 +190,10 @@ export class WebhookIngest {
     const orderId = event.kind === "order" ? event.order.id : event.orderId;
     const mark = this.#seenMark(webhook, dedupe, orderId);
     const options = { live: true, ...(mark ? { seen: mark } : {}) };
+    // Counted beside the snapshot write (one round trip); a duplicate or stale delivery that
+    // queues nothing still counts, which only ever queues a busy shop's next order as a flood.
+    const liveCount = queues.countLive(webhook.shop);
+    liveCount.catch(() => {});
     let put: ReceiveOutcome;
     if (event.kind === "order") {
       put = await snapshots.storeOrder(event.order, options);
@@ -211,13 +215,10 @@ export class WebhookIngest {
     // The same version is queued again: an earlier attempt may have stored it and failed (503)
     // before its job was queued, and this retry is then the only thing that will ever queue it.
     if (put === "older") return "stale";
-    await queues.enqueueSync({
-      shop: webhook.shop,
-      orderId,
-      priority: "live",
-      trigger: event.topic,
-      receivedAt,
-    });
+    await queues.enqueueSync(
+      { shop: webhook.shop, orderId, priority: "live", trigger: event.topic, receivedAt },
+      { liveCount },
+    );
     await this.#mark(mark);
     return "queued";
   }

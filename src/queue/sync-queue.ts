@@ -1,18 +1,48 @@
 import { type JobsOptions, Queue } from "bullmq";
+import type { Result } from "ioredis";
+import { defineScripts, loadLua } from "../lib/lua.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
-import type { DeadLetterData, SyncJobData, SyncPriority } from "./jobs.ts";
+import type { DeadLetterData, SyncJobData } from "./jobs.ts";
 import { QUEUE, queueOptions } from "./names.ts";
 
-/** BullMQ priorities: lower runs first. Live events overtake backfill and resync. */
-const PRIORITY: Record<SyncPriority, number> = { live: 2, bulk: 50 };
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    liveArrivals(key: string, windowMs: number): Result<number, Context>;
+  }
+}
+
+const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "live-arrivals-1") };
 
 /**
- * A live job the limiter handed back to wait for its slot comes back ahead of live jobs the
- * limiter has not seen yet: in a burst, the line's next round would otherwise wait behind
- * every order of the burst still to be read, and each of its slots go unused meanwhile.
+ * BullMQ priorities: lower runs first; within one priority, first queued runs first. Live events
+ * overtake backfill and resync (`bulk`), and among live jobs one store's flood does not hold up
+ * another store:
+ * - `live` (1): a live job of a shop that queued no more live jobs over the last window than its
+ *   store's window can take. A quiet shop's order goes straight to a worker, as does the first
+ *   window's worth of a burst.
+ * - LIVE_WAITER_PRIORITY (2): a live job the limiter handed back to wait for its slot.
+ * - `flood` (3): a shop's live jobs beyond what its window can take. They could not be sent this
+ *   window anyway; the limiter puts them in its line as the workers read them.
+ * A shop's own live jobs still run in the order they came: the ones it queued first are never at
+ * a later priority than the ones after them, and the limiter's line keeps the order of those it
+ * handed back.
  */
-export const LIVE_WAITER_PRIORITY = 1;
+const PRIORITY = { live: 1, flood: 3, bulk: 50 } as const;
+
+/**
+ * A live job the limiter handed back to wait for its slot comes back ahead of a flood's jobs the
+ * limiter has not seen yet: in a burst, the line's next round would otherwise wait behind every
+ * order of the burst still to be read, and each of its slots go unused meanwhile. It comes back
+ * behind other shops' live jobs, so that one store's round never delays a quiet store's order.
+ */
+export const LIVE_WAITER_PRIORITY = 2;
+
+/** What a shop's store can take per window: above it, the shop's live jobs queue as a flood. */
+export interface LiveShare {
+  limit: number;
+  windowMs: number;
+}
 
 /**
  * Retries for transient failures (5xx, timeouts, connection drops). Exponential with jitter so a
@@ -37,14 +67,17 @@ export class SyncQueues {
   readonly #redis: RedisConnection;
   readonly #prefix: string;
   readonly #lockWaitMs: number | undefined;
+  readonly #share: LiveShare;
 
   constructor(
     connection: RedisConnection,
     prefix: string,
     retry: { attempts?: number; delayMs?: number } = {},
-    options: { deadLetterLockWaitMs?: number } = {},
+    options: { deadLetterLockWaitMs?: number; liveShare?: LiveShare } = {},
   ) {
     this.#lockWaitMs = options.deadLetterLockWaitMs;
+    // The provider's documented budget when none is given (the configuration's defaults).
+    this.#share = options.liveShare ?? { limit: 100, windowMs: 60_000 };
     this.#jobOptions = {
       ...SYNC_JOB_OPTIONS,
       attempts: retry.attempts ?? SYNC_JOB_OPTIONS.attempts,
@@ -61,13 +94,33 @@ export class SyncQueues {
    * waits, further events are absorbed into it (it reads the latest snapshot when it runs); while
    * one is active, the latest request is kept and runs after it (`keepLastIfActive`).
    */
-  async enqueueSync(data: SyncJobData, options: { delayMs?: number } = {}) {
+  async enqueueSync(
+    data: SyncJobData,
+    options: { delayMs?: number; liveCount?: Promise<number> } = {},
+  ) {
     return this.sync.add("sync", data, {
       ...this.#jobOptions,
-      priority: PRIORITY[data.priority],
+      priority: await this.#priorityOf(data, options.liveCount),
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
       ...(options.delayMs ? { delay: options.delayMs } : {}),
     });
+  }
+
+  /**
+   * Counts one more live job of the shop and answers how many it queued over the last window
+   * (see PRIORITY). The receiver starts the count beside its snapshot write, so that both go to
+   * Redis in one round trip, and hands it to `enqueueSync` as `liveCount`.
+   */
+  countLive(shop: string): Promise<number> {
+    defineScripts(this.#redis, SCRIPTS);
+    return this.#redis.liveArrivals(`${this.#prefix}:live-arrivals:${shop}`, this.#share.windowMs);
+  }
+
+  /** A live job's priority by how many live jobs its shop queued over the last window. */
+  async #priorityOf(data: SyncJobData, liveCount: Promise<number> | undefined): Promise<number> {
+    if (data.priority === "bulk") return PRIORITY.bulk;
+    const queued = await (liveCount ?? this.countLive(data.shop));
+    return queued > this.#share.limit ? PRIORITY.flood : PRIORITY.live;
   }
 
   /**

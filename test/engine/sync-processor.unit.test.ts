@@ -260,7 +260,13 @@ describe("sync processor: waiting for a slot", () => {
     // the order that waited for it goes first, not behind the three (a burst's next round
     // would otherwise wait for every order of the burst still to be read, its slots unused).
     const prefix = `proc-wait-${randomUUID()}`;
-    const waitQueues = new SyncQueues(redis, prefix, { attempts: 3 });
+    // The queue and the limiter read the same budget, as they do from the configuration.
+    const waitQueues = new SyncQueues(
+      redis,
+      prefix,
+      { attempts: 3 },
+      { liveShare: { limit: 1, windowMs: 600 } },
+    );
     const limiter = new StoreRateLimiter(redis, {
       limit: 1,
       windowMs: 600,
