@@ -24,9 +24,11 @@ const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "liv
  * - LIVE_WAITER_PRIORITY (2): a live job the limiter handed back to wait for its slot.
  * - `flood` (3): a shop's live jobs beyond what its window can take. They could not be sent this
  *   window anyway; the limiter puts them in its line as the workers read them.
- * A shop's own live jobs still run in the order they came: the ones it queued first are never at
- * a later priority than the ones after them, and the limiter's line keeps the order of those it
- * handed back.
+ * A shop's own live jobs still run in the order they came, within a window's worth: while its
+ * count is above the limit every new job of the shop is `flood`, and the limiter's line keeps
+ * the order of those the workers have read. Only a flood job no worker has read yet can be
+ * overtaken, by the orders of a later window the shop's count is back under the limit in: fewer
+ * than `limit` of them.
  */
 const PRIORITY = { live: 1, flood: 3, bulk: 50 } as const;
 
