@@ -1,6 +1,7 @@
 import { BackfillRepository, CheckpointRepository } from "../backfill/index.ts";
+import type { Env } from "../config/env.ts";
 import { SnapshotStore } from "../ingest/snapshot-store.ts";
-import { SyncQueues } from "../queue/sync-queue.ts";
+import { type LiveShare, SyncQueues } from "../queue/sync-queue.ts";
 import { SealedSessionStorage } from "../shopify/install/index.ts";
 import {
   ClaimRepository,
@@ -32,6 +33,12 @@ export interface Stores {
   webhookSecrets: ProviderWebhookSecretRepository;
 }
 
+/** The store budget the sync queue orders live jobs by: the limiter's own settings. */
+export const liveShareOf = (env: Env): LiveShare => ({
+  limit: env.PROVIDER_RATE_LIMIT,
+  windowMs: env.PROVIDER_RATE_WINDOW_MS,
+});
+
 export function createStores(infra: Infrastructure): Stores {
   const { db, config, prefix } = infra;
   return {
@@ -46,12 +53,7 @@ export function createStores(infra: Infrastructure): Stores {
       infra.redis,
       prefix,
       { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },
-      {
-        liveShare: {
-          limit: config.env.PROVIDER_RATE_LIMIT,
-          windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
-        },
-      },
+      { liveShare: liveShareOf(config.env) },
     ),
     providerEvents: new ProviderEventRepository(db),
     claims: new ClaimRepository(db),

@@ -16,6 +16,7 @@ import { type SettingsCatalogImports, SettingsService } from "../server/settings
 import { isFirstWebProcess } from "../server/web-cluster.ts";
 import type { Connector } from "./connector.ts";
 import { createProducts } from "./products.ts";
+import { liveShareOf } from "./stores.ts";
 
 /**
  * The web app's parts, put together: the receiver's ingest on its own fail-fast connection
@@ -33,13 +34,7 @@ export function composeWebApp(
     prefix,
     { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },
     // Shopify gives a webhook 5 s: never wait long for an operator's retry of the same entry.
-    {
-      deadLetterLockWaitMs: 1_000,
-      liveShare: {
-        limit: config.env.PROVIDER_RATE_LIMIT,
-        windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
-      },
-    },
+    { deadLetterLockWaitMs: 1_000, liveShare: liveShareOf(config.env) },
   );
   const shopStatus = cachedShopStatus(connector);
   const shopJobs = createShopJobs(connector);

@@ -80,6 +80,7 @@ export class SyncQueues {
     this.#lockWaitMs = options.deadLetterLockWaitMs;
     // The provider's documented budget when none is given (the configuration's defaults).
     this.#share = options.liveShare ?? { limit: 100, windowMs: 60_000 };
+    defineScripts(connection, SCRIPTS);
     this.#jobOptions = {
       ...SYNC_JOB_OPTIONS,
       attempts: retry.attempts ?? SYNC_JOB_OPTIONS.attempts,
@@ -114,7 +115,6 @@ export class SyncQueues {
    * Redis in one round trip, and hands it to `enqueueSync` as `liveCount`.
    */
   countLive(shop: string): Promise<number> {
-    defineScripts(this.#redis, SCRIPTS);
     return this.#redis.liveArrivals(`${this.#prefix}:live-arrivals:${shop}`, this.#share.windowMs);
   }
 

@@ -15,15 +15,12 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
 local index = math.floor(now / window)
-local held = redis.call('HMGET', KEYS[1], 'b', 'c')
-local b, c = tonumber(held[1]), tonumber(held[2]) or 0
-local previous = 0
-if b == index then
-  previous = tonumber(redis.call('HGET', KEYS[1], 'p')) or 0
-elseif b == index - 1 then
-  previous = c
-  c = 0
-else
+local held = redis.call('HMGET', KEYS[1], 'b', 'c', 'p')
+local c, previous = tonumber(held[2]) or 0, tonumber(held[3]) or 0
+local b = tonumber(held[1])
+if b ~= index then
+  -- A new window: the one just ended becomes the previous one; an older one counts for nothing.
+  if b == index - 1 then previous = c else previous = 0 end
   c = 0
 end
 c = c + 1
