@@ -50,6 +50,9 @@ describe("a Shopify delivery replayed under another topic", () => {
       await p.send("app/uninstalled", SHOP_RESOURCE(), { webhookId: "replayed-1" }),
     );
     expect(res).toMatchObject({ status: 200, outcome: "refused-installed" });
+    // Shopify was asked, and answered with the shop (no 401).
+    expect(p.shopify.state.counters.graphqlRequests).toBeGreaterThan(0);
+    expect(p.shopify.state.counters.unauthorized).toBe(0);
     const shop = await p.ctx.shops.getShop(TEST_SHOP);
     expect(shop?.status).toBe("active");
     expect(shop?.accessTokenSealed).not.toBeNull();
@@ -59,6 +62,7 @@ describe("a Shopify delivery replayed under another topic", () => {
     await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
     const genuine = await answer(await p.send("app/uninstalled", SHOP_RESOURCE()));
     expect(genuine).toMatchObject({ status: 200, outcome: "uninstalled" });
+    expect(p.shopify.state.counters.unauthorized).toBeGreaterThan(0);
     expect((await p.ctx.shops.getShop(TEST_SHOP))?.status).toBe("uninstalled");
   });
 
