@@ -39,6 +39,7 @@ const ingest = new WebhookIngest({
   queues,
   shops: { shopStatus: async () => "active" },
   lifecycle: {
+    confirmUninstalled: async () => "uninstalled" as const,
     appUninstalled: async () => {},
     shopUpdated: async () => {},
     privacy: async () => {},

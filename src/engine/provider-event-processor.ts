@@ -136,7 +136,10 @@ async function applyClaim(
       orderId: order?.orderId ?? facts.orderId,
       sourceOrderId: order?.sourceOrderId ?? null,
       orderName: order?.orderName ?? facts.orderName,
-      updatedOn: facts.updatedOn ?? event.sentAt,
+      // Without the provider's time, the time we first stored this body: never the timestamp
+      // header, which is not signed (a replay with a fresh one would make an old status win),
+      // and a replay of these bytes is a duplicate, never stored again.
+      updatedOn: facts.updatedOn ?? event.receivedAt,
       eventId: event.eventId,
     });
     const label = `${kind.replace("_", " ")} ${facts.claimId}`;

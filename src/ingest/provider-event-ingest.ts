@@ -1,6 +1,13 @@
 import type { Logger } from "pino";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
-import { classifyTopic, unwrapEvent } from "../provider/events.ts";
+import {
+  bodyDigest,
+  bodyStore,
+  classifyTopic,
+  eventIdentity,
+  namesResource,
+  unwrapEvent,
+} from "../provider/events.ts";
 import {
   isFresh,
   PROVIDER_HEADERS,
@@ -28,7 +35,10 @@ export interface ProviderEventIngestDeps {
 export type ProviderIngestResult =
   | {
       ok: true;
-      /** queued: new; duplicate: seen and processed; requeued: seen, not processed yet. */
+      /**
+       * queued: new; duplicate: seen (by delivery ID, by what the event is, or by its body) and
+       * processed; requeued: seen, not processed yet.
+       */
       outcome: "queued" | "duplicate" | "requeued";
       eventId: string;
       topic: string | null;
@@ -170,6 +180,30 @@ export class ProviderEventIngest {
       };
     }
     const topic = delivery.topic ?? envelope.topic;
+    // The signature covers the body only: the store header could have been changed. The body's
+    // store decides; an event that would change a shop's claims or registrations must name it.
+    const classified = classifyTopic(topic);
+    const named = bodyStore(body, envelope.resource);
+    const needsStore = namesResource(classified.kind, envelope.resource, classified.action);
+    if (named.storeId !== String(storeId) && (named.storeId !== null || needsStore)) {
+      const header = PROVIDER_HEADERS.storeId;
+      return {
+        ok: false,
+        status: 400,
+        code: "store_mismatch",
+        message:
+          named.storeId === null
+            ? `the body names no store: a ${classified.kind.replace("_", " ")} event must carry its storeId, the store of ${header}`
+            : `the body is about store ${named.storeId}, not ${header}'s store ${storeId}: refused (a delivery is routed by its body's store)`,
+        fields: [
+          {
+            path: named.field,
+            message: named.storeId === null ? "required" : `must be ${header} (${storeId})`,
+          },
+        ],
+        storeId,
+      };
+    }
     // The environment of the first account that verified; the shops of every account of it.
     const shops = verified
       .filter((v) => v.account.providerBaseUrl === first.account.providerBaseUrl)
@@ -180,10 +214,12 @@ export class ProviderEventIngest {
       eventId,
       shops: [...new Set(shops)].sort(),
       topic,
-      kind: classifyTopic(topic).kind,
+      kind: classified.kind,
       apiVersion: delivery.apiVersion,
       sentAt: delivery.sentAt.toISOString(),
       payload: text,
+      identity: eventIdentity(topic, body, rawBody),
+      bodySha256: bodyDigest(rawBody),
     });
     if (!stored.duplicate) {
       await this.deps.queue.enqueue(stored.id);

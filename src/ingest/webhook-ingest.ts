@@ -8,6 +8,7 @@ import {
   PayloadError,
   parseShopifyJson,
   ShopMismatchError,
+  TopicMismatchError,
 } from "../shopify/index.ts";
 import type { ShopDomain } from "../sync/source-order.ts";
 import type { ReceiveOutcome, SeenMark, SnapshotStore } from "./snapshot-store.ts";
@@ -23,8 +24,13 @@ export type IngestOutcome =
   | "uninstalled"
   | "shop-updated"
   | "privacy"
-  /** shop/redact for a shop that is installed: Shopify sends it only 48 h after an uninstall. */
-  | "refused-installed";
+  /**
+   * shop/redact for a shop that is installed (Shopify sends it only 48 h after an uninstall), or
+   * app/uninstalled for a shop whose token Shopify still accepts (a replayed delivery).
+   */
+  | "refused-installed"
+  /** shop/update or a privacy topic triggered longer ago than LIFECYCLE_WINDOW_MS: not acted on. */
+  | "refused-stale";
 
 export interface VerifiedWebhook {
   shop: ShopDomain;
@@ -43,6 +49,12 @@ export interface ShopLookup {
 }
 
 export interface LifecycleHandlers {
+  /**
+   * Asks Shopify whether the shop's access token still works: `installed` when it does (an
+   * app/uninstalled that Shopify did not send), `uninstalled` when Shopify refuses it (401) or
+   * there is no token to ask with. Throws when Shopify cannot be asked (the route answers 503).
+   */
+  confirmUninstalled(shop: ShopDomain): Promise<"installed" | "uninstalled">;
   appUninstalled(shop: ShopDomain): Promise<void>;
   /** shop/update: the shop's currency and time zone, as they are now. */
   shopUpdated(
@@ -58,6 +70,19 @@ export interface LifecycleHandlers {
 /** Shopify retries for 4 hours and can deliver up to a day late; 72 h covers both. */
 export const DEDUPE_TTL_SECONDS = 72 * 3600;
 
+/**
+ * How old (by X-Shopify-Triggered-At, and a shop/update body's `updated_at`) a shop/update or
+ * privacy delivery may be and still be acted on: 25 hours. Shopify retries for 4 hours and has
+ * delivered up to a day late, and a genuine privacy request must not be lost; shorter than the
+ * 72-hour dedupe marks, so a delivery replayed with its own headers is caught either way: a
+ * duplicate for 72 hours, stale after 25. The header is not signed, so this is not the main
+ * defence: bodies must fit their topic, app/uninstalled is confirmed with Shopify, and
+ * shop/redact needs an uninstalled shop.
+ */
+export const LIFECYCLE_WINDOW_MS = 25 * 3_600_000;
+/** A trigger time this far ahead of our clock is as untrustworthy as an old one. */
+export const LIFECYCLE_CLOCK_SKEW_MS = 5 * 60_000;
+
 export interface WebhookIngestDeps {
   redis: RedisConnection;
   prefix: string;
@@ -65,6 +90,8 @@ export interface WebhookIngestDeps {
   queues: SyncQueues;
   shops: ShopLookup;
   lifecycle: LifecycleHandlers;
+  /** Tests pass a fixed clock. */
+  now?: () => number;
 }
 
 /**
@@ -105,9 +132,9 @@ export class WebhookIngest {
     try {
       event = normalizeWebhook(webhook.topic, webhook.shop, parseShopifyJson(webhook.rawBody));
     } catch (error) {
-      // Not the header shop's data: nothing is stored or dead-lettered under that shop; the
-      // receiver answers 400.
-      if (error instanceof ShopMismatchError) throw error;
+      // Not the header shop's data, or not the header topic's body (a replay under another
+      // topic): nothing is stored or dead-lettered; the receiver answers 400.
+      if (error instanceof ShopMismatchError || error instanceof TopicMismatchError) throw error;
       return this.#checked(webhook, dedupe, async () => {
         await this.#deadLetterPayload(webhook, error);
         return "dead-lettered";
@@ -115,12 +142,19 @@ export class WebhookIngest {
     }
     switch (event.kind) {
       case "app-uninstalled":
+        // The body is a shop resource, like shop/update's, and its HMAC does not cover the
+        // topic: Shopify itself says whether the app is still installed, whatever the age.
         return this.#checked(webhook, dedupe, async () => {
+          const confirmed = await this.#deps.lifecycle.confirmUninstalled(webhook.shop);
+          if (confirmed === "installed") return "refused-installed";
           await this.#deps.lifecycle.appUninstalled(webhook.shop);
           return "uninstalled";
         });
       case "shop-update": {
         const update = event;
+        if (this.#stale(webhook.triggeredAt, true) || this.#stale(update.updatedAt, false)) {
+          return this.#checked(webhook, dedupe, async () => "refused-stale");
+        }
         return this.#checked(webhook, dedupe, async () => {
           await this.#deps.lifecycle.shopUpdated(webhook.shop, update);
           return "shop-updated";
@@ -128,6 +162,9 @@ export class WebhookIngest {
       }
       case "privacy": {
         const privacy = event;
+        if (this.#stale(webhook.triggeredAt, true)) {
+          return this.#checked(webhook, dedupe, async () => "refused-stale");
+        }
         const status = await this.#deps.shops.shopStatus(webhook.shop);
         if (privacy.topic === "shop/redact" && (status === "active" || status === "paused")) {
           return this.#checked(webhook, dedupe, async () => "refused-installed");
@@ -146,6 +183,19 @@ export class WebhookIngest {
       return this.#checked(webhook, dedupe, async () => "unknown-shop");
     }
     return this.#store(webhook, event, dedupe);
+  }
+
+  /**
+   * Whether a lifecycle time (X-Shopify-Triggered-At, or a body's `updated_at`) is outside
+   * LIFECYCLE_WINDOW_MS. A missing trigger time counts as stale (Shopify always sends it); a
+   * missing `updated_at` is only the header's to judge.
+   */
+  #stale(at: string | null, ifMissing: boolean): boolean {
+    if (at === null) return ifMissing;
+    const ms = Date.parse(at);
+    if (Number.isNaN(ms)) return true;
+    const now = this.#deps.now?.() ?? Date.now();
+    return ms < now - LIFECYCLE_WINDOW_MS || ms > now + LIFECYCLE_CLOCK_SKEW_MS;
   }
 
   /**

@@ -5,6 +5,8 @@ import type { LifecycleHandlers } from "../ingest/webhook-ingest.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
+import { ShopifyTokenError } from "../shopify/admin-client.ts";
+import { type AdminClientFactory, ShopNotConnectedError } from "../shopify/index.ts";
 import type { SealedSessionStorage } from "../shopify/install/index.ts";
 import type {
   LinkRepository,
@@ -28,7 +30,13 @@ export interface LifecycleDeps {
   redis: RedisConnection;
   prefix: string;
   logger: Logger;
+  /** Admin GraphQL per shop: asks Shopify whether an app/uninstalled is true. */
+  shopifyAdmin: AdminClientFactory;
 }
+
+/** The cheapest Admin API query: it answers for an installed app, 401 for an uninstalled one. */
+const INSTALL_CHECK = `#graphql
+  query ConnectorInstallCheck { shop { id } }`;
 
 export interface LifecycleOptions {
   /** Called after a shop's status changed, so cached statuses (the receiver's) are dropped. */
@@ -58,6 +66,26 @@ export function createLifecycleHandlers(
   const retired = { redis: ctx.redis, prefix: ctx.prefix };
 
   return {
+    async confirmUninstalled(shop) {
+      const record = await ctx.shops.getShop(shop);
+      // No token to ask with (never installed, or already uninstalled): nothing left to stop.
+      if (!record?.accessTokenSealed || record.status === "uninstalled") return "uninstalled";
+      try {
+        await ctx.shopifyAdmin.for(record).request(INSTALL_CHECK);
+      } catch (error) {
+        // 401 (after one refresh of an expiring token): Shopify says the app is gone.
+        if (error instanceof ShopifyTokenError || error instanceof ShopNotConnectedError) {
+          return "uninstalled";
+        }
+        throw error;
+      }
+      ctx.logger.warn(
+        { shop },
+        "app/uninstalled refused: Shopify still accepts the shop's token (a replayed or forged delivery)",
+      );
+      return "installed";
+    },
+
     async appUninstalled(shop) {
       if (await ctx.shops.getShop(shop)) await ctx.shops.setStatus(shop, "uninstalled");
       options.onShopChanged?.(shop);

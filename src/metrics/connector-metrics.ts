@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { SyncMetrics } from "../engine/sync-processor.ts";
 import type { ResponseInfo } from "../provider/index.ts";
+import { isTopic } from "../shopify/index.ts";
 
 /** Lag buckets in seconds: a live order usually lands in well under a second; a backlog in minutes. */
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600];
@@ -12,6 +13,16 @@ export function operationOf(method: string, path: string): string {
     ?.replace(/\/\d+(?=\/|$)/g, "/:id")
     .replace(/\/[0-9a-f-]{36}(?=\/|$)/gi, "/:id");
   return `${method.toUpperCase()} ${template ?? path}`;
+}
+
+/**
+ * The `topic` label of a webhook: a topic the connector knows, `provider` (the provider's
+ * webhooks), `unknown` (refused before its topic header was trusted), or `other`. The topic
+ * header is the sender's text (and not covered by Shopify's HMAC): each new string would
+ * otherwise be a new series.
+ */
+export function webhookTopicLabel(topic: string): string {
+  return isTopic(topic) || topic === "provider" || topic === "unknown" ? topic : "other";
 }
 
 /** Source of values read only when scraped (queue depths), registered by the web process. */
@@ -92,7 +103,8 @@ export class ConnectorMetrics {
   };
 
   /** The webhook route's outcome hook. */
-  webhook = (topic: string, outcome: string) => this.webhooks.inc({ topic, outcome });
+  webhook = (topic: string, outcome: string) =>
+    this.webhooks.inc({ topic: webhookTopicLabel(topic), outcome });
 
   /** The provider client's response hook. */
   providerResponse = (info: ResponseInfo) => {

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * What a provider event says (docs/provider-contract.md, "Events"). The interface description
  * shows neither topic names nor payloads: we read the shapes we chose and the other plausible
@@ -185,6 +187,65 @@ export function readRegistration(resource: Json): RegistrationFacts {
       isoOrNull(resource.updatedOn) ??
       isoOrNull(resource.createdOn),
   };
+}
+
+/** Where a body names its store: the resource's `storeId` (2.10, 2.11), or a wrapper's. */
+export interface BodyStore {
+  /** The store the body names; null when it names none. */
+  storeId: string | null;
+  /** The field read, as an error names it. */
+  field: string;
+}
+
+/** The store a body names (`storeId`, or `store_id`), in the resource or its wrapper. */
+export function bodyStore(body: unknown, resource: Json | null): BodyStore {
+  const places: [Json | null, string][] = [
+    [resource, "body.storeId"],
+    [isObject(body) && body !== resource ? body : null, "body.storeId"],
+  ];
+  for (const [place, field] of places) {
+    if (!place) continue;
+    const named = text(place.storeId) ?? text(place.store_id);
+    if (named !== null) return { storeId: named, field };
+  }
+  return { storeId: null, field: "body.storeId" };
+}
+
+/** Whether the event would change what a shop sees: a claim or registration with its ID. */
+export function namesResource(kind: EventKind, resource: Json | null, action: string | null) {
+  if (!resource || kind === "unknown") return false;
+  if (kind === "registration") return readRegistration(resource).registrationId !== null;
+  return readClaim(resource, action) !== null;
+}
+
+const sha256 = (value: string | Uint8Array) => createHash("sha256").update(value).digest("hex");
+
+/** SHA-256 of a raw body (hex): a replayed delivery carries the very same bytes. */
+export const bodyDigest = (rawBody: Uint8Array | string) => sha256(rawBody);
+
+/**
+ * What an event is, whatever delivery carries it: its kind (claim, shipping claim,
+ * registration), its resource's ID and the provider's `updatedOn`. Not its action word: the topic
+ * header is not signed, so `claim/created` re-sent as `claim/closed` is the same event. Without
+ * an ID or an `updatedOn` the event is only its body (SHA-256 of the bytes). Hex SHA-256.
+ */
+export function eventIdentity(topic: string | null, body: unknown, rawBody: Uint8Array): string {
+  const { kind, action } = classifyTopic(topic);
+  const { resource } = unwrapEvent(body);
+  if (resource && kind !== "unknown") {
+    // The provider's own time of this state only: a creation time names no later change.
+    const at =
+      (kind === "registration" ? isoOrNull(resource.canceledOn) : null) ??
+      isoOrNull(resource.updatedOn) ??
+      isoOrNull(resource.updatedAt) ??
+      isoOrNull(resource.updated_at);
+    const id =
+      kind === "registration"
+        ? readRegistration(resource).registrationId
+        : (readClaim(resource, action)?.claimId ?? null);
+    if (id !== null && at !== null) return sha256(JSON.stringify([kind, id, at]));
+  }
+  return sha256(JSON.stringify(["body", bodyDigest(rawBody)]));
 }
 
 /** Why a stored body was reduced to its IDs. */

@@ -1,4 +1,4 @@
-import { stringify } from "csv-stringify/sync";
+import { type CsvValue, csvLine } from "../lib/csv.ts";
 import type { Registration } from "../provider/schemas.ts";
 
 /** A registration as the terminal table and the settings tab show it, one line per field. */
@@ -40,7 +40,7 @@ export function registrationRow(r: Registration): RegistrationRow {
 /** The CSV's columns, in order: the header line and how each cell is read. */
 export const REGISTRATION_CSV_COLUMNS: readonly {
   header: string;
-  cell: (r: Registration) => string | number | boolean | null | undefined;
+  cell: (r: Registration) => CsvValue;
 }[] = [
   { header: "Registration ID", cell: (r) => r.registrationId },
   { header: "External ID", cell: (r) => r.externalId },
@@ -59,24 +59,15 @@ export const REGISTRATION_CSV_COLUMNS: readonly {
   { header: "Canceled", cell: (r) => r.canceledOn },
 ];
 
-/**
- * A cell a spreadsheet would run as a formula (=, +, -, @, or a leading tab or carriage return)
- * gets a leading apostrophe: customers type their own names and order numbers.
- */
-function neutralize(value: string | number | boolean | null | undefined): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value !== "string") return String(value);
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
-
-const CSV_OPTIONS = { record_delimiter: "windows" } as const;
-
 /** The header line (RFC 4180: CRLF, quoted where needed). */
 export function registrationCsvHeader(): string {
-  return stringify([REGISTRATION_CSV_COLUMNS.map((c) => c.header)], CSV_OPTIONS);
+  return csvLine(REGISTRATION_CSV_COLUMNS.map((c) => c.header));
 }
 
-/** One registration as a CSV line: commas, quotes and line breaks quoted by csv-stringify. */
+/**
+ * One registration as a CSV line, through the connector's one safe-cell writer (lib/csv.ts):
+ * formulas neutralised at the start of every line of a cell, any line break quoted.
+ */
 export function registrationCsvRow(r: Registration): string {
-  return stringify([REGISTRATION_CSV_COLUMNS.map((c) => neutralize(c.cell(r)))], CSV_OPTIONS);
+  return csvLine(REGISTRATION_CSV_COLUMNS.map((c) => c.cell(r)));
 }

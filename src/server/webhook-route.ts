@@ -1,9 +1,15 @@
 import { Hono } from "hono";
 import type { Logger } from "pino";
-import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
+import { LIFECYCLE_WINDOW_MS, type WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
-import { normalizeTopic, ShopMismatchError, verifyShopifyWebhook } from "../shopify/index.ts";
+import {
+  isTopic,
+  normalizeTopic,
+  ShopMismatchError,
+  TopicMismatchError,
+  verifyShopifyWebhook,
+} from "../shopify/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 import { webhookBodyLimit } from "./webhook-body-limit.ts";
 
@@ -73,7 +79,13 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       );
     }
     // A child logger only when something is logged: it costs more than the rest of a request.
-    const log = () => logger.child({ shop: shop.data, topic, webhookId: check.webhookId });
+    // The topic header is the sender's text: an unknown one is logged cut short.
+    const log = () =>
+      logger.child({
+        shop: shop.data,
+        topic: isTopic(topic) ? topic : topic.slice(0, 64),
+        webhookId: check.webhookId.slice(0, 64),
+      });
     try {
       const outcome = await withDeadline(
         ingest.ingest({
@@ -90,14 +102,33 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       deps.onOutcome?.(topic, outcome);
       if (outcome === "unknown-shop")
         log().warn("webhook for a shop that is not installed or active");
-      else if (outcome === "refused-installed")
+      else if (outcome === "refused-installed" && topic === "shop/redact")
         log().warn(
           "shop/redact refused: the shop is installed (Shopify sends it only after an uninstall)",
+        );
+      else if (outcome === "refused-stale")
+        log().warn(
+          { triggeredAt: check.triggeredAt },
+          `lifecycle or privacy webhook refused: triggered more than ${LIFECYCLE_WINDOW_MS / 3_600_000} hours ago, or with no X-Shopify-Triggered-At (a replay); if Shopify really sent it that late, act on it by hand`,
         );
       else if (outcome === "dead-lettered") log().warn("webhook body unusable; dead-lettered");
       else if (logger.isLevelEnabled("debug")) log().debug({ outcome }, "webhook ingested");
       return c.json({ ok: true, outcome });
     } catch (error) {
+      if (error instanceof TopicMismatchError) {
+        deps.onOutcome?.(topic, "rejected:topic_mismatch");
+        log().warn(
+          { field: error.field },
+          "signed body does not fit its topic header (a delivery replayed under another topic); refused",
+        );
+        return errorResponse(
+          c,
+          400,
+          "topic_mismatch",
+          `the body is not a ${error.topic} body: ${error.field}: ${error.problem}`,
+          [{ path: `body.${error.field}`, message: error.problem }],
+        );
+      }
       if (error instanceof ShopMismatchError) {
         deps.onOutcome?.(topic, "rejected:shop_mismatch");
         log().warn(

@@ -16,6 +16,7 @@ export {
   topicEnum,
 } from "./install/index.ts";
 export { parseShopifyJson } from "./json.ts";
+export { isLifecycleTopic, TopicMismatchError } from "./lifecycle-payloads.ts";
 export { toCents } from "./money.ts";
 export {
   idOf,
@@ -34,5 +35,11 @@ export {
   updatedWindowQuery,
 } from "./order-source.ts";
 export { ShopMismatchError } from "./payload-fields.ts";
-export { normalizeTopic, SUBSCRIBED_TOPICS, TOPICS, type TopicKind } from "./topics.ts";
+export {
+  isTopic,
+  normalizeTopic,
+  SUBSCRIBED_TOPICS,
+  TOPICS,
+  type TopicKind,
+} from "./topics.ts";
 export { verifyShopifyWebhook, type WebhookCheck } from "./webhook-verify.ts";

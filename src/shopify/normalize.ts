@@ -10,6 +10,7 @@ import type {
   SourceLineItem,
   SourceOrder,
 } from "../sync/source-order.ts";
+import { checkLifecycleShape, isLifecycleTopic } from "./lifecycle-payloads.ts";
 import { toCents } from "./money.ts";
 import {
   idOf,
@@ -41,7 +42,13 @@ export type NormalizedEvent =
       updatedAt: string | null;
     }
   | { kind: "app-uninstalled" }
-  | { kind: "shop-update"; currency: string | null; timezone: string | null }
+  | {
+      kind: "shop-update";
+      currency: string | null;
+      timezone: string | null;
+      /** The shop resource's `updated_at` (signed, unlike X-Shopify-Triggered-At). */
+      updatedAt: string | null;
+    }
   | {
       kind: "privacy";
       topic: string;
@@ -106,6 +113,8 @@ export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown)
   if (!isTopic(name)) return { kind: "ignored", topic: name };
   if (!isObject(body)) throw new PayloadError("body", "a JSON object is required");
   if (isOrderTopic(name)) return normalizeOrderEvent(name, shop, body);
+  // Lifecycle and compliance bodies must have their own topic's shape (TopicMismatchError).
+  if (isLifecycleTopic(name)) checkLifecycleShape(name, body);
   switch (TOPICS[name]) {
     case "app-uninstalled":
       requireBodyShop(body, shop);
@@ -116,6 +125,7 @@ export function normalizeWebhook(topic: string, shop: ShopDomain, body: unknown)
         kind: "shop-update",
         currency: str(body.currency),
         timezone: str(body.iana_timezone),
+        updatedAt: optionalDate(body.updated_at),
       };
     case "privacy":
       requireBodyShop(body, shop);

@@ -60,6 +60,10 @@ export interface NewProviderEvent {
   apiVersion: string | null;
   sentAt: string;
   payload: string;
+  /** What the event is (events.ts, eventIdentity): one row per identity, store and environment. */
+  identity?: string;
+  /** SHA-256 of the raw body: one row per body, store and environment. */
+  bodySha256?: string;
 }
 
 export interface ProviderEventRow {
@@ -116,9 +120,10 @@ export class ProviderEventRepository {
   }
 
   /**
-   * Records a verified delivery. A second delivery of the same event (same ID, store and
-   * environment) is not stored again: it answers the first one's row and whether it was
-   * processed.
+   * Records a verified delivery. A second delivery of the same event is not stored again: the
+   * same delivery ID, the same identity (kind, resource ID, `updatedOn`) or the same body
+   * bytes, in the same store and environment. It answers the first one's row and whether it
+   * was processed.
    */
   async record(
     event: NewProviderEvent,
@@ -141,9 +146,15 @@ export class ProviderEventRepository {
         and(
           eq(t.providerBaseUrl, event.providerBaseUrl),
           eq(t.storeId, event.storeId),
-          eq(t.eventId, event.eventId),
+          or(
+            eq(t.eventId, event.eventId),
+            event.identity === undefined ? undefined : eq(t.identity, event.identity),
+            event.bodySha256 === undefined ? undefined : eq(t.bodySha256, event.bodySha256),
+          ),
         ),
-      );
+      )
+      .orderBy(asc(t.id))
+      .limit(1);
     if (!existing) throw new Error("a provider event conflicted with a row that is gone");
     return { id: existing.id, duplicate: true, processed: existing.processedAt !== null };
   }

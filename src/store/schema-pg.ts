@@ -364,9 +364,19 @@ export const providerEvents = pgTable(
     payload: text("payload").notNull(),
     /** When the body was replaced by its IDs (null: the body is as received). */
     redactedAt: text("redacted_at"),
+    /**
+     * What the event is, whatever its delivery ID: SHA-256 of its kind, its claim's or
+     * registration's ID and its `updatedOn` (null for rows stored before it was kept). A second
+     * delivery of one event under a new ID is a duplicate.
+     */
+    identity: text("identity"),
+    /** SHA-256 of the raw body: a replay (the signature covers only the body) is a duplicate. */
+    bodySha256: text("body_sha256"),
   },
   (t) => [
     uniqueIndex("provider_events_event").on(t.providerBaseUrl, t.storeId, t.eventId),
+    uniqueIndex("provider_events_identity").on(t.providerBaseUrl, t.storeId, t.identity),
+    uniqueIndex("provider_events_body").on(t.providerBaseUrl, t.storeId, t.bodySha256),
     index("provider_events_store").on(t.providerBaseUrl, t.storeId, t.receivedAt),
     index("provider_events_received").on(t.receivedAt),
   ],
@@ -385,7 +395,7 @@ export const providerClaims = pgTable(
     orderId: bigint("order_id", { mode: "number" }),
     sourceOrderId: text("source_order_id"),
     orderName: text("order_name"),
-    /** The provider's time of this status (updatedOn, else the event's timestamp): orders events. */
+    /** The provider's time of this status (updatedOn, else when the event was first stored): orders events. */
     updatedOn: text("updated_on").notNull(),
     lastEventId: text("last_event_id").notNull(),
     /** The status whose `protection-claim:` tag the Shopify order carries (null: none yet). */

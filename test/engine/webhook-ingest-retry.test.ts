@@ -38,6 +38,7 @@ function ingestWithFailingEnqueue() {
     queues: flaky,
     shops: { shopStatus: async () => "active" },
     lifecycle: {
+      confirmUninstalled: async () => "uninstalled" as const,
       appUninstalled: async () => {},
       shopUpdated: async () => {},
       privacy: async () => {},

@@ -28,6 +28,7 @@ function receiver() {
     queues,
     shops: { shopStatus: async () => "active" },
     lifecycle: {
+      confirmUninstalled: async () => "uninstalled" as const,
       appUninstalled: async () => {},
       shopUpdated: async () => {},
       privacy: async () => {},

@@ -45,7 +45,7 @@ export interface Pipeline {
   send(
     topic: string,
     body: unknown,
-    options?: { webhookId?: string; eventId?: string; shop?: string },
+    options?: { webhookId?: string; eventId?: string; shop?: string; triggeredAt?: string },
   ): Promise<Response>;
   drain(timeoutMs?: number): Promise<void>;
   /** Starts a backfill worker (closed with the pipeline unless closed before). */
@@ -170,6 +170,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
         secret: SHOPIFY_SECRET,
         ...(o.webhookId ? { webhookId: o.webhookId } : {}),
         ...(o.eventId ? { eventId: o.eventId } : {}),
+        ...(o.triggeredAt ? { triggeredAt: o.triggeredAt } : {}),
       });
       return web.app.request("/webhooks/shopify", {
         method: "POST",

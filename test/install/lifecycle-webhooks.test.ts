@@ -86,6 +86,8 @@ describe("app/uninstalled", () => {
       later,
     );
 
+    await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
+
     const res = await p.send("app/uninstalled", { id: 1, domain: TEST_SHOP });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ outcome: "uninstalled" });
@@ -154,6 +156,8 @@ describe("app/uninstalled and background work", () => {
       await sweeps.schedule(TEST_SHOP);
       const { backfill } = await backfillQueue.start(TEST_SHOP, { since: "2026-10-01T00:00:00Z" });
       expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 1 });
+
+      await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
 
       await p.send("app/uninstalled", { id: 1, domain: TEST_SHOP });
 
@@ -347,6 +351,8 @@ describe("privacy webhooks", () => {
       });
     // The sole shop on store 1001.
     await record(1001, "sole", [TEST_SHOP]);
+    await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
+
     await p.send("app/uninstalled", { id: 1, myshopify_domain: TEST_SHOP });
     expect((await p.send("shop/redact", { shop_id: 1, shop_domain: TEST_SHOP })).status).toBe(200);
     expect(await stored()).toEqual([]);
@@ -356,6 +362,8 @@ describe("privacy webhooks", () => {
     await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 2002 });
     await record(2002, "shared", [TEST_SHOP, OTHER_SHOP]);
     await record(2002, "only-redacted", [TEST_SHOP]);
+    await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
+
     await p.send(
       "app/uninstalled",
       { id: 1, myshopify_domain: TEST_SHOP },
@@ -376,6 +384,8 @@ describe("privacy webhooks", () => {
     await p.ctx.queues.addDeadLetter(`${OTHER_SHOP}|1`, deadLetter(OTHER_SHOP, "1", "{}"));
 
     // Shopify sends shop/redact 48 hours after the uninstall.
+    await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
+
     await p.send("app/uninstalled", { id: 1, myshopify_domain: TEST_SHOP });
     const res = await p.send("shop/redact", { shop_id: 1, shop_domain: TEST_SHOP });
     expect(res.status).toBe(200);

@@ -359,7 +359,7 @@ describe("accepted shapes (docs/provider-contract.md, Events)", () => {
     await start();
     const body1 = JSON.stringify({
       event: "claims.updated",
-      payload: { claimId: 9001, status: "Approved", orderNumber: "1042" },
+      payload: { storeId: 1001, claimId: 9001, status: "Approved", orderNumber: "1042" },
     });
     const hex = signProviderBody(WEBHOOK_SECRET, body1).slice("sha256=".length);
     const first = await send(
@@ -379,7 +379,7 @@ describe("accepted shapes (docs/provider-contract.md, Events)", () => {
     const body2 = JSON.stringify({
       id: "evt-wrapped-2",
       topic: "shipping-claim/created",
-      data: { shippingClaimId: "SC-7", state: "open" },
+      data: { storeId: 1001, shippingClaimId: "SC-7", state: "open" },
     });
     const second = await send(
       {
@@ -429,6 +429,8 @@ describe("tagging Shopify orders with the claim's status", () => {
     await expect.poll(orderTags, { timeout: 10_000 }).toBe("protection-claim:open");
     await control("POST", `/claims/${claimId}`, { status: "approved" });
     await expect.poll(orderTags, { timeout: 10_000 }).toBe("protection-claim:approved");
+    // The claim row records the tag after Shopify applied it: wait for that write too.
+    await expect.poll(async () => (await claimsOf())[0]?.taggedStatus).toBe("approved");
     expect((await claimsOf())[0]).toMatchObject({ taggedStatus: "approved", tagError: null });
 
     // A second claim on the same order: the order carries each claim's status once.
@@ -515,11 +517,14 @@ describe("several provider accounts on one store", () => {
         },
         body,
       });
-    const body = JSON.stringify({ registrationId: 1 });
+    // Three registrations (one body is one event: the same bytes again would be a duplicate).
+    const [body, second, third] = [1, 2, 3].map((registrationId) =>
+      JSON.stringify({ storeId: 1001, registrationId }),
+    ) as [string, string, string];
     expect((await send("by-two", signProviderBody(secrets.c2, body), body)).status).toBe(200);
-    expect((await send("by-one", signProviderBody(secrets.c1, body), body)).status).toBe(200);
-    const both = `${signProviderBody(secrets.c1, body)},${signProviderBody(secrets.c2, body)}`;
-    expect((await send("by-both", both, body)).status).toBe(200);
+    expect((await send("by-one", signProviderBody(secrets.c1, second), second)).status).toBe(200);
+    const both = `${signProviderBody(secrets.c1, third)},${signProviderBody(secrets.c2, third)}`;
+    expect((await send("by-both", both, third)).status).toBe(200);
     const bad = await send("by-none", signProviderBody("whsec_someone_else_000", body), body);
     expect(bad.status).toBe(401);
     const shopsOf = async (id: string) =>
@@ -586,7 +591,7 @@ describe("the provider's webhooks while Redis is down", () => {
       ctx.secrets.seal(WEBHOOK_SECRET, sealedFor.providerWebhookSecret(baseUrl, "client-1")),
     );
     const post = (id: string) => {
-      const body = JSON.stringify({ claimId: 1, status: "open" });
+      const body = JSON.stringify({ storeId: 1001, claimId: id, status: "open" });
       return web.app.request("/webhooks/provider", {
         method: "POST",
         headers: {

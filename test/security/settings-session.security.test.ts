@@ -24,6 +24,8 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function uninstall(shop: string) {
+  // The merchant uninstalls in Shopify; the connector confirms it there before acting.
+  await h.standIn.uninstallShop(shop, { deliver: false });
   const signed = signWebhook({
     topic: "app/uninstalled",
     shop,

@@ -102,6 +102,7 @@ export function standInAdminRoutes(state: ShopifyStandInState, options: StandInA
     if (!/^[a-z0-9][a-z0-9-]*$/.test(handle)) return c.text("unknown store", 404);
     const shop = `${handle}.myshopify.com`;
     const standIn = state.shop(shop) ?? state.installShop(shop, {});
+    standIn.reinstall();
     standIn.installedThroughAdmin = true;
     const params: Record<string, string> = {
       embedded: "1",

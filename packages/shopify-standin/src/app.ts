@@ -53,6 +53,13 @@ export interface ShopifyStandInApp {
   installShop(shop: string, options?: ShopInstallOptions): StandInShop;
   /** Creates or replaces an order (REST-shaped JSON) and sends its webhooks. */
   upsertOrder(shop: string, order: RestOrder, options?: UpsertOrderOptions): Promise<Delivery[]>;
+  /**
+   * The merchant uninstalls the app: the shop's tokens stop working (the Admin API answers 401)
+   * and app/uninstalled (the Shop resource) is sent, unless `deliver` is false.
+   */
+  uninstallShop(shop: string, options?: { deliver?: boolean }): Promise<Delivery[]>;
+  /** Sends a topic about the shop itself (shop/update) with the Shop resource. */
+  sendShopWebhook(shop: string, topic: string): Promise<Delivery[]>;
 }
 
 const INVALID_TOKEN =
@@ -96,6 +103,27 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
       );
     }
     return out;
+  };
+
+  const sendShopWebhook: ShopifyStandInApp["sendShopWebhook"] = (domain, topic) => {
+    const shop = requireShop(domain);
+    return deliverWebhook({
+      shop,
+      topic,
+      payload: shop.shopResource(),
+      secret: options.apiSecret,
+      apiVersion,
+      ...(options.appSubscriptions ? { appSubscriptions: options.appSubscriptions } : {}),
+      ...(options.webhookFetch ? { fetch: options.webhookFetch } : {}),
+    });
+  };
+
+  const uninstallShop: ShopifyStandInApp["uninstallShop"] = async (domain, o = {}) => {
+    const shop = requireShop(domain);
+    shop.uninstalled = true;
+    shop.refreshTokens.clear();
+    if (o.deliver === false) return [];
+    return sendShopWebhook(domain, "app/uninstalled");
   };
 
   app.onError((error, c) => {
@@ -165,6 +193,15 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
     return c.json({ deliveries });
   });
 
+  /** The merchant uninstalls the app (`{"deliver": false}`: without the app/uninstalled webhook). */
+  app.post("/_standin/shops/:shop/uninstall", async (c) => {
+    const body = (await c.req.json().catch(() => ({}))) as { deliver?: unknown };
+    const deliveries = await uninstallShop(c.req.param("shop"), {
+      deliver: body.deliver !== false,
+    });
+    return c.json({ uninstalled: true, deliveries });
+  });
+
   app.get("/_standin/shops/:shop/orders", (c) =>
     c.json({ orders: [...requireShop(c.req.param("shop")).orders.values()] }),
   );
@@ -186,6 +223,8 @@ export function createShopifyStandInApp(options: ShopifyStandInOptions): Shopify
     state,
     installShop: (shop, install) => state.installShop(shop, install),
     upsertOrder,
+    uninstallShop,
+    sendShopWebhook,
   };
 }
 

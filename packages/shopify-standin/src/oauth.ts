@@ -71,6 +71,7 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
       return c.json({ errors: "Oauth error invalid_request: The redirect_uri is missing" }, 400);
     // Installing is the merchant's approval: the shop exists from now on, with a fresh token.
     const standIn = state.shop(shop) ?? state.installShop(shop);
+    standIn.reinstall();
     const scopes = (c.req.query("scope") ?? "").split(",").filter(Boolean);
     if (scopes.length > 0) standIn.scopes = scopes;
     const code = randomBytes(16).toString("hex");

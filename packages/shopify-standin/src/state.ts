@@ -68,7 +68,10 @@ export class StandInShop {
   installedThroughAdmin = false;
   /** The merchant declines App Bridge scope requests (`shopify.scopes.request`). */
   declineScopeRequests = false;
+  /** The merchant uninstalled the app: every token of the shop is refused (401). */
+  uninstalled = false;
   private sequence = 0;
+  private readonly createdAt = new Date().toISOString();
 
   constructor(
     readonly domain: string,
@@ -82,7 +85,7 @@ export class StandInShop {
 
   /** Whether an Admin API call with this token is accepted now. */
   acceptsToken(token: string, now = Date.now()): boolean {
-    if (token === "") return false;
+    if (token === "" || this.uninstalled) return false;
     if (token === this.accessToken) return true;
     const expiresAt = this.expiringTokens.get(token);
     return expiresAt !== undefined && expiresAt > now;
@@ -95,6 +98,34 @@ export class StandInShop {
     this.expiringTokens.set(access, Date.now() + ttlSeconds * 1000);
     this.refreshTokens = new Set(used ? [used, refresh] : [refresh]);
     return { access, refresh };
+  }
+
+  /** Installs the app again after an uninstall: a new token; the old ones stay refused. */
+  reinstall(): void {
+    if (!this.uninstalled) return;
+    this.uninstalled = false;
+    this.accessToken = `shpat_${randomBytes(16).toString("hex")}`;
+    this.expiringTokens.clear();
+    this.refreshTokens.clear();
+  }
+
+  /**
+   * The shop as the REST Shop resource (what app/uninstalled and shop/update deliver): `id`,
+   * `name`, `domain`, `myshopify_domain`, `currency`, `iana_timezone`, timestamps.
+   */
+  shopResource(): Record<string, unknown> {
+    const handle = this.domain.replace(/\.myshopify\.com$/, "");
+    return {
+      id: 1,
+      name: this.catalog.name,
+      email: `owner@${handle}.example`,
+      domain: this.domain,
+      myshopify_domain: this.domain,
+      currency: this.catalog.currencyCode,
+      iana_timezone: this.catalog.ianaTimezone,
+      created_at: this.createdAt,
+      updated_at: new Date().toISOString(),
+    };
   }
 
   nextId(): number {

@@ -62,7 +62,8 @@ export async function deliverWebhook(options: {
     } catch {
       status = "error";
     }
-    const payloadId = options.payload.id ?? options.payload.order_id;
+    const aboutOrder = /^(orders|fulfillments|refunds)\//.test(topic);
+    const payloadId = aboutOrder ? (options.payload.id ?? options.payload.order_id) : undefined;
     const delivery: Delivery = {
       topic,
       uri: target.uri,
