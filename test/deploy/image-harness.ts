@@ -50,6 +50,16 @@ export interface ImageRun {
 /** Builds the runtime directory once per run: the slow part (npm ci --omit=dev). */
 export async function buildImage(): Promise<string> {
   const root = mkdtempSync(join(tmpdir(), "image-"));
+  try {
+    return await buildImageIn(root);
+  } catch (error) {
+    // A failed build (the bundle, the install) leaves nothing behind either.
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function buildImageIn(root: string): Promise<string> {
   chmodSync(root, 0o755);
   const source = join(root, "source");
   const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" })
