@@ -9,9 +9,10 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 
-# Run: production dependencies only (better-sqlite3 is native and stays in node_modules; the
-# stand-ins are dev dependencies, so `npm ci --omit=dev` installs neither), the bundle with its
-# Redis scripts (dist/lua), the migrations and the `connector` command. Heap sized for a service
+# Run: production dependencies only (better-sqlite3 is native and stays in node_modules: it
+# loads the binary its package ships, since .npmrc runs no install script and this base has no
+# compiler; the stand-ins are dev dependencies, so `npm ci --omit=dev` installs neither), the
+# bundle with its Redis scripts (dist/lua), the migrations and the `connector` command. Heap sized for a service
 # whose live data is small (~35 MB per worker under load, BENCHMARKS.md): an 8 MB young
 # generation and old space capped at 160 MB keep each process under 200 MB; a process that
 # outgrows it fails loudly and its jobs resume from the links.

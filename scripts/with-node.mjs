@@ -13,21 +13,14 @@
 //   binaries need it (Node 22.14 on), and under an older Node-API they end in a segmentation
 //   fault rather than an error.
 // - Native modules: the chosen Node loads each one once before the command runs; one that does
-//   not load (built for another Node) is rebuilt with node-gyp against that Node's headers.
+//   not load stops the command with the fix (a stale build: `rm -rf node_modules && npm ci`).
+//   Nothing is compiled: better-sqlite3 ships binaries for every supported platform.
 // - Services: a missing redis-server (or chromium for the browser tests, or PostgreSQL's server
 //   for the tests that run the link store on Postgres) is installed with
 //   apt-get when running as root; otherwise the one command that installs it is printed.
 // It says on stderr which Node it uses and where that came from. It runs on Node 18 or newer.
 import { spawn, spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { constants, homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -121,7 +114,7 @@ function fetchNode(home, reason) {
 }
 
 /**
- * The Node to run under: { path, version, from, headers? }. Fetches Node 24 into the cache when
+ * The Node to run under: { path, version, from }. Fetches Node 24 into the cache when
  * the running Node cannot run the connector and the cache has none yet.
  */
 export function ensureNode() {
@@ -141,7 +134,7 @@ export function ensureNode() {
       );
     }
   }
-  return { path, version, from: home, headers: dir };
+  return { path, version, from: home };
 }
 
 /** The environment a child runs in: the chosen Node first on PATH. */
@@ -161,25 +154,12 @@ function loadFailure(node, name) {
   return lines[0]?.trim() ?? `exit code ${probe.status}`;
 }
 
-/** node-gyp as npm ships it: npm names it to scripts, else it sits beside npm's own code. */
-function nodeGyp() {
-  const named = process.env.npm_config_node_gyp;
-  if (named && existsSync(named)) return named;
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir || !existsSync(join(dir, "npm"))) continue;
-    const npmRoot = dirname(dirname(realpathSync(join(dir, "npm"))));
-    const gyp = join(npmRoot, "node_modules", "node-gyp", "bin", "node-gyp.js");
-    if (existsSync(gyp)) return gyp;
-  }
-  return undefined;
-}
-
 /**
- * Makes sure the chosen Node loads each native module. One that does not (a build for another
- * Node left in its build/ directory, which better-sqlite3 prefers to its prebuilt binaries) is
- * rebuilt once with node-gyp under the chosen Node and against its headers: that clears the stale
- * build where a prebuilt binary fits, and compiles one where none does. better-sqlite3's prebuilt
- * binaries use Node-API, so an `npm install` run by an older Node needs nothing here.
+ * Makes sure the chosen Node loads each native module, and stops with the fix when one does not.
+ * An install builds nothing (.npmrc: no install scripts), so better-sqlite3 loads the Node-API
+ * binary its package ships, under any supported Node. What can still be in the way is a build
+ * for another Node left in its build/ directory by an install from before that setting, which
+ * better-sqlite3 prefers to its shipped binary: a fresh install removes it.
  */
 export function ensureNativeModules(node) {
   for (const name of NATIVE_MODULES) {
@@ -187,21 +167,12 @@ export function ensureNativeModules(node) {
     if (!existsSync(dir)) continue;
     const why = loadFailure(node, name);
     if (!why) continue;
-    say(`${name} does not load under Node ${node.version} (${why}): rebuilding it for this Node`);
-    const gyp = nodeGyp();
-    const rebuild = gyp
-      ? spawnSync(node.path, [gyp, "rebuild", "--release", "--loglevel=error"], {
-          cwd: dir,
-          stdio: ["ignore", "ignore", "inherit"],
-          env: { ...envFor(node), ...(node.headers ? { npm_config_nodedir: node.headers } : {}) },
-        })
-      : { status: 1 };
-    const still = rebuild.status === 0 ? loadFailure(node, name) : "its rebuild failed";
-    if (still) {
-      fail(
-        `${name} still does not load under Node ${node.version} (${still}): remove node_modules and run npm install again`,
-      );
-    }
+    const stale = existsSync(join(dir, "build"))
+      ? `node_modules/${name}/build holds a build for another Node, left by an older install`
+      : why;
+    fail(
+      `${name} does not load under Node ${node.version} (${stale}): run \`rm -rf node_modules && npm ci\` and the command again`,
+    );
   }
 }
 

@@ -71,13 +71,16 @@ async function main() {
         ? { metrics: { port: env.METRICS_PORT, host: config.host, token: env.METRICS_TOKEN } }
         : {}),
     });
+    let stopping = false;
     const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       logger.info({ signal }, "shutting down the web processes");
+      shutdownDeadline(env.SHUTDOWN_TIMEOUT_MS, logger, () => "the web processes to exit");
       await primary.stop();
       process.exit(0);
     };
-    process.once("SIGINT", () => void stop("SIGINT"));
-    process.once("SIGTERM", () => void stop("SIGTERM"));
+    for (const signal of STOP_SIGNALS) process.on(signal, () => void stop(signal));
     return;
   }
 
@@ -108,23 +111,26 @@ async function main() {
   await connector.ready();
   if (services.sandbox) await registerDemoShop(connector);
 
-  const closers: (() => Promise<void>)[] = [];
+  const closers: { close: () => Promise<void>; what: string }[] = [];
   let listening: string | undefined;
   if (role !== "worker") {
     const web = await startWebRole(connector);
     listening = web.url;
-    closers.push(() => web.close());
+    closers.push({ close: () => web.close(), what: "the web server to close" });
   }
   if (role !== "web") {
     const workers = await startWorkerRole(connector);
     // Workers first: running backfills save their cursor before the web process goes.
-    closers.unshift(() => workers.close());
+    closers.unshift({ close: () => workers.close(), what: "the workers to stop" });
   }
 
   if (metricsServer) {
     const server = metricsServer;
     logger.info({ port: env.METRICS_PORT }, "metrics listening");
-    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    closers.push({
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      what: "the metrics server to close",
+    });
   }
 
   let shuttingDown = false;
@@ -133,14 +139,22 @@ async function main() {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, "shutting down");
-    for (const close of closers) await close();
+    let waitingFor = "";
+    shutdownDeadline(env.SHUTDOWN_TIMEOUT_MS, logger, () => started.stopping ?? waitingFor);
+    for (const { close, what } of closers) {
+      waitingFor = what;
+      await close();
+    }
+    waitingFor = "the connections to Redis and the database to close";
     await connector.close();
     // The sandbox, the private redis-server and the instance lock, last started first stopped.
     await started.stop();
     process.exit(0);
   };
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  // SIGHUP: the terminal that ran `npm start` was closed.
+  // `on`, not `once`: a second signal (npm and the wrapper pass theirs on, the terminal signals
+  // the whole group) must not end the process by default halfway through its shutdown.
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
 
   // One line for whoever started it: where it is, and what to try next.
   const roles = role === "all" ? "web and workers" : role === "web" ? "web" : "workers";
@@ -153,6 +167,23 @@ async function main() {
     { ...(listening ? { url: listening } : {}), role },
     `connector ready (${roles}${listening ? ` on ${listening}` : ""}); ${next}`,
   );
+}
+
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * A shutdown not done within `ms` ends here: one line naming what it still waits for, the
+ * children this process started told to stop (SIGTERM), and exit code 1.
+ */
+function shutdownDeadline(ms: number, logger: Logger, waitingFor: () => string): void {
+  setTimeout(() => {
+    logger.error(
+      { shutdownTimeoutMs: ms, waitingFor: waitingFor() },
+      `shutdown did not finish within SHUTDOWN_TIMEOUT_MS (${ms} ms): still waiting for ${waitingFor()}; exiting`,
+    );
+    started.abandon();
+    process.exit(1);
+  }, ms);
 }
 
 async function checkStoredSecrets(

@@ -7,6 +7,7 @@ import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { loadDevTool } from "../lib/dev-tools.ts";
 import { acquireInstanceLock } from "../lib/instance-lock.ts";
 import { ensurePrivateDir } from "../lib/private-files.ts";
+import { forgetRedis, recordRedis, stopLeftoverRedis } from "../lib/private-redis.ts";
 import type { RedisTarget } from "../lib/redis-keys.ts";
 import { startRedisServer } from "../lib/redis-server.ts";
 import { waitForRedis } from "../lib/redis-wait.ts";
@@ -22,19 +23,47 @@ const SANDBOX_WEBHOOK_SECRET = "sandbox-webhook-secret-for-development";
 
 /** What was started and must be stopped, last started first (see {@link Started.stop}). */
 export class Started {
-  readonly #stops: (() => Promise<void> | void)[] = [];
+  readonly #stops: { stop: () => Promise<void> | void; what: string; atExit?: () => void }[] = [];
+  #current: string | undefined;
 
-  add(stop: () => Promise<void> | void): void {
-    this.#stops.push(stop);
+  /**
+   * `what` names it while it stops ("the private redis-server to stop"), for the shutdown
+   * deadline; `atExit`, synchronous, is what still happens if the process exits before `stop`.
+   */
+  add(stop: () => Promise<void> | void, what: string, atExit?: () => void): void {
+    this.#stops.push({ stop, what, ...(atExit ? { atExit } : {}) });
+  }
+
+  /** What {@link stop} is waiting for right now, if anything. */
+  get stopping(): string | undefined {
+    return this.#current;
   }
 
   /** Stops everything, best effort: a failed start never leaves a child process behind. */
   async stop(): Promise<void> {
-    for (const stop of this.#stops.splice(0).reverse()) {
+    for (const entry of [...this.#stops].reverse()) {
+      this.#current = entry.what;
       try {
-        await stop();
+        await entry.stop();
       } catch {
         // Stopping is best effort; the start-up error is what the operator reads.
+      }
+      this.#stops.splice(this.#stops.indexOf(entry), 1);
+    }
+    this.#current = undefined;
+  }
+
+  /**
+   * For a shutdown past its deadline, just before the process exits: what was not stopped yet
+   * gets its `atExit` (a child process is sent SIGTERM, a file of this process removed), with no
+   * waiting.
+   */
+  abandon(): void {
+    for (const entry of this.#stops.splice(0).reverse()) {
+      try {
+        entry.atExit?.();
+      } catch {
+        // best effort, the process is exiting
       }
     }
   }
@@ -64,7 +93,8 @@ export async function resolveServices(
   if (!configured || !env.PROVIDER_BASE_URL) {
     const dataDir = dirname(resolve(env.DATABASE_PATH));
     ensurePrivateDir(dataDir);
-    started.add(acquireInstanceLock(resolve(dataDir, "connector.pid"), dataDir));
+    const release = acquireInstanceLock(resolve(dataDir, "connector.pid"), dataDir);
+    started.add(release, "connector.pid", release);
   }
 
   let redis: RedisTarget;
@@ -79,12 +109,29 @@ export async function resolveServices(
     // Next to the database, with AOF on, so queued work survives a restart of `npm start`.
     const dir = resolve(dirname(env.DATABASE_PATH), "redis");
     ensurePrivateDir(dir);
-    const redisServer = await startRedisServer({ appendonly: true, appendfsync: "always", dir });
-    started.add(() => redisServer.stop());
+    // Never two servers on one directory: one left by a start that was killed goes first.
+    await stopLeftoverRedis(dir, { urlFile: redisUrlFile(env.DATABASE_PATH), logger });
+    const redisServer = await startRedisServer({
+      appendonly: true,
+      appendfsync: "always",
+      dir,
+      owned: true,
+      onSpawn: (pid, port) => recordRedis(dir, { pid, port }),
+    });
+    const pid = redisServer.process.pid as number;
+    started.add(
+      async () => {
+        await redisServer.stop();
+        forgetRedis(dir, pid);
+      },
+      `the private redis-server (PID ${pid}) to stop`,
+      // Its record stays: the next start finds the server if it is still there.
+      () => redisServer.process.kill("SIGTERM"),
+    );
     redis = redisServer.url;
     // The CLI (`connector dlq`, `connector status`) finds this Redis through the file.
     writeFileSync(redisUrlFile(env.DATABASE_PATH), redis, { mode: 0o600 });
-    started.add(() => rmSync(redisUrlFile(env.DATABASE_PATH), { force: true }));
+    started.add(() => rmSync(redisUrlFile(env.DATABASE_PATH), { force: true }), "redis.url");
     logger.info(
       { url: redis },
       "started a private redis-server (set REDIS_URL or REDIS_CLUSTER_NODES to use your own)",
@@ -136,12 +183,13 @@ export async function resolveServices(
       `the built-in provider sandbox's port ${sandboxPort} (PORT + 1) is in use by another program: stop it, or set PORT to another port`,
     );
   });
-  started.add(() => sandbox.close());
+  started.add(() => sandbox.close(), "the built-in provider sandbox to close");
   const provider = { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience };
   // The CLI's provider commands (registrations, products) find the sandbox through it, as they
   // find Redis.
   writeFileSync(sandboxEndpointsFile(env.DATABASE_PATH), JSON.stringify(provider), { mode: 0o600 });
-  started.add(() => rmSync(sandboxEndpointsFile(env.DATABASE_PATH), { force: true }));
+  const removeEndpoints = () => rmSync(sandboxEndpointsFile(env.DATABASE_PATH), { force: true });
+  started.add(removeEndpoints, "provider-sandbox.json", removeEndpoints);
   logger.info({ url: sandbox.url }, "no PROVIDER_BASE_URL: using the built-in provider sandbox");
   return {
     redis,

@@ -74,6 +74,16 @@ export const EnvSchema = z.object({
    * orchestrator restarts it); a worker waits as long as it takes.
    */
   REDIS_WAIT_MS: z.coerce.number().int().min(0).default(60_000),
+  /**
+   * How long a shutdown (SIGTERM, SIGINT, SIGHUP) may take: one not finished by then logs what it
+   * still waits for and exits non-zero. Below Kubernetes' 30 s grace period by default.
+   */
+  SHUTDOWN_TIMEOUT_MS: z.coerce
+    .number({ message: "must be a whole number of milliseconds" })
+    .int("must be a whole number of milliseconds")
+    .min(100, "must be at least 100 ms")
+    .max(3_600_000, "must be at most 3600000 ms (1 hour)")
+    .default(10_000),
   /** Key prefix of every Redis key (queues, snapshots, limiter), so deployments can share a Redis. */
   REDIS_PREFIX: z
     .string()

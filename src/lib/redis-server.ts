@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,6 +12,15 @@ export interface RedisServerOptions {
   /** Directory for the AOF and any dump; a fresh temp dir when omitted. */
   dir?: string;
   port?: number;
+  /**
+   * A server owned by one long-running process (`npm start`'s private Redis): in a process group
+   * of its own, so a terminal's Ctrl-C or a SIGTERM to the group reaches only its owner, which
+   * stops it last; and on Linux told to stop (SIGTERM, a clean shutdown) when its owner dies,
+   * even by `kill -9` (`setpriv --pdeathsig`).
+   */
+  owned?: boolean;
+  /** Called once the server's process exists, before it answers: record it at once. */
+  onSpawn?: (pid: number, port: number) => void;
 }
 
 export interface RedisServerHandle {
@@ -68,8 +77,15 @@ export async function startRedisServer(
       "--loglevel",
       "warning",
     ];
-    const child = spawn("redis-server", args, { stdio: ["ignore", "ignore", "pipe"] });
+    const [command, commandArgs] = options.owned
+      ? withParentDeathSignal("redis-server", args)
+      : ["redis-server", args];
+    const child = spawn(command, commandArgs, {
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: options.owned === true,
+    });
     try {
+      if (child.pid !== undefined) options.onSpawn?.(child.pid, port);
       await waitUntilReady(child, port);
     } catch (error) {
       lastError = error;
@@ -90,6 +106,22 @@ export async function startRedisServer(
   throw new Error(
     `could not start redis-server (is it installed and on PATH?): ${String(lastError)}`,
   );
+}
+
+let pdeathsig: boolean | undefined;
+
+/**
+ * On Linux, `setpriv --pdeathsig SIGTERM` (util-linux) before the command: the kernel sends the
+ * child SIGTERM when its parent dies, however it dies. setpriv execs the command, so the child's
+ * PID is the command's. Elsewhere, or without setpriv, the command as it is.
+ */
+function withParentDeathSignal(command: string, args: string[]): [string, string[]] {
+  if (pdeathsig === undefined) {
+    pdeathsig =
+      process.platform === "linux" &&
+      /--pdeathsig/.test(spawnSync("setpriv", ["--help"], { encoding: "utf8" }).stdout ?? "");
+  }
+  return pdeathsig ? ["setpriv", ["--pdeathsig", "SIGTERM", command, ...args]] : [command, args];
 }
 
 async function waitUntilReady(child: ChildProcess, port: number): Promise<void> {

@@ -1,17 +1,18 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
 import { collectOutput } from "../helpers/child-output.ts";
+import { bareMachine } from "../helpers/no-toolchain.ts";
 import { oldNode } from "../helpers/old-node.ts";
 
 /**
  * The README's two commands, verbatim, on fresh clones of this repository, as a newcomer runs
- * them: the machine's own Node first on PATH (Debian's Node 20 here) and an empty home directory
- * (no npm cache, no Node cache; only the machine's ~/.npmrc). Each step's time is printed: these are the cold and
- * warm figures in README.md.
+ * them: the machine's own Node first on PATH (Debian's Node 20 here), an empty home directory
+ * (no npm cache, no Node cache, no ~/.npmrc) and no C toolchain on PATH. Each step's time is
+ * printed: these are the cold and warm figures in README.md.
  *
  * The test command runs a slice of the suite, `npm test -- <files>`: the same wrapper, the same
  * runner, the same global set-up (a private redis-server) and the three kinds of part that
@@ -29,25 +30,16 @@ const SLICE = [
 const dir = mkdtempSync(join(tmpdir(), "readme-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A fresh clone and an empty home directory of its own. */
+/**
+ * A fresh clone and an empty home directory of its own, on a machine without a C toolchain: no
+ * cc, gcc, g++, make or python3 on PATH, no ~/.npmrc (so no nodedir) and none of this process's
+ * npm settings. Nothing may need compiling.
+ */
 function newcomer(name: string): { clone: string; env: NodeJS.ProcessEnv } {
   const clone = join(dir, name, "clone");
-  const home = join(dir, name, "home");
-  mkdirSync(home, { recursive: true });
-  // The machine's own npm settings come along (here `nodedir=/usr`: this machine cannot reach
-  // nodejs.org, where node-gyp fetches the headers that better-sqlite3's install step asks for,
-  // whatever the Node).
-  const npmrc = join(process.env.HOME ?? "/root", ".npmrc");
-  if (existsSync(npmrc)) copyFileSync(npmrc, join(home, ".npmrc"));
+  const machine = bareMachine(join(dir, name), { node: OLD_NODE });
   execFileSync("git", ["clone", "-q", ROOT, clone]);
-  const env: NodeJS.ProcessEnv = {
-    PATH: `${dirname(OLD_NODE)}:${process.env.PATH ?? ""}`,
-    HOME: home,
-    LANG: process.env.LANG ?? "C.UTF-8",
-    TMPDIR: tmpdir(),
-    CI: "true",
-    LOG_LEVEL: "info",
-  };
+  const env: NodeJS.ProcessEnv = { ...machine.env, CI: "true", LOG_LEVEL: "info" };
   return { clone, env };
 }
 

@@ -16,11 +16,13 @@ import { dirname, join, resolve } from "node:path";
 import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
 import { bundle } from "../../scripts/bundle.ts";
 import { freePort } from "../../src/lib/redis-server.ts";
+import { bareMachine } from "../helpers/no-toolchain.ts";
 
 /**
  * What the Dockerfile does, without Docker: the tracked files copied to a clean directory, the
  * production bundle built from them, `npm ci --omit=dev` in a runtime directory of its own (no
- * dev dependency, no sources, no stand-in), then the web and worker roles started with
+ * dev dependency, no sources, no stand-in; no compiler on PATH and an empty home, as in the
+ * image's base), then the web and worker roles started with
  * NODE_ENV=production as `nobody` on an empty data directory, against a Redis and a provider
  * sandbox started apart.
  */
@@ -48,6 +50,16 @@ export interface ImageRun {
 /** Builds the runtime directory once per run: the slow part (npm ci --omit=dev). */
 export async function buildImage(): Promise<string> {
   const root = mkdtempSync(join(tmpdir(), "image-"));
+  try {
+    return await buildImageIn(root);
+  } catch (error) {
+    // A failed build (the bundle, the install) leaves nothing behind either.
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function buildImageIn(root: string): Promise<string> {
   chmodSync(root, 0o755);
   const source = join(root, "source");
   const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" })
@@ -70,17 +82,26 @@ export async function buildImage(): Promise<string> {
     { outdir: join(app, "dist") },
     { leaveOut: /^@connector\// },
   );
-  // The run stage: production dependencies only, in a directory of their own.
-  for (const file of ["package.json", "package-lock.json"]) {
+  // The run stage: production dependencies only, in a directory of their own, installed as the
+  // Dockerfile does (its .npmrc, its command) on a machine as bare as its base image: no
+  // compiler, make or Python, an empty home (no npm cache, no nodedir), nothing from ours.
+  for (const file of ["package.json", "package-lock.json", ".npmrc"]) {
     copyFileSync(join(source, file), join(app, file));
   }
   cpSync(join(source, "drizzle"), join(app, "drizzle"), { recursive: true });
   cpSync(join(source, "bin"), join(app, "bin"), { recursive: true });
-  execFileSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts=false"], {
-    cwd: app,
-    stdio: "pipe",
-    env: { ...process.env, NODE_ENV: "production" },
-  });
+  const bare = bareMachine(join(root, "machine"));
+  try {
+    execFileSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund"], {
+      cwd: app,
+      stdio: "pipe",
+      env: { ...bare.env, NODE_ENV: "production" },
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
+    throw new Error(`npm ci --omit=dev failed:\n${stdout ?? ""}${stderr ?? ""}`);
+  }
+  rmSync(join(root, "machine"), { recursive: true, force: true });
   // The Node binary where nobody can run it (the test's may sit under root's home).
   mkdirSync(join(root, "bin"), { mode: 0o755 });
   copyFileSync(process.execPath, join(root, "bin", "node"));

@@ -13,7 +13,8 @@ import {
 } from "./image-harness.ts";
 
 /**
- * The image without Docker (test/deploy/image-harness.ts): `npm ci --omit=dev`, the bundle, the
+ * The image without Docker (test/deploy/image-harness.ts): `npm ci --omit=dev` with no compiler
+ * on PATH and an empty home, the bundle, the
  * web and worker roles as nobody with NODE_ENV=production on an empty data directory. A signed
  * webhook must end as a provider order. The fault suite runs more of it (test/chaos).
  */
@@ -42,6 +43,8 @@ describe("the production image, without Docker", () => {
       expect(existsSync(join(app, "node_modules", dev)), dev).toBe(false);
     }
     expect(existsSync(join(app, "src"))).toBe(false);
+    // Installed with no compiler on PATH: nothing was built, better-sqlite3's own binary loads.
+    expect(existsSync(join(app, "node_modules/better-sqlite3/build"))).toBe(false);
 
     image.registerShop();
     await image.start("web");

@@ -5,7 +5,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -18,7 +17,7 @@ import { oldNode } from "../helpers/old-node.ts";
 /**
  * scripts/with-node.mjs, the door every README command goes through, with a warm cache (the
  * whole path from an empty cache on a fresh clone is test/chaos/readme-commands.chaos.ts): which
- * Node it picks, what it says, that it downloads nothing, and how it repairs what it can.
+ * Node it picks, what it says, that it downloads nothing and compiles nothing.
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const WRAPPER = join(ROOT, "scripts/with-node.mjs");
@@ -38,13 +37,6 @@ const cachedBin = join(
 );
 mkdirSync(cachedBin, { recursive: true });
 symlinkSync(process.execPath, join(cachedBin, "node"));
-// …with its headers, where this Node keeps them (its own package, the `node` package's, /usr).
-const real = dirname(dirname(realpathSync(process.execPath)));
-const headers = [real, join(real, "node_modules", `node-${process.platform}-${process.arch}`)].find(
-  (candidate) => existsSync(join(candidate, "include", "node", "common.gypi")),
-);
-if (headers) symlinkSync(join(headers, "include"), join(dirname(cachedBin), "include"));
-
 function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {
     ...process.env,
@@ -103,8 +95,9 @@ describe("scripts/with-node.mjs", () => {
     );
   }, 60_000);
 
-  it("rebuilds a native module that the chosen Node cannot load, once", () => {
-    // A project of its own: the wrapper, and better-sqlite3 with a build left for another Node.
+  it("a native build for another Node left in node_modules: stops with one line naming the fix, compiles nothing", () => {
+    // A project of its own: the wrapper, and better-sqlite3 with a build left for another Node
+    // (what an install from before .npmrc's ignore-scripts may have left).
     const project = join(dir, "project");
     mkdirSync(join(project, "scripts"), { recursive: true });
     copyFileSync(WRAPPER, join(project, "scripts/with-node.mjs"));
@@ -117,34 +110,44 @@ describe("scripts/with-node.mjs", () => {
         dependencies: { "better-sqlite3": "*" },
       }),
     );
-    for (const name of ["better-sqlite3", "node-addon-api"]) {
-      cpSync(join(ROOT, "node_modules", name), join(project, "node_modules", name), {
+    cpSync(
+      join(ROOT, "node_modules/better-sqlite3"),
+      join(project, "node_modules/better-sqlite3"),
+      {
         recursive: true,
-        filter: (source) => !source.includes(`${name}/build`),
-      });
-    }
+        filter: (source) => !source.includes("better-sqlite3/build"),
+      },
+    );
     const stale = join(project, "node_modules/better-sqlite3/build/Release/better_sqlite3.node");
     mkdirSync(dirname(stale), { recursive: true });
     writeFileSync(stale, "built for another Node");
 
     const probe = 'require("better-sqlite3")(":memory:"); console.log("loaded")';
-    const run = (): ReturnType<typeof spawnSync> =>
-      spawnSync(OLD_NODE, ["scripts/with-node.mjs", "node", "-e", probe], {
-        cwd: project,
-        env: env(),
-        encoding: "utf8",
-        timeout: 120_000,
-      });
-    const first = run();
-    expect(first.status, String(first.stderr)).toBe(0);
-    expect(first.stdout).toBe("loaded\n");
-    expect(first.stderr).toMatch(
-      /connector: better-sqlite3 does not load under Node [\d.]+ \(Error: .*better_sqlite3\.node: .*\): rebuilding it for this Node/,
+    const run = spawnSync(OLD_NODE, ["scripts/with-node.mjs", "node", "-e", probe], {
+      cwd: project,
+      env: env(),
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trim().split("\n").at(-1)).toBe(
+      `connector: better-sqlite3 does not load under Node ${process.versions.node} (node_modules/better-sqlite3/build holds a build for another Node, left by an older install): run \`rm -rf node_modules && npm ci\` and the command again`,
     );
-    const second = run();
-    expect(second.status).toBe(0);
-    expect(second.stderr).not.toContain("rebuilding");
-  }, 150_000);
+    expect(existsSync(stale)).toBe(true);
+
+    // The fix as named (the build/ directory gone, as a fresh `npm ci` leaves it): it loads the
+    // binary better-sqlite3 ships.
+    rmSync(join(project, "node_modules/better-sqlite3/build"), { recursive: true });
+    const fixed = spawnSync(OLD_NODE, ["scripts/with-node.mjs", "node", "-e", probe], {
+      cwd: project,
+      env: env(),
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(fixed.status, fixed.stderr).toBe(0);
+    expect(fixed.stdout).toBe("loaded\n");
+  }, 120_000);
 
   it("counts a Node 22 without Node-API 10 as too old: better-sqlite3 would crash under it", () => {
     const verdicts = execFileSync(

@@ -46,6 +46,21 @@ describe("parseEnv", () => {
     }
   });
 
+  it("gives a shutdown 10 s unless SHUTDOWN_TIMEOUT_MS says otherwise, and names a bad value", () => {
+    expect(parseEnv({}).SHUTDOWN_TIMEOUT_MS).toBe(10_000);
+    expect(parseEnv({ SHUTDOWN_TIMEOUT_MS: "25000" }).SHUTDOWN_TIMEOUT_MS).toBe(25_000);
+    for (const [value, reason] of [
+      ["ten", "must be a whole number of milliseconds"],
+      ["1.5", "must be a whole number of milliseconds"],
+      ["0", "must be at least 100 ms"],
+      ["99999999", "must be at most 3600000 ms (1 hour)"],
+    ]) {
+      expect(() => parseEnv({ SHUTDOWN_TIMEOUT_MS: value })).toThrow(
+        `SHUTDOWN_TIMEOUT_MS: ${reason}`,
+      );
+    }
+  });
+
   it("accepts a 32-byte base64 key and treats empty strings as unset", () => {
     const key = Buffer.alloc(32, 7).toString("base64");
     const env = parseEnv({ ENCRYPTION_KEY: key, REDIS_URL: "" });
