@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatTable } from "../../src/cli/table.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
@@ -58,6 +59,34 @@ describe("orders show for a shop that is not installed", () => {
     const known = await runCli(p.ctx, ["orders", "show", "--shop", TEST_SHOP, "--order", "#9999"]);
     expect(known.code).toBe(1);
     expect(known.stderr).toContain(`no provider order is linked to #9999 in ${TEST_SHOP}`);
+  });
+});
+
+describe("products import on a shop without a Shopify token (the README's demo shop)", () => {
+  it("says how to give it one locally: the stand-in, SHOPIFY_ADMIN_URL and the install link", async () => {
+    const shop = "demo-like.myshopify.com";
+    await p.ctx.shops.upsertShop(shop, {
+      storeId: 1001,
+      providerClientId: p.sandbox.clientId,
+      providerClientSecretSealed: p.ctx.secrets.seal(
+        p.sandbox.clientSecret,
+        sealedFor.providerClientSecret(shop),
+      ),
+    });
+    const run = await runCli(
+      p.ctx,
+      ["products", "import", "--shop", shop, "--file", "examples/products.csv", "--dry-run"],
+      {
+        PROVIDER_BASE_URL: p.sandbox.url,
+        PROVIDER_AUTH_URL: p.sandbox.authUrl,
+        PROVIDER_AUDIENCE: p.sandbox.audience,
+        APP_URL: "http://localhost:3700",
+      },
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      `connector: shop ${shop} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open http://localhost:3700/shopify/install?shop=${shop} (README, "Products outside Shopify")`,
+    );
   });
 });
 
