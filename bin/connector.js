@@ -57,7 +57,14 @@ module.enableCompileCache?.();
 const entry = join(ROOT, "src", "cli", "index.ts");
 const production = join(ROOT, "dist", "cli.mjs");
 if (existsSync(entry) && existsSync(join(ROOT, "node_modules", "esbuild"))) {
-  await import(pathToFileURL(await devBundle()).href);
+  const bundle = await devBundle().catch((error) => {
+    // esbuild has printed where the sources do not build.
+    console.error(
+      `connector: could not bundle the CLI from src/ (${error.message.split("\n")[0]})`,
+    );
+    process.exit(1);
+  });
+  await import(pathToFileURL(bundle).href);
 } else if (existsSync(production)) {
   await import(pathToFileURL(production).href);
 } else {
