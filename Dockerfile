@@ -5,6 +5,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY packages ./packages
+COPY bin ./bin
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -22,10 +23,11 @@ ENV NODE_ENV=production
 ENV NODE_OPTIONS="--enable-source-maps --max-semi-space-size=8 --max-old-space-size=160"
 ENV DATABASE_PATH=/data/connector.sqlite
 COPY package.json package-lock.json .npmrc ./
+# Before the install: npm links the `connector` command from it (the @connector/cli dependency).
+COPY bin ./bin
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY drizzle ./drizzle
-COPY bin ./bin
 # The data directory belongs to the runtime user and only to it: a named volume mounted on /data
 # copies this owner and mode when it is first created, so SQLite can open its file there.
 RUN mkdir -p /data && chown node:node /data && chmod 0700 /data

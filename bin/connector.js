@@ -1,20 +1,42 @@
 #!/usr/bin/env node
-// The `connector` command. In a source checkout it runs the TypeScript CLI through tsx's loader
-// (no build step); in a production install (`npm ci --omit=dev`, no tsx) it runs the bundle.
-// Under a Node that cannot run the connector (older than it needs: better-sqlite3 would end in a
-// segmentation fault), it runs itself again under the Node that scripts/with-node.mjs picks,
-// fetched once into a per-user cache, or stops with one line where that script is not shipped.
+// The `connector` command. In a source checkout it runs a bundle of the TypeScript CLI that it
+// builds into dist/dev/ (esbuild, with the development stand-ins) the first time and again only
+// when a source changed: loading ~450 modules through tsx took 2–3 s of CPU a call, the bundle a
+// few hundred ms. In a production install (`npm ci --omit=dev`: no sources, no esbuild) it runs
+// dist/cli.mjs. Under a Node that cannot run the connector (older than it needs: better-sqlite3
+// would end in a segmentation fault), it runs itself again under the Node that
+// scripts/with-node.mjs picks, fetched once into a per-user cache, or stops with one line where
+// that script is not shipped.
+//
+// npm links it as node_modules/.bin/connector through the `@connector/cli` dependency (this
+// folder), so `npx connector` runs it straight away. Were it the root package's own `bin`, npx
+// would install the whole checkout into its cache first: a second of CPU a call, and on the first
+// call npm's own EBADENGINE warnings under an old Node.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import module from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-const wrapper = new URL("../scripts/with-node.mjs", import.meta.url);
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const wrapper = join(ROOT, "scripts", "with-node.mjs");
 if (existsSync(wrapper)) {
-  const { tooOld, ensureNode, ensureNativeModules, envFor } = await import(wrapper.href);
+  const { tooOld, ensureNode, ensureNativeModules, envFor } = await import(
+    pathToFileURL(wrapper).href
+  );
   if (tooOld()) {
     const node = ensureNode();
     process.stderr.write(`connector: using Node ${node.version} from ${node.from}\n`);
-    ensureNativeModules(node);
+    nativeModulesChecked(node, () => ensureNativeModules(node));
     const run = spawnSync(node.path, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
       stdio: "inherit",
       env: envFor(node),
@@ -29,14 +51,92 @@ if (existsSync(wrapper)) {
   process.exit(1);
 }
 
-const sources = new URL("../src/cli/index.ts", import.meta.url);
-const tsx = await import("tsx/esm/api").catch(() => undefined);
-if (tsx && existsSync(sources)) {
-  tsx.register();
-  await import(sources.href);
-} else if (existsSync(new URL("../dist/cli.mjs", import.meta.url))) {
-  await import(new URL("../dist/cli.mjs", import.meta.url).href);
+// V8's code cache on disk (Node 22.1 on): the bundle is compiled once, not on every call.
+module.enableCompileCache?.();
+
+const entry = join(ROOT, "src", "cli", "index.ts");
+const production = join(ROOT, "dist", "cli.mjs");
+if (existsSync(entry) && existsSync(join(ROOT, "node_modules", "esbuild"))) {
+  const bundle = await devBundle().catch((error) => {
+    // esbuild has printed where the sources do not build.
+    console.error(
+      `connector: could not bundle the CLI from src/ (${error.message.split("\n")[0]})`,
+    );
+    process.exit(1);
+  });
+  await import(pathToFileURL(bundle).href);
+} else if (existsSync(production)) {
+  await import(pathToFileURL(production).href);
 } else {
   console.error("connector: no dependencies installed here: run `npm install` first");
   process.exit(1);
+}
+
+/** The newest modification time under `path` (files and folders: a deleted file counts). */
+function newest(path) {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let latest = stat.mtimeMs;
+  for (const name of readdirSync(path)) {
+    if (name === "node_modules") continue;
+    latest = Math.max(latest, newest(join(path, name)));
+  }
+  return latest;
+}
+
+/**
+ * dist/dev/cli.mjs, built again when anything it is made of is newer: the sources, the stand-ins'
+ * sources, the bundler setup, or the installed dependencies (npm rewrites
+ * node_modules/.package-lock.json on every install). One folder below dist/, as the production
+ * bundle is, so that it finds the migrations (../../drizzle) and its Redis scripts (./lua/).
+ * Built beside it and renamed into place: two commands building at once never see half of one.
+ */
+async function devBundle() {
+  const dir = join(ROOT, "dist", "dev");
+  const bundle = join(dir, "cli.mjs");
+  const built = existsSync(bundle) ? statSync(bundle).mtimeMs : 0;
+  const inputs = [
+    join(ROOT, "src"),
+    join(ROOT, "packages"),
+    join(ROOT, "scripts", "bundle.ts"),
+    join(ROOT, "package.json"),
+    join(ROOT, "node_modules", ".package-lock.json"),
+  ];
+  if (built > 0 && inputs.every((input) => newest(input) < built)) return bundle;
+
+  const partial = join(ROOT, "dist", `dev.partial-${process.pid}`);
+  rmSync(partial, { recursive: true, force: true });
+  const { register } = await import("tsx/esm/api");
+  const unregister = register();
+  try {
+    const { bundle: build } = await import(pathToFileURL(join(ROOT, "scripts", "bundle.ts")).href);
+    await build({ cli: entry }, { outdir: partial });
+  } finally {
+    await unregister();
+  }
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    renameSync(partial, dir);
+  } catch {
+    // Another command put its build in place meanwhile: as good as ours.
+    rmSync(partial, { recursive: true, force: true });
+  }
+  return bundle;
+}
+
+/**
+ * Runs the wrapper's native-module check (it starts the chosen Node once to load
+ * better-sqlite3) only when something it depends on changed since it last passed here: the
+ * chosen Node, or better-sqlite3's install or build. The mark lives in node_modules/.cache.
+ */
+function nativeModulesChecked(node, check) {
+  const modules = join(ROOT, "node_modules", "better-sqlite3");
+  const mtime = (path) => (existsSync(path) ? statSync(path).mtimeMs : 0);
+  const key = [node.path, node.version, mtime(modules), mtime(join(modules, "build"))].join("\n");
+  const mark = join(ROOT, "node_modules", ".cache", "connector", "native-modules-checked");
+  if (existsSync(mark) && readFileSync(mark, "utf8") === key) return;
+  check();
+  mkdirSync(dirname(mark), { recursive: true });
+  writeFileSync(mark, key);
 }

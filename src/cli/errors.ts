@@ -7,14 +7,23 @@ import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
  * What the CLI prints for a failure: one line naming the cause and the fix, and the exit code
  * (2 for configuration, 1 otherwise). The stack only with LOG_LEVEL=debug.
  */
-export function explainCliError(error: unknown): { line: string; code: number } {
+export function explainCliError(
+  error: unknown,
+  context: { appUrl?: string; production?: boolean } = {},
+): { line: string; code: number } {
   if (error instanceof ConfigError) return { line: error.message, code: 2 };
   // The provider's answer in words (credentials, busy, unreachable); never a stack.
   if (error instanceof RegistrationsUnavailableError) {
     return { line: `connector: ${error.message}`, code: error.reason === "credentials" ? 2 : 1 };
   }
   if (error instanceof ShopNotConnectedError) {
-    return { line: `connector: ${error.message}`, code: 1 };
+    // In development the shop is usually the demo shop of `npm start`: say how to give it a
+    // Shopify (the stand-in) to read from.
+    const local =
+      context.production || !error.shop
+        ? ""
+        : `; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open ${context.appUrl ?? "http://localhost:3000"}/shopify/install?shop=${error.shop} (README, "Products outside Shopify")`;
+    return { line: `connector: ${error.message}${local}`, code: 1 };
   }
   if (error instanceof HttpRequestError) {
     return {

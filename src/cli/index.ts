@@ -15,11 +15,13 @@ import { registerSyncCommands } from "./sync-commands.ts";
 import { registerWebhookCommand } from "./webhook-command.ts";
 
 const debug = process.env.LOG_LEVEL === "debug" || process.env.LOG_LEVEL === "trace";
+let context: { appUrl?: string; production?: boolean } = {};
 try {
   const program = new Command("connector").description(
     "Shopify → shipping-protection order sync connector",
   );
   const config = resolveRuntimeConfig(parseEnv());
+  context = { appUrl: config.appUrl, production: config.env.NODE_ENV === "production" };
   registerSandboxCommand(program, config);
   registerShopifyStandInCommand(program);
   registerShopsCommand(program, config);
@@ -39,7 +41,7 @@ try {
 } catch (error) {
   // One line naming the cause and the fix; the stack only when asked for.
   if (debug) console.error(error);
-  const { line, code } = explainCliError(error);
+  const { line, code } = explainCliError(error, context);
   console.error(line);
   process.exitCode = code;
 }

@@ -260,6 +260,15 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
     .option("--json", "print JSON")
     .action(async (opts: { shop: string; order: string; json?: boolean }) => {
       const db = await openStore(config);
+      // An unknown shop is not an order that failed to sync: say which it is.
+      if (!(await new ShopRepository(db).getShop(opts.shop))) {
+        await db.close();
+        console.error(
+          `no shop ${opts.shop}: it is not installed here (\`connector shops list\` shows the shops); install the app on it or register it with \`connector shops add\``,
+        );
+        process.exitCode = 2;
+        return;
+      }
       const links = createLinkRepository(db);
       const sourceOrderId = /^\d{6,}$/.test(opts.order)
         ? opts.order

@@ -66,15 +66,19 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
           : opts.since
             ? { kind: "range", since: opts.since, ...(opts.until ? { until: opts.until } : {}) }
             : { kind: "all" };
+        const tty = process.stderr.isTTY === true;
         try {
           const result = await withContext(config, async (ctx) =>
             resync(ctx, await requireShop(ctx, opts.shop), target, {
               onPage: (found) => {
-                if (!opts.json) process.stderr.write(`\rread ${found} orders`);
+                // A terminal gets one line redrawn; a pipe or a log one line per page read.
+                if (opts.json) return;
+                if (tty) process.stderr.write(`\rread ${found} orders`);
+                else process.stderr.write(`read ${found} orders\n`);
               },
             }),
           );
-          if (!opts.json && target.kind !== "order") process.stderr.write("\n");
+          if (!opts.json && tty && target.kind !== "order") process.stderr.write("\n");
           if (opts.json) console.log(JSON.stringify(result, null, 2));
           else if (result.notFound) {
             console.error(`Shopify has no order ${result.notFound} for ${opts.shop}`);
@@ -156,9 +160,9 @@ function plainProgress(id: number) {
 
 /** Draws the progress bar until the backfill ends; Ctrl-C stops watching, not the backfill. */
 async function follow(repo: BackfillRepository, id: number, scopes: string | null) {
-  // A terminal gets a redrawn bar; anything else (a log, CI) one plain line per step of
-  // progress, only when it changed.
-  const bar = process.stdout.isTTY
+  // A terminal gets a redrawn bar (on stderr, where cli-progress draws it); anything else (a
+  // log, CI) one plain line per step of progress, only when it changed.
+  const bar = process.stderr.isTTY
     ? new SingleBar(
         {
           format: "{bar} {percentage}% | {value}/{total} orders | ETA {eta_formatted} | {status}",

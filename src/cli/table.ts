@@ -1,28 +1,58 @@
 import Table from "cli-table3";
 
+/** A column that names something (an ID, a shop, a handle, a SKU…): never cut, it is copied. */
+const IDENTIFIER = /^(id|shop|handle|sku|claim|event|order)$|id$/i;
+
 /**
- * Rows as a table that fits the terminal: a header, no index column, no quoted strings; long
- * cells are cut with "…" so a row stays one line (`--json` has the full text). Column widths
- * come from the content, shrunk from the widest column first when the terminal is narrower.
+ * The width a table must fit, or undefined for none: `COLUMNS` when set (as `ls` and `git` read
+ * it), else the terminal's width; when stdout is not a terminal (a pipe, a file) rows are
+ * printed whole, since nothing would wrap them and a cut cell cannot be read back.
+ */
+export function outputWidth(
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: { isTTY?: boolean; columns?: number } = process.stdout,
+): number | undefined {
+  const columns = Number(env.COLUMNS);
+  if (env.COLUMNS && Number.isInteger(columns) && columns > 0) return columns;
+  return stdout.isTTY ? (stdout.columns ?? 80) : undefined;
+}
+
+export interface TableOptions {
+  /** The width to fit (see {@link outputWidth}, the default); undefined prints rows whole. */
+  width?: number | undefined;
+  /** Columns never cut; by default the identifier-like ones (id, shop, handle, …Id, … ID). */
+  keep?: (column: string) => boolean;
+}
+
+/**
+ * Rows as a table: a header, no index column, no quoted strings. On a terminal (or within
+ * `COLUMNS`) long cells are cut with "…" so a row stays one line, shrinking the widest column
+ * first; identifiers are never cut (`--json` has the full text). Piped, rows are whole.
  */
 export function formatTable(
   rows: Record<string, unknown>[],
-  width = process.stdout.columns ?? 120,
+  options: TableOptions | number = {},
 ): string {
-  const first = rows[0];
-  if (!first) return "";
-  const head = Object.keys(first);
+  const { width, keep = (column: string) => IDENTIFIER.test(column) } =
+    typeof options === "number" ? { width: options } : { width: outputWidth(), ...options };
+  if (rows.length === 0) return "";
+  // Every row's keys, in order of first appearance: a column only some rows have still shows.
+  const head = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const cells = rows.map((r) =>
     head.map((h) => (r[h] === null || r[h] === undefined ? "" : String(r[h]))),
   );
   const widths = head.map(
     (h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)) + 2,
   );
-  // Each column costs its width plus one separator; shrink the widest until it fits.
-  while (widths.reduce((a, b) => a + b + 1, 1) > width) {
-    const widest = widths.indexOf(Math.max(...widths));
-    if ((widths[widest] ?? 0) <= 8) break;
-    widths[widest] = (widths[widest] ?? 0) - 1;
+  if (width !== undefined) {
+    const shrinkable = head.map((h) => !keep(h));
+    // Each column costs its width plus one separator; shrink the widest cuttable one until it fits.
+    while (widths.reduce((a, b) => a + b + 1, 1) > width) {
+      const candidates = widths.map((w, i) => (shrinkable[i] ? w : 0));
+      const widest = candidates.indexOf(Math.max(...candidates));
+      if ((candidates[widest] ?? 0) <= 8) break;
+      widths[widest] = (widths[widest] ?? 0) - 1;
+    }
   }
   const table = new Table({
     head,

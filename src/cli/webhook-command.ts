@@ -62,9 +62,35 @@ export function registerWebhookCommand(
         });
         for (let i = 0; i < Number(opts.times); i++) {
           const response = await fetch(opts.url, { method: "POST", headers: signed.headers, body });
-          console.log(`${response.status} ${await response.text()}`);
+          const answer = await response.text();
+          console.log(`${response.status} ${answer}`);
           if (!response.ok) process.exitCode = 1;
+          else if (outcomeOf(answer) === "unknown-shop") {
+            // Shopify gets a 200 (retrying would not help), but whoever sent it by hand must know
+            // that nothing was queued.
+            console.error(notInstalled(opts.shop, opts.url));
+            process.exitCode = 1;
+            return;
+          }
         }
       },
     );
+}
+
+function outcomeOf(answer: string): unknown {
+  try {
+    return (JSON.parse(answer) as { outcome?: unknown }).outcome;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The receiver dropped the webhook: the shop is not installed here, or not active. */
+export function notInstalled(shop: string, receiverUrl: string): string {
+  const install = new URL(`/shopify/install?shop=${encodeURIComponent(shop)}`, receiverUrl);
+  return (
+    `connector: shop ${shop} is not installed (or is paused or uninstalled), so the receiver dropped the webhook: ` +
+    `install the app on it (open ${install.href}) or register it with \`npx connector shops add --shop ${shop} …\`; ` +
+    "`npx connector shops list` shows the shops and their status"
+  );
 }

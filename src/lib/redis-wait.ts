@@ -1,10 +1,12 @@
 import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
+import { nextPause } from "./backoff.ts";
 import { describeTarget, isClusterTarget, type RedisTarget } from "./redis-keys.ts";
 
 /**
- * Waits until Redis answers PING, trying again with a growing pause (0.5 s doubling to 15 s)
+ * Waits until Redis answers PING, trying again with a growing pause (0.5 s doubling to 15 s,
+ * the last one cut so that the last attempt falls on `giveUpAfterMs`)
  * and one warning line per attempt that names REDIS_URL. With `giveUpAfterMs` (the web role:
  * an orchestrator restarts it) it then stops with one line; without, it waits as long as it
  * takes (a worker has nothing to do without Redis).
@@ -43,15 +45,16 @@ export async function waitForRedis(
       probe.disconnect();
     }
     const waited = Date.now() - started;
-    if (options.giveUpAfterMs !== undefined && waited + pause > options.giveUpAfterMs) {
+    const wait = nextPause(waited, pause, options.giveUpAfterMs);
+    if (wait === null) {
       throw new ConfigError(
         `${variable} ${where} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: start Redis or point ${variable} at it`,
       );
     }
     options.logger.warn(
-      `${variable} ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${pause / 1000} s`,
+      `${variable} ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${wait / 1000} s`,
     );
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    await new Promise((resolve) => setTimeout(resolve, wait));
     pause = Math.min(pause * 2, 15_000);
   }
 }

@@ -12,6 +12,14 @@ import { OrderSource } from "./order-source.ts";
 /** The shop has no offline access token (not installed through OAuth, or uninstalled). */
 export class ShopNotConnectedError extends Error {
   override name = "ShopNotConnectedError";
+
+  constructor(
+    message: string,
+    /** The shop's domain, for whoever says how to connect it. */
+    readonly shop?: string,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -47,6 +55,7 @@ export class AdminClientFactory {
     if (!shop.accessTokenSealed) {
       throw new ShopNotConnectedError(
         `shop ${shop.shop} has no Shopify access token; install the app on it first`,
+        shop.shop,
       );
     }
     // An expiring offline token (it comes with a refresh token) is read fresh for each query.

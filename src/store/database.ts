@@ -10,6 +10,7 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
+import { nextPause } from "../lib/backoff.ts";
 import { ensurePrivateDir } from "../lib/private-files.ts";
 import { redactedUrl } from "../lib/redact.ts";
 import * as schema from "./schema.ts";
@@ -218,15 +219,16 @@ export async function waitForDatabase(
       reason = e.code ?? e.message;
     }
     const waited = Date.now() - started;
-    if (options.giveUpAfterMs !== undefined && waited + pause > options.giveUpAfterMs) {
+    const wait = nextPause(waited, pause, options.giveUpAfterMs);
+    if (wait === null) {
       throw new ConfigError(
         `DATABASE_URL ${where} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: start Postgres or point DATABASE_URL at it`,
       );
     }
     options.logger.warn(
-      `DATABASE_URL ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${pause / 1000} s`,
+      `DATABASE_URL ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${wait / 1000} s`,
     );
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    await new Promise((resolve) => setTimeout(resolve, wait));
     pause = Math.min(pause * 2, 15_000);
   }
 }

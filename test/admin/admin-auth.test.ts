@@ -106,4 +106,19 @@ describe("admin authentication", () => {
     expect(response.status).toBe(401);
     expect(await response.text()).toContain("<form");
   });
+
+  it("sends /admin and /admin/ to the dashboard, which then asks a browser to log in", async () => {
+    pipeline = await startPipeline({ env: { ADMIN_TOKEN: TOKEN } });
+    for (const path of ["/admin", "/admin/"]) {
+      const response = await request(path, { headers: { accept: "text/html" } });
+      expect(response.status, path).toBe(302);
+      expect(response.headers.get("location"), path).toBe("/admin/queues");
+    }
+    // The token link works from the short address too: it reaches the dashboard's exchange.
+    const link = await request(`/admin?token=${TOKEN}`);
+    expect(link.headers.get("location")).toBe(`/admin/queues?token=${TOKEN}`);
+    const dashboard = await request("/admin/queues", { headers: { accept: "text/html" } });
+    expect(dashboard.status).toBe(401);
+    expect(await dashboard.text()).toContain("<form");
+  });
 });

@@ -271,6 +271,48 @@ describe("settings page with the workers running", () => {
     expect(page).toMatch(/<strong>1<\/strong> orders synced/);
   });
 
+  it("says a finished backfill is done, and when, instead of a progress line at 100%", async () => {
+    w = await startInstallHarness({ workers: true, provider: { ...PROVIDER, stores: [1001] } });
+    ({ jar: wjar } = await w.install(SHOP));
+    const form = (path: string, body: Record<string, string>) => w.postForm(path, body, wjar);
+    await form("/settings/provider", { ...PROVIDER, environment: "production" });
+    await form("/settings/store", { storeId: "1001" });
+    for (const [i, day] of ["03", "04"].entries()) {
+      const at = `2026-11-${day}T10:00:00Z`;
+      const order = orderPayload({
+        id: 7_800_001 + i,
+        number: 1100 + i,
+        email: `past${i}@example.com`,
+        createdAt: at,
+        updatedAt: at,
+        cancelledAt: null,
+        note: null,
+        shippingCents: 0,
+        taxBps: 0,
+        lines: [],
+        fulfillments: [],
+        locationId: 4001,
+      }) as RestOrder;
+      await w.standIn.upsertOrder(SHOP, order, { deliver: false });
+    }
+    expect((await form("/settings/backfill", { since: "2026-11-01" })).status).toBe(303);
+    const progress = async () =>
+      (await (await w.get("/settings/backfill/progress", wjar)).json()) as {
+        backfill: { status: string; completedAt: string | null } | null;
+        text: string | null;
+      };
+    await expect
+      .poll(async () => (await progress()).backfill?.status, { timeout: 15_000 })
+      .toBe("completed");
+    const { backfill, text } = await progress();
+    const finished = `${backfill?.completedAt?.slice(0, 16).replace("T", " ")} UTC`;
+    const done = `Done: all 2 past orders read and queued for sync, finished ${finished}`;
+    expect(text).toBe(done);
+    const page = await (await w.get("/settings", wjar)).text();
+    expect(page).toContain(done);
+    expect(page).not.toContain("All past orders read");
+  });
+
   it("shows a failed order in words, saying which location to map", async () => {
     w = await startInstallHarness({ workers: true, provider: { ...PROVIDER, stores: [1001] } });
     ({ jar: wjar } = await w.install(SHOP));

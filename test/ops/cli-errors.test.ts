@@ -53,8 +53,13 @@ describe("CLI errors an operator can act on", () => {
     const run = await cli(["resync", "--shop", NO_TOKEN_SHOP, "--order", "#1001"]);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
-      `connector: shop ${NO_TOKEN_SHOP} has no Shopify access token; install the app on it first`,
+      `connector: shop ${NO_TOKEN_SHOP} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open http://localhost:3000/shopify/install?shop=${NO_TOKEN_SHOP} (README, "Products outside Shopify")`,
     );
+    // In production there is no stand-in to point at.
+    const production = await cli(["resync", "--shop", NO_TOKEN_SHOP, "--order", "#1001"], {
+      NODE_ENV: "production",
+    });
+    expect(production.stderr).not.toContain("stand-in");
   });
 
   it("resync without SHOPIFY_ADMIN_URL in local development says to point it at the stand-in", async () => {

@@ -55,25 +55,33 @@ const ALL = [
 
 describe("connector registrations list", () => {
   it("prints a table of every page, newest first, and how many", async () => {
-    const res = await list([]);
+    const res = await list([], { ...provider, COLUMNS: "120" });
     expect(res.stderr).toBe("");
     expect(res.code).toBe(0);
     const lines = res.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^ external ID\s+customer\s+email\s+channel\s+items\s+created$/);
-    // Cells are cut to fit the terminal (120 columns when there is none): --json has them whole.
+    // Cells are cut to fit the terminal (COLUMNS here), never the ID: --json has them whole.
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(120);
     expect(lines[1]).toMatch(
-      /^ =HYPERLINK\("https…\s+@Bob\s+bob@example\.com\s+retail\s+1 × Product 0/,
+      /^ =HYPERLINK\("https:\/\/evil\.example"\)\s+@Bob\s+bob@example\.com\s+retail\s+1 × Product 0/,
     );
     // A customer's line break stays inside its cell: one registration, one line.
     expect(lines[2]).toMatch(
-      /^ REG-QUOTE\s+Ann "Nan" O'Neil, …\s+ann@example\.com\s+web\s+2 × Shoe left/,
+      /^ REG-QUOTE\s+Ann "Nan" O'Ne…\s+ann@example\.com\s+web\s+2 × Shoe left/,
     );
     expect(lines.at(-2)).toMatch(
-      /^ REG-1001-1\s+Customer 1\s+customer1@example\.\S*\s+web\s+1 × Product 1/,
+      /^ REG-1001-1\s+Customer 1\s+customer1@exam\S*\s+web\s+1 × Product 1/,
     );
-    expect(lines.at(-2)).toMatch(/2026-01-01 01:00 U/);
+    expect(lines.at(-2)).toMatch(/2026-01-01 01:/);
     expect(lines.at(-1)).toBe("32 registrations, newest first");
     expect(lines).toHaveLength(1 + 32 + 1);
+
+    // Piped, with no COLUMNS, nothing is cut.
+    const piped = (await list([])).stdout.trimEnd().split("\n");
+    expect(piped.join("\n")).not.toContain("…");
+    expect(piped.at(-2)).toMatch(
+      /^ REG-1001-1\s+Customer 1\s+customer1@example\.com\s+web\s+1 × Product 1 \(SKU-1\)\s+2026-01-01 01:00 UTC$/,
+    );
   });
 
   it("--json prints one JSON array of the provider's registrations, whole", {

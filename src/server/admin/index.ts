@@ -32,6 +32,15 @@ export function createAdminApp(deps: AdminDeps): Hono {
     );
     return errorResponse(c, 500, "internal_error", "something went wrong; the error was logged");
   });
+  // `/admin` (or `/admin/`) is the address an operator types: send them to the dashboard, whose
+  // guard then asks for the token. The query goes along: `/admin?token=…` logs in as there.
+  admin.use("*", async (c, next) => {
+    if (c.req.method !== "GET" || (c.req.path !== "/admin" && c.req.path !== "/admin/")) {
+      return next();
+    }
+    const { search } = new URL(c.req.url);
+    return c.redirect(`/admin/queues${search}`, 302);
+  });
   const login = loginHandlers(options);
   admin.get("/login", login.form);
   admin.post("/login", login.login);

@@ -6,12 +6,22 @@ import type { BackfillView } from "../settings-service.ts";
 const STATUS_WORDS: Record<BackfillView["status"], string> = {
   running: "Reading past orders from Shopify",
   paused: "Paused",
-  completed: "All past orders read",
+  completed: "Done",
   failed: "Stopped with an error",
 };
 
+/** "2026-11-26 08:30 UTC" */
+const minute = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
+
 /** The backfill reads orders and queues them; the counts below show them reaching the provider. */
 export function progressText(b: BackfillView): string {
+  if (b.status === "completed") {
+    // Finished: say so, and when, rather than a progress line stuck at 100%.
+    const when = b.completedAt ? `, finished ${minute(b.completedAt)}` : "";
+    return b.done === 0
+      ? `Done: no past orders to send${when}`
+      : `Done: all ${b.done} past orders read and queued for sync${when}`;
+  }
   const of = b.total === null ? "" : ` of ${b.total}`;
   const pct = b.percent === null ? "" : ` (${b.percent}%)`;
   return `${STATUS_WORDS[b.status]}: ${b.done}${of} orders queued for sync${pct}`;
@@ -78,7 +88,7 @@ export function BackfillSection(props: {
           </p>
           <p class="muted">
             Orders since {backfill.since?.slice(0, 10) ?? "the beginning"}, started{" "}
-            {backfill.startedAt.slice(0, 16).replace("T", " ")} UTC.
+            {minute(backfill.startedAt)}.
           </p>
           {backfill.error ? (
             <p class="notice error" role="alert">

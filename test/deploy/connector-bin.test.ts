@@ -1,0 +1,77 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { oldNode } from "../helpers/old-node.ts";
+
+/**
+ * `npx connector …` as a newcomer runs it, on a machine whose Node is too old (Debian's 20) and
+ * with an npm cache that has never seen this checkout: npm must not install the checkout into
+ * its npx cache (that printed five lines of `npm warn EBADENGINE` and cost seconds a call), and
+ * a warm call runs the CLI bundle it built before rather than building or transpiling again.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const dir = mkdtempSync(join(tmpdir(), "connector-bin-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const OLD_NODE = oldNode();
+// A warm Node cache whose Node 24 is the one running these tests (nothing fetched).
+const cache = join(dir, "node-cache");
+const cachedHome = join(cache, `node-24-${process.platform}-${process.arch}`);
+const cachedBin = join(
+  cachedHome,
+  "node_modules",
+  `node-${process.platform}-${process.arch}`,
+  "bin",
+);
+mkdirSync(cachedBin, { recursive: true });
+symlinkSync(process.execPath, join(cachedBin, "node"));
+const npmCache = join(dir, "npm-cache");
+
+function npx(args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // What npm (running vitest) and vitest put in the environment is not a newcomer's.
+  for (const name of Object.keys(env)) {
+    if (/^npm_/i.test(name) || name.startsWith("VITEST") || name === "NODE_OPTIONS") {
+      delete env[name];
+    }
+  }
+  return spawnSync("npx", ["connector", ...args], {
+    cwd: ROOT,
+    env: {
+      ...env,
+      PATH: `${dirname(OLD_NODE)}${delimiter}${process.env.PATH ?? ""}`,
+      CONNECTOR_NODE_CACHE: cache,
+      npm_config_cache: npmCache,
+      npm_config_update_notifier: "false",
+      DATABASE_PATH: join(dir, "cli.sqlite"),
+      LOG_LEVEL: "silent",
+    },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+}
+
+describe("npx connector", () => {
+  it("runs the command with no npm noise and no install into npm's npx cache", () => {
+    const first = npx(["shops", "list", "--json"]);
+    expect(first.status, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual([]);
+    expect(first.stderr).not.toMatch(/npm (warn|WARN|ERR)|EBADENGINE/);
+    expect(first.stderr).toBe(
+      `connector: using Node ${process.versions.node} from ${cachedHome}\n`,
+    );
+    expect(existsSync(join(npmCache, "_npx"))).toBe(false);
+  }, 150_000);
+
+  it("once warm, runs the bundle it built and builds nothing again", () => {
+    const bundle = join(ROOT, "dist", "dev", "cli.mjs");
+    expect(npx(["shops", "list", "--json"]).status).toBe(0);
+    const built = statSync(bundle).mtimeMs;
+    const warm = npx(["shops", "list", "--json"]);
+    expect(warm.status, warm.stderr).toBe(0);
+    expect(warm.stderr).toBe(`connector: using Node ${process.versions.node} from ${cachedHome}\n`);
+    expect(statSync(bundle).mtimeMs).toBe(built);
+  }, 150_000);
+});

@@ -1,0 +1,158 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type ServerType, serve } from "@hono/node-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatTable } from "../../src/cli/table.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
+import { runCli } from "../helpers/cli.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
+
+/**
+ * What a new user met on first contact with the CLI, run as they run it: the real CLI in a child
+ * process whose stdout and stderr are pipes (not a terminal), against a receiver on real HTTP.
+ */
+const UNKNOWN_SHOP = "never-installed.myshopify.com";
+let p: Pipeline;
+let server: ServerType | undefined;
+let receiver = "";
+beforeAll(async () => {
+  p = await startPipeline({ ...AMPLE_BUDGET });
+  receiver = await new Promise<string>((resolve) => {
+    server = serve({ fetch: p.web.app.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+      resolve(`http://127.0.0.1:${info.port}/webhooks/shopify`),
+    );
+  });
+});
+afterAll(async () => {
+  await new Promise<void>((done) => (server ? server.close(() => done()) : done()));
+  await p.close();
+});
+
+describe("webhook send to a shop that is not installed", () => {
+  it("says the shop is not installed, how to install it, and exits non-zero", async () => {
+    const file = join(p.ctx.config.env.DATABASE_PATH, "..", "order.json");
+    writeFileSync(file, JSON.stringify(standInOrder(1, "2026-10-01T12:00:00Z").payload));
+    const args = ["webhook", "send", "--topic", "orders/create", "--file", file];
+    const sent = await runCli(p.ctx, [...args, "--shop", UNKNOWN_SHOP, "--url", receiver]);
+    expect(sent.stdout.trim()).toBe('200 {"ok":true,"outcome":"unknown-shop"}');
+    expect(sent.code).toBe(1);
+    expect(sent.stderr.trim()).toBe(
+      `connector: shop ${UNKNOWN_SHOP} is not installed (or is paused or uninstalled), so the receiver dropped the webhook: install the app on it (open ${new URL(receiver).origin}/shopify/install?shop=${UNKNOWN_SHOP}) or register it with \`npx connector shops add --shop ${UNKNOWN_SHOP} …\`; \`npx connector shops list\` shows the shops and their status`,
+    );
+    // An installed shop: queued, exit 0, nothing on stderr.
+    const ok = await runCli(p.ctx, [...args, "--shop", TEST_SHOP, "--url", receiver]);
+    expect(ok.stdout.trim()).toBe('200 {"ok":true,"outcome":"queued"}');
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toBe("");
+  });
+});
+
+describe("orders show for a shop that is not installed", () => {
+  it("says the shop is unknown, not that the order is not linked", async () => {
+    const run = await runCli(p.ctx, ["orders", "show", "--shop", UNKNOWN_SHOP, "--order", "#1001"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      `no shop ${UNKNOWN_SHOP}: it is not installed here (\`connector shops list\` shows the shops); install the app on it or register it with \`connector shops add\``,
+    );
+    // A known shop's unknown order still says what it said.
+    const known = await runCli(p.ctx, ["orders", "show", "--shop", TEST_SHOP, "--order", "#9999"]);
+    expect(known.code).toBe(1);
+    expect(known.stderr).toContain(`no provider order is linked to #9999 in ${TEST_SHOP}`);
+  });
+});
+
+describe("products import on a shop without a Shopify token (the README's demo shop)", () => {
+  it("says how to give it one locally: the stand-in, SHOPIFY_ADMIN_URL and the install link", async () => {
+    const shop = "demo-like.myshopify.com";
+    await p.ctx.shops.upsertShop(shop, {
+      storeId: 1001,
+      providerClientId: p.sandbox.clientId,
+      providerClientSecretSealed: p.ctx.secrets.seal(
+        p.sandbox.clientSecret,
+        sealedFor.providerClientSecret(shop),
+      ),
+    });
+    const run = await runCli(
+      p.ctx,
+      ["products", "import", "--shop", shop, "--file", "examples/products.csv", "--dry-run"],
+      {
+        PROVIDER_BASE_URL: p.sandbox.url,
+        PROVIDER_AUTH_URL: p.sandbox.authUrl,
+        PROVIDER_AUDIENCE: p.sandbox.audience,
+        APP_URL: "http://localhost:3700",
+      },
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      `connector: shop ${shop} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open http://localhost:3700/shopify/install?shop=${shop} (README, "Products outside Shopify")`,
+    );
+  });
+});
+
+describe("tables piped or narrowed", () => {
+  it("dlq list piped prints whole rows; within COLUMNS it cuts other cells, never the ID", async () => {
+    const note = "a note long enough to need cutting ".repeat(6);
+    const bad = await p.send("orders/create", { id: 4242, note, line_items: "not a list" });
+    expect(((await bad.json()) as { outcome: string }).outcome).toBe("dead-lettered");
+    const json = await runCli(p.ctx, ["dlq", "list", "--json"]);
+    const entries = (JSON.parse(json.stdout) as { entries: { id: string; reason: string }[] })
+      .entries;
+    expect(entries.length).toBeGreaterThan(0);
+    const piped = await runCli(p.ctx, ["dlq", "list"]);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).not.toContain("…");
+    for (const entry of entries) {
+      expect(piped.stdout).toContain(entry.id);
+      expect(piped.stdout).toContain(entry.reason);
+    }
+    const narrow = await runCli(p.ctx, ["dlq", "list"], { COLUMNS: "100" });
+    const rows = narrow.stdout.split("\n").slice(1, 1 + entries.length);
+    expect(narrow.stdout).toContain("…");
+    for (const [i, entry] of entries.entries()) expect(rows[i]).toContain(entry.id);
+  });
+
+  it("every table keeps its identifiers whole and shows a column only later rows have", () => {
+    const id = "lifecycle-shop.myshopify.com|820982911946154508|orders/create";
+    const text = formatTable(
+      [
+        { id, shop: TEST_SHOP, "external ID": "REG-1001-25", message: "x".repeat(200) },
+        { id: `${id}-2`, shop: TEST_SHOP, "external ID": "REG-1", pausedReason: "reinstall" },
+      ],
+      { width: 60 },
+    );
+    const [head, first, second] = text.split("\n");
+    expect(head).toMatch(/^\s*id\s+shop\s+external ID\s+mes+a?…\s+pau\w*…$/);
+    expect(first).toContain(id);
+    expect(first).toContain(TEST_SHOP);
+    expect(first).toContain("REG-1001-25");
+    expect(first).toContain("…");
+    expect(second).toContain(`${id}-2`);
+    // Piped (no terminal, no COLUMNS) nothing is cut.
+    expect(formatTable([{ message: "y".repeat(300) }], { width: undefined })).toContain(
+      "y".repeat(300),
+    );
+  });
+});
+
+describe("resync --all piped", () => {
+  it("prints one line per page read, not a carriage-return line run together", async () => {
+    for (let day = 1; day <= 10; day++) {
+      const { payload } = standInOrder(
+        100 + day,
+        `2026-10-${String(day).padStart(2, "0")}T12:00:00Z`,
+      );
+      await p.shopify.upsertOrder(TEST_SHOP, payload, { deliver: false });
+    }
+    const run = await runCli(p.ctx, ["resync", "--shop", TEST_SHOP, "--all"], {
+      SHOPIFY_ADMIN_URL: p.shopify.url,
+    });
+    expect(run.code).toBe(0);
+    expect(run.stderr).not.toContain("\r");
+    const lines = run.stderr.split("\n").filter(Boolean);
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(line).toMatch(/^read \d+ orders$/);
+    expect(lines.at(-1)).toMatch(/^read 1\d orders$/);
+    expect(run.stdout).toContain("order(s) read from Shopify");
+  });
+});
