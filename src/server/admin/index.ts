@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { errorResponse } from "../../lib/http-errors.ts";
 import type { AdminDeps } from "./admin-deps.ts";
+import { AdminSessions } from "./admin-sessions.ts";
 import { adminAuth, loginHandlers } from "./auth.ts";
 import { LoginGuard } from "./login-guard.ts";
 import { mountAdminRoutes } from "./routes.ts";
@@ -16,6 +17,7 @@ export { ADMIN_COOKIE, tokenMatches } from "./auth.ts";
 export function createAdminApp(deps: AdminDeps): Hono {
   const options = {
     token: deps.ctx.config.env.ADMIN_TOKEN,
+    sessions: new AdminSessions({ redis: deps.ctx.redis, prefix: deps.ctx.prefix }),
     secureCookie: deps.ctx.config.appUrl.startsWith("https://"),
     guard: new LoginGuard({
       redis: deps.ctx.redis,
