@@ -4,6 +4,7 @@ import type { AdminDeps } from "./admin-deps.ts";
 import { AdminSessions } from "./admin-sessions.ts";
 import { adminAuth, loginHandlers } from "./auth.ts";
 import { LoginGuard } from "./login-guard.ts";
+import { jsonWrites, sameOriginWrites } from "./request-origin.ts";
 import { mountAdminRoutes } from "./routes.ts";
 
 export type { AdminDeps } from "./admin-deps.ts";
@@ -35,10 +36,12 @@ export function createAdminApp(deps: AdminDeps): Hono {
     return errorResponse(c, 500, "internal_error", "something went wrong; the error was logged");
   });
   const login = loginHandlers(options);
+  admin.use("*", sameOriginWrites(new URL(deps.ctx.config.appUrl).origin));
   admin.get("/login", login.form);
   admin.post("/login", login.login);
   admin.post("/logout", login.logout);
   admin.use("*", adminAuth(options));
+  admin.use("/api/*", jsonWrites());
   mountAdminRoutes(admin, new Hono(), deps);
   return admin;
 }
