@@ -24,7 +24,7 @@ export function createAdminApp(deps: AdminDeps): Hono {
       redis: deps.ctx.redis,
       prefix: deps.ctx.prefix,
       logger: deps.ctx.logger.child({ component: "admin" }),
-      trustProxy: deps.ctx.config.env.TRUST_PROXY,
+      proxyHops: deps.ctx.config.env.TRUST_PROXY,
     }),
   };
   const admin = new Hono();
