@@ -115,9 +115,12 @@ export function embeddedParams(shopify: Shopify, c: Context): EmbeddedParams | n
   return shop.success && host ? { shop: shop.data, host } : null;
 }
 
-/** `frame-ancestors`: the shop, the Shopify admin and (development) the stand-in admin. */
+/**
+ * `frame-ancestors`: the shop, the Shopify admin and (development) the stand-in admin; `'none'`
+ * for no shop, or for anything but a *.myshopify.com domain (never a value from a request as is).
+ */
 export function frameAncestors(config: EmbeddedConfig, shop: string | null): string {
-  if (!shop) return "'none'";
+  if (!shop || !ShopDomain.safeParse(shop).success) return "'none'";
   return [`https://${shop}`, SHOPIFY_ADMIN_ORIGIN, ...config.extraFrameAncestors].join(" ");
 }
 
