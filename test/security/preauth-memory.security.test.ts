@@ -170,6 +170,8 @@ describe("an unauthenticated upload to the settings page", { timeout: 120_000 },
     [embedded, "multipart", "content-length", 401],
     [embedded, "multipart", "chunked", 401],
     [`${embedded}&shop=victim.myshopify.com&host=YWRtaW4`, "multipart", "chunked", 401],
+    // Outside the admin (no cookie): the same, from the headers.
+    ["/settings/catalog", "multipart", "chunked", 401],
     // The sign-in reads url-encoded forms for their id_token: the 8 KB limit comes first.
     [embedded, "application/x-www-form-urlencoded", "content-length", 413],
     [embedded, "application/x-www-form-urlencoded", "chunked", 413],
