@@ -89,3 +89,20 @@ describe("who may frame the settings pages", () => {
     }
   });
 });
+
+describe("HSTS where the app is served over https", () => {
+  let secure: InstallHarness;
+  beforeAll(async () => {
+    // APP_URL is what decides (production requires https); the harness itself still serves http.
+    secure = await startInstallHarness({ env: { APP_URL: "https://connector.example" } });
+  }, 60_000);
+  afterAll(() => secure.close());
+
+  it("sends Strict-Transport-Security", async () => {
+    const res = await secure.get("/settings");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("strict-transport-security")).toBe(
+      "max-age=15552000; includeSubDomains",
+    );
+  });
+});
