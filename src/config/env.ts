@@ -54,6 +54,8 @@ const redisClusterNodes = z.string().transform((value, ctx): RedisClusterTarget 
   return target;
 });
 
+const PROXY_HOPS = "must be true, false or the number of proxies in front (0 to 10)";
+
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -123,13 +125,21 @@ export const EnvSchema = z.object({
   SHOPIFY_WEBHOOKS: z.enum(["app", "per-shop"]).optional(),
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /**
-   * Behind a reverse proxy: take the client's address from X-Forwarded-For (the admin login's
-   * per-client limit). Only set it when the proxy overwrites that header.
+   * Behind reverse proxies: how many there are in front of the connector, each appending the
+   * address it saw to X-Forwarded-For. The client's address (the admin login's per-client limit)
+   * is then the entry that many places from the right: the one the outermost trusted proxy
+   * added, which the client cannot forge (what it sends itself stands further left). `true` is
+   * one proxy, `false` or 0 none (the socket's address).
    */
   TRUST_PROXY: z
-    .enum(["true", "false", "1", "0"])
-    .transform((v) => v === "true" || v === "1")
-    .default(false),
+    .string()
+    .trim()
+    .toLowerCase()
+    .transform((v) =>
+      v === "true" ? 1 : v === "false" ? 0 : /^\d{1,3}$/.test(v) ? Number(v) : Number.NaN,
+    )
+    .pipe(z.number({ message: PROXY_HOPS }).int(PROXY_HOPS).min(0, PROXY_HOPS).max(10, PROXY_HOPS))
+    .default(0),
   ENCRYPTION_KEY: base64Key32.optional(),
   /**
    * Keys that still open what they sealed, while `connector secrets rotate` re-seals it under

@@ -1,5 +1,5 @@
 import { RequestedTokenType, type Session } from "@shopify/shopify-api";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "pino";
@@ -18,7 +18,7 @@ import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
 import type { ShopRecord, ShopRepository } from "../store/index.ts";
 import type { AdminContext } from "./admin/admin-deps.ts";
 import { createAdminApp } from "./admin/index.ts";
-import { embeddedConfig } from "./install/embedded.ts";
+import { contentTypeOf, embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { providerWebhookRoutes } from "./provider-webhook-route.ts";
 import type { ClaimsSettings } from "./settings/claims-settings.ts";
@@ -103,7 +103,8 @@ export function createWebApp(
   // Every body but a webhook's is a small form or JSON filter: refused past 8 KB from its
   // Content-Length before a byte is read, or as soon as a chunked body passes it. The webhook
   // route keeps its own limit (WEBHOOK_MAX_BYTES), and so does the settings page's product file
-  // upload (its route caps the file).
+  // upload when it is multipart (its route caps the file once the sender is known: the settings
+  // sign-in reads no multipart body, so nothing larger than 8 KB is read before that).
   const smallBodies = bodyLimit({
     maxSize: FORM_MAX_BYTES,
     onError: (c) =>
@@ -114,8 +115,10 @@ export function createWebApp(
         `request bodies are limited to ${FORM_MAX_BYTES} bytes`,
       ),
   });
-  const ownLimit = (path: string) => path.startsWith("/webhooks/") || path === "/settings/catalog";
-  app.use("*", (c, next) => (ownLimit(c.req.path) ? next() : smallBodies(c, next)));
+  const ownLimit = (c: Context) =>
+    c.req.path.startsWith("/webhooks/") ||
+    (c.req.path === "/settings/catalog" && contentTypeOf(c) === "multipart/form-data");
+  app.use("*", (c, next) => (ownLimit(c) ? next() : smallBodies(c, next)));
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/readyz", async (c) => {
     const checks: Record<string, boolean> = {};

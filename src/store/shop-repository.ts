@@ -1,4 +1,4 @@
-import { count, eq, sql } from "drizzle-orm";
+import { and, count, eq, ne, sql } from "drizzle-orm";
 import { type Db, reachable, writeTogether } from "./database.ts";
 import type { shops } from "./schema.ts";
 
@@ -149,6 +149,16 @@ export class ShopRepository {
       .select()
       .from(shops)
       .where(filter.status ? eq(shops.status, filter.status) : undefined);
+    return rows.map(toRecord);
+  }
+
+  /** The installed (not uninstalled) shops whose provider credentials use this client ID. */
+  async listShopsOfProviderClient(clientId: string): Promise<ShopRecord[]> {
+    const { shops } = this.db.t;
+    const rows = await this.db.orm
+      .select()
+      .from(shops)
+      .where(and(eq(shops.providerClientId, clientId), ne(shops.status, "uninstalled")));
     return rows.map(toRecord);
   }
 

@@ -54,7 +54,7 @@ describe("admin authentication", () => {
     expect(ok.status).toBe(200);
   });
 
-  it("exchanges ?token= for a signed http-only cookie and drops the token from the URL", async () => {
+  it("exchanges ?token= for an http-only session cookie and drops the token from the URL", async () => {
     pipeline = await startPipeline({ env: { ADMIN_TOKEN: TOKEN } });
     const exchange = await request(`/admin/api?token=${TOKEN}&x=1`);
     expect(exchange.status).toBe(303);
@@ -68,7 +68,7 @@ describe("admin authentication", () => {
     const withCookie = await request("/admin/api", { headers: { cookie } });
     expect(withCookie.status).toBe(200);
 
-    // A cookie whose value was changed (say, a later expiry) fails its signature.
+    // A cookie whose value was changed names no session.
     const [name, value] = cookie.split("=");
     const forged = `${name}=${String(Date.now() + 10 ** 9)}.${value?.split(".")[1] ?? ""}`;
     expect((await request("/admin/api", { headers: { cookie: forged } })).status).toBe(401);

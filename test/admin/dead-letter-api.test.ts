@@ -7,7 +7,8 @@ import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 const TOKEN = "admin-token-for-tests-0123456789";
 const OTHER_SHOP = "other-shop.myshopify.com";
-const auth = { authorization: `Bearer ${TOKEN}` };
+/** A script's request: the bearer token, and JSON (the only type the admin API takes). */
+const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 
 let pipeline: Pipeline | undefined;
 afterEach(async () => {

@@ -80,6 +80,8 @@ export interface PipelineOptions {
   database?: "sqlite" | "postgres";
   /** Where the pipeline's pino logs go (a file, for log scans); silent when omitted. */
   logDestination?: import("pino").DestinationStream;
+  /** The Redis key prefix (a fresh one when omitted): a second pipeline on it is a restart. */
+  prefix?: string;
 }
 
 /** The whole pipeline in one process: receiver, real Redis, real SQLite, sandbox over HTTP. */
@@ -126,7 +128,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     config,
     logger: createLogger(env.LOG_LEVEL, options.logDestination),
     redis: env.REDIS_CLUSTER_NODES ?? inject("redisUrl"),
-    prefix: `t-${randomUUID()}`,
+    prefix: options.prefix ?? `t-${randomUUID()}`,
     providerDefaults: {
       baseUrl: sandbox.url,
       authUrl: sandbox.authUrl,

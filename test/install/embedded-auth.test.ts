@@ -120,6 +120,29 @@ describe("the embedded settings page's authentication", () => {
     expect((await h.ctx.shops.getShop(SHOP))?.sendTestOrders).toBe(true);
   });
 
+  it("takes a file upload's session token from its query, never from the multipart body", async () => {
+    await h.get(embedded(await mintSessionToken(SHOP, KEYS)));
+    const upload = (query: Record<string, string>, field?: string) => {
+      const form = new FormData();
+      form.append("file", new Blob(["handle,sku\n"], { type: "text/csv" }), "");
+      if (field) form.append("id_token", field);
+      const q = new URLSearchParams({ embedded: "1", shop: SHOP, host: HOST, ...query });
+      return fetch(new URL(`/settings/catalog?${q.toString()}`, h.appUrl), {
+        method: "POST",
+        redirect: "manual",
+        headers: { "user-agent": BROWSER_UA, origin: h.appUrl },
+        body: form,
+      });
+    };
+    // Signed in: the route itself answers (no file chosen).
+    const signed = await upload({ id_token: await mintSessionToken(SHOP, KEYS) });
+    expect(signed.status).toBe(400);
+    expect(await signed.text()).toContain("Choose a .csv or a .json file to upload.");
+    // The token as a multipart field is not looked for: the body is not read before sign-in.
+    const inBody = await upload({}, await mintSessionToken(SHOP, KEYS));
+    expect(inBody.status).toBe(401);
+  });
+
   it("answers App Bridge's fetches authenticated by the Authorization header", async () => {
     await h.get(embedded(await mintSessionToken(SHOP, KEYS)));
     const res = await h.get("/settings/backfill/progress", undefined, {

@@ -61,6 +61,18 @@ describe("parseEnv", () => {
     }
   });
 
+  it("reads TRUST_PROXY as a number of proxies: true is one, false none, 0 to 10 as given", () => {
+    const hops = (v?: string) => parseEnv(v === undefined ? {} : { TRUST_PROXY: v }).TRUST_PROXY;
+    expect([hops(), hops("false"), hops("0"), hops("true"), hops("1"), hops("2")]).toEqual([
+      0, 0, 0, 1, 1, 2,
+    ]);
+    for (const bad of ["yes", "-1", "11", "1.5"]) {
+      expect(() => hops(bad), bad).toThrow(
+        /TRUST_PROXY: must be true, false or the number of proxies in front \(0 to 10\)/,
+      );
+    }
+  });
+
   it("accepts a 32-byte base64 key and treats empty strings as unset", () => {
     const key = Buffer.alloc(32, 7).toString("base64");
     const env = parseEnv({ ENCRYPTION_KEY: key, REDIS_URL: "" });

@@ -1,22 +1,21 @@
-import { createHmac } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
-import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { errorResponse } from "../../lib/http-errors.ts";
 import { tokenMatches } from "../../lib/token-match.ts";
+import type { AdminSessions } from "./admin-sessions.ts";
 import type { LoginGuard } from "./login-guard.ts";
 import { loginPage } from "./login-page.ts";
 
 export { tokenMatches };
 
-/** The browser session cookie: its value is the expiry (epoch ms), signed with a key derived from the token. */
+/** The browser session cookie: its value is a random session ID, kept in Redis (AdminSessions). */
 export const ADMIN_COOKIE = "connector_admin";
-const DEFAULT_SESSION_MS = 12 * 3600_000;
 
 export interface AdminAuthOptions {
   /** ADMIN_TOKEN; undefined disables the whole admin surface. */
   token: string | undefined;
-  /** How long a browser login lasts. */
-  sessionMs?: number;
+  /** The browser sessions (Redis): logout and a changed ADMIN_TOKEN end them at once. */
+  sessions: AdminSessions;
   /** Marks the cookie Secure (the app is served over https). */
   secureCookie?: boolean;
   /** Counts wrong tokens per client and refuses a client that guesses (429). */
@@ -34,14 +33,6 @@ function throttled(c: Context, seconds: number) {
   );
 }
 
-/**
- * The cookie signing key is derived from ADMIN_TOKEN: rotating the token logs every browser out,
- * and no second secret has to be configured.
- */
-function cookieKey(token: string): string {
-  return createHmac("sha256", token).update("connector admin session v1").digest("base64url");
-}
-
 function wantsHtml(c: Context): boolean {
   return (c.req.header("accept") ?? "").includes("text/html");
 }
@@ -53,21 +44,18 @@ function bearer(c: Context): string | undefined {
   return match?.[1]?.trim() ?? "";
 }
 
-async function hasSession(c: Context, token: string): Promise<boolean> {
-  const value = await getSignedCookie(c, cookieKey(token), ADMIN_COOKIE);
-  if (!value) return false;
-  const expires = Number(value);
-  return Number.isFinite(expires) && expires > Date.now();
+async function hasSession(c: Context, options: AdminAuthOptions & { token: string }) {
+  return options.sessions.valid(getCookie(c, ADMIN_COOKIE), options.token);
 }
 
 async function startSession(c: Context, options: AdminAuthOptions & { token: string }) {
-  const sessionMs = options.sessionMs ?? DEFAULT_SESSION_MS;
-  await setSignedCookie(c, ADMIN_COOKIE, String(Date.now() + sessionMs), cookieKey(options.token), {
+  const id = await options.sessions.start(options.token);
+  setCookie(c, ADMIN_COOKIE, id, {
     path: "/admin",
     httpOnly: true,
     sameSite: "Strict",
     secure: options.secureCookie ?? false,
-    maxAge: Math.floor(sessionMs / 1000),
+    maxAge: Math.floor(options.sessions.ttlMs / 1000),
   });
 }
 
@@ -90,7 +78,8 @@ function refuse(c: Context, code: "missing_token" | "invalid_token", message: st
 /**
  * Guards everything under /admin. Three ways in, all checked against ADMIN_TOKEN:
  * - `Authorization: Bearer <token>` (API clients, scripts, Prometheus-style scrapers);
- * - the signed, http-only session cookie set by `POST /admin/login` (the browser dashboard);
+ * - the http-only session cookie set by `POST /admin/login` (the browser dashboard), naming a
+ *   session kept in Redis;
  * - `?token=<token>` on a GET: exchanged once for the cookie, then redirected to the same URL
  *   without the token, so it does not stay in the address bar or the history.
  * No ADMIN_TOKEN configured: every admin route answers 403 `admin_disabled`, never open.
@@ -129,7 +118,7 @@ export function adminAuth(options: AdminAuthOptions): MiddlewareHandler {
       url.searchParams.delete("token");
       return c.redirect(`${url.pathname}${url.search}`, 303);
     }
-    if (await hasSession(c, token)) return next();
+    if (await hasSession(c, { ...options, token })) return next();
     return refuse(
       c,
       "missing_token",
@@ -175,7 +164,8 @@ export function loginHandlers(options: AdminAuthOptions) {
       await startSession(c, { ...options, token });
       return c.redirect(next, 303);
     },
-    logout: (c: Context) => {
+    logout: async (c: Context) => {
+      await options.sessions.end(getCookie(c, ADMIN_COOKIE));
       deleteCookie(c, ADMIN_COOKIE, { path: "/admin" });
       return c.redirect("/admin/login", 303);
     },

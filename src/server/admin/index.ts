@@ -1,8 +1,10 @@
 import { Hono } from "hono";
 import { errorResponse } from "../../lib/http-errors.ts";
 import type { AdminDeps } from "./admin-deps.ts";
+import { AdminSessions } from "./admin-sessions.ts";
 import { adminAuth, loginHandlers } from "./auth.ts";
 import { LoginGuard } from "./login-guard.ts";
+import { jsonWrites, sameOriginWrites } from "./request-origin.ts";
 import { mountAdminRoutes } from "./routes.ts";
 
 export type { AdminDeps } from "./admin-deps.ts";
@@ -16,12 +18,13 @@ export { ADMIN_COOKIE, tokenMatches } from "./auth.ts";
 export function createAdminApp(deps: AdminDeps): Hono {
   const options = {
     token: deps.ctx.config.env.ADMIN_TOKEN,
+    sessions: new AdminSessions({ redis: deps.ctx.redis, prefix: deps.ctx.prefix }),
     secureCookie: deps.ctx.config.appUrl.startsWith("https://"),
     guard: new LoginGuard({
       redis: deps.ctx.redis,
       prefix: deps.ctx.prefix,
       logger: deps.ctx.logger.child({ component: "admin" }),
-      trustProxy: deps.ctx.config.env.TRUST_PROXY,
+      proxyHops: deps.ctx.config.env.TRUST_PROXY,
     }),
   };
   const admin = new Hono();
@@ -42,10 +45,12 @@ export function createAdminApp(deps: AdminDeps): Hono {
     return c.redirect(`/admin/queues${search}`, 302);
   });
   const login = loginHandlers(options);
+  admin.use("*", sameOriginWrites(new URL(deps.ctx.config.appUrl).origin));
   admin.get("/login", login.form);
   admin.post("/login", login.login);
   admin.post("/logout", login.logout);
   admin.use("*", adminAuth(options));
+  admin.use("/api/*", jsonWrites());
   mountAdminRoutes(admin, new Hono(), deps);
   return admin;
 }

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
 import type { Logger } from "pino";
@@ -17,13 +18,14 @@ export const LOGIN_WINDOW_SECONDS = 15 * 60;
 export class LoginGuard {
   readonly #limiter: RateLimiterRedis;
   readonly #logger: Logger;
-  readonly #trustProxy: boolean;
+  readonly #proxyHops: number;
 
   constructor(options: {
     redis: RedisConnection;
     prefix: string;
     logger: Logger;
-    trustProxy?: boolean;
+    /** TRUST_PROXY: how many reverse proxies stand in front, each appending to X-Forwarded-For. */
+    proxyHops?: number;
   }) {
     this.#limiter = new RateLimiterRedis({
       storeClient: options.redis,
@@ -33,14 +35,23 @@ export class LoginGuard {
       blockDuration: LOGIN_WINDOW_SECONDS,
     });
     this.#logger = options.logger;
-    this.#trustProxy = options.trustProxy ?? false;
+    this.#proxyHops = options.proxyHops ?? 0;
   }
 
-  /** The client's address: the socket's, or behind a trusted proxy the first X-Forwarded-For. */
+  /**
+   * The client's address: the socket's, or behind N trusted proxies the X-Forwarded-For entry N
+   * places from the right, the one the outermost proxy added. Entries further left came from the
+   * client and are never used; a request that passed fewer proxies takes the leftmost entry
+   * there is. An entry that is not an IP address counts as no header.
+   */
   client(c: Context): string {
-    if (this.#trustProxy) {
-      const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
-      if (forwarded) return forwarded;
+    if (this.#proxyHops > 0) {
+      const entries = (c.req.header("x-forwarded-for") ?? "")
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter(Boolean);
+      const added = entries[Math.max(0, entries.length - this.#proxyHops)];
+      if (added && isIP(added)) return added;
     }
     try {
       return getConnInfo(c).remote.address ?? "unknown";

@@ -65,23 +65,29 @@ export function isEmbeddedRequest(c: Context): boolean {
 /**
  * The Shopify session token a request carries, wherever the embedded page put it:
  * `Authorization: Bearer …` (App Bridge's fetch), `id_token` in the query (the admin's frame
- * URL and the redirect after a save) or an `id_token` field of a posted form (the page's submit
- * handler fetches a fresh token before sending a form).
+ * URL, the redirect after a save, and a file upload's action) or an `id_token` field of a posted
+ * url-encoded form (the page's submit handler fetches a fresh token before sending a form).
+ *
+ * A multipart body is never read here: it may be a file of megabytes, and nothing may buffer a
+ * body before it knows who is asking. Url-encoded forms are small: the web app refuses them past
+ * FORM_MAX_BYTES (src/server/app.ts) before this runs, also when they are chunked.
  */
 export async function sessionTokenOf(c: Context): Promise<string | null> {
   const bearer = c.req.header("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1];
   if (bearer) return bearer;
   const query = c.req.query("id_token");
   if (query) return query;
-  if (c.req.method === "POST") {
-    const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-    if (type === "application/x-www-form-urlencoded" || type === "multipart/form-data") {
-      // Hono caches the parsed body: the route reads the same form afterwards.
-      const field = (await c.req.parseBody()).id_token;
-      if (typeof field === "string" && field !== "") return field;
-    }
+  if (c.req.method === "POST" && contentTypeOf(c) === "application/x-www-form-urlencoded") {
+    // Hono caches the parsed body: the route reads the same form afterwards.
+    const field = (await c.req.parseBody()).id_token;
+    if (typeof field === "string" && field !== "") return field;
   }
   return null;
+}
+
+/** The media type of a request's body, lower-cased, without parameters ("" when none). */
+export function contentTypeOf(c: Context): string {
+  return (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 }
 
 /**
@@ -109,9 +115,12 @@ export function embeddedParams(shopify: Shopify, c: Context): EmbeddedParams | n
   return shop.success && host ? { shop: shop.data, host } : null;
 }
 
-/** `frame-ancestors`: the shop, the Shopify admin and (development) the stand-in admin. */
+/**
+ * `frame-ancestors`: the shop, the Shopify admin and (development) the stand-in admin; `'none'`
+ * for no shop, or for anything but a *.myshopify.com domain (never a value from a request as is).
+ */
 export function frameAncestors(config: EmbeddedConfig, shop: string | null): string {
-  if (!shop) return "'none'";
+  if (!shop || !ShopDomain.safeParse(shop).success) return "'none'";
   return [`https://${shop}`, SHOPIFY_ADMIN_ORIGIN, ...config.extraFrameAncestors].join(" ");
 }
 

@@ -29,6 +29,11 @@ export interface ClaimsView {
   /** The shop's provider account; null before credentials are saved. */
   account: ProviderAccount | null;
   hasSecret: boolean;
+  /**
+   * How many other installed shops use the same provider account: its webhook secret is
+   * theirs too, and replacing it needs the merchant's confirmation.
+   */
+  sharedWith: number;
   tagOrders: boolean;
   /** Whether the shop granted write_orders (as last read from Shopify). */
   canTag: boolean;
@@ -77,11 +82,22 @@ export class ClaimsSettings {
     };
   }
 
+  /** The other installed shops on the shop's provider account (same API and client ID). */
+  async #othersOnAccount(shop: ShopRecord, account: ProviderAccount): Promise<number> {
+    const shops = await this.deps.shops.listShopsOfProviderClient(account.clientId);
+    return shops.filter(
+      (other) =>
+        other.shop !== shop.shop &&
+        (other.providerBaseUrl ?? this.deps.defaultBaseUrl) === account.providerBaseUrl,
+    ).length;
+  }
+
   async view(shop: ShopRecord): Promise<ClaimsView> {
     const { deps } = this;
     const account = this.accountOf(shop);
-    const [hasSecret, tagOrders, claims, otherEvents] = await Promise.all([
+    const [hasSecret, sharedWith, tagOrders, claims, otherEvents] = await Promise.all([
       account ? deps.webhookSecrets.get(account).then((s) => s !== null) : false,
+      account ? this.#othersOnAccount(shop, account) : 0,
       deps.claims.tagsOrders(shop.shop),
       deps.claims.listForShop(shop.shop),
       account && shop.storeId !== null
@@ -95,6 +111,7 @@ export class ClaimsSettings {
       webhookUrl: new URL("/webhooks/provider", this.deps.appUrl).toString(),
       account,
       hasSecret,
+      sharedWith,
       tagOrders,
       canTag: hasScope(shop, TAG_SCOPE),
       claims,
@@ -133,10 +150,15 @@ export class ClaimsSettings {
     });
   }
 
-  /** Seals and saves the secret for the shop's provider account (shared by its other shops). */
+  /**
+   * Seals and saves the secret for the shop's provider account (shared by its other shops).
+   * Replacing a saved secret that other shops share needs `confirmShared`: without it the save
+   * is refused, naming how many shops it would change.
+   */
   async saveWebhookSecret(
     shop: ShopRecord,
     secret: string,
+    options: { confirmShared?: boolean } = {},
   ): Promise<{ ok: true } | { ok: false; message: string }> {
     const account = this.accountOf(shop);
     if (!account) {
@@ -151,6 +173,15 @@ export class ClaimsSettings {
         ok: false,
         message: `Enter the webhook signing secret from your provider account: at least ${MIN_SECRET_LENGTH} characters, no spaces.`,
       };
+    }
+    if (!options.confirmShared && (await this.deps.webhookSecrets.get(account)) !== null) {
+      const others = await this.#othersOnAccount(shop, account);
+      if (others > 0) {
+        return {
+          ok: false,
+          message: `Nothing was changed: this signing secret belongs to provider account ${account.clientId}, which ${others === 1 ? "1 other shop uses" : `${others} other shops use`} too. Replacing it changes it for ${others === 1 ? "that shop" : "those shops"} as well: tick “Replace it for every shop on this account” and save again.`,
+        };
+      }
     }
     const context = sealedFor.providerWebhookSecret(account.providerBaseUrl, account.clientId);
     await this.deps.webhookSecrets.set(account, this.deps.secrets.seal(secret, context));

@@ -78,17 +78,29 @@ export const navOf = (c: Context<Env>): EmbeddedParams | undefined => {
  */
 export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
   const { cookie, shops } = deps;
-  // frame-ancestors names the shop of the request, known only once it is authenticated: set
-  // after the route, on the header secureHeaders wrote.
+  /**
+   * Who may frame a page, one policy per response. A request made inside the Shopify admin
+   * (`embedded=1`, or App Bridge's session token) may be framed by its shop's admin and
+   * admin.shopify.com alone: `frame-ancestors` names them and no X-Frame-Options contradicts it.
+   * The shop is the authenticated one, or, for the bounce and sign-in pages before that, the
+   * `shop` of the query when it is a *.myshopify.com domain. Any other page (the standalone
+   * page with the cookie, a page for no shop) may be framed by nobody: `frame-ancestors 'none'`
+   * and X-Frame-Options DENY for browsers that know only that. Set after the route, since the
+   * shop is known only once the request is authenticated.
+   */
   app.use("*", async (c, next) => {
     await next();
     const csp = c.res.headers.get("content-security-policy");
     if (!csp) return;
-    const shop = c.get("shop")?.shop ?? embeddedParams(deps.shopify, c)?.shop ?? null;
+    const shop = isEmbeddedRequest(c)
+      ? (c.get("shop")?.shop ?? embeddedParams(deps.shopify, c)?.shop ?? null)
+      : null;
     c.res.headers.set(
       "content-security-policy",
       `${csp}; frame-ancestors ${frameAncestors(deps.embedded, shop)}`,
     );
+    if (shop) c.res.headers.delete("x-frame-options");
+    else c.res.headers.set("x-frame-options", "DENY");
   });
   const cdn = (url: string | null) => (url ? [new URL(url).origin] : []);
   app.use(
@@ -109,6 +121,13 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
         baseUri: ["'none'"],
       },
       referrerPolicy: "same-origin",
+      // Set per response above.
+      xFrameOptions: false,
+      // HSTS only where the app is served over https (production); over plain http in
+      // development it would pin the browser to https for a host that has none.
+      strictTransportSecurity: deps.appOrigin.startsWith("https://")
+        ? "max-age=15552000; includeSubDomains"
+        : false,
     }),
   );
   app.use("*", csrf({ origin: deps.appOrigin }));

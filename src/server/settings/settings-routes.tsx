@@ -281,7 +281,9 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
     const body = await c.req.parseBody();
     const secret = typeof body.webhookSecret === "string" ? body.webhookSecret.trim() : "";
     const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
-    const result = await deps.claims.saveWebhookSecret(shop, secret);
+    const result = await deps.claims.saveWebhookSecret(shop, secret, {
+      confirmShared: text(body.confirmShared) === "on",
+    });
     if (!result.ok) return refuse(c, "claims", result.message);
     return saved(c, "claimsSecret");
   });

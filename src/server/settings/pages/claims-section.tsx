@@ -49,9 +49,16 @@ export function ClaimsSection(props: {
         <form method="post" action="/settings/claims/secret">
           <p class="muted" data-webhook-secret={view.hasSecret ? "saved" : "missing"}>
             {view.hasSecret
-              ? `A signing secret is saved for client ID ${view.account.clientId} (stored encrypted; shops sharing that account use it too).`
+              ? `A signing secret is saved for client ID ${view.account.clientId} (stored encrypted).`
               : "No signing secret yet: the provider's events are refused until you enter it."}
           </p>
+          {view.sharedWith > 0 ? (
+            <p class="field-hint" data-shared-with={view.sharedWith}>
+              This provider account is used by{" "}
+              {view.sharedWith === 1 ? "1 other shop" : `${view.sharedWith} other shops`} in this
+              app: they share its signing secret, and a new one here replaces it for them too.
+            </p>
+          ) : null}
           <label for="webhookSecret">
             Webhook signing secret{" "}
             {view.hasSecret ? (
@@ -65,6 +72,16 @@ export function ClaimsSection(props: {
             autocomplete="new-password"
             required
           />
+          {view.hasSecret && view.sharedWith > 0 ? (
+            <label class="choice">
+              <input type="checkbox" name="confirmShared" value="on" />
+              Replace it for every shop on this account (
+              {view.sharedWith === 1
+                ? "this shop and 1 other"
+                : `this shop and ${view.sharedWith} others`}
+              )
+            </label>
+          ) : null}
           <button type="submit">Save secret</button>
         </form>
       )}

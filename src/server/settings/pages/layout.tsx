@@ -16,6 +16,8 @@ export interface EmbeddedAssets {
  * Inside the admin a form cannot carry a cookie (the frame is a third-party context): before
  * it is sent, the page asks App Bridge for a fresh session token, adds it as `id_token`, and
  * keeps the admin's `embedded`, `shop` and `host` in the action so the answer stays embedded.
+ * A file upload (multipart) carries the token in its action's query instead: the connector
+ * reads no multipart body before it knows who sent it.
  */
 const SIGN_FORMS = `
 document.addEventListener("submit", async (event) => {
@@ -28,15 +30,20 @@ document.addEventListener("submit", async (event) => {
     const value = here.get(name);
     if (value !== null) action.searchParams.set(name, value);
   }
-  form.action = action.toString();
-  let field = form.querySelector('input[name="id_token"]');
-  if (!field) {
-    field = document.createElement("input");
-    field.type = "hidden";
-    field.name = "id_token";
-    form.append(field);
+  const token = await shopify.idToken();
+  if (form.enctype === "multipart/form-data") {
+    action.searchParams.set("id_token", token);
+  } else {
+    let field = form.querySelector('input[name="id_token"]');
+    if (!field) {
+      field = document.createElement("input");
+      field.type = "hidden";
+      field.name = "id_token";
+      form.append(field);
+    }
+    field.value = token;
   }
-  field.value = await shopify.idToken();
+  form.action = action.toString();
   form.dataset.signed = "1";
   form.requestSubmit(event.submitter || undefined);
 });`;
