@@ -95,6 +95,16 @@ async function main() {
         })
       : undefined;
 
+  // From here on a signal stops what was started so far. Until the roles are up, its default
+  // action would end this process at once and leave the private redis-server running.
+  let shutdown = async (signal: string): Promise<void> => {
+    logger.info({ signal }, "shutting down while starting");
+    await started.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+
   const services = await resolveServices(env, { logger, role, started });
   const connector = createConnector({
     config,
@@ -128,7 +138,7 @@ async function main() {
   }
 
   let shuttingDown = false;
-  const shutdown = async (signal: string) => {
+  shutdown = async (signal: string) => {
     // A web process of a cluster can get both the terminal's SIGINT and its primary's SIGTERM.
     if (shuttingDown) return;
     shuttingDown = true;
@@ -139,8 +149,6 @@ async function main() {
     await started.stop();
     process.exit(0);
   };
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
 
   // One line for whoever started it: where it is, and what to try next.
   const roles = role === "all" ? "web and workers" : role === "web" ? "web" : "workers";
