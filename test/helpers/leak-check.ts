@@ -10,8 +10,9 @@ import { descendantsOf, listProcesses, type ProcessInfo } from "./processes.ts";
  * killed, and fails the run:
  *
  * - any process below vitest's own;
- * - a process of vitest's process group that was orphaned (its parent died, as a redis-server
- *   whose connector was killed), started during the run;
+ * - a process of vitest's process group started during the run, also once orphaned (its
+ *   parent died, as a redis-server whose connector was killed) and adopted by whichever process
+ *   reaps orphans on the machine;
  * - any process working in the run's temporary directory: the run gets one of its own
  *   (`TMPDIR`, which the workers and the processes they start inherit), so a redis-server,
  *   postgres or chromium a test started in a `mkdtemp` directory is found even when it left
@@ -58,9 +59,7 @@ export function findLeftovers(run: {
       info.pid !== process.pid &&
       info.command !== "vitest-watchdog" && // vitest's own, ends after the main process
       !run.before.has(key(info)) &&
-      (mine.has(info.pid) ||
-        (info.ppid === 1 && run.pgid !== undefined && info.pgid === run.pgid) ||
-        inRunDir(info)),
+      (mine.has(info.pid) || (run.pgid !== undefined && info.pgid === run.pgid) || inRunDir(info)),
   );
 }
 
