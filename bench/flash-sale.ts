@@ -41,6 +41,7 @@ import { type FeedItem, feedAtBudget } from "../src/engine/budget-feeder.ts";
 import { freePort, startRedisServer } from "../src/lib/redis-server.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+import { needChild, release } from "./children.ts";
 import { benchContext } from "./context.ts";
 
 const { values: args } = parseArgs({
@@ -126,6 +127,7 @@ async function startProvider(stores: number[], windowMs: number) {
     ],
     { env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "inherit"] },
   );
+  needChild(child, "provider sandbox (connector sandbox --control)");
   let output = "";
   child.stdout?.setEncoding("utf8");
   const url = await new Promise<string>((resolve, reject) => {
@@ -155,6 +157,7 @@ async function startProvider(stores: number[], windowMs: number) {
         body: JSON.stringify({ storeId, count }),
       }),
     async close() {
+      release(child);
       child.kill("SIGTERM");
       await once(child, "exit");
     },
@@ -225,6 +228,7 @@ async function startWorkers(mode: Mode, count: number, env: Record<string, strin
           stdio: ["ignore", "ignore", "inherit"],
         },
       );
+      needChild(child, `${mode === "connector" ? "connector" : "baseline"} worker (${script[0]})`);
       // Ready when its metrics answer.
       for (let i = 0; ; i++) {
         if (
@@ -259,6 +263,7 @@ async function startWorkers(mode: Mode, count: number, env: Record<string, strin
           };
         },
         async stop() {
+          release(child);
           child.kill("SIGKILL");
           if (child.exitCode === null) await once(child, "exit");
         },
@@ -667,6 +672,7 @@ export async function flashSaleBench() {
   ) as Variant[];
   const workerCounts = list(args.workers, [2]);
   const redis = await startRedisServer();
+  needChild(redis.process, "redis-server");
   console.log(
     `bench:throttle --scenario flash-sale — limit ${LIMIT} per window, one store, the burst queued at once, the provider in its own process; budget used = provider calls (ours and another client's) in the whole windows from the first call / L per window, rate used = the same / L·(1 + span/W), window fill = the mean of what the provider counted in its window (up to L) over the span / L\n`,
   );
@@ -701,5 +707,6 @@ export async function flashSaleBench() {
       }
     }
   }
+  release(redis.process);
   await redis.stop();
 }

@@ -5,7 +5,8 @@
  * as 1 and as 2 web processes (WEB_PROCESSES's cluster), each with its own bound.
  *
  * BENCH_SECONDS (10) per row; BENCH_PROCESSES ("1,2"); BENCH_PROFILE=1 writes a --cpu-prof of
- * every receiver process to a fresh temp directory, printed at the end.
+ * every receiver process to a fresh temp directory, printed at the end. A receiver or Redis that
+ * dies ends the bench at once with a line naming it (bench/children.ts).
  */
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
@@ -16,6 +17,7 @@ import autocannon from "autocannon";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { createTestDatabase, startPostgres } from "../test/helpers/postgres.ts";
+import { needChild, release } from "./children.ts";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const PROCESS_COUNTS = (process.env.BENCH_PROCESSES ?? "1,2").split(",").map(Number);
@@ -42,6 +44,7 @@ const postgres = process.env.BENCH_DATABASE === "postgres" ? await startPostgres
 
 async function startReceiver(mode: RedisMode, processes: number) {
   const redis = await startRedisServer(mode);
+  needChild(redis.process, "redis-server");
   const databasePath = postgres
     ? await createTestDatabase(postgres.url)
     : join(mkdtempSync(join(tmpdir(), "bench-ingest-")), "c.sqlite");
@@ -58,6 +61,7 @@ async function startReceiver(mode: RedisMode, processes: number) {
     ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
+  needChild(server, `receiver (${processes} web process${processes > 1 ? "es" : ""})`);
   // The primary (when there is one) and every web process: CPU is counted over all of them.
   const { port, pids } = await new Promise<{ port: number; pids: number[] }>((resolve) => {
     server.stdout.on("data", (chunk: Buffer) => {
@@ -75,8 +79,10 @@ async function startReceiver(mode: RedisMode, processes: number) {
     probe,
     async stop() {
       probe.disconnect();
+      release(server);
       server.kill("SIGTERM");
       await new Promise((r) => server.once("exit", r));
+      release(redis.process);
       await redis.stop();
     },
   };

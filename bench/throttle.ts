@@ -27,6 +27,7 @@ import type { SyncJobData } from "../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../src/queue/names.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+import { needChild, release } from "./children.ts";
 import { benchContext } from "./context.ts";
 
 // `--scenario flash-sale`: a burst of live orders on one store (bench/flash-sale.ts).
@@ -338,6 +339,7 @@ const pct = (values: number[], p: number) =>
   values[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? Number.NaN;
 
 const redis = await startRedisServer();
+needChild(redis.process, "redis-server");
 console.log(
   `bench:throttle — ${STORES} stores, hot backlog ${BACKLOG}, limit ${LIMIT} per ${WINDOW} ms (slot ${WINDOW / LIMIT} ms), live order every ${LIVE_EVERY} ms, 20% of the hot store's budget spent out of band\n`,
 );
@@ -349,6 +351,7 @@ const results = [
   await run("connector (per-store limiter)", redis.url, "connector"),
   await run("baseline (BullMQ queue limiter)", redis.url, "baseline"),
 ];
+release(redis.process);
 await redis.stop();
 const rows: [string, (r: RunResult) => string][] = [
   [

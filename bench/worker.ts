@@ -24,6 +24,7 @@ import {
   startPostgres,
 } from "../test/helpers/postgres.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
+import { needChild, release } from "./children.ts";
 import { benchContext } from "./context.ts";
 
 const { values: args } = parseArgs({
@@ -47,6 +48,7 @@ const { bundle } = await import("../scripts/bundle.ts");
 await bundle(["bench/bare-worker.ts"], { outfile: "dist/bench-bare-worker.mjs" });
 
 const redisServer = await startRedisServer();
+needChild(redisServer.process, "redis-server");
 const redis = new Redis(redisServer.url);
 const storeIds = Array.from({ length: STORES }, (_, i) => 2001 + i);
 const sandbox = await startSandbox({
@@ -209,6 +211,8 @@ function spawnWorkers(
         stdio: ["ignore", "ignore", "inherit"],
       },
     ),
+  ).map((child, index) =>
+    needChild(child, `worker process ${index + 1} of ${count} (${script[0]})`),
   );
 }
 
@@ -238,7 +242,10 @@ async function measure(
     console.log(`${name}: ${perJob.map(([cmd, n]) => `${cmd} ${n.toFixed(2)}`).join(", ")}`);
   }
   // SIGTERM lets a profiled worker write its profile; the worker shuts down cleanly on it.
-  for (const c of children) c.kill(process.env.BENCH_PROFILE ? "SIGTERM" : "SIGKILL");
+  for (const c of children) {
+    release(c);
+    c.kill(process.env.BENCH_PROFILE ? "SIGTERM" : "SIGKILL");
+  }
   if (process.env.BENCH_PROFILE)
     await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
   return {
@@ -337,5 +344,6 @@ console.log(
 await sandbox.close();
 await postgres?.stop();
 redis.disconnect();
+release(redisServer.process);
 await redisServer.stop();
 process.exit(0);

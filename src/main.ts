@@ -98,6 +98,27 @@ async function main() {
         })
       : undefined;
 
+  // From here on a signal stops what was started so far. Until the roles are up, its default
+  // action would end this process at once and leave the private redis-server running.
+  // SIGHUP: the terminal that ran `npm start` was closed. `on`, not `once`: a second signal (npm
+  // and the wrapper pass theirs on, the terminal signals the whole group) must not end the
+  // process by default halfway through its shutdown. A web process of a cluster can get both the
+  // terminal's SIGINT and its primary's SIGTERM: the first one counts.
+  let shuttingDown = false;
+  let shutdown = async (signal: string): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, "shutting down while starting");
+    shutdownDeadline(
+      env.SHUTDOWN_TIMEOUT_MS,
+      logger,
+      () => started.stopping ?? "the services started so far to stop",
+    );
+    await started.stop();
+    process.exit(0);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
+
   const services = await resolveServices(env, { logger, role, started });
   const connector = createConnector({
     config,
@@ -133,9 +154,7 @@ async function main() {
     });
   }
 
-  let shuttingDown = false;
-  const shutdown = async (signal: string) => {
-    // A web process of a cluster can get both the terminal's SIGINT and its primary's SIGTERM.
+  shutdown = async (signal: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, "shutting down");
@@ -151,10 +170,6 @@ async function main() {
     await started.stop();
     process.exit(0);
   };
-  // SIGHUP: the terminal that ran `npm start` was closed.
-  // `on`, not `once`: a second signal (npm and the wrapper pass theirs on, the terminal signals
-  // the whole group) must not end the process by default halfway through its shutdown.
-  for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
 
   // One line for whoever started it: where it is, and what to try next.
   const roles = role === "all" ? "web and workers" : role === "web" ? "web" : "workers";

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import { type BetterSQLite3Database, drizzle as drizzleSqlite } from "drizzle-orm/better-sqlite3";
-import { migrate as migrateSqlite } from "drizzle-orm/better-sqlite3/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { drizzle as drizzlePg, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
@@ -72,7 +72,8 @@ export function openDatabase(target: string, options: PostgresOptions = {}): Db 
 /**
  * Opens the SQLite file in WAL mode (readers never block the writer), waits up to 5 s on a
  * lock held by another process instead of failing with SQLITE_BUSY, and applies the committed
- * migrations (drizzle's migrator runs them in one transaction, so concurrent starts are safe).
+ * migrations. The busy timeout is set first: switching a new file to WAL takes a lock that a
+ * process starting at the same moment may hold.
  */
 function openSqlite(path: string): Db {
   if (path !== ":memory:") {
@@ -83,19 +84,17 @@ function openSqlite(path: string): Db {
     chmodSync(path, 0o600);
   }
   const sqlite = new BetterSqlite3(path);
-  sqlite.pragma("journal_mode = WAL");
-  sqlite.pragma("busy_timeout = 5000");
-  sqlite.pragma("synchronous = NORMAL");
-  sqlite.pragma("foreign_keys = ON");
-  const db = drizzleSqlite(sqlite, { schema }) as SqliteDb;
   try {
-    migrateSqlite(db, { migrationsFolder: MIGRATIONS });
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    useWal(sqlite);
+    sqlite.pragma("synchronous = NORMAL");
+    sqlite.pragma("foreign_keys = ON");
+    migrateSqliteFile(sqlite);
   } catch (error) {
-    // Another process applied the same migration between our check and our write: its
-    // transaction won; ours sees the result on a second look.
-    if (!/already exists/.test((error as Error).message)) throw error;
-    migrateSqlite(db, { migrationsFolder: MIGRATIONS });
+    sqlite.close();
+    throw error;
   }
+  const db = drizzleSqlite(sqlite, { schema }) as SqliteDb;
   return {
     dialect: "sqlite",
     orm: db,
@@ -106,6 +105,66 @@ function openSqlite(path: string): Db {
       sqlite.close();
     },
   };
+}
+
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Switches the file to WAL (a lasting property of the file: later opens find it set). SQLite
+ * answers SQLITE_BUSY at once, without its busy handler, when another process holds a lock during
+ * the switch, as one opening the same new file at the same moment does; so this tries again,
+ * for as long as the busy timeout, before it gives up.
+ */
+function useWal(sqlite: BetterSqlite3.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      sqlite.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
+      // Synchronous like the rest of the opening; the other process needs milliseconds.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
+/**
+ * Applies the committed migrations that this file lacks, safely when any number of processes
+ * open it at once (web and worker sharing a volume, several web processes): everything, from
+ * reading which migrations are applied to recording the new ones, happens inside one
+ * `BEGIN IMMEDIATE` transaction, so one process migrates while the others wait on the busy
+ * timeout and then find nothing left to do. Postgres gets the same guarantee from its advisory
+ * lock.
+ *
+ * drizzle's own SQLite migrator reads the applied migrations before its transaction begins (a
+ * plain, deferred `BEGIN`), so two processes could both decide to create the same table. This
+ * keeps drizzle's files (`readMigrationFiles`) and its bookkeeping table exactly, so databases
+ * migrated by either one stay compatible.
+ */
+export function migrateSqliteFile(sqlite: BetterSqlite3.Database): void {
+  const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS });
+  const apply = sqlite.transaction(() => {
+    sqlite.exec(`CREATE TABLE IF NOT EXISTS "__drizzle_migrations" (
+      id SERIAL PRIMARY KEY,
+      hash text NOT NULL,
+      created_at numeric
+    )`);
+    const last = sqlite
+      .prepare(`SELECT created_at FROM "__drizzle_migrations" ORDER BY created_at DESC LIMIT 1`)
+      .get() as { created_at: number | string } | undefined;
+    const record = sqlite.prepare(
+      `INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (?, ?)`,
+    );
+    for (const migration of migrations) {
+      if (last && Number(last.created_at) >= migration.folderMillis) continue;
+      for (const statement of migration.sql) {
+        if (statement.trim() !== "") sqlite.exec(statement);
+      }
+      record.run(migration.hash, migration.folderMillis);
+    }
+  });
+  apply.immediate();
 }
 
 /** BIGINT (provider IDs, counts) as a JavaScript number: every ID the provider hands out fits. */

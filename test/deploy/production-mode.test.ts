@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, parseEnv } from "../../src/config/env.ts";
 import { productionProblems, resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { freePortPair } from "../helpers/ports.ts";
+import { processesIn } from "../helpers/processes.ts";
 
 /** What a complete production environment sets; each case below removes or spoils one value. */
 const PRODUCTION: Record<string, string> = {
@@ -153,6 +154,21 @@ function listeners(port: number): string[] {
 }
 
 describe("the process", () => {
+  it("stopped while it starts, stops its private redis-server too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "dev-stop-"));
+    dirs.push(dir);
+    const port = await freePortPair();
+    const data = join(dir, "data");
+    // Signalled as soon as its Redis runs: the web and worker roles are not up yet.
+    const { code, out } = await runMain(
+      { PORT: String(port), DATABASE_PATH: join(data, "connector.sqlite"), LOG_LEVEL: "info" },
+      (text) => text.includes("started a private redis-server"),
+    );
+    expect(out).toContain("started a private redis-server");
+    expect(code).toBe(0);
+    expect(processesIn(join(data, "redis")).map((p) => `${p.pid} ${p.command}`)).toEqual([]);
+  });
+
   it("in production, exits 2 before it starts anything: no redis-server, no sandbox, no demo shop", async () => {
     const dir = mkdtempSync(join(tmpdir(), "prod-mode-"));
     dirs.push(dir);
@@ -184,6 +200,8 @@ describe("the process", () => {
     );
     expect(out).toContain("web process listening");
     expect(seen).toEqual(["127.0.0.1"]);
+    // Stopped right after it listens, before its workers may be up: nothing left running.
+    expect(processesIn(join(data, "redis")).map((p) => `${p.pid} ${p.command}`)).toEqual([]);
     expect(statSync(data).mode & 0o777).toBe(0o700);
     expect(statSync(join(data, "connector.sqlite")).mode & 0o777).toBe(0o600);
     expect(statSync(join(data, "redis")).mode & 0o777).toBe(0o700);

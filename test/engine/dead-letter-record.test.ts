@@ -59,12 +59,25 @@ describe("dead-letter records", () => {
     const lock = new DeadLetterLock(redis, prefix);
     const token = await lock.acquire(id);
     expect(token).not.toBeNull();
-    // …and the retried order fails again before the retry removed the old entry.
+    // …and the retried order fails again before the retry removed the old entry. Redis's own
+    // log of commands shows the recorder asking for the lock, refused, and asking again.
+    const monitor = await redis.monitor();
+    let lockRequests = 0;
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === "set" && args[1]?.startsWith(prefix) && args.includes("NX")) {
+        lockRequests++;
+      }
+    });
     let recorded = false;
     const again = queues.addDeadLetter(id, failure("2026-11-01T00:05:00Z", 422)).then(() => {
       recorded = true;
     });
-    await new Promise((r) => setTimeout(r, 100));
+    try {
+      await expect.poll(() => lockRequests).toBeGreaterThanOrEqual(2);
+    } finally {
+      monitor.disconnect();
+    }
+    // Refused twice while the retry holds the lock: it waits, nothing is recorded yet.
     expect(recorded).toBe(false);
 
     // The retry finishes as DeadLetters.retry does: history parked, entry removed, lock freed.

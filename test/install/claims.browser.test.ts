@@ -109,9 +109,13 @@ describe("the Claims section inside the Shopify admin (headless Chromium)", () =
     const standInShop = harness.standIn.state.shop(SHOP);
     if (standInShop) standInShop.declineScopeRequests = true;
     const frame = await appFrame(page, harness);
+    const decision = page.waitForResponse((response) =>
+      response.url().includes("/_standin/admin/scopes"),
+    );
     await frame.getByRole("button", { name: "Allow order tagging" }).click();
-    // Nothing is sent: the page stays as it was, tagging off.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Shopify's answer has come back to the page: declined. Nothing is sent: the page stays as
+    // it was, tagging off.
+    expect(await (await decision).json()).toMatchObject({ result: "declined-all" });
     expect(await harness.ctx.claims.tagsOrders(SHOP)).toBe(false);
     expect(await frame.locator("[data-needs-scope]").count()).toBe(1);
   }, 60_000);

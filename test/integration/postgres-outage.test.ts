@@ -34,7 +34,16 @@ describe("a Postgres outage", () => {
     for (const id of [6_100_002, 6_100_003, 6_100_004]) {
       expect((await p.send("orders/create", order(id))).status).toBe(200);
     }
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The workers have tried the new orders and failed on the database: their attempts are over.
+    await expect
+      .poll(
+        async () =>
+          (await p.ctx.queues.sync.getJobs(["delayed", "failed", "wait", "prioritized"])).filter(
+            (job) => job.attemptsMade >= 1,
+          ).length,
+        { timeout: 20_000 },
+      )
+      .toBeGreaterThanOrEqual(1);
     expect(p.sandbox.state.orders.find(1001, "6100002")).toBeUndefined();
     await postgres.restart();
     await p.drain(60_000);

@@ -97,6 +97,22 @@ async function start(options: { secret?: boolean; captureLogs?: boolean } = {}) 
   expect(subscribed.status).toBe(200);
 }
 
+/** Waits until the provider-event queue has nothing left to run: no job waiting, due or active. */
+async function providerEventQueueDrained(): Promise<void> {
+  const queue = new ProviderEventQueue(h.ctx.redis, h.ctx.prefix);
+  try {
+    await expect
+      .poll(async () =>
+        Object.values(
+          await queue.queue.getJobCounts("waiting", "prioritized", "delayed", "active"),
+        ).reduce((sum, count) => sum + count, 0),
+      )
+      .toBe(0);
+  } finally {
+    await queue.close();
+  }
+}
+
 /** A Shopify order, synced to the sandbox through the connector; its provider order ID. */
 async function syncedOrder(): Promise<number> {
   await h.standIn.upsertOrder(
@@ -237,7 +253,8 @@ describe("the provider's events over HTTP, from the sandbox", () => {
     const replay = await control("POST", "/webhooks/replay", { webhookId });
     expect(replay.body.delivery.status).toBe(200);
     expect(JSON.parse(replay.body.delivery.answer)).toEqual({ ok: true, outcome: "duplicate" });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Whatever could process it again (a job the replay queued) has run once the queue is empty.
+    await providerEventQueueDrained();
     const events = await storedEvents();
     expect(events).toHaveLength(1);
     // The row's processing is the first one's: nothing ran again.

@@ -36,7 +36,6 @@ describe("a create the provider answered 429", () => {
     const model = newModelOrder(2, 2001);
     expect((await pipeline.send("orders/create", orderPayload(model))).status).toBe(200);
     // Every answer is dropped after the commit: let the first attempt commit, then stop faults.
-    await new Promise((resolve) => setTimeout(resolve, 30));
     while (pipeline.sandbox.state.orders.all.length === 0) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

@@ -1,0 +1,144 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { descendantsOf } from "../helpers/processes.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+interface BenchRun {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; out: string; err: string }>;
+}
+
+/** Runs `bench/<file>` as `npm run bench:*` does (under the TypeScript loader). */
+function bench(file: string, args: string[], env: Record<string, string> = {}): BenchRun {
+  const child = spawn(process.execPath, ["--import", "tsx", `bench/${file}`, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    out += chunk;
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    err += chunk;
+  });
+  const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) =>
+    child.once("exit", (code) => resolve({ code, out, err })),
+  );
+  return { child, done };
+}
+
+/** The table rows a bench printed (markdown rows, header and rule left out). */
+function rows(out: string): string[] {
+  return out
+    .split("\n")
+    .filter(
+      (line) =>
+        line.startsWith("| ") && !line.startsWith("|---") && !/^\| (run|limiter) \|/.test(line),
+    );
+}
+
+// Every bench at a tiny size, so that none can rot: each must finish and print its rows. The
+// figures mean nothing at this size. bench:worker and the flash sale both build dist/, so they
+// run one after the other.
+describe.concurrent("every bench runs at a tiny size", () => {
+  it("bench:throttle (steady)", async () => {
+    const { code, out, err } = await bench("throttle.ts", [
+      "--backlog",
+      "20",
+      "--stores",
+      "2",
+      "--limit",
+      "20",
+      "--window-ms",
+      "500",
+      "--live-every-ms",
+      "50",
+    ]).done;
+    expect(code, err).toBe(0);
+    expect(out).toMatch(/\| hot store utilization while saturated .*\| \d+\.\d% +\| \d+\.\d% +\|/);
+    expect(out).toMatch(/\| total time to drain \(s\) +\| [\d.]+ +\| [\d.]+ +\|/);
+  }, 150_000);
+
+  it("bench:ingest, 2 web processes", async () => {
+    const { code, out, err } = await bench("ingest.ts", [], {
+      BENCH_SECONDS: "1",
+      BENCH_PROCESSES: "2",
+    }).done;
+    expect(code, err).toBe(0);
+    const printed = rows(out);
+    expect(printed).toHaveLength(5);
+    expect(printed[0]).toMatch(/^\| bare Hono 200 OK \(bound\), 2 processes \| \d+ \|/);
+    for (const row of printed.slice(1))
+      expect(row).toMatch(/^\| receiver, 2 processes, .* \| \d+ \| \d+ \| \d+ \| 0 \|/);
+  }, 150_000);
+
+  it("bench:worker, then bench:throttle --scenario flash-sale", async () => {
+    const worker = await bench("worker.ts", ["--jobs", "20", "--stores", "2", "--processes", "1"])
+      .done;
+    expect(worker.code, worker.err).toBe(0);
+    const workerRows = rows(worker.out);
+    expect(workerRows).toHaveLength(2);
+    expect(workerRows[0]).toMatch(/^\| bare BullMQ worker, no-op \(1 process\) \| \d+ \|/);
+    expect(workerRows[1]).toMatch(/^\| connector sync worker, SQLite \(1 process\) \| \d+ \|/);
+
+    const flash = await bench("throttle.ts", [
+      "--scenario",
+      "flash-sale",
+      "--burst",
+      "20",
+      "--window-ms",
+      "500",
+      "--limit",
+      "10",
+      "--variant",
+      "plain",
+      "--workers",
+      "1",
+    ]).done;
+    expect(flash.code, flash.err).toBe(0);
+    const flashRows = rows(flash.out);
+    expect(flashRows).toHaveLength(2);
+    expect(flashRows[0]).toMatch(
+      /^\| per-store limiter \| 20 \| 0\.5 s \| plain \| 1 \| [\d.]+ % \|/,
+    );
+    expect(flashRows[1]).toMatch(
+      /^\| BullMQ queue limiter \| 20 \| 0\.5 s \| plain \| 1 \| [\d.]+ % \|/,
+    );
+  }, 150_000);
+});
+
+it("a bench whose child process dies stops at once and names it", async () => {
+  // Rows of 30 s: without the check the bench would wait on the dead receiver for minutes.
+  const run = bench("ingest.ts", [], { BENCH_SECONDS: "30", BENCH_PROCESSES: "2" });
+  const receiver = await pollFor(() =>
+    descendantsOf(run.child.pid as number).find(
+      (info) => info.ppid === run.child.pid && info.command.includes("bench-ingest-server.mjs"),
+    ),
+  );
+  const killedAt = Date.now();
+  process.kill(receiver.pid, "SIGKILL");
+  const { code, err } = await run.done;
+  expect(code).toBe(1);
+  expect(err).toContain(
+    `bench:ingest: receiver (2 web processes) (pid ${receiver.pid}) was ended by SIGKILL while the bench needed it; stopping`,
+  );
+  expect(Date.now() - killedAt).toBeLessThan(15_000);
+}, 90_000);
+
+async function pollFor<T>(find: () => T | undefined): Promise<T> {
+  let found: T | undefined;
+  await expect
+    .poll(
+      () => {
+        found = find();
+        return found !== undefined;
+      },
+      { timeout: 60_000, interval: 100 },
+    )
+    .toBe(true);
+  return found as T;
+}

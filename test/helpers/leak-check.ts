@@ -1,0 +1,84 @@
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { descendantsOf, listProcesses, type ProcessInfo } from "./processes.ts";
+
+/**
+ * The run's check that no test leaves a process behind. It is the first global setup, so its
+ * teardown runs last: after the test workers have ended and the other global setups have
+ * stopped the run's shared servers. Whatever the run started and is still alive then is named,
+ * killed, and fails the run:
+ *
+ * - any process below vitest's own;
+ * - a process of vitest's process group started during the run, also once orphaned (its
+ *   parent died, as a redis-server whose connector was killed) and adopted by whichever process
+ *   reaps orphans on the machine;
+ * - any process working in the run's temporary directory: the run gets one of its own
+ *   (`TMPDIR`, which the workers and the processes they start inherit), so a redis-server,
+ *   postgres or chromium a test started in a `mkdtemp` directory is found even when it left
+ *   the process group.
+ *
+ * Processes that were alive when the run began (vitest's own helpers) are never counted.
+ */
+export default function setup() {
+  const runDir = mkdtempSync(join(tmpdir(), "connector-test-run-"));
+  // PostgreSQL runs as its own user (test/helpers/postgres.ts) in a directory in here.
+  chmodSync(runDir, 0o755);
+  process.env.TMPDIR = runDir;
+  const before = new Set(listProcesses().map(key));
+  const pgid = listProcesses().find((info) => info.pid === process.pid)?.pgid;
+
+  return async () => {
+    const leftovers = findLeftovers({ runDir, before, pgid });
+    rmSync(runDir, { recursive: true, force: true });
+    if (leftovers.length === 0) return;
+    await kill(leftovers);
+    throw new Error(
+      `${leftovers.length} process(es) started by this run were still running at its end (now killed); the test that started each must stop it:\n${leftovers
+        .map((info) => `  pid ${info.pid}: ${info.command}${info.cwd ? ` (in ${info.cwd})` : ""}`)
+        .join("\n")}`,
+    );
+  };
+}
+
+const key = (info: ProcessInfo) => `${info.pid}:${info.startTicks}`;
+
+export function findLeftovers(run: {
+  runDir: string;
+  before: Set<string>;
+  pgid: number | undefined;
+}): ProcessInfo[] {
+  const all = listProcesses();
+  const mine = new Set(descendantsOf(process.pid, all).map((info) => info.pid));
+  const inRunDir = (info: ProcessInfo) =>
+    info.cwd === run.runDir ||
+    info.cwd.startsWith(`${run.runDir}/`) ||
+    info.command.includes(`${run.runDir}/`);
+  return all.filter(
+    (info) =>
+      info.pid !== process.pid &&
+      info.command !== "vitest-watchdog" && // vitest's own, ends after the main process
+      !run.before.has(key(info)) &&
+      (mine.has(info.pid) || (run.pgid !== undefined && info.pgid === run.pgid) || inRunDir(info)),
+  );
+}
+
+async function kill(processes: ProcessInfo[]): Promise<void> {
+  const signal = (info: ProcessInfo, name: NodeJS.Signals) => {
+    try {
+      process.kill(info.pid, name);
+    } catch {
+      // already gone
+    }
+  };
+  for (const info of processes) signal(info, "SIGTERM");
+  const deadline = Date.now() + 3_000;
+  const alive = () => {
+    const now = new Set(listProcesses().map(key));
+    return processes.filter((info) => now.has(key(info)));
+  };
+  while (alive().length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  for (const info of alive()) signal(info, "SIGKILL");
+}
