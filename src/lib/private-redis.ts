@@ -7,9 +7,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
+import { loopbackClient } from "./redis-server.ts";
 
 /**
  * The record of the private redis-server `npm start` runs on a data directory: its PID and port,
@@ -58,16 +58,7 @@ function portOfUrlFile(file: string): number | null {
 
 /** What the redis-server on this loopback port says it is: its PID and directory. */
 async function identify(port: number): Promise<{ pid: number; dir: string } | null> {
-  const probe = new Redis({
-    port,
-    host: "127.0.0.1",
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectTimeout: 1000,
-    commandTimeout: 2000,
-  });
-  probe.on("error", () => {});
+  const probe = loopbackClient(port, { connectTimeout: 1000, commandTimeout: 2000 });
   try {
     await probe.connect();
     const info = await probe.info("server");
@@ -101,15 +92,7 @@ function servesDir(pid: number, dir: string): boolean {
 }
 
 async function shutdown(port: number): Promise<void> {
-  const client = new Redis({
-    port,
-    host: "127.0.0.1",
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectTimeout: 1000,
-  });
-  client.on("error", () => {});
+  const client = loopbackClient(port, { connectTimeout: 1000 });
   try {
     await client.connect();
     // With appendonly on, SHUTDOWN writes and syncs the AOF before the server exits: nothing

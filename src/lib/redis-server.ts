@@ -32,6 +32,26 @@ export interface RedisServerHandle {
 }
 
 /** A port the kernel says is free right now (the caller retries if it loses the race). */
+/**
+ * A one-shot client for a redis-server on this machine's loopback: it connects when asked, never
+ * retries, and its failures are answered by the caller's own try, not logged.
+ */
+export function loopbackClient(
+  port: number,
+  timeouts: { connectTimeout?: number; commandTimeout?: number } = {},
+): Redis {
+  const client = new Redis({
+    port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    ...timeouts,
+  });
+  client.on("error", () => {});
+  return client;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -133,14 +153,7 @@ async function waitUntilReady(child: ChildProcess, port: number): Promise<void> 
   while (Date.now() < deadline) {
     if (spawnError) throw spawnError;
     if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    const probe = new Redis({
-      port,
-      host: "127.0.0.1",
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    probe.on("error", () => {});
+    const probe = loopbackClient(port);
     try {
       await probe.connect();
       if ((await probe.ping()) === "PONG") return;
