@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { EnvSchema } from "../../src/config/env.ts";
 
 /**
  * The docs name files of the repository (`src/…`, `test/…`, `docs/…`, …) and link to each
@@ -133,5 +134,18 @@ describe("paths and links in the docs", () => {
         "see `src/ingest/webhook-ingest.ts`, `npm test -- test/x.test.ts`, `schema/*.ts`, `src/{a,b}.ts`, `src/server/`. and `APP_URL/shopify/callback`",
       ).sort(),
     ).toEqual(["src/ingest/webhook-ingest.ts", "src/server/", "test/x.test.ts"]);
+  });
+});
+
+describe("docs/configuration.md", () => {
+  it("has a row for every variable the environment schema reads", () => {
+    const text = readFileSync(join(ROOT, "docs/configuration.md"), "utf8");
+    const rows = text.split("\n").filter((line) => line.startsWith("| `"));
+    const documented = new Set(
+      rows.flatMap((row) => [...(row.split(" | ")[0] as string).matchAll(/`([A-Z0-9_]+)`/g)]),
+    );
+    const names = new Set([...documented].map(([, name]) => name));
+    const missing = Object.keys(EnvSchema.shape).filter((name) => !names.has(name));
+    expect(missing).toEqual([]);
   });
 });
