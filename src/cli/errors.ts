@@ -22,7 +22,7 @@ export function explainCliError(
     const local =
       context.production || !error.shop
         ? ""
-        : `; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open ${context.appUrl ?? "http://localhost:3000"}/shopify/install?shop=${error.shop} (README, "Products outside Shopify")`;
+        : `; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open ${context.appUrl ?? "http://localhost:3000"}/shopify/install?shop=${error.shop} (docs/products-csv.md, "Trying it on the demo shop")`;
     return { line: `connector: ${error.message}${local}`, code: 1 };
   }
   if (error instanceof HttpRequestError) {

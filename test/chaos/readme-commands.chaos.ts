@@ -12,7 +12,7 @@ import { oldNode } from "../helpers/old-node.ts";
  * The README's two commands, verbatim, on fresh clones of this repository, as a newcomer runs
  * them: the machine's own Node first on PATH (Debian's Node 20 here), an empty home directory
  * (no npm cache, no Node cache, no ~/.npmrc) and no C toolchain on PATH. Each step's time is
- * printed: these are the cold and warm figures in README.md.
+ * printed: these are the cold and warm figures in docs/development.md.
  *
  * The test command runs a slice of the suite, `npm test -- <files>`: the same wrapper, the same
  * runner, the same global set-up (a private redis-server) and the three kinds of part that

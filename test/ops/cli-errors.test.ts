@@ -53,7 +53,7 @@ describe("CLI errors an operator can act on", () => {
     const run = await cli(["resync", "--shop", NO_TOKEN_SHOP, "--order", "#1001"]);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
-      `connector: shop ${NO_TOKEN_SHOP} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open http://localhost:3000/shopify/install?shop=${NO_TOKEN_SHOP} (README, "Products outside Shopify")`,
+      `connector: shop ${NO_TOKEN_SHOP} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open http://localhost:3000/shopify/install?shop=${NO_TOKEN_SHOP} (docs/products-csv.md, "Trying it on the demo shop")`,
     );
     // In production there is no stand-in to point at.
     const production = await cli(["resync", "--shop", NO_TOKEN_SHOP, "--order", "#1001"], {

@@ -85,7 +85,7 @@ describe("products import on a shop without a Shopify token (the README's demo s
     );
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
-      `connector: shop ${shop} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open http://localhost:3700/shopify/install?shop=${shop} (README, "Products outside Shopify")`,
+      `connector: shop ${shop} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open http://localhost:3700/shopify/install?shop=${shop} (docs/products-csv.md, "Trying it on the demo shop")`,
     );
   });
 });
