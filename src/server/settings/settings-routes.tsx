@@ -1,6 +1,8 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
+import type { Environment } from "../../settings/index.ts";
+import { explainFailure } from "../../settings/index.ts";
 import { isShopifyId } from "../../shopify/payload-fields.ts";
 import { embeddedUrl } from "../install/embedded.ts";
 import { progressText } from "./pages/backfill-section.tsx";
@@ -8,8 +10,6 @@ import { MessagePage } from "./pages/message-page.tsx";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings-page.tsx";
 import { registrationRoutes } from "./registrations-routes.tsx";
 import { type Env, guardSettings, html, navOf, type SettingsRouteDeps } from "./settings-guard.tsx";
-import type { Environment } from "./settings-service.ts";
-import { explainFailure } from "./sync-status.ts";
 
 /** Success messages by key (the redirect after a save carries the key, never free text). */
 const SAVED: Record<string, { section: string; message: string }> = {

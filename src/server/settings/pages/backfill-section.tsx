@@ -1,7 +1,7 @@
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
+import type { BackfillView } from "../../../settings/index.ts";
 import type { ShopRecord } from "../../../store/index.ts";
-import type { BackfillView } from "../settings-service.ts";
 
 const STATUS_WORDS: Record<BackfillView["status"], string> = {
   running: "Reading past orders from Shopify",

@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import type { CatalogImportView } from "../settings-service.ts";
+import type { CatalogImportView } from "../../../settings/index.ts";
 
 const STATUS_TEXT: Record<CatalogImportView["status"], string> = {
   rejected: "Nothing was imported: the file has problems (below).",

@@ -1,6 +1,6 @@
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
-import type { ClaimsView } from "../claims-settings.ts";
+import type { ClaimsView } from "../../../settings/index.ts";
 
 const KIND_WORDS = { claim: "Claim", shipping_claim: "Shipping claim" } as const;
 const when = (iso: string) => iso.slice(0, 16).replace("T", " ");

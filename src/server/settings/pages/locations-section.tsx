@@ -1,6 +1,6 @@
 import type { Child } from "hono/jsx";
+import type { Catalog } from "../../../settings/index.ts";
 import type { ShopRecord } from "../../../store/index.ts";
-import type { Catalog } from "../settings-service.ts";
 
 /** Each Shopify location → the provider's fulfillment location ID. */
 export function LocationsSection(props: { shop: ShopRecord; catalog: Catalog; notice: Child }) {

@@ -1,6 +1,6 @@
 import type { Child } from "hono/jsx";
+import type { Catalog } from "../../../settings/index.ts";
 import type { ShopRecord } from "../../../store/index.ts";
-import type { Catalog } from "../settings-service.ts";
 
 /** The product variant(s) that mean "this order is protected". */
 export function ProtectionSection(props: { shop: ShopRecord; catalog: Catalog; notice: Child }) {

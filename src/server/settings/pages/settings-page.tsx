@@ -1,9 +1,13 @@
 import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
+import type {
+  BackfillView,
+  Catalog,
+  CatalogImportView,
+  ClaimsView,
+  StatusView,
+} from "../../../settings/index.ts";
 import type { ShopRecord } from "../../../store/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
-import type { ClaimsView } from "../claims-settings.ts";
-import type { BackfillView, Catalog, CatalogImportView } from "../settings-service.ts";
-import type { StatusView } from "../sync-status.ts";
 import { BackfillSection } from "./backfill-section.tsx";
 import { CatalogSection } from "./catalog-section.tsx";
 import { ClaimsSection } from "./claims-section.tsx";

@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import type { StatusView } from "../sync-status.ts";
+import type { StatusView } from "../../../settings/index.ts";
 
 /** Counts, the latest failures in words, and resync of one order. */
 export function StatusSection(props: {
