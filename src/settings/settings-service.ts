@@ -339,4 +339,9 @@ export class SettingsService {
   status(shop: ShopRecord): Promise<StatusView> {
     return readSyncStatus(this.#ctx, shop);
   }
+
+  /** Orders dead-lettered because Shopify withholds the customer (the page says so at the top). */
+  protectedDataWithheld(shop: ShopRecord): Promise<number> {
+    return this.#ctx.links.countFailures(shop.shop, "protected-data");
+  }
 }
