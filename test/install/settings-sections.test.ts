@@ -49,7 +49,14 @@ describe("settings page sections", () => {
     expect(reads.counts()).toEqual({ status: 1, testOrders: 1, claims: 1, shopifyCatalog: 1 });
   });
 
-  it.each([
+  it.each<{
+    section: string;
+    path: string;
+    form: Record<string, string>;
+    message: string;
+    heading: string;
+    shopifyCatalog: number;
+  }>([
     {
       section: "provider",
       path: "/settings/provider",
