@@ -16,7 +16,9 @@ const LAYERS = [
   // registrations/: a shop's product registrations read from the provider (CLI, settings tab);
   // products/: products outside Shopify imported into the provider.
   ["backfill", "registrations", "products"],
-  ["lifecycle"],
+  // settings/: what the settings page reads and changes (verified credentials, the store and
+  // its links, the shop's catalog, sync status, claims); server/settings/ is its HTTP side.
+  ["lifecycle", "settings"],
   ["metrics"],
   ["ops"],
   ["server", "workers"],

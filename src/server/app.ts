@@ -12,6 +12,7 @@ import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
 import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { ClaimsSettings, SettingsService } from "../settings/index.ts";
 import type { Shopify } from "../shopify/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
 import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
@@ -21,8 +22,7 @@ import { createAdminApp } from "./admin/index.ts";
 import { contentTypeOf, embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { providerWebhookRoutes } from "./provider-webhook-route.ts";
-import type { ClaimsSettings } from "./settings/claims-settings.ts";
-import { type SettingsService, settingsRoutes } from "./settings/index.ts";
+import { settingsRoutes } from "./settings/index.ts";
 import { INGEST_DEADLINE_MS, webhookRoutes } from "./webhook-route.ts";
 
 /**

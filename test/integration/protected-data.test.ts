@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { explainFailure, readSyncStatus } from "../../src/server/settings/sync-status.ts";
+import { explainFailure, readSyncStatus } from "../../src/settings/sync-status.ts";
 import { PROTECTED_DATA_REASON } from "../../src/sync/index.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";

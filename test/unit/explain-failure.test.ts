@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { explainFailure } from "../../src/server/settings/sync-status.ts";
+import { explainFailure } from "../../src/settings/sync-status.ts";
 
 // What the settings page tells a merchant about a failed order: decided by the failure's
 // category and the fields it names, never by words in its message.

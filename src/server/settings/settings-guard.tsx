@@ -3,6 +3,7 @@ import { csrf } from "hono/csrf";
 import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
 import { errorResponse } from "../../lib/http-errors.ts";
+import type { ClaimsSettings, SettingsService } from "../../settings/index.ts";
 import type { Shopify } from "../../shopify/api.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import type { ShopDomain } from "../../sync/source-order.ts";
@@ -16,10 +17,8 @@ import {
   shopOfSessionToken,
 } from "../install/embedded.ts";
 import type { ShopSessionCookie } from "../install/shop-session-cookie.ts";
-import type { ClaimsSettings } from "./claims-settings.ts";
 import { BouncePage } from "./pages/bounce-page.tsx";
 import { MessagePage } from "./pages/message-page.tsx";
-import type { SettingsService } from "./settings-service.ts";
 
 export interface SettingsRouteDeps {
   service: SettingsService;

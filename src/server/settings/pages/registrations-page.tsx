@@ -1,6 +1,6 @@
 import { type RegistrationPage, registrationRow } from "../../../registrations/index.ts";
+import type { RegistrationEventView } from "../../../settings/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
-import type { RegistrationEventView } from "../claims-settings.ts";
 import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";
 import { settingsHref } from "./tabs.tsx";

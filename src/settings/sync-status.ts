@@ -1,7 +1,7 @@
-import { countQueuedForShop } from "../../engine/shop-work.ts";
-import type { SyncQueues } from "../../queue/sync-queue.ts";
-import type { LinkRepository, ShopRecord } from "../../store/index.ts";
-import type { FailureRecord } from "../../sync/index.ts";
+import { countQueuedForShop } from "../engine/shop-work.ts";
+import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { LinkRepository, ShopRecord } from "../store/index.ts";
+import type { FailureRecord } from "../sync/index.ts";
 
 export interface FailureView {
   order: string;

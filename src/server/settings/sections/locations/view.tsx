@@ -1,18 +1,17 @@
-import type { Child } from "hono/jsx";
-import type { ShopRecord } from "../../../store/index.ts";
-import type { Catalog } from "../settings-service.ts";
+import type { Catalog } from "../../../../settings/index.ts";
+import type { SectionViewProps } from "../section.ts";
 
 /** Each Shopify location → the provider's fulfillment location ID. */
-export function LocationsSection(props: { shop: ShopRecord; catalog: Catalog; notice: Child }) {
-  const { shop, catalog } = props;
+export function LocationsSection(props: SectionViewProps<Catalog>) {
+  const { shop, data: catalog } = props;
   return (
     <section aria-labelledby="locations-title">
-      <h2 id="locations-title">Locations</h2>
+      <h2 id="locations-title">{props.title}</h2>
       <p class="hint">
         For each Shopify location that ships orders, the fulfillment location ID your provider gave
         you. Fulfillments from a location without one cannot be sent.
       </p>
-      {props.notice}
+      {props.notice("locations")}
       {!catalog.ok ? (
         <p class="notice warning" role="status">
           {catalog.message}

@@ -1,17 +1,18 @@
-import type { Child } from "hono/jsx";
-import type { StatusView } from "../sync-status.ts";
+import type { StatusView } from "../../../../settings/index.ts";
+import type { SectionViewProps } from "../section.ts";
 
-/** Counts, the latest failures in words, and resync of one order. */
-export function StatusSection(props: {
+/** The counts and latest failures (in words), and whether one order can be resynced. */
+export interface StatusData {
   status: StatusView;
   resyncAvailable: boolean;
-  notice: Child;
-  orderName: string | undefined;
-}) {
-  const { status } = props;
+}
+
+/** Counts, the latest failures in words, and resync of one order. */
+export function StatusSection(props: SectionViewProps<StatusData>) {
+  const { status, resyncAvailable } = props.data;
   return (
     <section aria-labelledby="status-title">
-      <h2 id="status-title">Sync status</h2>
+      <h2 id="status-title">{props.title}</h2>
       <div class="counts">
         <div class="count" data-count="synced">
           <strong>{status.synced}</strong> orders synced
@@ -53,8 +54,8 @@ export function StatusSection(props: {
         <p class="muted">No failed orders.</p>
       )}
       <h3>Resync one order</h3>
-      {props.notice}
-      {props.resyncAvailable ? (
+      {props.notice("resync")}
+      {resyncAvailable ? (
         <form method="post" action="/settings/resync">
           <label for="orderName">
             Order name <span class="field-hint">(as in Shopify, for example #1001)</span>
@@ -64,7 +65,7 @@ export function StatusSection(props: {
             id="orderName"
             name="orderName"
             required
-            value={props.orderName ?? ""}
+            value={props.typed.orderName ?? ""}
           />
           <button type="submit" class="secondary">
             Resync order

@@ -1,17 +1,14 @@
 import type { Logger } from "pino";
-import type { ProviderClients } from "../../engine/provider-clients.ts";
-import type { RedisConnection } from "../../lib/redis-keys.ts";
-import type { SecretBox } from "../../lib/secret-box.ts";
-import { sealedFor } from "../../lib/secret-box.ts";
-import {
-  type VerifiedStore,
-  verifyProviderCredentials,
-} from "../../provider/verify-credentials.ts";
-import type { SyncQueues } from "../../queue/sync-queue.ts";
-import type { RegistrationReader } from "../../registrations/index.ts";
-import type { AdminClientFactory } from "../../shopify/index.ts";
-import { AWAITING_SETTINGS } from "../../shopify/install/index.ts";
-import type { LinkRepository, ShopRecord, ShopRepository } from "../../store/index.ts";
+import type { ProviderClients } from "../engine/provider-clients.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
+import type { SecretBox } from "../lib/secret-box.ts";
+import { sealedFor } from "../lib/secret-box.ts";
+import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
+import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { RegistrationReader } from "../registrations/index.ts";
+import type { AdminClientFactory } from "../shopify/index.ts";
+import { AWAITING_SETTINGS } from "../shopify/install/index.ts";
+import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
 import { readSyncStatus, type StatusView } from "./sync-status.ts";
 
 /** What the page shows of a backfill (the backfill module's progress fits this shape). */
@@ -341,5 +338,10 @@ export class SettingsService {
 
   status(shop: ShopRecord): Promise<StatusView> {
     return readSyncStatus(this.#ctx, shop);
+  }
+
+  /** Orders dead-lettered because Shopify withholds the customer (the page says so at the top). */
+  protectedDataWithheld(shop: ShopRecord): Promise<number> {
+    return this.#ctx.links.countFailures(shop.shop, "protected-data");
   }
 }

@@ -1,19 +1,18 @@
-import type { Child } from "hono/jsx";
-import type { ShopRecord } from "../../../store/index.ts";
-import type { Catalog } from "../settings-service.ts";
+import type { Catalog } from "../../../../settings/index.ts";
+import type { SectionViewProps } from "../section.ts";
 
 /** The product variant(s) that mean "this order is protected". */
-export function ProtectionSection(props: { shop: ShopRecord; catalog: Catalog; notice: Child }) {
-  const { shop, catalog } = props;
+export function ProtectionSection(props: SectionViewProps<Catalog>) {
+  const { shop, data: catalog } = props;
   const chosen = new Set(shop.protectionVariantIds);
   return (
     <section aria-labelledby="protection-title">
-      <h2 id="protection-title">Shipping protection product</h2>
+      <h2 id="protection-title">{props.title}</h2>
       <p class="hint">
         Tick the variant(s) customers add to buy shipping protection. An order with one of them is
         sent as protected.
       </p>
-      {props.notice}
+      {props.notice("protection")}
       {!catalog.ok ? (
         <p class="notice warning" role="status">
           {catalog.message}

@@ -1,7 +1,13 @@
 import { raw } from "hono/html";
-import type { Child } from "hono/jsx";
-import type { ShopRecord } from "../../../store/index.ts";
-import type { BackfillView } from "../settings-service.ts";
+import type { BackfillView } from "../../../../settings/index.ts";
+import type { ShopRecord } from "../../../../store/index.ts";
+import type { SectionViewProps } from "../section.ts";
+
+/** The shop's latest backfill, and whether this installation can start one. */
+export interface BackfillData {
+  backfill: BackfillView | null;
+  available: boolean;
+}
 
 const STATUS_WORDS: Record<BackfillView["status"], string> = {
   running: "Reading past orders from Shopify",
@@ -57,23 +63,16 @@ function defaultSince(shop: ShopRecord): string {
   return new Date(from - 30 * 86_400_000).toISOString().slice(0, 10);
 }
 
-export function BackfillSection(props: {
-  shop: ShopRecord;
-  backfill: BackfillView | null;
-  available: boolean;
-  notice: Child;
-  since: string | undefined;
-  nonce: string;
-}) {
-  const { backfill } = props;
+export function BackfillSection(props: SectionViewProps<BackfillData>) {
+  const { backfill, available } = props.data;
   return (
     <section aria-labelledby="backfill-title">
-      <h2 id="backfill-title">Past orders</h2>
+      <h2 id="backfill-title">{props.title}</h2>
       <p class="hint">
         Send the orders placed before the app was installed. Orders already sent are not sent twice;
         new orders keep going first.
       </p>
-      {props.notice}
+      {props.notice("backfill")}
       {backfill ? (
         <div id="backfill-progress" data-status={backfill.status}>
           <p class="progress-line">
@@ -103,7 +102,7 @@ export function BackfillSection(props: {
           <script nonce={props.nonce}>{raw(POLL)}</script>
         </div>
       ) : null}
-      {props.available ? (
+      {available ? (
         <form method="post" action="/settings/backfill">
           <label for="since">Send orders placed since</label>
           <input
@@ -111,7 +110,7 @@ export function BackfillSection(props: {
             id="since"
             name="since"
             required
-            value={props.since ?? defaultSince(props.shop)}
+            value={props.typed.since ?? defaultSince(props.shop)}
           />
           <button type="submit">Start sending past orders</button>
         </form>

@@ -1,6 +1,6 @@
 import { raw } from "hono/html";
-import type { Child } from "hono/jsx";
-import type { ClaimsView } from "../claims-settings.ts";
+import type { ClaimsView } from "../../../../settings/index.ts";
+import type { SectionViewProps } from "../section.ts";
 
 const KIND_WORDS = { claim: "Claim", shipping_claim: "Shipping claim" } as const;
 const when = (iso: string) => iso.slice(0, 16).replace("T", " ");
@@ -27,22 +27,17 @@ document.querySelectorAll("[data-request-scopes]").forEach((button) => {
  * and shipping claims at their latest status, events the app did not recognise, and the
  * `protection-claim:<status>` order tags (off unless the merchant turns them on).
  */
-export function ClaimsSection(props: {
-  view: ClaimsView;
-  notice: Child;
-  embedded: boolean;
-  nonce: string;
-}) {
-  const { view } = props;
+export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
+  const view = props.data;
   return (
     <section aria-labelledby="claims-title">
-      <h2 id="claims-title">Claims</h2>
+      <h2 id="claims-title">{props.title}</h2>
       <p class="hint">
         Claims and shipping claims your customers open with the provider, as the provider reports
         them to this app. In your provider account, send webhooks to <code>{view.webhookUrl}</code>{" "}
         and enter the signing secret it shows below.
       </p>
-      {props.notice}
+      {props.notice("claims")}
       {view.account === null ? (
         <p class="muted">Save your provider credentials above first.</p>
       ) : (

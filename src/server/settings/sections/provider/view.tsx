@@ -1,30 +1,29 @@
 import type { Child } from "hono/jsx";
-import type { VerifiedStore } from "../../../provider/verify-credentials.ts";
-import type { ShopRecord } from "../../../store/index.ts";
+import type { VerifiedStore } from "../../../../provider/verify-credentials.ts";
+import type { ShopRecord } from "../../../../store/index.ts";
+import type { SectionViewProps } from "../section.ts";
 
-interface Props {
-  shop: ShopRecord;
+/** The stores the saved credentials cover, as last verified; null before any verification. */
+export interface ProviderData {
   stores: VerifiedStore[] | null;
-  notice: Child;
-  storeNotice: Child;
-  typed: { clientId?: string; environment?: string } | undefined;
 }
 
 /** Client ID, secret and environment, verified on save; then the store among those covered. */
-export function ProviderSection(props: Props) {
-  const { shop, stores } = props;
+export function ProviderSection(props: SectionViewProps<ProviderData>) {
+  const { shop, typed } = props;
+  const { stores } = props.data;
   const environment =
-    props.typed?.environment ?? (shop.providerEnvironment === "staging" ? "staging" : "production");
+    typed.environment ?? (shop.providerEnvironment === "staging" ? "staging" : "production");
   const hasSecret = shop.providerClientSecretSealed !== null;
   return (
     <>
       <section aria-labelledby="provider-title">
-        <h2 id="provider-title">Provider connection</h2>
+        <h2 id="provider-title">{props.title}</h2>
         <p class="hint">
           The client ID and secret from your shipping-protection provider account. We check them
           with the provider before saving; the secret is stored encrypted and never shown again.
         </p>
-        {props.notice}
+        {props.notice("provider")}
         <form method="post" action="/settings/provider">
           <label for="clientId">Client ID</label>
           <input
@@ -33,7 +32,7 @@ export function ProviderSection(props: Props) {
             name="clientId"
             required
             autocomplete="off"
-            value={props.typed?.clientId ?? shop.providerClientId ?? ""}
+            value={typed.clientId ?? shop.providerClientId ?? ""}
           />
           <label for="clientSecret">
             Client secret{" "}
@@ -70,7 +69,7 @@ export function ProviderSection(props: Props) {
           <button type="submit">Verify and save</button>
         </form>
       </section>
-      <StoreSection shop={shop} stores={stores} notice={props.storeNotice} />
+      <StoreSection shop={shop} stores={stores} notice={props.notice("store")} />
     </>
   );
 }

@@ -1,5 +1,12 @@
-import type { Child } from "hono/jsx";
-import type { CatalogImportView } from "../settings-service.ts";
+import type { CatalogImportView } from "../../../../settings/index.ts";
+import type { SectionViewProps } from "../section.ts";
+
+/** The last product import, whether uploads are possible, and the largest file taken. */
+export interface CatalogData {
+  last: CatalogImportView | null;
+  available: boolean;
+  maxBytes: number;
+}
 
 const STATUS_TEXT: Record<CatalogImportView["status"], string> = {
   rejected: "Nothing was imported: the file has problems (below).",
@@ -12,16 +19,11 @@ const STATUS_TEXT: Record<CatalogImportView["status"], string> = {
  * Products outside Shopify (retired, a previous platform's, other channels): a CSV or JSON
  * file is checked and imported to the provider; the last import's counts and bad rows.
  */
-export function CatalogSection(props: {
-  last: CatalogImportView | null;
-  available: boolean;
-  maxBytes: number;
-  notice: Child;
-}) {
-  const { last } = props;
+export function CatalogSection(props: SectionViewProps<CatalogData>) {
+  const { last, available, maxBytes } = props.data;
   return (
     <section aria-labelledby="catalog-title">
-      <h2 id="catalog-title">Catalog outside Shopify</h2>
+      <h2 id="catalog-title">{props.title}</h2>
       <p class="hint">
         Products that are not in this Shopify store (retired products, a previous platform's
         catalog, marketplace or wholesale items) so that returns, exchanges and registrations find
@@ -29,13 +31,13 @@ export function CatalogSection(props: {
         file naming one of their handles or SKUs is refused. The file format is described in the
         connector's <code>docs/products-csv.md</code>.
       </p>
-      {props.notice}
-      {props.available ? (
+      {props.notice("catalog")}
+      {available ? (
         <form method="post" action="/settings/catalog" enctype="multipart/form-data">
           <label for="catalog-file">
             Product file{" "}
             <span class="field-hint">
-              (.csv or .json, up to {Math.round(props.maxBytes / 1024 / 1024)} MB)
+              (.csv or .json, up to {Math.round(maxBytes / 1024 / 1024)} MB)
             </span>
           </label>
           <input id="catalog-file" type="file" name="file" accept=".csv,.json" required />

@@ -1,0 +1,23 @@
+import type { Hono } from "hono";
+import type { Env, SettingsRouteDeps } from "../../settings-guard.tsx";
+import { formText, type SectionKit } from "../section.ts";
+
+/** Resync of one order, by its name as Shopify shows it. */
+export function statusActions(app: Hono<Env>, kit: SectionKit, deps: SettingsRouteDeps) {
+  const { service } = deps;
+  const resync = { slot: "resync" };
+  app.post("/resync", async (c) => {
+    const orderName = formText((await c.req.parseBody()).orderName);
+    if (!service.resync) return kit.refuse(c, "Resync is not available.", resync);
+    const typed = { orderName };
+    if (orderName === "" || orderName.length > 64)
+      return kit.refuse(c, "Enter the order's name, for example #1001.", { ...resync, typed });
+    const result = await service.resync.order(c.get("shop"), orderName);
+    if (result.found === 0)
+      return kit.refuse(c, `Shopify has no order named ${orderName} in this shop.`, {
+        ...resync,
+        typed,
+      });
+    return kit.saved(c, "resync");
+  });
+}
