@@ -19,10 +19,11 @@ import type { Connector } from "../src/app/connector.ts";
 import { composeWebApp } from "../src/app/web.ts";
 import { signWebhook } from "../src/cli/webhook-command.ts";
 import { type FeedItem, feedAtBudget } from "../src/engine/budget-feeder.ts";
-import type { StoreRateLimiter } from "../src/engine/limiter/index.ts";
+import type { Slot, StoreRateLimiter } from "../src/engine/limiter/index.ts";
 import { createSyncProcessor } from "../src/engine/sync-processor.ts";
 import { duplicateConnection } from "../src/lib/redis-keys.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
+import { ProviderRateLimitError } from "../src/provider/index.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../src/queue/names.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
@@ -60,21 +61,26 @@ const storeIds = Array.from({ length: STORES }, (_, i) => HOT + i);
 
 /** What a user would build without a per-store limiter: every request allowed, Retry-After obeyed. */
 class NoStoreLimiter {
-  async acquire() {
-    return { granted: true as const, remaining: 1, slotId: "", grantedAtMs: Date.now() };
+  async call<T>(_store: number, _priority: string, request: (slot: Slot) => Promise<T>) {
+    try {
+      return {
+        done: true,
+        value: await request({ id: "", grantedAtMs: Date.now(), remaining: 1 }),
+      };
+    } catch (error) {
+      if (!(error instanceof ProviderRateLimitError)) throw error;
+      const waitMs = error.retryAfterMs ?? 1_000;
+      return {
+        done: false,
+        reason: "rate-limited",
+        retryAtMs: Date.now() + waitMs,
+        waitMs,
+        leadMs: 0,
+      };
+    }
   }
-  acquireOrWait() {
-    return this.acquire();
-  }
-  spend<T>(_store: number, _slot: string, call: () => Promise<T>) {
-    return call();
-  }
-  async observe() {
-    return 0;
-  }
-  async settle() {}
-  async block(_store: number, retryAfterMs: number) {
-    return Date.now() + retryAfterMs;
+  providerHooks() {
+    return { beforeSend: async () => {}, answered: async () => 0 };
   }
 }
 

@@ -31,11 +31,10 @@ export interface ProviderClientsDeps {
 }
 
 /**
- * One provider client per shop, built from its stored credentials, and the limiter's two-way
- * wiring in one place: a request is marked as sent to the store's budget just before it leaves
- * (`limiter.sending`), and every response teaches the limiter what the provider counts
- * (`limiter.observe`, other clients included). The processor reads acquire → call → settle;
- * these two hooks are the rest of the loop.
+ * One provider client per shop, built from its stored credentials, with the limiter's hooks
+ * (`limiter.providerHooks`): inside `limiter.call`, a request is marked as sent to the store's
+ * budget just before it leaves, and every response teaches the limiter what the provider
+ * counts (other clients included). Callers see the whole loop in `limiter.call`.
  */
 export class ProviderClients {
   readonly #clients = new Map<string, { version: string; client: ProviderClient }>();
@@ -56,6 +55,7 @@ export class ProviderClients {
       throw new Error(`shop ${shop.shop} has no provider credentials`);
     }
     const { limiter, secrets, logger, production } = this.deps;
+    const hooks = limiter.providerHooks();
     const client = new ProviderClient({
       baseUrl: shop.providerBaseUrl ?? production.baseUrl,
       authUrl: shop.providerAuthUrl ?? production.authUrl,
@@ -70,11 +70,11 @@ export class ProviderClients {
       redisPrefix: this.deps.prefix,
       timeoutMs: this.deps.timeoutMs,
       ...(this.deps.fetch ? { fetch: this.deps.fetch } : {}),
-      beforeSend: (storeId) => limiter.sending(storeId),
+      beforeSend: hooks.beforeSend,
       onResponse: (info) => {
         this.deps.onResponse(info);
         if (info.storeId === undefined) return;
-        limiter.observe(info.storeId, info.rateLimit).catch((error: unknown) => {
+        hooks.answered(info.storeId, info.rateLimit).catch((error: unknown) => {
           logger.warn(
             { err: { message: (error as Error).message } },
             "limiter could not learn from a response",

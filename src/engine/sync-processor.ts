@@ -8,7 +8,6 @@ import {
   ProviderError,
   ProviderNotFoundError,
   type ProviderOrderId,
-  ProviderRateLimitError,
   type ProviderStoreId,
   ProviderValidationError,
 } from "../provider/index.ts";
@@ -24,7 +23,7 @@ import {
   type ShopSettings,
 } from "../sync/index.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
-import type { StoreRateLimiter } from "./limiter/index.ts";
+import type { CallResult, StoreRateLimiter } from "./limiter/index.ts";
 import { executeOp, LinkMismatchError, type OpContext, type OpProvider } from "./op-executor.ts";
 
 /** What the processor calls at the provider: the operations, and its address and token. */
@@ -359,21 +358,6 @@ async function sendUntilSynced(
       deps.metrics?.jobDone("skipped");
       return { outcome: "skipped", reason: "shop uninstalled" };
     }
-    const decision = await deps.limiter.acquireOrWait(
-      storeId,
-      job.data.priority,
-      job.id ?? "",
-      job.data.prepaidSlot ?? "",
-    );
-    if (!decision.granted) {
-      deps.metrics?.limiterWait(decision.reason);
-      // Handed back a little early (the queue's own delay): the job waits out the rest in
-      // acquireOrWait and takes its slot as it frees.
-      if (job.data.priority === "live" && job.priority !== LIVE_WAITER_PRIORITY)
-        await job.changePriority({ priority: LIVE_WAITER_PRIORITY });
-      await job.moveToDelayed(decision.retryAtMs - decision.leadMs, token);
-      throw new DelayedError();
-    }
     const ctx: OpContext = {
       shop,
       sourceOrderId: orderId,
@@ -383,28 +367,25 @@ async function sendUntilSynced(
       orderId: (links?.orderId ?? null) as ProviderOrderId | null,
       customerEmail: mapped.order.customer.email,
     };
-    attempt.lastBody = op.body;
-    attempt.calls++;
+    // Through the store's limiter: a slot (waited for in the process only briefly), the call in
+    // it, the answer's RateLimit headers learned, the slot settled, and a 429 blocking the store.
+    let sent: CallResult<{ synced: boolean }>;
+    let requested = false;
     try {
-      // The slot is spent on this call: settled on the answer or the failure, and known to
-      // the limiter while the answer's RateLimit headers are read.
-      const result = await deps.limiter.spend(storeId, decision.slotId, () =>
-        executeOp(client, deps.links, op, ctx, ops.length === 1 ? syncedCheck : undefined),
+      sent = await deps.limiter.call(
+        storeId,
+        job.data.priority,
+        () => {
+          requested = true;
+          attempt.lastBody = op.body;
+          attempt.calls++;
+          return executeOp(client, deps.links, op, ctx, ops.length === 1 ? syncedCheck : undefined);
+        },
+        { waiter: job.id ?? "", prepaidSlot: job.data.prepaidSlot ?? "" },
       );
-      synced = result.synced;
-      deps.metrics?.providerCall(200);
     } catch (error) {
-      if (error instanceof ProviderRateLimitError) {
-        // Not a failed attempt: the budget is shared; wait as long as the server says.
-        deps.metrics?.providerCall(429);
-        const until = await deps.limiter.block(
-          storeId,
-          error.retryAfterMs ?? 1_000,
-          decision.slotId,
-        );
-        await job.moveToDelayed(until, token);
-        throw new DelayedError();
-      }
+      // The limiter itself failed before the call (Redis away): BullMQ retries the job.
+      if (!requested) throw error;
       deps.metrics?.providerCall(
         error instanceof ProviderError && error.status ? error.status : "error",
       );
@@ -427,6 +408,23 @@ async function sendUntilSynced(
       }
       throw error;
     }
+    if (!sent.done) {
+      if (sent.reason === "rate-limited") {
+        // Not a failed attempt: the budget is shared; wait as long as the server says.
+        deps.metrics?.providerCall(429);
+        await job.moveToDelayed(sent.retryAtMs, token);
+        throw new DelayedError();
+      }
+      deps.metrics?.limiterWait(sent.reason);
+      // Handed back a little early (the queue's own delay): the job waits out the rest in
+      // the limiter's short wait and takes its slot as it frees.
+      if (job.data.priority === "live" && job.priority !== LIVE_WAITER_PRIORITY)
+        await job.changePriority({ priority: LIVE_WAITER_PRIORITY });
+      await job.moveToDelayed(sent.retryAtMs - sent.leadMs, token);
+      throw new DelayedError();
+    }
+    synced = sent.value.synced;
+    deps.metrics?.providerCall(200);
   }
   return { synced };
 }

@@ -9,7 +9,6 @@ import {
   type ProviderClient,
   ProviderConnectionError,
   ProviderError,
-  ProviderRateLimitError,
   ProviderServerError,
   ProviderValidationError,
 } from "../provider/index.ts";
@@ -432,9 +431,9 @@ export class ProductImporter {
 }
 
 /**
- * One provider call for bulk work outside the queue (the CLI, an import job): it waits in the
- * process for a bulk slot of the store's limiter (live orders go first), spends the slot on the
- * call, and after a 429 blocks the store for every process until Retry-After, then tries again.
+ * One provider call for bulk work outside the queue (the CLI, an import job), through the
+ * store's limiter (`limiter.call`): it waits in the process for a bulk slot (live orders go
+ * first) and, after a 429, for the store's block to end, as long as it takes or until `signal`.
  */
 export async function callAtBulkPriority<T>(
   limiter: StoreRateLimiter,
@@ -442,23 +441,14 @@ export async function callAtBulkPriority<T>(
   call: () => Promise<T>,
   signal?: AbortSignal,
 ): Promise<T> {
-  const waiter = `products:${randomUUID()}`;
-  const options = signal ? { signal } : {};
-  for (;;) {
-    signal?.throwIfAborted();
-    const decision = await limiter.acquireOrWait(storeId, "bulk", waiter);
-    if (!decision.granted) {
-      await sleep(Math.max(1, decision.waitMs), undefined, options);
-      continue;
-    }
-    try {
-      return await limiter.spend(storeId, decision.slotId, call);
-    } catch (error) {
-      if (!(error instanceof ProviderRateLimitError)) throw error;
-      const until = await limiter.block(storeId, error.retryAfterMs ?? 1_000, decision.slotId);
-      await sleep(Math.max(1, until - (await limiter.nowMs())), undefined, options);
-    }
-  }
+  const sent = await limiter.call(storeId, "bulk", call, {
+    waiter: `products:${randomUUID()}`,
+    waitUntil: Number.POSITIVE_INFINITY,
+    ...(signal ? { signal } : {}),
+  });
+  // Without a deadline the limiter comes back only with the answer (or the signal's abort).
+  if (!sent.done) throw new Error(`the limiter stopped waiting for a slot (${sent.reason})`);
+  return sent.value;
 }
 
 function withStore(body: ProductCreate, target: ImportTarget): ProductCreate {

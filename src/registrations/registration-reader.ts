@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { StoreRateLimiter } from "../engine/limiter/index.ts";
 import type { ProviderClients } from "../engine/provider-clients.ts";
@@ -8,7 +7,6 @@ import {
   ProviderConnectionError,
   ProviderError,
   ProviderNotFoundError,
-  ProviderRateLimitError,
   ProviderValidationError,
 } from "../provider/index.ts";
 import {
@@ -247,29 +245,17 @@ export class RegistrationReader {
     const storeId = shop.storeId as number;
     const { limiter } = this.#deps;
     const client = this.#deps.providers.for(shop);
-    const giveUpAt = Date.now() + this.#maxWaitMs;
-    const waiter = `registrations:${randomUUID()}`;
+    const waitUntil = Date.now() + this.#maxWaitMs;
     try {
       await client.getTokenInfo();
-      for (;;) {
-        const decision = await limiter.acquireOrWait(storeId, "bulk", waiter);
-        if (!decision.granted) {
-          if (Date.now() + decision.waitMs > giveUpAt) throw busy(decision.waitMs);
-          await sleep(Math.max(1, decision.waitMs));
-          continue;
-        }
-        try {
-          return await limiter.spend(storeId, decision.slotId, () =>
-            client.listRegistrations({ ...query, storeId }),
-          );
-        } catch (error) {
-          if (!(error instanceof ProviderRateLimitError)) throw error;
-          const until = await limiter.block(storeId, error.retryAfterMs ?? 1_000, decision.slotId);
-          const waitMs = Math.max(0, until - (await limiter.nowMs()));
-          if (Date.now() + waitMs > giveUpAt) throw busy(waitMs);
-          await sleep(Math.max(1, waitMs));
-        }
-      }
+      const page = await limiter.call(
+        storeId,
+        "bulk",
+        () => client.listRegistrations({ ...query, storeId }),
+        { waiter: `registrations:${randomUUID()}`, waitUntil },
+      );
+      if (!page.done) throw busy(page.waitMs);
+      return page.value;
     } catch (error) {
       if (error instanceof RegistrationsUnavailableError) throw error;
       const explained = explain(error);

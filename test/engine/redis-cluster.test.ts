@@ -38,7 +38,7 @@ describe("on a Redis Cluster", () => {
     expect(granted.granted).toBe(true);
     if (!granted.granted) return;
     await limiter.spend(1001, granted.slotId, async () => {
-      await limiter.sending(1001);
+      await limiter.providerHooks().beforeSend(1001);
       await limiter.observe(1001, { limit: 5, remaining: 4, resetMs: 2_000 });
     });
     const spare = await limiter.acquire(1001, "bulk");

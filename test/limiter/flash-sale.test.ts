@@ -63,7 +63,7 @@ function inFlight(limiter: StoreRateLimiter, store: number, slotId: string) {
   const done = limiter.spend(store, slotId, async () => {
     await leave;
     // What the provider client does just before a request leaves.
-    await limiter.sending(store);
+    await limiter.providerHooks().beforeSend(store);
     markSent();
     return limiter.observe(store, { limit: 10, remaining: await answered });
   });
@@ -413,7 +413,7 @@ async function answered(
   remaining: number,
 ) {
   return limiter.spend(store, slotId, async () => {
-    await limiter.sending(store);
+    await limiter.providerHooks().beforeSend(store);
     return limiter.observe(store, { limit: limiter.limit, remaining });
   });
 }
@@ -483,7 +483,7 @@ describe("StoreRateLimiter in a flash sale on a shared store, on a busy machine"
     const probe = await granted(limiter, 28);
     expect((await limiter.acquire(28, "live")).granted).toBe(false);
     await limiter.spend(28, probe.slotId, async () => {
-      await limiter.sending(28);
+      await limiter.providerHooks().beforeSend(28);
       await limiter.observe(28, {});
     });
     expect((await limiter.acquire(28, "live")).granted).toBe(true);

@@ -1,14 +1,17 @@
-import { type LuaScript, loadLua } from "../../lib/lua.ts";
+import { defineScripts, type LuaScript, loadLua } from "../../lib/lua.ts";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
 
 /**
- * The per-store limiter's Redis scripts (`lua/`, each with a header naming its KEYS and ARGV).
- * Time is Redis's own (`TIME`), so every worker process decides against one clock. A slot is the
- * score (grant time, ms) of a sorted-set member; it occupies the window until
+ * The per-store limiter's Redis scripts (`lua/`, each with a header naming its KEYS and ARGV,
+ * and its policies split into `lua/includes/`), each called through one typed function below
+ * that builds its KEYS and ARGV in one place (bullmq's `scripts.ts` is the model). Time is
+ * Redis's own (`TIME`), so every worker process decides against one clock. A slot is the score
+ * (grant time, ms) of a sorted-set member; it occupies the window until
  * `score + window + margin`. The rule they keep: ADR 0001.
  */
 const dir = new URL("./lua/", import.meta.url);
 
-export const LIMITER_SCRIPTS: Record<string, LuaScript> = {
+const LIMITER_SCRIPTS = {
   limiterAcquire: loadLua(dir, "acquire-12"),
   limiterRelease: loadLua(dir, "release-4"),
   limiterSettle: loadLua(dir, "settle-6"),
@@ -17,4 +20,239 @@ export const LIMITER_SCRIPTS: Record<string, LuaScript> = {
   limiterBlock: loadLua(dir, "block-2"),
   limiterNow: loadLua(dir, "now-0"),
   limiterInspect: loadLua(dir, "inspect-6"),
-};
+} satisfies Record<string, LuaScript>;
+
+type ScriptName = keyof typeof LIMITER_SCRIPTS;
+type Arg = string | number;
+
+/** A store's keys, hash-tagged by store so one script touches one Redis Cluster slot. */
+export function storeKeys(prefix: string, storeId: number) {
+  const base = `${prefix}:limiter:{${storeId}}`;
+  return {
+    /** Bulk work's slots (backfill, resync, sweep). */
+    slots: `${base}:slots`,
+    /** Live work's slots, apart so the live reserve is counted against the rest. */
+    live: `${base}:slots:live`,
+    /** Other clients' requests, learned from the server's RateLimit headers. */
+    others: `${base}:others`,
+    /** Our slots whose answer is not back yet (the server may not have counted them). */
+    pending: `${base}:pending`,
+    /** Our answered requests by grant time, for reading an answer's RateLimit headers. */
+    answered: `${base}:answered`,
+    blocked: `${base}:blocked`,
+    /** The time of the store's last answer; present while its budget is known. */
+    seen: `${base}:seen`,
+    /** When the next bulk grant is due (bulk work is paced over the window). */
+    paced: `${base}:paced`,
+    /** When a live request went out alone to learn the store's budget (slow start). */
+    probe: `${base}:probe`,
+    /** Our requests in flight by the moment they left (see lua/sent-2.lua). */
+    sent: `${base}:sent`,
+    /** A shortfall in the last answer that our own requests in flight may explain. */
+    doubt: `${base}:doubt`,
+    /** How late waiters are granted and slots settled, on average (see lua/includes/kth.lua). */
+    lag: `${base}:lag`,
+    liveWaiters: `${base}:waiters:live`,
+    bulkWaiters: `${base}:waiters:bulk`,
+    /** When each waiter was told to come back, for how late the queue hands jobs back. */
+    told: `${base}:waiters:told`,
+  };
+}
+
+export type StoreKeys = ReturnType<typeof storeKeys>;
+
+/** What ACQUIRE is told (lua/acquire-12.lua names each in its header). */
+export interface AcquireArgs {
+  limit: number;
+  windowMs: number;
+  marginMs: number;
+  /** Slots bulk work leaves to live work. */
+  reserve: number;
+  /** The new slot's id. */
+  member: string;
+  /** The job that queues for its own future slot when refused, or "". */
+  waiter: string;
+  priority: "live" | "bulk";
+  /** A slot granted earlier to whoever queued the job, or "". */
+  prepaid: string;
+  /** Slots left unused while another client is spending. */
+  sharedHeadroom: number;
+  /** Pace bulk work over the window. */
+  pace: boolean;
+  /** The caller asks again without having left the process. */
+  again: boolean;
+  /** How long live work waits for a slow start's first answer (0: no slow start). */
+  probeMs: number;
+}
+
+export interface AcquireReply {
+  granted: boolean;
+  /** The grant time, or when to come back. */
+  timeMs: number;
+  reason: "ok" | "prepaid" | "window" | "blocked" | "reserved" | "paced";
+  remaining: number;
+  /** How much earlier than `timeMs` a job parked in the queue is handed back. */
+  leadMs: number;
+}
+
+export interface ObserveArgs {
+  /** The smaller of ours and the server's. */
+  limit: number;
+  windowMs: number;
+  marginMs: number;
+  serverRemaining: number;
+  serverResetMs: number;
+  /** The answered request's slot, or "" for a call the limiter did not grant. */
+  answeredSlot: string;
+}
+
+export interface InspectReply {
+  used: number;
+  blockedUntil: number;
+  /** The oldest counted slot's start, or -1. */
+  oldestMs: number;
+  liveWaiting: number;
+  bulkWaiting: number;
+  nowMs: number;
+}
+
+/** One typed function per limiter script; the only place their KEYS and ARGV are ordered. */
+export class LimiterScripts {
+  readonly #redis: RedisConnection;
+  readonly #prefix: string;
+
+  constructor(redis: RedisConnection, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    defineScripts(redis, LIMITER_SCRIPTS);
+  }
+
+  keys(storeId: number): StoreKeys {
+    return storeKeys(this.#prefix, storeId);
+  }
+
+  async acquire(storeId: number, a: AcquireArgs): Promise<AcquireReply> {
+    const k = this.keys(storeId);
+    const [granted, time, reason, remaining, lead] = (await this.#run(
+      "limiterAcquire",
+      [
+        k.slots,
+        k.blocked,
+        k.liveWaiters,
+        k.bulkWaiters,
+        k.live,
+        k.others,
+        k.pending,
+        k.seen,
+        k.paced,
+        k.lag,
+        k.probe,
+        k.told,
+      ],
+      [
+        a.limit,
+        a.windowMs,
+        a.marginMs,
+        a.reserve,
+        a.member,
+        a.waiter,
+        a.priority,
+        a.prepaid,
+        a.sharedHeadroom,
+        a.pace ? "1" : "0",
+        a.again ? "1" : "0",
+        a.probeMs,
+      ],
+    )) as [number, number, AcquireReply["reason"], number, number | undefined];
+    return {
+      granted: granted === 1,
+      timeMs: time,
+      reason,
+      remaining,
+      leadMs: Number(lead ?? 0),
+    };
+  }
+
+  /** Marks the slot's request as leaving now; 1 when the slot is pending. */
+  async sent(storeId: number, a: { member: string; windowMs: number }): Promise<number> {
+    const k = this.keys(storeId);
+    return (await this.#run("limiterSent", [k.pending, k.sent], [a.member, a.windowMs])) as number;
+  }
+
+  /** Settles a slot at its answer; 1 when the slot moved later. */
+  async settle(
+    storeId: number,
+    a: { member: string; marginMs: number; windowMs: number; answeredAgoMs: number },
+  ): Promise<number> {
+    const k = this.keys(storeId);
+    return (await this.#run(
+      "limiterSettle",
+      [k.slots, k.live, k.pending, k.answered, k.lag, k.sent],
+      [a.member, a.marginMs, a.windowMs, a.answeredAgoMs],
+    )) as number;
+  }
+
+  /** Gives a slot back; 1 when it was held. */
+  async release(storeId: number, a: { member: string }): Promise<number> {
+    const k = this.keys(storeId);
+    return (await this.#run(
+      "limiterRelease",
+      [k.slots, k.live, k.pending, k.sent],
+      [a.member],
+    )) as number;
+  }
+
+  /** Learns from an answer's RateLimit headers; how many other-client requests were learned. */
+  async observe(storeId: number, a: ObserveArgs): Promise<number> {
+    const k = this.keys(storeId);
+    return (await this.#run(
+      "limiterObserve",
+      [k.slots, k.seen, k.live, k.others, k.pending, k.answered, k.doubt, k.sent, k.lag],
+      [a.limit, a.windowMs, a.marginMs, a.serverRemaining, a.serverResetMs, a.answeredSlot],
+    )) as number;
+  }
+
+  /** Blocks the store after a 429; the block's end and Redis's now (ms). */
+  async block(
+    storeId: number,
+    a: { retryAfterMs: number; jitterMs: number; refusedSlot: string },
+  ): Promise<{ untilMs: number; nowMs: number }> {
+    const k = this.keys(storeId);
+    const [untilMs, nowMs] = (await this.#run(
+      "limiterBlock",
+      [k.blocked, k.answered],
+      [a.retryAfterMs, a.jitterMs, a.refusedSlot],
+    )) as [number, number];
+    return { untilMs, nowMs };
+  }
+
+  /** Redis's clock, ms. */
+  async now(): Promise<number> {
+    return (await this.#run("limiterNow", [], [])) as number;
+  }
+
+  async inspect(storeId: number, a: { windowMs: number; marginMs: number }): Promise<InspectReply> {
+    const k = this.keys(storeId);
+    const [used, blocked, oldest, live, bulk, now] = (await this.#run(
+      "limiterInspect",
+      [k.slots, k.blocked, k.liveWaiters, k.bulkWaiters, k.live, k.others],
+      [a.windowMs, a.marginMs],
+    )) as [number, number, string | number, number, number, number];
+    return {
+      used,
+      blockedUntil: blocked,
+      oldestMs: Number(oldest),
+      liveWaiting: live,
+      bulkWaiting: bulk,
+      nowMs: now,
+    };
+  }
+
+  /** The one untyped step: the command `defineScripts` registered on the connection. */
+  #run(name: ScriptName, keys: string[], argv: Arg[]): Promise<unknown> {
+    const command = (
+      this.#redis as unknown as Record<ScriptName, (...a: Arg[]) => Promise<unknown>>
+    )[name];
+    return command.call(this.#redis, ...keys, ...argv);
+  }
+}

@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import { defineScripts } from "../../lib/lua.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { RedisConnection } from "../../lib/redis-keys.ts";
-import { LIMITER_SCRIPTS } from "./scripts.ts";
+import { ProviderRateLimitError, type RateLimitInfo } from "../../provider/index.ts";
+import { LimiterScripts } from "./scripts.ts";
 
 export interface LimiterOptions {
   /** Requests per window per store (PROVIDER_RATE_LIMIT). */
@@ -27,7 +28,7 @@ export interface LimiterOptions {
   sharedHeadroom?: number;
   /**
    * Spread bulk work's slots evenly over the window (default true) instead of granting every
-   * free slot at once; see ACQUIRE in scripts.ts.
+   * free slot at once; see lua/includes/acquire-pacing.lua.
    */
   paceBulk?: boolean;
   /**
@@ -73,6 +74,49 @@ export interface LimiterInspection {
   waiting: { live: number; bulk: number };
 }
 
+/** The slot a `call` is spending, handed to its callback. */
+export interface Slot {
+  readonly id: string;
+  /** When it was granted (Redis's clock, ms). */
+  readonly grantedAtMs: number;
+  /** What was left of the window after it. */
+  readonly remaining: number;
+}
+
+export interface CallOptions {
+  /**
+   * Who queues for its own future slot when refused (a job id, or a name for the caller), so
+   * that waiting callers wake one by one as slots free, not all together. "" (the default):
+   * not in line.
+   */
+  waiter?: string;
+  /** A slot granted to whoever queued the job (the backfill feeder), used once. */
+  prepaidSlot?: string;
+  /**
+   * Waits in this process, for refusals and 429 blocks, up to this moment (Date.now(), ms;
+   * Infinity: as long as it takes). Without it, only a refusal of at most `shortWaitMs` is
+   * waited out, and a longer one or a 429 comes back as a `Wait` for the caller to park.
+   */
+  waitUntil?: number;
+  /** Ends the in-process wait (an AbortError). */
+  signal?: AbortSignal;
+}
+
+/** Why a `call` did not make its request, and when to try again. */
+export interface Wait {
+  /** A refusal's reason, or "rate-limited": the request got a 429 and the store is blocked. */
+  reason: Refusal["reason"] | "rate-limited";
+  /** When to come back (Redis's clock, ms). */
+  retryAtMs: number;
+  waitMs: number;
+  /** How much earlier than `retryAtMs` a job parked in the queue should be handed back. */
+  leadMs: number;
+}
+
+export type CallResult<T> = { done: true; value: T } | ({ done: false } & Wait);
+
+type Refusal = Extract<Decision, { granted: false }>;
+
 /** A slot whose request is being made, and when its answer came (this process's monotonic clock). */
 interface SpentSlot {
   id: string;
@@ -84,6 +128,11 @@ interface SpentSlot {
  * Exact rolling window: no more than `limit` grants in any `windowMs` span as the server sees
  * them; one atomic script call per decision; a refusal says exactly when a slot frees, so the
  * caller can delay its job until then instead of polling.
+ *
+ * Callers use one door, `call`: it acquires a slot, runs the request in it, learns from the
+ * answer, settles the slot and turns a 429 into a block. The provider client's two hooks
+ * (`providerHooks`, wired once in engine/provider-clients.ts) are how the request and its
+ * answer reach the slot `call` is spending.
  */
 export class StoreRateLimiter {
   readonly limit: number;
@@ -99,14 +148,14 @@ export class StoreRateLimiter {
   /** The longest refusal `acquireOrWait` waits out in process: a fifth of the window, ≤ 1 s. */
   readonly shortWaitMs: number;
   readonly #jitterMs: number;
-  readonly #prefix: string;
-  /** The slot of the request being made (see `spend`), for `observe` to place its answer. */
+  /** The slot of the request being made (see `spend`), for the provider hooks to place it. */
   readonly #slot = new AsyncLocalStorage<SpentSlot>();
+  readonly #scripts: LimiterScripts;
   readonly #redis: RedisConnection;
 
   constructor(redis: RedisConnection, options: LimiterOptions) {
     this.#redis = redis;
-    defineScripts(redis, LIMITER_SCRIPTS);
+    this.#scripts = new LimiterScripts(redis, options.prefix ?? "connector");
     this.limit = options.limit;
     this.windowMs = options.windowMs;
     // Settling each slot at its answer covers the time a request takes to leave: the server
@@ -127,46 +176,87 @@ export class StoreRateLimiter {
       Math.ceil(options.limit * (options.sharedHeadroom ?? 0.02)),
     );
     this.#jitterMs = options.jitterMs ?? Math.min(1_000, Math.ceil(options.windowMs / 20));
-    this.#prefix = options.prefix ?? "connector";
   }
 
-  /** A store's keys, hash-tagged by store so one script touches one Redis Cluster slot. */
-  #keys(storeId: number) {
-    const base = `${this.#prefix}:limiter:{${storeId}}`;
+  /**
+   * The one door: makes one provider request of a store within its budget.
+   *
+   * 1. A slot: `acquireOrWait` (a refusal of up to `shortWaitMs` is waited out here; `waiter`
+   *    queues the caller for its own future slot; a prepaid slot is used once).
+   * 2. `request(slot)` runs with the slot known to the provider client's hooks
+   *    (`providerHooks`): its request is marked as sent just before it leaves, and the answer's
+   *    RateLimit headers are read against it (`observe`).
+   * 3. The slot is settled at the answer's moment, or at the failure (`spend`).
+   * 4. A 429 (ProviderRateLimitError) blocks the store for every process until its Retry-After
+   *    (`block`).
+   *
+   * A refusal or a 429 comes back as `{ done: false, retryAtMs, … }` unless `waitUntil` lets
+   * the caller wait in the process, in which case it sleeps and tries again. Any other error
+   * of the request is thrown, its slot settled.
+   */
+  async call<T>(
+    storeId: number,
+    priority: Priority,
+    request: (slot: Slot) => Promise<T>,
+    options: CallOptions = {},
+  ): Promise<CallResult<T>> {
+    const { waiter = "", prepaidSlot = "", waitUntil, signal } = options;
+    const pause = async (wait: Wait): Promise<boolean> => {
+      if (waitUntil === undefined || Date.now() + wait.waitMs > waitUntil) return false;
+      await sleep(Math.max(1, wait.waitMs), undefined, signal ? { signal } : {});
+      return true;
+    };
+    for (;;) {
+      signal?.throwIfAborted();
+      const decision = await this.acquireOrWait(storeId, priority, waiter, prepaidSlot);
+      if (!decision.granted) {
+        const { reason, retryAtMs, waitMs, leadMs } = decision;
+        const wait: Wait = { reason, retryAtMs, waitMs, leadMs };
+        if (await pause(wait)) continue;
+        return { done: false, ...wait };
+      }
+      const slot: Slot = {
+        id: decision.slotId,
+        grantedAtMs: decision.grantedAtMs,
+        remaining: decision.remaining,
+      };
+      try {
+        return { done: true, value: await this.spend(storeId, slot.id, () => request(slot)) };
+      } catch (error) {
+        if (!(error instanceof ProviderRateLimitError)) throw error;
+        const blocked = await this.#block(storeId, error.retryAfterMs ?? 1_000, slot.id);
+        const wait: Wait = {
+          reason: "rate-limited",
+          retryAtMs: blocked.untilMs,
+          waitMs: Math.max(0, blocked.untilMs - blocked.nowMs),
+          leadMs: 0,
+        };
+        if (await pause(wait)) continue;
+        return { done: false, ...wait };
+      }
+    }
+  }
+
+  /**
+   * The provider client's hooks (ProviderClientOptions `beforeSend`, and `onResponse`'s rate
+   * limit part): inside `call`, the slot's request is marked as sent just before it leaves, so
+   * answers are read against the requests that left before it, and its answer is observed
+   * against it. A response outside a slot (a call the limiter did not grant) is observed against
+   * the ledger.
+   */
+  providerHooks(): {
+    beforeSend(storeId: number): Promise<void>;
+    answered(storeId: number, rateLimit: RateLimitInfo): Promise<number>;
+  } {
     return {
-      /** Bulk work's slots (backfill, resync, sweep). */
-      slots: `${base}:slots`,
-      /** Live work's slots, apart so the live reserve is counted against the rest. */
-      live: `${base}:slots:live`,
-      /** Other clients' requests, learned from the server's RateLimit headers. */
-      others: `${base}:others`,
-      /** Our slots whose answer is not back yet (the server may not have counted them). */
-      pending: `${base}:pending`,
-      /** Our answered requests by grant time, for reading an answer's RateLimit headers. */
-      answered: `${base}:answered`,
-      blocked: `${base}:blocked`,
-      /** The time of the store's last answer; present while its budget is known. */
-      seen: `${base}:seen`,
-      /** When the next bulk grant is due (bulk work is paced over the window). */
-      paced: `${base}:paced`,
-      /** When a live request went out alone to learn the store's budget (slow start). */
-      probe: `${base}:probe`,
-      /** Our requests in flight by the moment they left (see SENT in scripts.ts). */
-      sent: `${base}:sent`,
-      /** A shortfall in the last answer that our own requests in flight may explain. */
-      doubt: `${base}:doubt`,
-      /** How late waiters are granted and slots settled, on average (see KTH in scripts.ts). */
-      lag: `${base}:lag`,
-      liveWaiters: `${base}:waiters:live`,
-      bulkWaiters: `${base}:waiters:bulk`,
-      /** When each waiter was told to come back, for how late the queue hands jobs back. */
-      told: `${base}:waiters:told`,
+      beforeSend: (storeId) => this.#sending(storeId),
+      answered: (storeId, rateLimit) => this.observe(storeId, rateLimit),
     };
   }
 
   /** Whether a response from this store taught us its budget within the last window. */
   async knows(storeId: number): Promise<boolean> {
-    return (await this.#redis.exists(this.#keys(storeId).seen)) === 1;
+    return (await this.#redis.exists(this.#scripts.keys(storeId).seen)) === 1;
   }
 
   /**
@@ -184,42 +274,30 @@ export class StoreRateLimiter {
     again = false,
   ): Promise<Decision> {
     const slotId = randomUUID();
-    const k = this.#keys(storeId);
-    const [granted, time, reason, remaining, lead] = (await this.#call(
-      "limiterAcquire",
-      k.slots,
-      k.blocked,
-      k.liveWaiters,
-      k.bulkWaiters,
-      k.live,
-      k.others,
-      k.pending,
-      k.seen,
-      k.paced,
-      k.lag,
-      k.probe,
-      k.told,
-      this.limit,
-      this.windowMs,
-      this.marginMs,
-      this.liveReserve,
-      slotId,
+    const reply = await this.#scripts.acquire(storeId, {
+      limit: this.limit,
+      windowMs: this.windowMs,
+      marginMs: this.marginMs,
+      reserve: this.liveReserve,
+      member: slotId,
       waiter,
       priority,
       prepaid,
-      this.sharedHeadroom,
-      this.paceBulk ? "1" : "0",
-      again ? "1" : "0",
-      this.liveSlowStart ? this.shortWaitMs : 0,
-    )) as [number, number, string, number, number | undefined];
-    if (granted === 1) return { granted: true, remaining, slotId, grantedAtMs: time };
+      sharedHeadroom: this.sharedHeadroom,
+      pace: this.paceBulk,
+      again,
+      probeMs: this.liveSlowStart ? this.shortWaitMs : 0,
+    });
+    if (reply.granted) {
+      return { granted: true, remaining: reply.remaining, slotId, grantedAtMs: reply.timeMs };
+    }
     const now = await this.nowMs();
     return {
       granted: false,
-      retryAtMs: time,
-      waitMs: Math.max(0, time - now),
-      reason: reason as "window" | "blocked" | "reserved" | "paced",
-      leadMs: Math.min(Number(lead ?? 0), this.shortWaitMs / 2),
+      retryAtMs: reply.timeMs,
+      waitMs: Math.max(0, reply.timeMs - now),
+      reason: reply.reason as Refusal["reason"],
+      leadMs: Math.min(reply.leadMs, this.shortWaitMs / 2),
     };
   }
 
@@ -248,18 +326,18 @@ export class StoreRateLimiter {
   }
 
   /**
-   * Makes the request of a granted slot: `call` runs with the slot known to `observe` (the
-   * answer's RateLimit headers are read against the requests granted after it), and the slot
-   * is settled on the answer or the failure, so it covers the request's real arrival. Settled
-   * at the moment the answer came (`observe`), not when `call` returns: what the caller does
-   * with the answer (writing its links) would otherwise keep the slot that much longer, every
-   * window.
+   * Makes the request of a granted slot: `request` runs with the slot known to the provider
+   * hooks (the answer's RateLimit headers are read against the requests granted after it), and
+   * the slot is settled on the answer or the failure, so it covers the request's real arrival.
+   * Settled at the moment the answer came (`observe`), not when `request` returns: what the
+   * caller does with the answer (writing its links) would otherwise keep the slot that much
+   * longer, every window. `call` uses it; so do tests of settling.
    */
-  async spend<T>(storeId: number, slotId: string, call: () => Promise<T>): Promise<T> {
+  async spend<T>(storeId: number, slotId: string, request: () => Promise<T>): Promise<T> {
     let failed = false;
     const slot: SpentSlot = { id: slotId };
     try {
-      return await this.#slot.run(slot, call);
+      return await this.#slot.run(slot, request);
     } catch (error) {
       failed = true;
       throw error;
@@ -274,43 +352,33 @@ export class StoreRateLimiter {
   }
 
   /**
-   * Called by the provider client just before a store's request leaves: inside `spend`, the
+   * Just before a store's request leaves (the provider hook `beforeSend`): inside `spend`, the
    * slot's request is recorded as sent now, so answers are read against the requests that left
-   * before it. Outside a slot (a call the limiter did not grant) it does nothing.
+   * before it. Outside a slot it does nothing.
    */
-  async sending(storeId: number): Promise<void> {
+  async #sending(storeId: number): Promise<void> {
     const slotId = this.#slot.getStore()?.id;
     if (!slotId) return;
-    const k = this.#keys(storeId);
-    await this.#call("limiterSent", k.pending, k.sent, slotId, this.windowMs);
+    await this.#scripts.sent(storeId, { member: slotId, windowMs: this.windowMs });
   }
 
   /**
    * After a request's answer or failure: its slot starts no earlier than the answer's moment
    * (now, or `answeredAgoMs` before now) less the margin, so a request that left late is never
-   * forgotten before the server forgets it (see SETTLE).
+   * forgotten before the server forgets it (see lua/settle-6.lua).
    */
   async settle(storeId: number, slotId: string, answeredAgoMs = 0): Promise<void> {
-    const k = this.#keys(storeId);
-    await this.#call(
-      "limiterSettle",
-      k.slots,
-      k.live,
-      k.pending,
-      k.answered,
-      k.lag,
-      k.sent,
-      slotId,
-      this.marginMs,
-      this.windowMs,
-      Math.max(0, Math.floor(answeredAgoMs)),
-    );
+    await this.#scripts.settle(storeId, {
+      member: slotId,
+      marginMs: this.marginMs,
+      windowMs: this.windowMs,
+      answeredAgoMs: Math.max(0, Math.floor(answeredAgoMs)),
+    });
   }
 
   /** Gives a slot back when its request was never sent. */
   async release(storeId: number, slotId: string): Promise<void> {
-    const k = this.#keys(storeId);
-    await this.#call("limiterRelease", k.slots, k.live, k.pending, k.sent, slotId);
+    await this.#scripts.release(storeId, { member: slotId });
   }
 
   /**
@@ -318,7 +386,8 @@ export class StoreRateLimiter {
    * own limit bounds what it can report: a server whose budget is larger than ours says nothing
    * we do not know (but the store is still marked as learned), and one whose budget is smaller
    * than the configured limit (a misconfigured PROVIDER_RATE_LIMIT) is modelled with its own,
-   * so the count of other clients' requests stays within what a window can hold.
+   * so the count of other clients' requests stays within what a window can hold. Inside
+   * `spend`, the answer is read against the slot being spent.
    */
   async observe(
     storeId: number,
@@ -337,78 +406,52 @@ export class StoreRateLimiter {
       info.limit !== undefined && Number.isFinite(info.limit) && info.limit > 0
         ? Math.min(this.limit, Math.floor(info.limit))
         : this.limit;
-    const k = this.#keys(storeId);
-    return (await this.#call(
-      "limiterObserve",
-      k.slots,
-      k.seen,
-      k.live,
-      k.others,
-      k.pending,
-      k.answered,
-      k.doubt,
-      k.sent,
-      k.lag,
-      serverLimit,
-      this.windowMs,
-      this.marginMs,
-      Math.min(serverLimit, Math.floor(info.remaining)),
-      Math.floor(info.resetMs ?? 0),
-      slot?.id ?? "",
-    )) as number;
+    return await this.#scripts.observe(storeId, {
+      limit: serverLimit,
+      windowMs: this.windowMs,
+      marginMs: this.marginMs,
+      serverRemaining: Math.min(serverLimit, Math.floor(info.remaining)),
+      serverResetMs: Math.floor(info.resetMs ?? 0),
+      answeredSlot: slot?.id ?? "",
+    });
   }
 
   /**
    * After a 429: the store is blocked for every process until Retry-After (+ jitter). `slotId`,
    * the refused request's slot, stays in the ledger but is no longer one the server counted.
+   * Returns the block's end (ms).
    */
   async block(storeId: number, retryAfterMs: number, slotId = ""): Promise<number> {
-    const k = this.#keys(storeId);
-    return (await this.#call(
-      "limiterBlock",
-      k.blocked,
-      k.answered,
-      Math.max(0, Math.ceil(retryAfterMs)),
-      this.#jitterMs,
-      slotId,
-    )) as number;
+    return (await this.#block(storeId, retryAfterMs, slotId)).untilMs;
+  }
+
+  #block(storeId: number, retryAfterMs: number, slotId: string) {
+    return this.#scripts.block(storeId, {
+      retryAfterMs: Math.max(0, Math.ceil(retryAfterMs)),
+      jitterMs: this.#jitterMs,
+      refusedSlot: slotId,
+    });
   }
 
   /** A read-only look at a store's budget (for status pages): nothing is removed or added. */
   async inspect(storeId: number): Promise<LimiterInspection> {
-    const k = this.#keys(storeId);
-    const [used, blocked, oldest, live, bulk, now] = (await this.#call(
-      "limiterInspect",
-      k.slots,
-      k.blocked,
-      k.liveWaiters,
-      k.bulkWaiters,
-      k.live,
-      k.others,
-      this.windowMs,
-      this.marginMs,
-    )) as [number, number, string | number, number, number, number];
-    const oldestMs = Number(oldest);
+    const r = await this.#scripts.inspect(storeId, {
+      windowMs: this.windowMs,
+      marginMs: this.marginMs,
+    });
     return {
       limit: this.limit,
       windowMs: this.windowMs,
-      used,
-      remaining: Math.max(0, this.limit - used),
-      blockedUntil: blocked > now ? blocked : null,
-      nextFreeAt: oldestMs >= 0 ? oldestMs + this.windowMs + this.marginMs : null,
-      waiting: { live, bulk },
+      used: r.used,
+      remaining: Math.max(0, this.limit - r.used),
+      blockedUntil: r.blockedUntil > r.nowMs ? r.blockedUntil : null,
+      nextFreeAt: r.oldestMs >= 0 ? r.oldestMs + this.windowMs + this.marginMs : null,
+      waiting: { live: r.liveWaiting, bulk: r.bulkWaiting },
     };
   }
 
-  #call(name: string, ...args: (string | number)[]): Promise<unknown> {
-    const command = (
-      this.#redis as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>
-    )[name];
-    if (!command) throw new Error(`limiter script ${name} is not registered`);
-    return command.apply(this.#redis, args);
-  }
-
+  /** Redis's clock (ms), the one every worker process decides against. */
   async nowMs(): Promise<number> {
-    return (await this.#call("limiterNow")) as number;
+    return await this.#scripts.now();
   }
 }

@@ -11,13 +11,21 @@
     ARGV[3] slot          the refused request's slot, or ''
 
   Output:
-    the block's end (ms)
+    {the block's end (ms), now (ms)}
 ]]
+-- KEYS
+local blockedKey = KEYS[1]
+local answeredKey = KEYS[2]
+-- ARGV
+local retryAfterMs = tonumber(ARGV[1])
+local jitterMs = tonumber(ARGV[2])
+local refusedSlot = ARGV[3]
+
 --- @include "now"
 
-if ARGV[3] ~= '' then redis.call('ZREM', KEYS[2], ARGV[3]) end
-local untilMs = now + tonumber(ARGV[1]) + math.random(0, tonumber(ARGV[2]))
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if current > untilMs then return current end
-redis.call("SET", KEYS[1], untilMs, "PX", untilMs - now + 1000)
-return untilMs
+if refusedSlot ~= '' then redis.call('ZREM', answeredKey, refusedSlot) end
+local untilMs = now + retryAfterMs + math.random(0, jitterMs)
+local current = tonumber(redis.call('GET', blockedKey) or '0')
+if current > untilMs then return {current, now} end
+redis.call("SET", blockedKey, untilMs, "PX", untilMs - now + 1000)
+return {untilMs, now}

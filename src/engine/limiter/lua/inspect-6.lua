@@ -14,17 +14,28 @@
   Output:
     {used, blockedUntil, oldest (-1 when none), liveWaiters, bulkWaiters, now}
 ]]
+-- KEYS
+local slotsKey = KEYS[1]
+local blockedKey = KEYS[2]
+local liveWaitersKey = KEYS[3]
+local bulkWaitersKey = KEYS[4]
+local liveKey = KEYS[5]
+local othersKey = KEYS[6]
+-- ARGV
+local windowMs = tonumber(ARGV[1])
+local margin = tonumber(ARGV[2])
+
 --- @include "now"
 
-local floor = '(' .. (now - tonumber(ARGV[1]) - tonumber(ARGV[2]))
+local floor = '(' .. (now - windowMs - margin)
 local used = 0
 local oldest = -1
-for _, key in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
+for _, key in ipairs({slotsKey, liveKey, othersKey}) do
   used = used + redis.call('ZCOUNT', key, floor, '+inf')
   local first = redis.call('ZRANGEBYSCORE', key, floor, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if first[2] and (oldest < 0 or tonumber(first[2]) < oldest) then oldest = tonumber(first[2]) end
 end
-local blocked = tonumber(redis.call('GET', KEYS[2]) or '0')
-local live = redis.call('ZCOUNT', KEYS[3], floor, '+inf')
-local bulk = redis.call('ZCOUNT', KEYS[4], floor, '+inf')
+local blocked = tonumber(redis.call('GET', blockedKey) or '0')
+local live = redis.call('ZCOUNT', liveWaitersKey, floor, '+inf')
+local bulk = redis.call('ZCOUNT', bulkWaitersKey, floor, '+inf')
 return {used, blocked, oldest, live, bulk, now}

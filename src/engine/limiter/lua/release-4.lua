@@ -11,6 +11,14 @@
   Output:
     1 when the slot was held, else 0
 ]]
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
-return redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1])
+-- KEYS
+local slotsKey = KEYS[1]
+local liveKey = KEYS[2]
+local pendingKey = KEYS[3]
+local sentKey = KEYS[4]
+-- ARGV
+local member = ARGV[1]
+
+redis.call('ZREM', pendingKey, member)
+redis.call('ZREM', sentKey, member)
+return redis.call('ZREM', slotsKey, member) + redis.call('ZREM', liveKey, member)

@@ -14,11 +14,17 @@
   Output:
     1 when the slot is pending, else 0
 ]]
+-- KEYS
+local pendingKey = KEYS[1]
+local sentKey = KEYS[2]
+-- ARGV
+local member = ARGV[1]
+local window = tonumber(ARGV[2])
+
 local t = redis.call('TIME')
 local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', us - window * 2000)
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[2], us, ARGV[1])
-redis.call('PEXPIRE', KEYS[2], window * 2)
+redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', us - window * 2000)
+if not redis.call('ZSCORE', pendingKey, member) then return 0 end
+redis.call('ZADD', sentKey, us, member)
+redis.call('PEXPIRE', sentKey, window * 2)
 return 1

@@ -24,28 +24,39 @@
   Output:
     1 when the slot moved later, else 0
 ]]
+-- KEYS
+local slotsKey = KEYS[1]
+local liveKey = KEYS[2]
+local pendingKey = KEYS[3]
+local answeredKey = KEYS[4]
+local lagKey = KEYS[5]
+local sentKey = KEYS[6]
+-- ARGV
+local member = ARGV[1]
+local margin = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local answeredAgoMs = tonumber(ARGV[4] or '0')
+
 --- @include "now"
 
-local granted = redis.call('ZSCORE', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[6], ARGV[1])
+local granted = redis.call('ZSCORE', pendingKey, member)
+redis.call('ZREM', pendingKey, member)
+redis.call('ZREM', sentKey, member)
 if granted then
-  local window = tonumber(ARGV[3])
-  redis.call('ZADD', KEYS[4], granted, ARGV[1])
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 2 * window)
-  redis.call('PEXPIRE', KEYS[4], 2 * window)
+  redis.call('ZADD', answeredKey, granted, member)
+  redis.call('ZREMRANGEBYSCORE', answeredKey, '-inf', now - 2 * window)
+  redis.call('PEXPIRE', answeredKey, 2 * window)
 end
-local latest = now - math.min(tonumber(ARGV[4] or '0'), tonumber(ARGV[3])) - tonumber(ARGV[2])
-for _, key in ipairs({KEYS[1], KEYS[2]}) do
-  local score = redis.call('ZSCORE', key, ARGV[1])
+local latest = now - math.min(answeredAgoMs, window) - margin
+for _, key in ipairs({slotsKey, liveKey}) do
+  local score = redis.call('ZSCORE', key, member)
   if score then
-    local window = tonumber(ARGV[3])
-    local shift = math.min(math.max(latest - tonumber(score), 0), window / 10)
-    local average = tonumber(redis.call('HGET', KEYS[5], 'settle') or '0')
-    redis.call('HSET', KEYS[5], 'settle', tostring(average + (shift - average) / 8))
-    redis.call('PEXPIRE', KEYS[5], window * 10)
+      local shift = math.min(math.max(latest - tonumber(score), 0), window / 10)
+    local average = tonumber(redis.call('HGET', lagKey, 'settle') or '0')
+    redis.call('HSET', lagKey, 'settle', tostring(average + (shift - average) / 8))
+    redis.call('PEXPIRE', lagKey, window * 10)
     if shift > 0 then
-      redis.call('ZADD', key, 'XX', latest, ARGV[1])
+      redis.call('ZADD', key, 'XX', latest, member)
       return 1
     end
     return 0

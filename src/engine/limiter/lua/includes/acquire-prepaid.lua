@@ -1,0 +1,18 @@
+--[[
+  ACQUIRE, prepaid (a fragment: it runs inline, with the script's locals).
+  A backfill feeder takes the slot before it queues the job (see budget-feeder.ts), so the job
+  never waits in the delayed set. The slot is moved to now when the job uses it (its life then
+  starts when the request leaves, which only ever counts longer) and renamed to `member`, so a
+  job that runs twice cannot spend it twice. Returns the grant when the prepaid slot is held.
+]]
+if prepaid ~= '' then
+  for _, key in ipairs({slotsKey, liveKey}) do
+    local held = redis.call('ZSCORE', key, prepaid)
+    if held and tonumber(held) > now - life and redis.call('ZREM', key, prepaid) == 1 then
+      redis.call('ZADD', key, now, member)
+      redis.call('ZREM', pendingKey, prepaid)
+      redis.call('ZADD', pendingKey, now, member)
+      return {1, now, 'prepaid', limit - used}
+    end
+  end
+end

@@ -1,0 +1,36 @@
+--[[
+  ACQUIRE, waiters (a fragment: it runs inline, with the script's locals).
+  A refused job is given its own future moment, the k-th slot to free counting the jobs
+  waiting ahead of it, instead of the first one; otherwise every waiting job would wake at the
+  same instant, one would win and the rest would be delayed again. Live waiters are ahead of
+  every bulk waiter: backfill only gets the slots live work leaves. A waiter that comes back
+  and is refused again (its slot settled later than promised) keeps its first promise as its
+  place in line, so the waiters behind it stay behind it; it is told its new moment.
+
+  This part takes the caller out of the line. Sets: `promised` (its earlier promise, or nil),
+  `promisedIn` (the line it was in), `told` (the moment it was told to come back, or nil).
+  The promise for a refusal is made at the end (acquire-promise).
+]]
+redis.call('ZREMRANGEBYSCORE', liveWaitersKey, '-inf', now - life)
+redis.call('ZREMRANGEBYSCORE', bulkWaitersKey, '-inf', now - life)
+-- A waiter back for its promised slot keeps its place in line: if it is refused again (the slot
+-- it was promised settled later than promised), only the waiters promised earlier stay ahead.
+local promised = nil
+local told = nil
+local promisedIn = liveWaitersKey
+if waiter ~= '' then
+  promised = redis.call('ZSCORE', liveWaitersKey, waiter)
+  if not promised then
+    promised = redis.call('ZSCORE', bulkWaitersKey, waiter)
+    promisedIn = bulkWaitersKey
+  end
+  redis.call('ZREM', liveWaitersKey, waiter)
+  redis.call('ZREM', bulkWaitersKey, waiter)
+  told = redis.call('HGET', toldKey, waiter)
+  if told then
+    told = tonumber(told)
+    redis.call('HDEL', toldKey, waiter)
+  end
+  -- (A missing member reads as false.)
+  if not promised then promised = nil end
+end

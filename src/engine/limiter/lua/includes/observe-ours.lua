@@ -1,0 +1,43 @@
+--[[
+  OBSERVE, our requests as the server saw them (a fragment: it runs inline, with the script's
+  locals). The answer is compared with our requests as the server saw them when the answered
+  one arrived: those in the ledger in the window before its grant (slots that have expired
+  since, while its answer was on the way, were still counted), less our requests still in
+  flight that left after it (`sent`, see SENT) or have not left at all. Comparing it with the
+  ledger as it is now instead would mistake our own requests for another client's whenever the
+  answer took longer than theirs: a burst of live orders, with dozens in flight, then fills the
+  window with phantom requests that hold real slots for a whole window.
+
+  Sets: `ours`, `after` (ours in flight that left after it), `before` (ours in flight that left
+  before it, itself included), `answered`, `left`, `seenAt`, `seenBefore`, `markSeen()`.
+]]
+local ours
+local after = 0
+local before = 0
+local answered = answeredSlot ~= '' and redis.call('ZSCORE', pendingKey, answeredSlot)
+local left = answered and redis.call('ZSCORE', sentKey, answeredSlot)
+-- The answer tells the server's count as of its request's arrival, which under load can be a
+-- good part of a slot before we read it: what is unseen starts there (never earlier than a
+-- later answer already said).
+local seenAt = now
+if left then seenAt = math.min(now, math.floor(tonumber(left) / 1000)) end
+local seenBefore = tonumber(redis.call('GET', seenKey) or '0')
+local function markSeen() redis.call('SET', seenKey, math.max(seenAt, seenBefore), 'PX', window) end
+if answered and left then
+  local from = '(' .. (tonumber(answered) - window - margin)
+  -- In flight and not counted: pending, less those that left before it (itself included).
+  before = redis.call('ZCOUNT', sentKey, '-inf', left)
+  after = redis.call('ZCOUNT', sentKey, '(' .. left, '+inf')
+  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
+    - math.max(redis.call('ZCARD', pendingKey) - before, 0)
+elseif answered then
+  -- Not marked as sent (a client without the hook): grant order stands for send order.
+  local from = '(' .. (tonumber(answered) - window - margin)
+  after = redis.call('ZCOUNT', pendingKey, '(' .. answered, '+inf')
+  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
+    - after
+else
+  local from = '(' .. (now - window - margin)
+  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
+    - math.max(redis.call('ZCARD', pendingKey) - 1, 0)
+end

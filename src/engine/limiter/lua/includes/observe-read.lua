@@ -1,0 +1,33 @@
+--[[
+  OBSERVE, the other client's pace (a fragment: it runs inline, with the script's locals).
+  An answer no request of ours could have overtaken (none left after it) reads exactly how many
+  requests the other client has in the window: kept in `lag` (`others`, `othersAt`) for
+  ACQUIRE, which plans a flood's line with it and keeps counting it while no answer comes.
+]]
+-- The answered request the only one of ours in flight (none left before it and is still
+-- unanswered, none left after it): the answer tells exactly how many requests the other client
+-- had in the window (what it spends per window), without the requests of ours that a burst
+-- reorders on the way and `others` counts on the safe side. ACQUIRE plans a flood's line with
+-- it and counts it while no answer comes. (One of ours that left before it but arrived after
+-- it would make the count too low by one: in a clump of a dozen in flight, it read 11 for 20,
+-- and the window went over.)
+-- (Nothing to keep while no other client is seen at all: the common case costs no write. The
+-- hash's expiry is SETTLE's, which runs after this for the same request.)
+local read = math.max(limit - serverRemaining - ours, 0)
+if answered and left and after == 0 and before == 1 and (read > 0 or others > 0) then
+  -- Up at once, down by one a tenth of a window at most: our requests near the window's edge
+  -- are counted by their settled moment (a little after they arrived), so a clump of them there
+  -- reads the other client a few requests short (16 for 20), and a count too low puts the window
+  -- over. A client that really slows down is followed within a window or two.
+  local kept = redis.call('HMGET', lagKey, 'others', 'othersAt', 'othersDown')
+  local last = tonumber(kept[1] or '')
+  if last and now - tonumber(kept[2]) < 2 * window and read < last then
+    if now - tonumber(kept[3] or '0') >= window / 10 then
+      read = last - 1
+      redis.call('HSET', lagKey, 'othersDown', now)
+    else
+      read = last
+    end
+  end
+  redis.call('HSET', lagKey, 'others', read, 'othersAt', now)
+end
