@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RestOrder } from "@connector/shopify-standin";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
@@ -23,6 +23,7 @@ import {
   type InstallHarness,
   startInstallHarness,
 } from "../helpers/install-harness.ts";
+import { service } from "../helpers/services.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const SHOP = "claims-shop.myshopify.com";
@@ -493,7 +494,7 @@ async function bareConnector(extra: Record<string, string> = {}) {
   const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger: createLogger("silent"),
-    redis: inject("redisUrl"),
+    redis: service("redisUrl"),
     prefix: `t-${randomUUID()}`,
     providerDefaults: { baseUrl: BARE_BASE, authUrl: "http://127.0.0.1:9", audience: "a" },
   });
