@@ -98,8 +98,13 @@ async function start(options: { secret?: boolean; captureLogs?: boolean } = {}) 
   expect(subscribed.status).toBe(200);
 }
 
-/** Waits until the provider-event queue has nothing left to run: no job waiting, due or active. */
-async function providerEventQueueDrained(): Promise<void> {
+/**
+ * Every job the provider-event queue holds, in any state, once it has nothing left to run (no
+ * job waiting, due or active): what ran, and how many times.
+ */
+async function providerEventJobsOnceDrained(): Promise<
+  { id: string | undefined; state: string; attemptsMade: number }[]
+> {
   const queue = new ProviderEventQueue(h.ctx.redis, h.ctx.prefix);
   try {
     await expect
@@ -109,6 +114,14 @@ async function providerEventQueueDrained(): Promise<void> {
         ).reduce((sum, count) => sum + count, 0),
       )
       .toBe(0);
+    const jobs = await queue.queue.getJobs();
+    return Promise.all(
+      jobs.map(async (job) => ({
+        id: job.id,
+        state: await job.getState(),
+        attemptsMade: job.attemptsMade,
+      })),
+    );
   } finally {
     await queue.close();
   }
@@ -254,8 +267,17 @@ describe("the provider's events over HTTP, from the sandbox", () => {
     const replay = await control("POST", "/webhooks/replay", { webhookId });
     expect(replay.body.delivery.status).toBe(200);
     expect(JSON.parse(replay.body.delivery.answer)).toEqual({ ok: true, outcome: "duplicate" });
-    // Whatever could process it again (a job the replay queued) has run once the queue is empty.
-    await providerEventQueueDrained();
+    // Both deliveries accounted for: the first queued, the replay counted as a duplicate…
+    const metrics = await (await h.get("/metrics")).text();
+    for (const outcome of ["queued", "duplicate"]) {
+      expect(metrics).toContain(
+        `connector_webhooks_received_total{topic="provider",outcome="${outcome}"} 1`,
+      );
+    }
+    // …and, once nothing is left to run, the first delivery's job is the only one, run once.
+    expect(await providerEventJobsOnceDrained()).toEqual([
+      { id: `provider-event-${first?.id}`, state: "completed", attemptsMade: 1 },
+    ]);
     const events = await storedEvents();
     expect(events).toHaveLength(1);
     // The row's processing is the first one's: nothing ran again.
