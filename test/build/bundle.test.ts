@@ -2,8 +2,9 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_pr
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * The production bundle (`npm run build`, what the Dockerfile and docker-compose run) must start
@@ -31,7 +32,7 @@ beforeAll(async () => {
       env: {
         ...process.env,
         PORT: String(port),
-        REDIS_URL: inject("redisUrl"),
+        REDIS_URL: service("redisUrl"),
         REDIS_PREFIX: "bundle-test",
         DATABASE_PATH: join(dir, "c.sqlite"),
         PROVIDER_BASE_URL: "http://127.0.0.1:9/v1",

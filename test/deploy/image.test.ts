@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
+import { service } from "../helpers/services.ts";
 import {
   buildImage,
   exampleOrder,
@@ -22,7 +23,7 @@ let app: string;
 let image: ImageRun;
 beforeAll(async () => {
   app = await buildImage();
-  image = await startImage(app, inject("redisUrl"));
+  image = await startImage(app, service("redisUrl"));
 }, 180_000);
 afterAll(async () => {
   await image?.close();

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { orderLock } from "../../src/workers/provider-event-worker.ts";
+import { service } from "../helpers/services.ts";
 
-const redis = new Redis(inject("redisUrl"));
-const other = new Redis(inject("redisUrl"));
+const redis = new Redis(service("redisUrl"));
+const other = new Redis(service("redisUrl"));
 afterAll(() => {
   redis.disconnect();
   other.disconnect();

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   DeadLetterLock,
   HISTORY_LIMIT,
@@ -10,8 +10,9 @@ import {
 } from "../../src/queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import { service } from "../helpers/services.ts";
 
-const redis = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+const redis = new Redis(service("redisUrl"), { maxRetriesPerRequest: null });
 afterAll(() => redis.disconnect());
 let queues: SyncQueues | undefined;
 afterEach(async () => {

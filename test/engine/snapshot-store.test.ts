@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import type { ShopifyFulfillmentId } from "../../src/sync/source-order.ts";
+import { service } from "../helpers/services.ts";
 import { sourceFulfillment, sourceOrder } from "../helpers/source-order-factory.ts";
 
-const redis = new Redis(inject("redisUrl"));
+const redis = new Redis(service("redisUrl"));
 let store: SnapshotStore;
 const shop = "demo-shop.myshopify.com";
 

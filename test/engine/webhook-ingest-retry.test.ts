@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it, onTestFinished } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../../src/ingest/webhook-ingest.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
+import { service } from "../helpers/services.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
-const redis = new Redis(inject("redisUrl"), { maxRetriesPerRequest: 1 });
+const redis = new Redis(service("redisUrl"), { maxRetriesPerRequest: 1 });
 afterAll(() => redis.disconnect());
 const shop = "retry-shop.myshopify.com" as ShopDomain;
 

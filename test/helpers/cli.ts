@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
-import { inject } from "vitest";
 import type { Connector } from "../../src/app/connector.ts";
+import { service } from "./services.ts";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -19,7 +19,7 @@ export interface CliResult {
  * a second rather than loading every module through the TypeScript loader.
  */
 export function cliEntry(): string[] {
-  return [inject("cliBundle")];
+  return [service("cliBundle")];
 }
 
 /**
@@ -37,7 +37,7 @@ export async function runCli(
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
-        REDIS_URL: inject("redisUrl"),
+        REDIS_URL: service("redisUrl"),
         REDIS_PREFIX: ctx.prefix,
         DATABASE_PATH: ctx.config.env.DATABASE_PATH,
         SHOPIFY_API_SECRET: ctx.config.shopifyApiSecret,

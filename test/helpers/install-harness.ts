@@ -11,7 +11,6 @@ import {
 } from "@connector/shopify-standin";
 import { type ServerType, serve } from "@hono/node-server";
 import type { pino } from "pino";
-import { inject } from "vitest";
 import { type Connector, createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
@@ -23,6 +22,7 @@ import {
   startBackfillWorker,
 } from "../../src/workers/backfill-worker.ts";
 import { startSyncWorker } from "../../src/workers/sync-worker.ts";
+import { service } from "./services.ts";
 
 export const APP_KEY = "install-test-api-key";
 const APP_TOML = new URL("../../shopify.app.toml", import.meta.url).pathname;
@@ -145,7 +145,7 @@ export async function startInstallHarness(
   const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger: createLogger(env.LOG_LEVEL, options.logDestination),
-    redis: inject("redisUrl"),
+    redis: service("redisUrl"),
     prefix: `t-${randomUUID()}`,
     providerDefaults: {
       baseUrl: provider.url,

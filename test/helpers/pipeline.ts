@@ -9,7 +9,6 @@ import {
   startShopifyStandIn,
 } from "@connector/shopify-standin";
 import type { Worker } from "bullmq";
-import { inject } from "vitest";
 import { type Connector, createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
@@ -26,6 +25,7 @@ import {
 } from "../../src/workers/backfill-worker.ts";
 import { startSyncWorker } from "../../src/workers/sync-worker.ts";
 import { createTestDatabase } from "./postgres.ts";
+import { service } from "./services.ts";
 
 export const TEST_SHOP = "lifecycle-shop.myshopify.com";
 export const SHOPIFY_SECRET = "test-shopify-secret";
@@ -117,9 +117,9 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     SHOPIFY_ADMIN_URL: shopify.url,
     SYNC_RETRY_DELAY_MS: "50",
     LOG_LEVEL: options.logDestination ? "debug" : "silent",
-    ...(options.redis === "cluster" ? { REDIS_CLUSTER_NODES: inject("redisClusterNodes") } : {}),
+    ...(options.redis === "cluster" ? { REDIS_CLUSTER_NODES: service("redisClusterNodes") } : {}),
     ...(options.database === "postgres"
-      ? { DATABASE_URL: await createTestDatabase(inject("postgresUrl")) }
+      ? { DATABASE_URL: await createTestDatabase(service("postgresUrl")) }
       : {}),
     ...options.env,
   });
@@ -127,7 +127,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   const ctx = createConnector({
     config,
     logger: createLogger(env.LOG_LEVEL, options.logDestination),
-    redis: env.REDIS_CLUSTER_NODES ?? inject("redisUrl"),
+    redis: env.REDIS_CLUSTER_NODES ?? service("redisUrl"),
     prefix: options.prefix ?? `t-${randomUUID()}`,
     providerDefaults: {
       baseUrl: sandbox.url,

@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { SandboxHandle } from "@connector/provider-sandbox";
 import { Redis } from "ioredis";
-import { inject, onTestFinished } from "vitest";
+import { onTestFinished } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import {
   type OrderCreate,
   ProviderClient,
   type ProviderClientOptions,
 } from "../../src/provider/index.ts";
+import { service } from "./services.ts";
 
 /** A client for the sandbox with its own Redis key prefix (token cache isolation per test). */
 /** One key for every client of a test run: clients share the sealed token through Redis. */
@@ -26,7 +27,7 @@ export function clientFor(
   } = {},
 ) {
   // Called inside a test: a connection it opens is closed when the test ends, pass or fail.
-  const redis = options.redis ?? new Redis(inject("redisUrl"));
+  const redis = options.redis ?? new Redis(service("redisUrl"));
   if (!options.redis) onTestFinished(() => redis.disconnect());
   const client = new ProviderClient({
     baseUrl: sandbox.url,

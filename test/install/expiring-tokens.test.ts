@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
@@ -9,6 +9,7 @@ import { ShopifyTokenError } from "../../src/shopify/admin-client.ts";
 import { REINSTALL_NEEDED, ShopTokens } from "../../src/shopify/install/shop-tokens.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
+import { service } from "../helpers/services.ts";
 import { standInOrder } from "../helpers/standin-orders.ts";
 
 /**
@@ -118,7 +119,7 @@ describe("expiring offline tokens", () => {
     const other = createConnector({
       config: h.ctx.config,
       logger: createLogger("silent"),
-      redis: inject("redisUrl"),
+      redis: service("redisUrl"),
       prefix: h.ctx.prefix,
       providerDefaults: {
         baseUrl: h.provider.url,
@@ -185,7 +186,7 @@ describe("expiring offline tokens", () => {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? "",
-          REDIS_URL: inject("redisUrl"),
+          REDIS_URL: service("redisUrl"),
           REDIS_PREFIX: harness.ctx.prefix,
           DATABASE_PATH: harness.dbPath,
           SHOPIFY_ADMIN_URL: harness.standIn.url,

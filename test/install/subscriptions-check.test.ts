@@ -104,9 +104,17 @@ describe("a failing subscription check is shown, not only logged", () => {
     // Shopify stops accepting the app's tokens for this shop.
     for (const token of standIn.expiringTokens.keys()) standIn.expiringTokens.set(token, 0);
     standIn.refreshTokens.clear();
-    await expect(installerWith([], new Date()).checkSubscriptions(SHOP)).rejects.toThrow();
+    const failure = await installerWith([], new Date())
+      .checkSubscriptions(SHOP)
+      .then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
+    expect(failure).toBeInstanceOf(Error);
+    // The check's own error, as recorded (not merely some text).
     const error = (await h.ctx.shops.getShop(SHOP))?.subscriptionsError;
-    expect(error).toBeTruthy();
+    expect(error).toBe(failure?.message.slice(0, 300));
+    expect(error?.length).toBeGreaterThan(0);
 
     const metrics = await (await fetch(new URL("/metrics", h.appUrl))).text();
     expect(metrics).toMatch(/^connector_webhook_subscription_failing_shops 1$/m);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { actionArbitrary, orderHistory } from "../helpers/order-lifecycle.ts";
 import { compareProjections } from "../helpers/order-projection.ts";
 import { startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { propertySeeds } from "../helpers/property-seeds.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 /**
@@ -47,132 +48,140 @@ function idsOf(bodies: unknown[]): Set<string> {
 }
 
 describe("links bound to their provider store, property-based", () => {
-  it("never lets a provider order receive another Shopify order's data", async () => {
-    const pipeline = await startPipeline({
-      sandbox: { stores: [1001, 1002] },
-      env: { SYNC_ATTEMPTS: "5" },
-    });
-    let run = 0;
-    const seen = { forget: 0, lose: 0, switch: 0, retired: 0 };
-    try {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.array(fc.array(actionArbitrary, { minLength: 1, maxLength: 4 }), {
-            minLength: ORDERS,
-            maxLength: ORDERS,
-          }),
-          fc.array(eventArbitrary, { minLength: 6, maxLength: 24 }),
-          async (actions, events) => {
-            run++;
-            const orders = actions.map((a, i) => orderHistory(run * 100 + i, a));
-            const sent = orders.map(() => 0);
-            // An order's own ID counts too: the mapping keys a synthetic line by it.
-            const owned = orders.map(
-              (o) => new Set([String(o.model.id), ...idsOf(o.deliveries.map((d) => d.body))]),
-            );
-            let store = (await pipeline.ctx.shops.getShop(TEST_SHOP))?.storeId ?? 1001;
-            const providerIdOf = (i: number) =>
-              pipeline.sandbox.state.orders.find(store, String(orders[i]?.model.id))?.orderId;
+  // The fixed seed is the regression case; the random one differs on every run.
+  it.each(propertySeeds(20261124))(
+    "never lets a provider order receive another Shopify order's data ($label)",
+    async ({ seed, regression }) => {
+      const pipeline = await startPipeline({
+        sandbox: { stores: [1001, 1002] },
+        env: { SYNC_ATTEMPTS: "5" },
+      });
+      let run = 0;
+      const seen = { forget: 0, lose: 0, switch: 0, retired: 0 };
+      try {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.array(actionArbitrary, { minLength: 1, maxLength: 4 }), {
+              minLength: ORDERS,
+              maxLength: ORDERS,
+            }),
+            fc.array(eventArbitrary, { minLength: 6, maxLength: 24 }),
+            async (actions, events) => {
+              run++;
+              const orders = actions.map((a, i) => orderHistory(run * 100 + i, a));
+              const sent = orders.map(() => 0);
+              // An order's own ID counts too: the mapping keys a synthetic line by it.
+              const owned = orders.map(
+                (o) => new Set([String(o.model.id), ...idsOf(o.deliveries.map((d) => d.body))]),
+              );
+              let store = (await pipeline.ctx.shops.getShop(TEST_SHOP))?.storeId ?? 1001;
+              const providerIdOf = (i: number) =>
+                pipeline.sandbox.state.orders.find(store, String(orders[i]?.model.id))?.orderId;
 
-            for (const event of events) {
-              if (event.kind === "step") {
-                const history = orders[event.order];
-                const next = history?.deliveries[sent[event.order] ?? 0];
-                if (!history || !next) continue;
-                sent[event.order] = (sent[event.order] ?? 0) + 1;
-                const id = `${run}-${event.order}-${next.webhookId}`;
-                expect(
-                  (await pipeline.send(next.topic, next.body, { webhookId: id, eventId: id }))
-                    .status,
-                ).toBe(200);
-              } else if (event.kind === "forget") {
-                const id = providerIdOf(event.order);
-                if (id !== undefined) pipeline.sandbox.state.orders.forget(id);
-                seen.forget++;
-              } else if (event.kind === "lose") {
-                pipeline.sandbox.state.orders.loseEverything();
-                seen.lose++;
-              } else {
-                store = store === 1001 ? 1002 : 1001;
-                await pipeline.ctx.shops.updateSettings(TEST_SHOP, { storeId: store });
-                // The settings page retires at once; a job finds any link left and retires it.
-                if (event.bulk) {
-                  await pipeline.ctx.links.retireOutside(
-                    TEST_SHOP,
-                    { storeId: store, providerBaseUrl: null },
-                    "switch",
-                  );
+              for (const event of events) {
+                if (event.kind === "step") {
+                  const history = orders[event.order];
+                  const next = history?.deliveries[sent[event.order] ?? 0];
+                  if (!history || !next) continue;
+                  sent[event.order] = (sent[event.order] ?? 0) + 1;
+                  const id = `${run}-${event.order}-${next.webhookId}`;
+                  expect(
+                    (await pipeline.send(next.topic, next.body, { webhookId: id, eventId: id }))
+                      .status,
+                  ).toBe(200);
+                } else if (event.kind === "forget") {
+                  const id = providerIdOf(event.order);
+                  if (id !== undefined) pipeline.sandbox.state.orders.forget(id);
+                  seen.forget++;
+                } else if (event.kind === "lose") {
+                  pipeline.sandbox.state.orders.loseEverything();
+                  seen.lose++;
+                } else {
+                  store = store === 1001 ? 1002 : 1001;
+                  await pipeline.ctx.shops.updateSettings(TEST_SHOP, { storeId: store });
+                  // The settings page retires at once; a job finds any link left and retires it.
+                  if (event.bulk) {
+                    await pipeline.ctx.links.retireOutside(
+                      TEST_SHOP,
+                      { storeId: store, providerBaseUrl: null },
+                      "switch",
+                    );
+                  }
+                  seen.switch++;
                 }
-                seen.switch++;
+                await pipeline.drain(30_000);
+
+                // At every point: each provider order holds only its own Shopify order's lines and
+                // fulfillments, and no store holds a Shopify order twice.
+                for (const stored of pipeline.sandbox.state.orders.all) {
+                  const mine = orders.findIndex((o) => String(o.model.id) === stored.sourceOrderId);
+                  if (mine < 0) continue;
+                  const foreign = [
+                    ...stored.lineItems.map((l) => l.sourceLineItemId),
+                    ...stored.fulfillments.map((f) => f.sourceFulfillmentId),
+                  ].filter((id) => !owned[mine]?.has(id));
+                  expect(
+                    foreign,
+                    `provider order ${stored.orderId} of ${stored.sourceOrderId}`,
+                  ).toEqual([]);
+                }
+                const keys = pipeline.sandbox.state.orders.all.map(
+                  (o) => `${o.storeId}:${o.sourceOrderId}`,
+                );
+                expect(new Set(keys).size).toBe(keys.length);
+              }
+
+              // Every order changes once more (a note): the current store then holds each exactly.
+              for (const [i, { model }] of orders.entries()) {
+                if ((sent[i] ?? 0) === 0) continue;
+                model.note = `final ${run}-${i}`;
+                model.updatedAt = new Date(Date.parse(model.updatedAt) + 3_600_000).toISOString();
+                const id = `${run}-${i}-final`;
+                await pipeline.send("orders/updated", orderPayload(model), {
+                  webhookId: id,
+                  eventId: id,
+                });
               }
               await pipeline.drain(30_000);
-
-              // At every point: each provider order holds only its own Shopify order's lines and
-              // fulfillments, and no store holds a Shopify order twice.
-              for (const stored of pipeline.sandbox.state.orders.all) {
-                const mine = orders.findIndex((o) => String(o.model.id) === stored.sourceOrderId);
-                if (mine < 0) continue;
-                const foreign = [
-                  ...stored.lineItems.map((l) => l.sourceLineItemId),
-                  ...stored.fulfillments.map((f) => f.sourceFulfillmentId),
-                ].filter((id) => !owned[mine]?.has(id));
-                expect(
-                  foreign,
-                  `provider order ${stored.orderId} of ${stored.sourceOrderId}`,
-                ).toEqual([]);
-              }
-              const keys = pipeline.sandbox.state.orders.all.map(
-                (o) => `${o.storeId}:${o.sourceOrderId}`,
+              // Webhooks not yet sent never happened for the provider: compare with what was sent.
+              // A canceled order is never written again (the provider's orders are immutable once
+              // canceled), so one the provider forgot stays forgotten: compared where it is held.
+              const models = orders
+                .filter((_, i) => (sent[i] ?? 0) === orders[i]?.deliveries.length)
+                .map((o) => o.model)
+                .filter(
+                  (m) => !m.cancelledAt || pipeline.sandbox.state.orders.find(store, String(m.id)),
+                );
+              const report = compareProjections(
+                models,
+                pipeline.sandbox.state.orders.all.filter(
+                  (o) =>
+                    o.storeId === store && models.some((m) => String(m.id) === o.sourceOrderId),
+                ),
               );
-              expect(new Set(keys).size).toBe(keys.length);
-            }
-
-            // Every order changes once more (a note): the current store then holds each exactly.
-            for (const [i, { model }] of orders.entries()) {
-              if ((sent[i] ?? 0) === 0) continue;
-              model.note = `final ${run}-${i}`;
-              model.updatedAt = new Date(Date.parse(model.updatedAt) + 3_600_000).toISOString();
-              const id = `${run}-${i}-final`;
-              await pipeline.send("orders/updated", orderPayload(model), {
-                webhookId: id,
-                eventId: id,
-              });
-            }
-            await pipeline.drain(30_000);
-            // Webhooks not yet sent never happened for the provider: compare with what was sent.
-            // A canceled order is never written again (the provider's orders are immutable once
-            // canceled), so one the provider forgot stays forgotten: compared where it is held.
-            const models = orders
-              .filter((_, i) => (sent[i] ?? 0) === orders[i]?.deliveries.length)
-              .map((o) => o.model)
-              .filter(
-                (m) => !m.cancelledAt || pipeline.sandbox.state.orders.find(store, String(m.id)),
-              );
-            const report = compareProjections(
-              models,
-              pipeline.sandbox.state.orders.all.filter(
-                (o) => o.storeId === store && models.some((m) => String(m.id) === o.sourceOrderId),
-              ),
-            );
-            expect(report.wrong).toEqual([]);
-            expect(report.duplicated).toEqual([]);
-            expect(report.lost).toEqual([]);
-            expect(await pipeline.ctx.queues.deadLetter.count()).toBe(0);
-          },
-        ),
-        { numRuns: 12, seed: 20261124, endOnFailure: true },
-      );
-      seen.retired = (await pipeline.ctx.links.retired(TEST_SHOP)).length;
-      // The run went through what it claims to survive.
-      expect(seen.forget).toBeGreaterThan(0);
-      expect(seen.lose).toBeGreaterThan(0);
-      expect(seen.switch).toBeGreaterThan(0);
-      expect(seen.retired).toBeGreaterThan(0);
-      console.log(
-        `link integrity: ${run} histories, ${seen.forget} forgotten orders, ${seen.lose} provider restarts without state, ${seen.switch} store switches, ${seen.retired} links retired`,
-      );
-    } finally {
-      await pipeline.close();
-    }
-  }, 240_000);
+              expect(report.wrong).toEqual([]);
+              expect(report.duplicated).toEqual([]);
+              expect(report.lost).toEqual([]);
+              expect(await pipeline.ctx.queues.deadLetter.count()).toBe(0);
+            },
+          ),
+          { numRuns: 12, seed, endOnFailure: true },
+        );
+        seen.retired = (await pipeline.ctx.links.retired(TEST_SHOP)).length;
+        // The fixed seed's run went through what it claims to survive (a random one may not).
+        if (regression) {
+          expect(seen.forget).toBeGreaterThan(0);
+          expect(seen.lose).toBeGreaterThan(0);
+          expect(seen.switch).toBeGreaterThan(0);
+          expect(seen.retired).toBeGreaterThan(0);
+        }
+        console.log(
+          `link integrity (seed ${seed}): ${run} histories, ${seen.forget} forgotten orders, ${seen.lose} provider restarts without state, ${seen.switch} store switches, ${seen.retired} links retired`,
+        );
+      } finally {
+        await pipeline.close();
+      }
+    },
+    240_000,
+  );
 });

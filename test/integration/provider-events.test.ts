@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RestOrder } from "@connector/shopify-standin";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
@@ -23,6 +23,7 @@ import {
   type InstallHarness,
   startInstallHarness,
 } from "../helpers/install-harness.ts";
+import { service } from "../helpers/services.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const SHOP = "claims-shop.myshopify.com";
@@ -97,8 +98,13 @@ async function start(options: { secret?: boolean; captureLogs?: boolean } = {}) 
   expect(subscribed.status).toBe(200);
 }
 
-/** Waits until the provider-event queue has nothing left to run: no job waiting, due or active. */
-async function providerEventQueueDrained(): Promise<void> {
+/**
+ * Every job the provider-event queue holds, in any state, once it has nothing left to run (no
+ * job waiting, due or active): what ran, and how many times.
+ */
+async function providerEventJobsOnceDrained(): Promise<
+  { id: string | undefined; state: string; attemptsMade: number }[]
+> {
   const queue = new ProviderEventQueue(h.ctx.redis, h.ctx.prefix);
   try {
     await expect
@@ -108,6 +114,14 @@ async function providerEventQueueDrained(): Promise<void> {
         ).reduce((sum, count) => sum + count, 0),
       )
       .toBe(0);
+    const jobs = await queue.queue.getJobs();
+    return Promise.all(
+      jobs.map(async (job) => ({
+        id: job.id,
+        state: await job.getState(),
+        attemptsMade: job.attemptsMade,
+      })),
+    );
   } finally {
     await queue.close();
   }
@@ -253,8 +267,17 @@ describe("the provider's events over HTTP, from the sandbox", () => {
     const replay = await control("POST", "/webhooks/replay", { webhookId });
     expect(replay.body.delivery.status).toBe(200);
     expect(JSON.parse(replay.body.delivery.answer)).toEqual({ ok: true, outcome: "duplicate" });
-    // Whatever could process it again (a job the replay queued) has run once the queue is empty.
-    await providerEventQueueDrained();
+    // Both deliveries accounted for: the first queued, the replay counted as a duplicate…
+    const metrics = await (await h.get("/metrics")).text();
+    for (const outcome of ["queued", "duplicate"]) {
+      expect(metrics).toContain(
+        `connector_webhooks_received_total{topic="provider",outcome="${outcome}"} 1`,
+      );
+    }
+    // …and, once nothing is left to run, the first delivery's job is the only one, run once.
+    expect(await providerEventJobsOnceDrained()).toEqual([
+      { id: `provider-event-${first?.id}`, state: "completed", attemptsMade: 1 },
+    ]);
     const events = await storedEvents();
     expect(events).toHaveLength(1);
     // The row's processing is the first one's: nothing ran again.
@@ -493,7 +516,7 @@ async function bareConnector(extra: Record<string, string> = {}) {
   const ctx = createConnector({
     config: resolveRuntimeConfig(env),
     logger: createLogger("silent"),
-    redis: inject("redisUrl"),
+    redis: service("redisUrl"),
     prefix: `t-${randomUUID()}`,
     providerDefaults: { baseUrl: BARE_BASE, authUrl: "http://127.0.0.1:9", audience: "a" },
   });

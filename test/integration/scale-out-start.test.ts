@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { freePortPair } from "../helpers/ports.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * `REDIS_CLUSTER_NODES=… npm start` and `DATABASE_URL=… npm start`, as the README shows them:
@@ -31,8 +32,8 @@ async function baseEnv(port: number, postgres: boolean): Promise<Record<string, 
     HOME: process.env.HOME ?? "",
     PORT: String(port),
     DATABASE_PATH: join(data, "connector.sqlite"),
-    ...(postgres ? { DATABASE_URL: await createTestDatabase(inject("postgresUrl")) } : {}),
-    REDIS_CLUSTER_NODES: inject("redisClusterNodes"),
+    ...(postgres ? { DATABASE_URL: await createTestDatabase(service("postgresUrl")) } : {}),
+    REDIS_CLUSTER_NODES: service("redisClusterNodes"),
     REDIS_PREFIX: `scale-start-${postgres ? "pg" : "sqlite"}-${process.pid}`,
   };
 }

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { ProviderStoreId } from "../../src/provider/schemas.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
+import { service } from "../helpers/services.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 const HOT = "hot-shop.myshopify.com";
@@ -27,7 +28,7 @@ function spawnWorker(p: Pipeline): ChildProcess {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", "worker"], {
     env: {
       ...process.env,
-      REDIS_URL: inject("redisUrl"),
+      REDIS_URL: service("redisUrl"),
       REDIS_PREFIX: p.ctx.prefix,
       DATABASE_PATH: p.ctx.config.env.DATABASE_PATH,
       PROVIDER_BASE_URL: p.sandbox.url,

@@ -7,16 +7,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
 import { QUEUE } from "../../src/queue/names.ts";
 import { openDatabase, ShopRepository } from "../../src/store/index.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
+import { service } from "../helpers/services.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const SECRET = "cluster-test-secret";
 const SHOP = "cluster-shop.myshopify.com";
-const redis = new Redis(inject("redisUrl"));
+const redis = new Redis(service("redisUrl"));
 afterAll(() => redis.disconnect());
 
 interface Role {
@@ -49,7 +50,7 @@ async function startRole(args: string[], env: Record<string, string>): Promise<R
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     env: {
       ...process.env,
-      REDIS_URL: inject("redisUrl"),
+      REDIS_URL: service("redisUrl"),
       REDIS_PREFIX: prefix,
       DATABASE_PATH: databasePath,
       SHOPIFY_API_SECRET: SECRET,

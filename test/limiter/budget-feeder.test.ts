@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { feedAtBudget } from "../../src/engine/budget-feeder.ts";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import { service } from "../helpers/services.ts";
 
 const connections: Redis[] = [];
 const queues: SyncQueues[] = [];
 const connect = () => {
-  const r = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+  const r = new Redis(service("redisUrl"), { maxRetriesPerRequest: null });
   connections.push(r);
   return r;
 };

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * A flash sale: far more live jobs than a window holds, on one store. The waiters must wake in
@@ -19,7 +20,7 @@ const limiterFor = (options: {
   marginMs?: number;
   liveSlowStart?: boolean;
 }) => {
-  const redis = new Redis(inject("redisUrl"));
+  const redis = new Redis(service("redisUrl"));
   connections.push(redis);
   return new StoreRateLimiter(redis, {
     jitterMs: 0,

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
+import { service } from "../helpers/services.ts";
 
-const redis = new Redis(inject("redisUrl"));
+const redis = new Redis(service("redisUrl"));
 afterAll(() => redis.disconnect());
 
 describe("StoreRateLimiter.inspect", () => {

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { type Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it, onTestFinished } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../../src/queue/names.ts";
 import { LIVE_WAITER_PRIORITY, type LiveShare, SyncQueues } from "../../src/queue/sync-queue.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * One store's flash sale must not hold up another store's orders in the queue: a shop's live
@@ -12,7 +13,7 @@ import { LIVE_WAITER_PRIORITY, type LiveShare, SyncQueues } from "../../src/queu
  * limiter handed back comes back between the two. Real Redis, real BullMQ.
  */
 
-const redis = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+const redis = new Redis(service("redisUrl"), { maxRetriesPerRequest: null });
 afterAll(() => redis.disconnect());
 
 function queuesWith(liveShare: LiveShare) {

@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
+import { service } from "../helpers/services.ts";
 
 const connections: Redis[] = [];
 const connect = () => {
-  const r = new Redis(inject("redisUrl"));
+  const r = new Redis(service("redisUrl"));
   connections.push(r);
   return r;
 };

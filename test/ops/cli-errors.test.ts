@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogs } from "../helpers/captured-logs.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * CLI failures as an operator meets them: one line with the cause and the fix, never a stack
@@ -31,7 +32,7 @@ async function cli(args: string[], env: Record<string, string> = {}) {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? "",
-          REDIS_URL: inject("redisUrl"),
+          REDIS_URL: service("redisUrl"),
           REDIS_PREFIX: p.ctx.prefix,
           DATABASE_PATH: p.ctx.config.env.DATABASE_PATH,
           LOG_LEVEL: "warn",

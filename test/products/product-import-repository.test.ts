@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ProductImportRepository } from "../../src/products/index.ts";
 import { type Db, openDatabase } from "../../src/store/index.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
+import { service } from "../helpers/services.ts";
 
 const opened: Db[] = [];
 const dirs: string[] = [];
@@ -19,7 +20,7 @@ const ENGINES = {
     dirs.push(dir);
     return openDatabase(join(dir, "connector.sqlite"));
   },
-  postgres: async () => openDatabase(await createTestDatabase(inject("postgresUrl"))),
+  postgres: async () => openDatabase(await createTestDatabase(service("postgresUrl"))),
 };
 
 const SPACE = { shop: "repo-shop.myshopify.com", storeId: 1001, providerBaseUrl: "http://p/v1" };

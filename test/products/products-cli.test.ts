@@ -2,10 +2,11 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProductImportRepository } from "../../src/products/index.ts";
 import { cliEntry, runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { service } from "../helpers/services.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const HEADER = "handle,title,option1_name,option1_value,sku,price,grams";
@@ -280,7 +281,7 @@ describe("an import killed half-way", () => {
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
-          REDIS_URL: inject("redisUrl"),
+          REDIS_URL: service("redisUrl"),
           REDIS_PREFIX: p.ctx.prefix,
           DATABASE_PATH: p.ctx.config.env.DATABASE_PATH,
           SHOPIFY_API_SECRET: p.ctx.config.shopifyApiSecret,

@@ -282,7 +282,7 @@ describe("stores, products, registrations", () => {
     await client.deleteProduct(first.product.productId);
     await client.deleteProduct(first.product.productId);
     const deleted = await client.getProduct(first.product.productId);
-    expect(deleted.deletedOn).toBeTruthy();
+    expect(deleted.deletedOn).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
     expect(deleted.variants).toEqual([]);
     const revived = await client.createProduct({ handle: "legacy-tee", storeId: 1001, variants });
     expect(revived.product.productId).toBe(first.product.productId);

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import {
   ProviderClient,
@@ -11,6 +11,7 @@ import {
   ProviderRateLimitError,
   type ResponseInfo,
 } from "../../src/provider/index.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * The provider client's default transport (undici `request` on a shared keep-alive pool)
@@ -36,7 +37,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  redis = new Redis(inject("redisUrl"));
+  redis = new Redis(service("redisUrl"));
 });
 afterAll(async () => {
   redis.disconnect();

@@ -4,8 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * Issue 31, vulnerability 1: `POST /settings/catalog?embedded=1` without a session token made the
@@ -40,7 +41,7 @@ beforeAll(async () => {
       HOME: process.env.HOME ?? "",
       PORT: String(port),
       APP_URL: `http://127.0.0.1:${port}`,
-      REDIS_URL: inject("redisUrl"),
+      REDIS_URL: service("redisUrl"),
       REDIS_PREFIX: `t-${randomUUID()}`,
       DATABASE_PATH: join(dir, "connector.sqlite"),
       PROVIDER_BASE_URL: "http://127.0.0.1:9/v1",

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createSecretBox, sealedFor } from "../../src/lib/secret-box.ts";
 import {
   openDatabase,
@@ -15,6 +15,7 @@ import {
 import { cliEntry } from "../helpers/cli.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { service } from "../helpers/services.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -28,7 +29,7 @@ afterAll(() => {
 describe("provider tokens in Redis", () => {
   it("are sealed: the cached value holds no bearer token", async () => {
     const p = await startPipeline();
-    const redis = new Redis(inject("redisUrl"));
+    const redis = new Redis(service("redisUrl"));
     try {
       expect(
         (await p.send("orders/create", orderPayload(newModelOrder(8_001, 8_001_000)))).status,
@@ -119,7 +120,7 @@ function startMain(env: Record<string, string>) {
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
-      REDIS_URL: inject("redisUrl"),
+      REDIS_URL: service("redisUrl"),
       REDIS_PREFIX: `t-${randomUUID()}`,
       PROVIDER_BASE_URL: "http://127.0.0.1:9/v1",
       PROVIDER_AUTH_URL: "http://127.0.0.1:9",
@@ -157,7 +158,7 @@ describe("a changed ENCRYPTION_KEY", () => {
     const redisPrefix = `t-${randomUUID()}`;
     const env = {
       DATABASE_PATH: path,
-      REDIS_URL: inject("redisUrl"),
+      REDIS_URL: service("redisUrl"),
       REDIS_PREFIX: redisPrefix,
       ENCRYPTION_KEY: NEW_KEY,
       ENCRYPTION_KEY_PREVIOUS: OLD_KEY,

@@ -4,13 +4,14 @@ import { join } from "node:path";
 import { Session } from "@shopify/shopify-api";
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
 import pg from "pg";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
 import { createLinkRepository, type Db, openDatabase } from "../../src/store/index.ts";
 import * as sqliteSchema from "../../src/store/schema.ts";
 import * as pgSchema from "../../src/store/schema-pg.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
+import { service } from "../helpers/services.ts";
 
 const opened: Db[] = [];
 const dirs: string[] = [];
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 async function postgresStore(): Promise<{ db: Db; url: string }> {
-  const url = await createTestDatabase(inject("postgresUrl"));
+  const url = await createTestDatabase(service("postgresUrl"));
   const db = openDatabase(url);
   opened.push(db);
   await db.ready();
@@ -96,7 +97,7 @@ describe("the Postgres link store", () => {
   });
 
   it("migrates once when every process of a deployment starts at the same moment", async () => {
-    const url = await createTestDatabase(inject("postgresUrl"));
+    const url = await createTestDatabase(service("postgresUrl"));
     const stores = Array.from({ length: 4 }, () => openDatabase(url));
     opened.push(...stores);
     await Promise.all(stores.map((db) => db.ready()));

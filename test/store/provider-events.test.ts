@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   ClaimRepository,
   type ClaimUpdate,
@@ -15,6 +15,7 @@ import {
   ShopRepository,
 } from "../../src/store/index.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
+import { service } from "../helpers/services.ts";
 
 const opened: Db[] = [];
 const dirs: string[] = [];
@@ -29,7 +30,7 @@ const ENGINES = {
     dirs.push(dir);
     return openDatabase(join(dir, "c.sqlite"));
   },
-  postgres: async () => openDatabase(await createTestDatabase(inject("postgresUrl"))),
+  postgres: async () => openDatabase(await createTestDatabase(service("postgresUrl"))),
 };
 
 async function store(engine: keyof typeof ENGINES) {

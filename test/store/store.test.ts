@@ -3,7 +3,7 @@ import { createCipheriv } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import {
   createLinkRepository,
@@ -12,6 +12,7 @@ import {
   ShopRepository,
 } from "../../src/store/index.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
+import { service } from "../helpers/services.ts";
 
 let dir: string;
 let db: Db;
@@ -139,7 +140,7 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
     if (engine === "sqlite") return;
     // The same tests on a fresh database of the run's Postgres.
     await db.close();
-    db = openDatabase(await createTestDatabase(inject("postgresUrl")));
+    db = openDatabase(await createTestDatabase(service("postgresUrl")));
     await db.ready();
   });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 import { createSyncProcessor, type SyncProcessorDeps } from "../../src/engine/sync-processor.ts";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
@@ -29,6 +29,7 @@ import {
 } from "../../src/store/index.ts";
 import type { ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { ScriptedProvider } from "../helpers/scripted-provider.ts";
+import { service } from "../helpers/services.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 // The sync processor's branches, one at a time, through its narrow deps: the real snapshot
@@ -58,7 +59,7 @@ let queues: SyncQueues;
 let snapshots: SnapshotStore;
 
 beforeAll(() => {
-  redis = new Redis(inject("redisUrl"));
+  redis = new Redis(service("redisUrl"));
 });
 afterAll(() => {
   redis.disconnect();
@@ -281,7 +282,7 @@ describe("sync processor: waiting for a slot", () => {
     const seen: string[] = [];
     const connections: Redis[] = [];
     const startWorker = () => {
-      const connection = new Redis(inject("redisUrl"), { maxRetriesPerRequest: null });
+      const connection = new Redis(service("redisUrl"), { maxRetriesPerRequest: null });
       connections.push(connection);
       return new Worker<SyncJobData>(
         QUEUE.sync,

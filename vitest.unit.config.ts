@@ -1,0 +1,54 @@
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * The unit tier (`npm run test:unit`): the `*.unit.test.ts(x)` files, which need no service: no
+ * Redis, PostgreSQL, Chromium, child process or bundled CLI. Its global setup starts nothing
+ * (only the leak check), so a unit test that reaches for a service gets one line with the
+ * tier's rule (`test/helpers/services.ts`, `test/helpers/unit-tier.ts`). `npm test` runs these
+ * files too, beside everything else.
+ */
+export const UNIT_TESTS = ["test/**/*.unit.test.ts", "test/**/*.unit.test.tsx"];
+
+/**
+ * Unit files that replace a module with `vi.mock`: they get a fresh module graph of their own.
+ * The others share one per worker (`isolate: false`): loading the shared modules again for
+ * every file was half the tier's time.
+ */
+export const MOCKING_UNIT_TESTS = ["test/security/signature-compare.security.unit.test.ts"];
+
+/** The tier's settings for these files (test/build/unit-tier.test.ts runs its fixtures so). */
+export function unitTier(files: { include: string[]; mocking?: string[]; exclude?: string[] }) {
+  const exclude = [...configDefaults.exclude, ...(files.exclude ?? [])];
+  const mocking = files.mocking ?? [];
+  return defineConfig({
+    test: {
+      globalSetup: ["test/helpers/leak-check.ts"],
+      setupFiles: ["test/helpers/unit-tier.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+      pool: "forks",
+      reporters: ["default", "./test/helpers/summary-reporter.ts"],
+      projects: [
+        {
+          extends: true,
+          test: {
+            name: "unit",
+            include: files.include,
+            exclude: [...exclude, ...mocking],
+            isolate: false,
+          },
+        },
+        ...(mocking.length > 0
+          ? [{ extends: true, test: { name: "unit-mocking", include: mocking, exclude } }]
+          : []),
+      ],
+    },
+  });
+}
+
+export default unitTier({
+  include: UNIT_TESTS,
+  mocking: MOCKING_UNIT_TESTS,
+  // Fixtures are run by the tests that need them, under a config of their own.
+  exclude: ["test/fixtures/**"],
+});
