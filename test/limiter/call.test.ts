@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { type Slot, StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 import { ProviderRateLimitError } from "../../src/provider/index.ts";
+import { service } from "../helpers/services.ts";
 
-const redis = new Redis(inject("redisUrl"));
+const redis = new Redis(service("redisUrl"));
 afterAll(() => redis.disconnect());
 
 const limiterFor = (options: { limit: number; windowMs: number }, prefix = `t-${randomUUID()}`) =>
