@@ -1,4 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  BackfillQueue,
+  BackfillRepository,
+  SweepScheduler,
+  sweepSchedulerId,
+} from "../../src/backfill/index.ts";
 import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
 import { deadLetterId } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
@@ -167,5 +173,53 @@ describe("/admin/api/dead-letters", () => {
     }
     // Nothing was touched.
     expect((await pipeline.ctx.queues.deadLetter.getJobCounts("waiting")).waiting).toBe(3);
+  });
+});
+
+describe("/admin/api/dead-letters retry of a stored app/uninstalled", () => {
+  it("uninstalls the shop as a delivered one does: status, sweep schedule, backfill", async () => {
+    pipeline = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
+    const p = pipeline;
+    const backfills = new BackfillRepository(p.ctx.db);
+    const backfillQueue = new BackfillQueue(p.ctx.redis, p.ctx.prefix, backfills);
+    const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
+    try {
+      await sweeps.schedule(TEST_SHOP);
+      const { backfill } = await backfillQueue.start(TEST_SHOP, { since: "2026-10-01T00:00:00Z" });
+      await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
+      // The delivery was dead-lettered (say its body once failed to parse); the operator fixed
+      // what was wrong and retries it from the queue.
+      const now = new Date().toISOString();
+      const id = deadLetterId(TEST_SHOP, null, "uninstall-1");
+      await p.ctx.queues.addDeadLetter(id, {
+        shop: TEST_SHOP,
+        orderId: null,
+        topic: "app/uninstalled",
+        webhookId: "uninstall-1",
+        reason: "webhook body could not be used: test",
+        category: "payload",
+        errorClass: "PayloadError",
+        rawPayload: JSON.stringify({ id: 1, domain: TEST_SHOP }),
+        attempts: 1,
+        firstFailedAt: now,
+        lastFailedAt: now,
+      });
+
+      const response = await call(`/admin/api/dead-letters/${encodeURIComponent(id)}/retry`, {
+        method: "POST",
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        result: "reingested",
+        message: "webhook re-ingested: uninstalled",
+      });
+      expect((await p.ctx.shops.getShop(TEST_SHOP))?.status).toBe("uninstalled");
+      expect(await sweeps.queue.getJobScheduler(sweepSchedulerId(TEST_SHOP))).toBeUndefined();
+      expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 0 });
+      expect((await backfills.get(backfill.id))?.status).toBe("paused");
+    } finally {
+      await backfillQueue.close();
+      await sweeps.close();
+    }
   });
 });
