@@ -27,7 +27,7 @@ async function seeded() {
   const p = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
   await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
   const add = async (shop: string, orderId: string, category: FailureCategory) => {
-    await p.ctx.snapshots.putOrder(
+    await p.ctx.snapshots.storeOrder(
       sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),
     );
     const now = new Date().toISOString();
