@@ -1,4 +1,5 @@
 import { and, count, desc, eq, max } from "drizzle-orm";
+import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { FailureCategory, FailureField, FailureRecord } from "../sync/failure.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import { type Db, writeTogether } from "./database.ts";
@@ -72,6 +73,25 @@ export interface OrderRow {
   orderHash: string;
   syncedVersion: string | null;
   canceledAt: string | null;
+}
+
+/** An order's links from its order row and its line-item and fulfillment link rows. */
+export function orderLinksOf(
+  sourceOrderId: string,
+  order: OrderRow,
+  lineItems: OrderLinks["lineItems"],
+  fulfillments: OrderLinks["fulfillments"],
+): OrderLinks {
+  return {
+    storeId: order.storeId as ProviderStoreId,
+    sourceOrderId,
+    orderId: order.orderId as ProviderOrderId,
+    orderHash: order.orderHash,
+    syncedVersion: order.syncedVersion,
+    canceledAt: order.canceledAt,
+    lineItems,
+    fulfillments,
+  };
 }
 
 /**

@@ -1,5 +1,4 @@
 import type pg from "pg";
-import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
 import type {
@@ -9,7 +8,7 @@ import type {
   LinkStep,
   OrderKey,
 } from "./link-effects.ts";
-import { LINK_SQL, type OrderRow } from "./link-queries.ts";
+import { LINK_SQL, type OrderRow, orderLinksOf } from "./link-queries.ts";
 
 /** A statement's input: any record whose keys name its parameters (others are ignored). */
 type Params = object;
@@ -101,18 +100,7 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
       on,
       { shop, sourceOrderId },
     );
-    if (!order) return null;
-    const { lineItems, fulfillments } = order;
-    return {
-      storeId: order.storeId as ProviderStoreId,
-      sourceOrderId,
-      orderId: order.orderId as ProviderOrderId,
-      orderHash: order.orderHash,
-      syncedVersion: order.syncedVersion,
-      canceledAt: order.canceledAt,
-      lineItems,
-      fulfillments,
-    };
+    return order ? orderLinksOf(sourceOrderId, order, order.lineItems, order.fulfillments) : null;
   };
 
   const step = (on: Queryable, s: LinkStep): Promise<unknown> => {

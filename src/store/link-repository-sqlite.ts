@@ -1,9 +1,8 @@
 import type BetterSqlite3 from "better-sqlite3";
-import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
 import type { LinkExecutor, LinkProgram, LinkStatement, LinkStep } from "./link-effects.ts";
-import { LINK_SQL, type OrderRow } from "./link-queries.ts";
+import { LINK_SQL, type OrderRow, orderLinksOf } from "./link-queries.ts";
 
 /**
  * The link programs on SQLite, run synchronously: each statement of `LINK_SQL` prepared once as
@@ -24,16 +23,12 @@ export function sqliteLinkExecutor(db: Extract<Db, { dialect: "sqlite" }>): Link
     const key = { shop, sourceOrderId };
     const order = statements.selectOrder.get(key) as OrderRow | undefined;
     if (!order) return null;
-    return {
-      storeId: order.storeId as ProviderStoreId,
+    return orderLinksOf(
       sourceOrderId,
-      orderId: order.orderId as ProviderOrderId,
-      orderHash: order.orderHash,
-      syncedVersion: order.syncedVersion,
-      canceledAt: order.canceledAt,
-      lineItems: statements.selectLines.all(key) as OrderLinks["lineItems"],
-      fulfillments: statements.selectFulfillments.all(key) as OrderLinks["fulfillments"],
-    };
+      order,
+      statements.selectLines.all(key) as OrderLinks["lineItems"],
+      statements.selectFulfillments.all(key) as OrderLinks["fulfillments"],
+    );
   };
 
   const step = (s: LinkStep): unknown => {

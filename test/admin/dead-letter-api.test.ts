@@ -1,14 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  BackfillQueue,
-  BackfillRepository,
-  SweepScheduler,
-  sweepSchedulerId,
-} from "../../src/backfill/index.ts";
 import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
 import { deadLetterId } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { startShopBackgroundWork } from "../helpers/shop-background-work.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 const TOKEN = "admin-token-for-tests-0123456789";
@@ -180,12 +175,8 @@ describe("/admin/api/dead-letters retry of a stored app/uninstalled", () => {
   it("uninstalls the shop as a delivered one does: status, sweep schedule, backfill", async () => {
     pipeline = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
     const p = pipeline;
-    const backfills = new BackfillRepository(p.ctx.db);
-    const backfillQueue = new BackfillQueue(p.ctx.redis, p.ctx.prefix, backfills);
-    const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
+    const work = await startShopBackgroundWork(p, TEST_SHOP);
     try {
-      await sweeps.schedule(TEST_SHOP);
-      const { backfill } = await backfillQueue.start(TEST_SHOP, { since: "2026-10-01T00:00:00Z" });
       await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
       // The delivery was dead-lettered (say its body once failed to parse); the operator fixed
       // what was wrong and retries it from the queue.
@@ -214,12 +205,9 @@ describe("/admin/api/dead-letters retry of a stored app/uninstalled", () => {
         message: "webhook re-ingested: uninstalled",
       });
       expect((await p.ctx.shops.getShop(TEST_SHOP))?.status).toBe("uninstalled");
-      expect(await sweeps.queue.getJobScheduler(sweepSchedulerId(TEST_SHOP))).toBeUndefined();
-      expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 0 });
-      expect((await backfills.get(backfill.id))?.status).toBe("paused");
+      await work.expectStopped();
     } finally {
-      await backfillQueue.close();
-      await sweeps.close();
+      await work.close();
     }
   });
 });
