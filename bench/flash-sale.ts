@@ -313,7 +313,7 @@ async function runFlash(
       shop: shopOf(store) as ShopDomain,
       id: String(id) as ShopifyOrderId,
     });
-    await ctx.snapshots.putOrder(order);
+    await ctx.snapshots.storeOrder(order);
     return { shop: order.shop, orderId: order.id, receivedAt: Date.now() };
   };
   // The burst's orders synced so far: their links, in the database every worker writes.

@@ -169,7 +169,7 @@ async function run(
       shop: shopOf(HOT) as ShopDomain,
       id: String(1_000_000 + i) as ShopifyOrderId,
     });
-    await ctx.snapshots.putOrder(order);
+    await ctx.snapshots.storeOrder(order);
     backlogItems.push({
       shop: order.shop,
       orderId: order.id,

@@ -168,7 +168,7 @@ async function prepare(prefix: string, database: string) {
       shop: `bench-${storeId}.myshopify.com` as ShopDomain,
       id: String(firstId + i) as ShopifyOrderId,
     });
-    await ctx.snapshots.putOrder(order);
+    await ctx.snapshots.storeOrder(order);
     jobs.push({
       name: "sync",
       data: {

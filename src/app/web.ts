@@ -1,11 +1,8 @@
 import type { Session } from "@shopify/shopify-api";
 import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
-import { cachedShopStatus } from "../ingest/shop-status.ts";
-import { SnapshotStore } from "../ingest/snapshot-store.ts";
-import { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
-import { createLifecycleHandlers } from "../lifecycle/shop-lifecycle.ts";
+import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
 import { formatOf, importView, ProductImportQueue } from "../products/index.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { SyncQueues } from "../queue/sync-queue.ts";
@@ -35,18 +32,11 @@ export function composeWebApp(
     // Shopify gives a webhook 5 s: never wait long for an operator's retry of the same entry.
     { deadLetterLockWaitMs: 1_000, liveShare: liveShareOf(config.env) },
   );
-  const shopStatus = cachedShopStatus(connector);
   const shopJobs = createShopJobs(connector);
-  const ingest = new WebhookIngest({
+  const ingest = createWebhookIngest(connector, {
     redis: ingestRedis,
-    prefix,
-    snapshots: new SnapshotStore(ingestRedis, { prefix }),
     queues: ingestQueues,
-    shops: shopStatus,
-    lifecycle: createLifecycleHandlers(connector, {
-      onShopChanged: (shop) => shopStatus.forget(shop),
-      onUninstalled: (shop) => shopJobs.uninstalled(shop),
-    }),
+    shopJobs,
   });
   const productImports = new ProductImportQueue(connector.redis, prefix);
   const providerEventQueue = new ProviderEventQueue(ingestRedis, prefix);

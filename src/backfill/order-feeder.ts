@@ -43,7 +43,7 @@ export async function feedOrders(
   let stored = 0;
   async function* items() {
     for await (const order of orders) {
-      if (await deps.snapshots.putOrder(order)) stored++;
+      if ((await deps.snapshots.storeOrder(order)) === "stored") stored++;
       yield {
         shop: shop.shop,
         orderId: order.id,

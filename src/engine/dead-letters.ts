@@ -231,7 +231,7 @@ export class DeadLetters {
             : "no stored state of this order (snapshots expire after 14 days) and no Shopify refetch is configured; resync the order from Shopify",
         );
       }
-      await this.#deps.snapshots.putOrder(fresh);
+      await this.#deps.snapshots.storeOrder(fresh);
     }
 
     // The history waits for the order in case the retry fails again (see recordDeadLetter).

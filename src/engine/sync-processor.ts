@@ -452,7 +452,7 @@ async function loadOrder(deps: SyncProcessorDeps, shop: ShopRecord, orderId: str
   if (snapshot?.staleSince && deps.refetchOrder) {
     const fresh = await deps.refetchOrder(shop, orderId);
     if (fresh) {
-      await deps.snapshots.putOrder(fresh);
+      await deps.snapshots.storeOrder(fresh);
       return (await deps.snapshots.get(shop.shop, orderId))?.order ?? fresh;
     }
   }

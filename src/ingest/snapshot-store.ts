@@ -21,11 +21,10 @@ import type { SourceFulfillment, SourceOrder } from "../sync/source-order.ts";
 /** The receiver's dedupe mark was already there: nothing was written (see lua/). */
 const DUPLICATE = 3;
 
-/** The snapshot scripts (`lua/`): one each for orders, fulfillments and hints. */
+/** The snapshot scripts (`lua/`): one for a versioned part (the order, a fulfillment), one for hints. */
 const dir = new URL("./lua/", import.meta.url);
 const SNAPSHOT_SCRIPTS = {
-  snapshotOrder: loadLua(dir, "snapshot-order"),
-  snapshotFulfillment: loadLua(dir, "snapshot-fulfillment"),
+  snapshotPart: loadLua(dir, "snapshot-part"),
   snapshotHint: loadLua(dir, "snapshot-hint"),
 };
 
@@ -55,14 +54,7 @@ interface WriteOptions {
  */
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    snapshotOrder(
-      numberOfKeys: 1 | 2,
-      ...keysAndArgs: (string | number)[]
-    ): Result<number, Context>;
-    snapshotFulfillment(
-      numberOfKeys: 1 | 2,
-      ...keysAndArgs: (string | number)[]
-    ): Result<number, Context>;
+    snapshotPart(numberOfKeys: 1 | 2, ...keysAndArgs: (string | number)[]): Result<number, Context>;
     snapshotHint(numberOfKeys: 1 | 2, ...keysAndArgs: (string | number)[]): Result<number, Context>;
   }
 }
@@ -107,47 +99,19 @@ export class SnapshotStore {
     return snapshotKey(this.#prefix, shop, orderId);
   }
 
-  /** Stores the order when it is newer than what is kept. Returns whether it was stored. */
-  async putOrder(order: SourceOrder, options: { live?: boolean } = {}): Promise<boolean> {
-    return (await this.storeOrder(order, options)) === "stored";
-  }
-
   /**
-   * Like `putOrder`, and tells a delivery of the version already held ("same") from an older one:
-   * the receiver queues a job for "same", because an earlier attempt of that delivery may have
-   * stored the snapshot and failed before its job was queued. With `seen`, "duplicate" when the
-   * event's mark is there (nothing written), and an "older" delivery is marked in the same call.
+   * Stores the order when it is newer than what is kept: "stored", "older" (a newer one is kept)
+   * or "same" (that version is already held). The receiver queues a job for "same", because an
+   * earlier attempt of that delivery may have stored the snapshot and failed before its job was
+   * queued. With `seen`, "duplicate" when the event's mark is there (nothing written), and an
+   * "older" delivery is marked in the same call.
    */
   async storeOrder(order: SourceOrder, options: WriteOptions = {}): Promise<ReceiveOutcome> {
     const key = this.key(order.shop, order.id);
-    const json = JSON.stringify(order);
-    const version = versionOf(order.updatedAt);
-    const liveAt = options.live ? String(Date.now()) : "";
-    const { seen } = options;
-    const code = seen
-      ? await this.#redis.snapshotOrder(
-          2,
-          key,
-          seen.key,
-          json,
-          version,
-          this.#ttlMs,
-          liveAt,
-          seen.ttlSeconds,
-        )
-      : await this.#redis.snapshotOrder(1, key, json, version, this.#ttlMs, liveAt);
-    return putOutcome(code);
+    return this.#storePart(key, "o", "ov", JSON.stringify(order), order.updatedAt, options);
   }
 
-  async putFulfillment(
-    shop: string,
-    fulfillment: SourceFulfillment,
-    options: { live?: boolean } = {},
-  ): Promise<boolean> {
-    return (await this.storeFulfillment(shop, fulfillment, options)) === "stored";
-  }
-
-  /** Like `putFulfillment`, with the outcomes of `storeOrder`. */
+  /** A fulfillment from a fulfillments/* webhook, as `storeOrder` stores an order. */
   async storeFulfillment(
     shop: string,
     fulfillment: SourceFulfillment,
@@ -155,13 +119,25 @@ export class SnapshotStore {
   ): Promise<ReceiveOutcome> {
     const key = this.key(shop, fulfillment.orderId);
     const json = JSON.stringify(fulfillment);
-    const version = versionOf(fulfillment.updatedAt);
+    const { id, updatedAt } = fulfillment;
+    return this.#storePart(key, `f:${id}`, `fv:${id}`, json, updatedAt, options);
+  }
+
+  /** One newer-only write of a part of the hash (lua/snapshot-part.lua). */
+  async #storePart(
+    key: string,
+    field: string,
+    versionField: string,
+    json: string,
+    updatedAt: string,
+    options: WriteOptions,
+  ): Promise<ReceiveOutcome> {
+    const args = [field, versionField, json, versionOf(updatedAt), this.#ttlMs];
     const liveAt = options.live ? String(Date.now()) : "";
     const { seen } = options;
-    const args = [fulfillment.id, json, version, this.#ttlMs, liveAt];
     const code = seen
-      ? await this.#redis.snapshotFulfillment(2, key, seen.key, ...args, seen.ttlSeconds)
-      : await this.#redis.snapshotFulfillment(1, key, ...args);
+      ? await this.#redis.snapshotPart(2, key, seen.key, ...args, liveAt, seen.ttlSeconds)
+      : await this.#redis.snapshotPart(1, key, ...args, liveAt);
     return putOutcome(code);
   }
 

@@ -61,3 +61,5 @@ export function createShopJobs(ctx: ShopJobsDeps) {
     },
   };
 }
+
+export type ShopJobs = ReturnType<typeof createShopJobs>;

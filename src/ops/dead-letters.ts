@@ -1,29 +1,21 @@
 import { DeadLetters, type DeadLettersDeps } from "../engine/dead-letters.ts";
-import { SnapshotStore } from "../ingest/snapshot-store.ts";
-import { WebhookIngest } from "../ingest/webhook-ingest.ts";
-import { createLifecycleHandlers, type LifecycleDeps } from "../lifecycle/shop-lifecycle.ts";
+import { createWebhookIngest, type WebhookReceiverDeps } from "../lifecycle/webhook-receiver.ts";
 
-/** What the dead-letter queue's operations need: its own deps and the lifecycle's. */
+/** What the dead-letter queue's operations need: its own deps and the receiver's. */
 export interface DeadLetterOpsDeps
-  extends LifecycleDeps,
+  extends WebhookReceiverDeps,
     Omit<DeadLettersDeps, "logger" | "reingest" | "refetchOrder"> {
   refetchOrder: NonNullable<DeadLettersDeps["refetchOrder"]>;
 }
 
 /**
  * The dead-letter queue wired to a process's context (admin API, CLI). Orders whose snapshot
- * expired are refetched from Shopify; payload entries are re-ingested through the same receiver
- * logic the webhook route uses.
+ * expired are refetched from Shopify; payload entries are re-ingested through the receiver the
+ * webhook route uses, lifecycle hooks included (a retried app/uninstalled stops the shop's
+ * background work). The shop's status is read fresh for each retry.
  */
 export function createDeadLetters(ctx: DeadLetterOpsDeps): DeadLetters {
-  const ingest = new WebhookIngest({
-    redis: ctx.redis,
-    prefix: ctx.prefix,
-    snapshots: new SnapshotStore(ctx.redis, { prefix: ctx.prefix }),
-    queues: ctx.queues,
-    shops: { shopStatus: async (shop) => (await ctx.shops.getShop(shop))?.status ?? "unknown" },
-    lifecycle: createLifecycleHandlers(ctx),
-  });
+  const ingest = createWebhookIngest(ctx, { statusTtlMs: 0 });
   return new DeadLetters({
     queues: ctx.queues,
     redis: ctx.redis,

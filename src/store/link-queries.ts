@@ -1,4 +1,5 @@
 import { and, count, desc, eq, max } from "drizzle-orm";
+import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { FailureCategory, FailureField, FailureRecord } from "../sync/failure.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import { type Db, writeTogether } from "./database.ts";
@@ -74,6 +75,25 @@ export interface OrderRow {
   canceledAt: string | null;
 }
 
+/** An order's links from its order row and its line-item and fulfillment link rows. */
+export function orderLinksOf(
+  sourceOrderId: string,
+  order: OrderRow,
+  lineItems: OrderLinks["lineItems"],
+  fulfillments: OrderLinks["fulfillments"],
+): OrderLinks {
+  return {
+    storeId: order.storeId as ProviderStoreId,
+    sourceOrderId,
+    orderId: order.orderId as ProviderOrderId,
+    orderHash: order.orderHash,
+    syncedVersion: order.syncedVersion,
+    canceledAt: order.canceledAt,
+    lineItems,
+    fulfillments,
+  };
+}
+
 /**
  * The statements of the hot path, one text for both engines: named parameters (`@shop`), which
  * better-sqlite3 takes as they are and the Postgres store numbers (`$1`); camelCase names are
@@ -135,9 +155,12 @@ export const LINK_SQL = {
   archive: `INSERT INTO retired_order_links (shop, source_order_id, provider_base_url, store_id, order_id, order_name, reason, retired_at)
        SELECT shop, source_order_id, provider_base_url, store_id, order_id, order_name, CAST(@reason AS TEXT), CAST(@at AS TEXT)
        FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
-  retireOne: ["line_item_links", "fulfillment_links", "intents", "order_links"].map(
-    (table) => `DELETE FROM ${table} WHERE shop = @shop AND source_order_id = @sourceOrderId`,
-  ),
+  retireLines:
+    "DELETE FROM line_item_links WHERE shop = @shop AND source_order_id = @sourceOrderId",
+  retireFulfillments:
+    "DELETE FROM fulfillment_links WHERE shop = @shop AND source_order_id = @sourceOrderId",
+  retireIntents: "DELETE FROM intents WHERE shop = @shop AND source_order_id = @sourceOrderId",
+  retireOrder: "DELETE FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId",
   outside: `SELECT source_order_id AS "sourceOrderId" FROM order_links
        WHERE shop = @shop AND (store_id <> @storeId OR (CAST(@providerBaseUrl AS TEXT) IS NOT NULL
          AND (provider_base_url IS NULL OR provider_base_url <> @providerBaseUrl)))`,
@@ -150,38 +173,12 @@ export const LINK_SQL = {
  * Given a `SyncedCheck`, the same transaction marks the order synced when nothing is left to
  * send, and the call returns whether it did.
  *
- * This base holds what both engines share (drizzle's builder, awaited); the hot path is written
- * per engine: `SqliteLinkRepository` (prepared statements in synchronous transactions) and
- * `PgLinkRepository` (pooled queries in transactions that lock the order).
+ * This base holds the queries drizzle's builder writes for both engines; the hot path (intents,
+ * effects, the links a sync reads) is `LinkRepository` (link-repository.ts), whose writes are
+ * programs (link-effects.ts) run by each engine's executor.
  */
 export abstract class LinkQueries {
   constructor(protected readonly db: Db) {}
-
-  abstract loadLinks(shop: string, sourceOrderId: string): Promise<OrderLinks | null>;
-  abstract spaceOf(shop: string, sourceOrderId: string): Promise<LinkSpace | null>;
-  abstract retireOrder(shop: string, sourceOrderId: string, reason: string): Promise<boolean>;
-  abstract retireOutside(shop: string, space: LinkSpace, reason: string): Promise<number>;
-  abstract beginIntent(
-    shop: string,
-    sourceOrderId: string,
-    key: string,
-    kind: string,
-  ): Promise<IntentRow>;
-  abstract releaseIntent(shop: string, sourceOrderId: string, key: string): Promise<void>;
-  abstract recordOrderCreated(input: OrderCreated, synced?: SyncedCheck): Promise<boolean>;
-  abstract recordOrderUpdated(input: OrderUpdated, synced?: SyncedCheck): Promise<boolean>;
-  abstract recordLineItemAdded(input: LineItemAdded, synced?: SyncedCheck): Promise<boolean>;
-  abstract recordLineItemCanceled(input: LineItemCanceled, synced?: SyncedCheck): Promise<boolean>;
-  abstract recordFulfillmentUpserted(
-    input: FulfillmentUpserted,
-    synced?: SyncedCheck,
-  ): Promise<boolean>;
-  abstract recordOrderCanceled(input: OrderCanceled, synced?: SyncedCheck): Promise<boolean>;
-  abstract lastFailure(
-    shop: string,
-    sourceOrderId: string,
-  ): Promise<"failed" | "dead-lettered" | null>;
-  abstract markSynced(shop: string, sourceOrderId: string, version: string): Promise<void>;
 
   /** The links the shop retired, newest first. */
   async retired(

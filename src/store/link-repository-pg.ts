@@ -1,24 +1,14 @@
 import type pg from "pg";
-import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
-import {
-  type FulfillmentUpserted,
-  type IntentRow,
-  type Keyed,
-  LINK_SQL,
-  type LineItemAdded,
-  type LineItemCanceled,
-  LinkQueries,
-  type LinkSpace,
-  now,
-  type OrderCanceled,
-  type OrderCreated,
-  type OrderRow,
-  type OrderUpdated,
-  type SyncedCheck,
-  settled,
-} from "./link-queries.ts";
+import type {
+  LinkExecutor,
+  LinkProgram,
+  LinkStatement,
+  LinkStep,
+  OrderKey,
+} from "./link-effects.ts";
+import { LINK_SQL, type OrderRow, orderLinksOf } from "./link-queries.ts";
 
 /** A statement's input: any record whose keys name its parameters (others are ignored). */
 type Params = object;
@@ -67,11 +57,8 @@ class Statement {
 }
 
 const S = Object.fromEntries(
-  Object.entries(LINK_SQL)
-    .filter((entry): entry is [string, string] => typeof entry[1] === "string")
-    .map(([name, text]) => [name, new Statement(`links_${name}`, text)]),
-) as Record<Exclude<keyof typeof LINK_SQL, "retireOne">, Statement>;
-const RETIRE_ONE = LINK_SQL.retireOne.map((text, i) => new Statement(`links_retire_${i}`, text));
+  Object.entries(LINK_SQL).map(([name, text]) => [name, new Statement(`links_${name}`, text)]),
+) as Record<LinkStatement, Statement>;
 
 /**
  * An order's links in one round trip (the planner reads them twice per sync, and the synced
@@ -93,199 +80,58 @@ const SELECT_LINKS = new Statement(
 );
 
 /**
- * The link store on Postgres. Where SQLite relied on its single writer (every write transaction
- * BEGIN IMMEDIATE), each write here runs in a transaction that first takes a lock on the order
- * (`pg_advisory_xact_lock` on the shop and order): two workers that find themselves on the same
- * order (a job taken over from a worker that is slow rather than dead) write its links one after
- * the other, and the check that marks it synced reads what the other committed. The intent
- * protocol is unchanged: `beginIntent` commits before the provider call, and each effect commits
- * with the completion of its intent.
+ * The link programs on Postgres. Where SQLite relies on its single writer (every write
+ * transaction BEGIN IMMEDIATE), each write here runs in a transaction that first takes a lock on
+ * the order (`pg_advisory_xact_lock` on the shop and order): two workers that find themselves on
+ * the same order (a job taken over from a worker that is slow rather than dead) write its links
+ * one after the other, and the check that marks it synced reads what the other committed. The
+ * intent protocol is unchanged: `beginIntent` commits before the provider call, and each effect
+ * commits with the completion of its intent.
  */
-export class PgLinkRepository extends LinkQueries {
-  readonly #pool: pg.Pool;
+export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkExecutor {
+  const pool = db.pg.$client;
 
-  constructor(db: Extract<Db, { dialect: "postgres" }>) {
-    super(db);
-    this.#pool = db.pg.$client;
-  }
-
-  async loadLinks(shop: string, sourceOrderId: string): Promise<OrderLinks | null> {
-    return this.#loadLinks(this.#pool, shop, sourceOrderId);
-  }
-
-  async #loadLinks(on: Queryable, shop: string, sourceOrderId: string) {
+  const loadLinks = async (
+    on: Queryable,
+    shop: string,
+    sourceOrderId: string,
+  ): Promise<OrderLinks | null> => {
     const order = await SELECT_LINKS.row<OrderRow & Pick<OrderLinks, "lineItems" | "fulfillments">>(
       on,
       { shop, sourceOrderId },
     );
-    if (!order) return null;
-    const { lineItems, fulfillments } = order;
-    return {
-      storeId: order.storeId as ProviderStoreId,
-      sourceOrderId,
-      orderId: order.orderId as ProviderOrderId,
-      orderHash: order.orderHash,
-      syncedVersion: order.syncedVersion,
-      canceledAt: order.canceledAt,
-      lineItems,
-      fulfillments,
-    };
-  }
+    return order ? orderLinksOf(sourceOrderId, order, order.lineItems, order.fulfillments) : null;
+  };
 
-  async spaceOf(shop: string, sourceOrderId: string): Promise<LinkSpace | null> {
-    return (await S.selectSpace.row<LinkSpace>(this.#pool, { shop, sourceOrderId })) ?? null;
-  }
-
-  async retireOrder(shop: string, sourceOrderId: string, reason: string): Promise<boolean> {
-    const row = { shop, sourceOrderId, reason, at: now() };
-    return (await this.#transaction(row, (c) => this.#retire(c, row))) > 0;
-  }
-
-  async retireOutside(shop: string, space: LinkSpace, reason: string): Promise<number> {
-    const at = now();
-    const orders = await S.outside.rows<{ sourceOrderId: string }>(this.#pool, {
-      shop,
-      ...space,
-    });
-    let retired = 0;
-    for (const { sourceOrderId } of orders) {
-      const row = { shop, sourceOrderId, reason, at };
-      retired += await this.#transaction(row, (c) => this.#retire(c, row));
+  const step = (on: Queryable, s: LinkStep): Promise<unknown> => {
+    switch (s.kind) {
+      case "run":
+        return S[s.statement].run(on, s.params);
+      case "row":
+        return S[s.statement].row(on, s.params);
+      case "rows":
+        return S[s.statement].rows(on, s.params);
+      case "links":
+        return loadLinks(on, s.shop, s.sourceOrderId);
     }
-    return retired;
-  }
+  };
 
-  async #retire(
-    on: Queryable,
-    row: { shop: string; sourceOrderId: string; reason: string; at: string },
-  ): Promise<number> {
-    const archived = await S.archive.run(on, row);
-    for (const statement of RETIRE_ONE) await statement.run(on, row);
-    return archived;
-  }
-
-  async beginIntent(
-    shop: string,
-    sourceOrderId: string,
-    key: string,
-    kind: string,
-  ): Promise<IntentRow> {
-    // One statement: the row lock of its upsert orders two attempts of the same intent.
-    return (await S.beginIntent.row<IntentRow>(this.#pool, {
-      shop,
-      sourceOrderId,
-      key,
-      kind,
-      at: now(),
-    })) as IntentRow;
-  }
-
-  async releaseIntent(shop: string, sourceOrderId: string, key: string): Promise<void> {
-    await S.releaseIntent.run(this.#pool, { shop, sourceOrderId, key });
-  }
-
-  recordOrderCreated(input: OrderCreated, synced?: SyncedCheck): Promise<boolean> {
-    return this.#recorded(input, input.orderId, synced, async (c, at) => {
-      // The provider handed out an ID that another link into the same environment holds: it
-      // lost that order and reused its ID. That link now points at this order: retired first.
-      for (const other of await S.sameProviderOrder.rows<Keyed>(c, input)) {
-        await this.#retire(c, {
-          shop: other.shop,
-          sourceOrderId: other.sourceOrderId,
-          reason: `the provider gave order ${input.orderId} to Shopify order ${input.sourceOrderId}`,
-          at,
-        });
-      }
-      await S.upsertOrderLink.run(c, { ...input, at });
-      for (const line of input.lineItems) {
-        await S.upsertLineItemLink.run(c, {
-          ...line,
-          shop: input.shop,
-          sourceOrderId: input.sourceOrderId,
-          at,
-        });
-      }
-      await S.clearFailure.run(c, input);
-    });
-  }
-
-  recordOrderUpdated(input: OrderUpdated, synced?: SyncedCheck): Promise<boolean> {
-    return this.#recorded(input, null, synced, (c) => S.setOrderHash.run(c, input));
-  }
-
-  recordLineItemAdded(input: LineItemAdded, synced?: SyncedCheck): Promise<boolean> {
-    return this.#recorded(input, input.lineItemId, synced, (c, at) =>
-      S.upsertLineItemLink.run(c, { ...input, at }),
-    );
-  }
-
-  recordLineItemCanceled(input: LineItemCanceled, synced?: SyncedCheck): Promise<boolean> {
-    return this.#recorded(input, input.lineItemId, synced, (c) => S.cancelLineItem.run(c, input));
-  }
-
-  recordFulfillmentUpserted(input: FulfillmentUpserted, synced?: SyncedCheck): Promise<boolean> {
-    return this.#recorded(input, input.fulfillmentId, synced, (c, at) =>
-      S.upsertFulfillmentLink.run(c, { ...input, at }),
-    );
-  }
-
-  recordOrderCanceled(input: OrderCanceled, synced?: SyncedCheck): Promise<boolean> {
-    return this.#recorded(input, null, synced, (c) => S.cancelOrder.run(c, input));
-  }
-
-  async lastFailure(
-    shop: string,
-    sourceOrderId: string,
-  ): Promise<"failed" | "dead-lettered" | null> {
-    const row = await S.lastFailure.row<{ result: "failed" | "dead-lettered" }>(this.#pool, {
-      shop,
-      sourceOrderId,
-    });
-    return row?.result ?? null;
-  }
-
-  async markSynced(shop: string, sourceOrderId: string, version: string): Promise<void> {
-    const row = { shop, sourceOrderId, version, at: now() };
-    await this.#transaction(row, async (c) => {
-      await S.markSynced.run(c, row);
-      await S.clearFailure.run(c, row);
-    });
-  }
-
-  /** The effect, the completion of its intent and, when the check says so, the synced mark. */
-  #recorded(
-    input: Keyed,
-    resultId: number | null,
-    check: SyncedCheck | undefined,
-    effect: (c: pg.PoolClient, at: string) => Promise<unknown>,
-  ): Promise<boolean> {
-    return this.#transaction(input, async (c) => {
-      const at = now();
-      await effect(c, at);
-      await S.completeIntent.run(c, { ...input, resultId, at });
-      if (!check) return false;
-      const links = await this.#loadLinks(c, input.shop, input.sourceOrderId);
-      if (!settled(check, () => links)) return false;
-      const row = { shop: input.shop, sourceOrderId: input.sourceOrderId };
-      await S.markSynced.run(c, { ...row, version: check.version, at });
-      await S.clearFailure.run(c, row);
-      return true;
-    });
-  }
+  const drive = async <T>(on: Queryable, program: LinkProgram<T>): Promise<T> => {
+    let next = program.next();
+    while (!next.done) next = program.next(await step(on, next.value));
+    return next.value;
+  };
 
   /** A transaction holding the order's lock; rolled back on any error. */
-  async #transaction<T>(
-    order: { shop: string; sourceOrderId: string },
-    work: (c: pg.PoolClient) => Promise<T>,
-  ): Promise<T> {
-    const client = await this.#pool.connect();
+  const transaction = async <T>(order: OrderKey, program: LinkProgram<T>): Promise<T> => {
+    const client = await pool.connect();
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
         `${order.shop}/${order.sourceOrderId}`,
       ]);
-      const result = await work(client);
+      const result = await drive(client, program);
       await client.query("COMMIT");
       return result;
     } catch (error) {
@@ -297,5 +143,17 @@ export class PgLinkRepository extends LinkQueries {
     } finally {
       client.release(broken);
     }
-  }
+  };
+
+  return {
+    read: (program) => drive(pool, program),
+    write: transaction,
+    async writeEach(select, program) {
+      let total = 0;
+      for (const order of await drive(pool, select)) {
+        total += await transaction(order, program(order));
+      }
+      return total;
+    },
+  };
 }

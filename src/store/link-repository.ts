@@ -1,16 +1,148 @@
+import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
-import type { LinkQueries } from "./link-queries.ts";
-import { PgLinkRepository } from "./link-repository-pg.ts";
-import { SqliteLinkRepository } from "./link-repository-sqlite.ts";
+import {
+  type LinkExecutor,
+  loadLinks,
+  outside,
+  RECORD,
+  retire,
+  row,
+  run,
+  synced,
+} from "./link-effects.ts";
+import {
+  type FulfillmentUpserted,
+  type IntentRow,
+  type LineItemAdded,
+  type LineItemCanceled,
+  LinkQueries,
+  type LinkSpace,
+  now,
+  type OrderCanceled,
+  type OrderCreated,
+  type OrderUpdated,
+  type SyncedCheck,
+} from "./link-queries.ts";
+import { pgLinkExecutor } from "./link-repository-pg.ts";
+import { sqliteLinkExecutor } from "./link-repository-sqlite.ts";
 
 export type { IntentRow, LinkSpace, SyncedCheck } from "./link-queries.ts";
 
+/**
+ * The link store, one implementation for both engines: each write is a program of
+ * link-effects.ts, run by the engine's executor (SQLite: prepared statements in synchronous
+ * transactions; Postgres: named statements in transactions that lock the order).
+ */
+class Links extends LinkQueries {
+  readonly #exec: LinkExecutor;
+
+  constructor(db: Db, exec: LinkExecutor) {
+    super(db);
+    this.#exec = exec;
+  }
+
+  async loadLinks(shop: string, sourceOrderId: string): Promise<OrderLinks | null> {
+    return this.#exec.read(loadLinks(shop, sourceOrderId));
+  }
+
+  /** The provider store and environment an order's link points into, or null when unlinked. */
+  async spaceOf(shop: string, sourceOrderId: string): Promise<LinkSpace | null> {
+    return (await this.#exec.read(row<LinkSpace>("selectSpace", { shop, sourceOrderId }))) ?? null;
+  }
+
+  /**
+   * Retires an order's links: the order-level link is kept in retired_order_links for the record,
+   * and every link and intent of the order is removed, so the next sync creates the order afresh
+   * where the shop now sends its orders. Returns whether there was a link.
+   */
+  async retireOrder(shop: string, sourceOrderId: string, reason: string): Promise<boolean> {
+    const order = { shop, sourceOrderId };
+    return (await this.#exec.write(order, retire({ ...order, reason, at: now() }))) > 0;
+  }
+
+  /**
+   * Retires every link of a shop that points outside `space` (a store or environment switch):
+   * the shop's orders are sent again to the new store, and nothing is written to the old one.
+   * Links made before spaces were recorded count as the old space here; a space without a base
+   * URL matches any environment (a store switch alone). Returns how many.
+   */
+  async retireOutside(shop: string, space: LinkSpace, reason: string): Promise<number> {
+    const at = now();
+    return this.#exec.writeEach(outside(shop, space), (order) => retire({ ...order, reason, at }));
+  }
+
+  /**
+   * Marks the start of a provider write. A pending intent from an earlier attempt is kept and
+   * its attempt count raised: the caller then knows the write may already have happened. A done
+   * intent with the same key is an earlier, finished incarnation: it starts afresh. One
+   * statement: the row lock of its upsert orders two attempts of the same intent.
+   */
+  async beginIntent(
+    shop: string,
+    sourceOrderId: string,
+    key: string,
+    kind: string,
+  ): Promise<IntentRow> {
+    const params = { shop, sourceOrderId, key, kind, at: now() };
+    return (await this.#exec.read(row<IntentRow>("beginIntent", params))) as IntentRow;
+  }
+
+  /**
+   * Takes back the attempt `beginIntent` counted, for a request the provider refused before
+   * processing it (a 429): the next attempt then knows nothing may exist from this one, and
+   * sends its create without first looking for what a lost answer could have created.
+   */
+  async releaseIntent(shop: string, sourceOrderId: string, key: string): Promise<void> {
+    await this.#exec.read(run("releaseIntent", { shop, sourceOrderId, key }));
+  }
+
+  recordOrderCreated(input: OrderCreated, check?: SyncedCheck): Promise<boolean> {
+    return this.#exec.write(input, RECORD.orderCreated(input, check));
+  }
+
+  recordOrderUpdated(input: OrderUpdated, check?: SyncedCheck): Promise<boolean> {
+    return this.#exec.write(input, RECORD.orderUpdated(input, check));
+  }
+
+  recordLineItemAdded(input: LineItemAdded, check?: SyncedCheck): Promise<boolean> {
+    return this.#exec.write(input, RECORD.lineItemAdded(input, check));
+  }
+
+  recordLineItemCanceled(input: LineItemCanceled, check?: SyncedCheck): Promise<boolean> {
+    return this.#exec.write(input, RECORD.lineItemCanceled(input, check));
+  }
+
+  recordFulfillmentUpserted(input: FulfillmentUpserted, check?: SyncedCheck): Promise<boolean> {
+    return this.#exec.write(input, RECORD.fulfillmentUpserted(input, check));
+  }
+
+  recordOrderCanceled(input: OrderCanceled, check?: SyncedCheck): Promise<boolean> {
+    return this.#exec.write(input, RECORD.orderCanceled(input, check));
+  }
+
+  /** How the order's last sync failed, when its failure is not cleared by a success yet. */
+  async lastFailure(
+    shop: string,
+    sourceOrderId: string,
+  ): Promise<"failed" | "dead-lettered" | null> {
+    const failure = await this.#exec.read(
+      row<{ result: "failed" | "dead-lettered" }>("lastFailure", { shop, sourceOrderId }),
+    );
+    return failure?.result ?? null;
+  }
+
+  async markSynced(shop: string, sourceOrderId: string, version: string): Promise<void> {
+    const order = { shop, sourceOrderId };
+    await this.#exec.write(order, synced(order, version, now()));
+  }
+}
+
 /** The link store's interface, whichever engine holds it. */
 export type LinkRepository = {
-  [K in keyof LinkQueries]: LinkQueries[K];
+  [K in keyof Links]: Links[K];
 };
 
 /** The link repository of the store's engine. */
 export function createLinkRepository(db: Db): LinkRepository {
-  return db.dialect === "sqlite" ? new SqliteLinkRepository(db) : new PgLinkRepository(db);
+  return new Links(db, db.dialect === "sqlite" ? sqliteLinkExecutor(db) : pgLinkExecutor(db));
 }

@@ -3,6 +3,7 @@ import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
 import { deadLetterId } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { startShopBackgroundWork } from "../helpers/shop-background-work.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 const TOKEN = "admin-token-for-tests-0123456789";
@@ -21,7 +22,7 @@ async function seeded() {
   const p = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
   await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
   const add = async (shop: string, orderId: string, category: FailureCategory) => {
-    await p.ctx.snapshots.putOrder(
+    await p.ctx.snapshots.storeOrder(
       sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),
     );
     const now = new Date().toISOString();
@@ -167,5 +168,46 @@ describe("/admin/api/dead-letters", () => {
     }
     // Nothing was touched.
     expect((await pipeline.ctx.queues.deadLetter.getJobCounts("waiting")).waiting).toBe(3);
+  });
+});
+
+describe("/admin/api/dead-letters retry of a stored app/uninstalled", () => {
+  it("uninstalls the shop as a delivered one does: status, sweep schedule, backfill", async () => {
+    pipeline = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
+    const p = pipeline;
+    const work = await startShopBackgroundWork(p, TEST_SHOP);
+    try {
+      await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
+      // The delivery was dead-lettered (say its body once failed to parse); the operator fixed
+      // what was wrong and retries it from the queue.
+      const now = new Date().toISOString();
+      const id = deadLetterId(TEST_SHOP, null, "uninstall-1");
+      await p.ctx.queues.addDeadLetter(id, {
+        shop: TEST_SHOP,
+        orderId: null,
+        topic: "app/uninstalled",
+        webhookId: "uninstall-1",
+        reason: "webhook body could not be used: test",
+        category: "payload",
+        errorClass: "PayloadError",
+        rawPayload: JSON.stringify({ id: 1, domain: TEST_SHOP }),
+        attempts: 1,
+        firstFailedAt: now,
+        lastFailedAt: now,
+      });
+
+      const response = await call(`/admin/api/dead-letters/${encodeURIComponent(id)}/retry`, {
+        method: "POST",
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        result: "reingested",
+        message: "webhook re-ingested: uninstalled",
+      });
+      expect((await p.ctx.shops.getShop(TEST_SHOP))?.status).toBe("uninstalled");
+      await work.expectStopped();
+    } finally {
+      await work.close();
+    }
   });
 });

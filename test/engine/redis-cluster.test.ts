@@ -68,7 +68,7 @@ describe("on a Redis Cluster", () => {
   it("finds and deletes a shop's snapshots on every master", async () => {
     const snapshots = new SnapshotStore(redis, { prefix: `del-${randomUUID()}` });
     const ids = Array.from({ length: 30 }, (_, i) => 8000 + i);
-    for (const id of ids) await snapshots.putOrder(order(id));
+    for (const id of ids) await snapshots.storeOrder(order(id));
     // Thirty orders spread over the three masters' slots.
     const slots = new Set(
       await Promise.all(

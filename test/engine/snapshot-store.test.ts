@@ -19,9 +19,9 @@ describe("SnapshotStore", () => {
   it("keeps an order only when its updated_at is newer", async () => {
     const v2 = sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "second" });
     const v1 = sourceOrder({ updatedAt: "2026-11-01T11:00:00Z", note: "first" });
-    expect(await store.putOrder(v2)).toBe(true);
-    expect(await store.putOrder(v1)).toBe(false);
-    expect(await store.putOrder(v2)).toBe(false);
+    expect(await store.storeOrder(v2)).toBe("stored");
+    expect(await store.storeOrder(v1)).toBe("older");
+    expect(await store.storeOrder(v2)).toBe("same");
     const snap = await store.get(shop, v2.id);
     expect(snap?.order?.note).toBe("second");
     expect(snap?.orderVersion).toBe(Date.parse("2026-11-01T12:00:00Z"));
@@ -30,11 +30,11 @@ describe("SnapshotStore", () => {
   it("compares versions as instants, not strings, across offsets", async () => {
     // 10:30-05:00 is 15:30Z: later than 15:00Z although it sorts lower as text.
     expect(
-      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T15:00:00Z", note: "utc" })),
-    ).toBe(true);
+      await store.storeOrder(sourceOrder({ updatedAt: "2026-11-01T15:00:00Z", note: "utc" })),
+    ).toBe("stored");
     expect(
-      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T10:30:00-05:00", note: "est" })),
-    ).toBe(true);
+      await store.storeOrder(sourceOrder({ updatedAt: "2026-11-01T10:30:00-05:00", note: "est" })),
+    ).toBe("stored");
     expect((await store.get(shop, "5001"))?.order?.note).toBe("est");
   });
 
@@ -43,18 +43,18 @@ describe("SnapshotStore", () => {
       updatedAt: "2026-11-02T10:00:00Z",
       shipmentStatus: "in_transit",
     });
-    await store.putOrder(
+    await store.storeOrder(
       sourceOrder({ updatedAt: "2026-11-02T10:00:00Z", fulfillments: [fromOrder] }),
     );
-    await store.putFulfillment(
+    await store.storeFulfillment(
       shop,
       sourceFulfillment({ updatedAt: "2026-11-03T10:00:00Z", shipmentStatus: "delivered" }),
     );
-    await store.putFulfillment(
+    await store.storeFulfillment(
       shop,
       sourceFulfillment({ updatedAt: "2026-11-01T10:00:00Z", shipmentStatus: "label_printed" }),
     );
-    await store.putFulfillment(
+    await store.storeFulfillment(
       shop,
       sourceFulfillment({ id: "6002" as ShopifyFulfillmentId, updatedAt: "2026-11-03T11:00:00Z" }),
     );
@@ -66,23 +66,23 @@ describe("SnapshotStore", () => {
   });
 
   it("holds fulfillments that arrive before their order as orphans", async () => {
-    await store.putFulfillment(shop, sourceFulfillment());
+    await store.storeFulfillment(shop, sourceFulfillment());
     const snap = await store.get(shop, "5001");
     expect(snap?.order).toBeNull();
     expect(snap?.orphanFulfillments).toHaveLength(1);
   });
 
   it("marks the snapshot stale when an edit hint is newer than the stored order, and clears it with a newer order", async () => {
-    await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T10:00:00Z" }));
+    await store.storeOrder(sourceOrder({ updatedAt: "2026-11-01T10:00:00Z" }));
     await store.putHint(shop, "5001", Date.parse("2026-11-01T11:00:00Z"));
     expect((await store.get(shop, "5001"))?.staleSince).toBe(Date.parse("2026-11-01T11:00:00Z"));
-    await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T11:00:05Z" }));
+    await store.storeOrder(sourceOrder({ updatedAt: "2026-11-01T11:00:05Z" }));
     expect((await store.get(shop, "5001"))?.staleSince).toBeNull();
   });
 
   it("deletes one order's or a whole shop's snapshots", async () => {
-    await store.putOrder(sourceOrder());
-    await store.putOrder(sourceOrder({ id: "5002" as never }));
+    await store.storeOrder(sourceOrder());
+    await store.storeOrder(sourceOrder({ id: "5002" as never }));
     expect(await store.delete(shop, ["5001"])).toBe(1);
     expect(await store.get(shop, "5001")).toBeNull();
     expect(await store.deleteShop(shop)).toBe(1);
@@ -116,7 +116,7 @@ describe("SnapshotStore", () => {
     });
 
     it("marks an older delivery in the same call, since no job follows it", async () => {
-      await store.putOrder(sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "newer" }));
+      await store.storeOrder(sourceOrder({ updatedAt: "2026-11-01T12:00:00Z", note: "newer" }));
       const mark = seen("e3");
       const older = sourceOrder({ updatedAt: "2026-11-01T11:00:00Z", note: "older" });
       expect(await store.storeOrder(older, { seen: mark })).toBe("older");

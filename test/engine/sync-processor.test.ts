@@ -135,7 +135,7 @@ describe("sync processor: before any provider call", () => {
 
   it("keeps a test order out of the provider unless the shop asks, and counts it", async () => {
     await registerShop();
-    await snapshots.putOrder(sourceOrder({ test: true }));
+    await snapshots.storeOrder(sourceOrder({ test: true }));
     expect((await run()).outcome).toBe("skipped");
     expect(await shops.countSkippedTestOrders(SHOP)).toBe(1);
     expect(provider.calls).toEqual([]);
@@ -144,7 +144,7 @@ describe("sync processor: before any provider call", () => {
   it("dead-letters a paused shop's order as a settings problem", async () => {
     await registerShop();
     await shops.setStatus(SHOP, "paused", "reinstall needed");
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     const result = await run();
     expect(result.outcome).toBe("dead-lettered");
     const [dead] = await queues.deadLetter.getJobs();
@@ -154,7 +154,7 @@ describe("sync processor: before any provider call", () => {
 
   it("records a currency the provider store does not keep with the field it names", async () => {
     await registerShop({ storeCurrency: "EUR" });
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     expect((await run()).outcome).toBe("dead-lettered");
     expect((await links.latestFailures(SHOP, 1))[0]?.failure).toMatchObject({
       category: "config",
@@ -167,7 +167,7 @@ describe("sync processor: before any provider call", () => {
 describe("sync processor: calls", () => {
   it("creates the order once, then finds nothing more to send", async () => {
     await registerShop();
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     provider.answer("createOrder", created(501));
     expect(await run()).toEqual({ outcome: "synced", calls: 1 });
     expect(await run()).toEqual({ outcome: "unchanged" });
@@ -177,10 +177,10 @@ describe("sync processor: calls", () => {
 
   it("sends only the update when the order changed after it was created", async () => {
     await registerShop();
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     provider.answer("createOrder", created(501));
     await run();
-    await snapshots.putOrder(
+    await snapshots.storeOrder(
       sourceOrder({ updatedAt: "2026-11-02T10:00:00-05:00", note: "leave at the door" }),
     );
     provider.answer("updateOrder", (_store: number, orderId: number, body: object) => ({
@@ -196,10 +196,10 @@ describe("sync processor: calls", () => {
 
   it("retires a link the provider answers 404 for and adopts the order it finds again", async () => {
     await registerShop();
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     provider.answer("createOrder", created(501));
     await run();
-    await snapshots.putOrder(
+    await snapshots.storeOrder(
       sourceOrder({ updatedAt: "2026-11-02T10:00:00-05:00", note: "leave at the door" }),
     );
     const gone = new ProviderNotFoundError("gone", { ...at("POST", "/orders/501"), status: 404 });
@@ -216,7 +216,7 @@ describe("sync processor: calls", () => {
 
   it("dead-letters a provider refusal at once, with the fields it named", async () => {
     await registerShop();
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     provider.answer(
       "createOrder",
       new ProviderValidationError("refused", {
@@ -234,7 +234,7 @@ describe("sync processor: calls", () => {
 
   it("leaves a transient failure to the queue's retry while attempts remain", async () => {
     await registerShop();
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     const down = new ProviderServerError("503", { ...at("POST", "/orders"), status: 503 });
     provider.answer("createOrder", down);
     await expect(run("5001", 0)).rejects.toBe(down);
@@ -243,7 +243,7 @@ describe("sync processor: calls", () => {
 
   it("dead-letters a transient failure on the last attempt as exhausted", async () => {
     await registerShop();
-    await snapshots.putOrder(sourceOrder());
+    await snapshots.storeOrder(sourceOrder());
     provider.answer(
       "createOrder",
       new ProviderServerError("503", { ...at("POST", "/orders"), status: 503 }),
@@ -276,7 +276,7 @@ describe("sync processor: waiting for a slot", () => {
     });
     await registerShop();
     for (const id of ["1", "2", "3", "4", "5"])
-      await snapshots.putOrder(sourceOrder({ id: id as ShopifyOrderId }));
+      await snapshots.storeOrder(sourceOrder({ id: id as ShopifyOrderId }));
     provider.answer("createOrder", ...[501, 502, 503, 504, 505].map(created));
     const processor = createSyncProcessor({ ...deps, queues: waitQueues, limiter });
     const seen: string[] = [];

@@ -1,14 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  BackfillQueue,
-  BackfillRepository,
-  SweepScheduler,
-  sweepSchedulerId,
-} from "../../src/backfill/index.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
 import { type LinkRepository, PRIVACY_DUE_MS } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { startShopBackgroundWork } from "../helpers/shop-background-work.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const OTHER_SHOP = "other-shop.myshopify.com";
@@ -149,24 +144,15 @@ describe("app/uninstalled during a sync", () => {
 describe("app/uninstalled and background work", () => {
   it("removes the shop's sweep schedule and pauses its backfill, dropping the queued backfill job", async () => {
     p = await startPipeline();
-    const backfills = new BackfillRepository(p.ctx.db);
-    const backfillQueue = new BackfillQueue(p.ctx.redis, p.ctx.prefix, backfills);
-    const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
+    const work = await startShopBackgroundWork(p, TEST_SHOP);
     try {
-      await sweeps.schedule(TEST_SHOP);
-      const { backfill } = await backfillQueue.start(TEST_SHOP, { since: "2026-10-01T00:00:00Z" });
-      expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 1 });
-
       await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
 
       await p.send("app/uninstalled", { id: 1, domain: TEST_SHOP });
 
-      expect(await sweeps.queue.getJobScheduler(sweepSchedulerId(TEST_SHOP))).toBeUndefined();
-      expect(await backfillQueue.queue.getJobCounts("waiting")).toMatchObject({ waiting: 0 });
-      expect((await backfills.get(backfill.id))?.status).toBe("paused");
+      await work.expectStopped();
     } finally {
-      await backfillQueue.close();
-      await sweeps.close();
+      await work.close();
     }
   });
 });

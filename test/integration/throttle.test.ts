@@ -82,7 +82,7 @@ async function enqueue(shop: string, count: number, from = 0) {
       id: String(100_000 + i) as never,
       name: `#${i}`,
     });
-    await pipeline.ctx.snapshots.putOrder(order);
+    await pipeline.ctx.snapshots.storeOrder(order);
     await pipeline.ctx.queues.enqueueSync({
       shop,
       orderId: order.id,

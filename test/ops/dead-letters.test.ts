@@ -362,7 +362,7 @@ function deadLetter(shop: string, orderId: string, category: FailureCategory): D
 
 /** An entry recorded the way the worker records one, with the order's snapshot stored. */
 async function seed(p: Pipeline, shop: string, orderId: string, category: FailureCategory) {
-  await p.ctx.snapshots.putOrder(
+  await p.ctx.snapshots.storeOrder(
     sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),
   );
   await p.ctx.queues.addDeadLetter(

@@ -19,7 +19,7 @@ let appOrigin: string;
 beforeAll(async () => {
   p = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
   appOrigin = new URL(p.ctx.config.appUrl).origin;
-  await p.ctx.snapshots.putOrder(
+  await p.ctx.snapshots.storeOrder(
     sourceOrder({ shop: TEST_SHOP as ShopDomain, id: ORDER as ShopifyOrderId }),
   );
   const now = new Date().toISOString();

@@ -1,23 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { Session } from "@shopify/shopify-api";
-import { getTableColumns, getTableName, type Table } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
 import { createLinkRepository, type Db, openDatabase } from "../../src/store/index.ts";
-import * as sqliteSchema from "../../src/store/schema.ts";
-import * as pgSchema from "../../src/store/schema-pg.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
 
 const opened: Db[] = [];
-const dirs: string[] = [];
 afterAll(async () => {
   for (const db of opened) await db.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 async function postgresStore(): Promise<{ db: Db; url: string }> {
@@ -28,74 +21,7 @@ async function postgresStore(): Promise<{ db: Db; url: string }> {
   return { db, url };
 }
 
-/** Each table's columns as the database itself reports them: name → nullable. */
-async function postgresColumns(url: string): Promise<Record<string, Record<string, boolean>>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ t: string; c: string; nullable: string }>(
-      `SELECT table_name AS t, column_name AS c, is_nullable AS nullable
-       FROM information_schema.columns WHERE table_schema = 'public'`,
-    );
-    const tables: Record<string, Record<string, boolean>> = {};
-    for (const row of rows) {
-      tables[row.t] = { ...tables[row.t], [row.c]: row.nullable === "YES" };
-    }
-    return tables;
-  } finally {
-    await client.end();
-  }
-}
-
-function sqliteColumns(db: Db): Record<string, Record<string, boolean>> {
-  if (db.dialect !== "sqlite") throw new Error("a SQLite store was expected");
-  const client = db.sqlite.$client;
-  const names = client
-    .prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'",
-    )
-    .pluck()
-    .all() as string[];
-  const tables: Record<string, Record<string, boolean>> = {};
-  for (const name of names) {
-    const columns = client.prepare(`PRAGMA table_info(${name})`).all() as {
-      name: string;
-      notnull: number;
-      pk: number;
-    }[];
-    tables[name] = Object.fromEntries(columns.map((c) => [c.name, c.notnull === 0 && c.pk === 0]));
-  }
-  return tables;
-}
-
 describe("the Postgres link store", () => {
-  it("has the SQLite schema's tables and columns, in the schema and in what its migrations build", async () => {
-    // The two drizzle schemas: same tables, same SQL column names, same JavaScript keys.
-    const shape = (schema: Record<string, unknown>) =>
-      Object.fromEntries(
-        Object.values(schema)
-          .filter((value): value is Table => typeof value === "object" && value !== null)
-          .map((table) => [
-            getTableName(table),
-            Object.fromEntries(
-              Object.entries(getTableColumns(table)).map(([key, column]) => [
-                key,
-                `${column.name}${column.notNull ? "" : "?"}`,
-              ]),
-            ),
-          ]),
-      );
-    expect(shape(pgSchema)).toEqual(shape(sqliteSchema));
-
-    // What the committed migrations of each engine really create.
-    const dir = mkdtempSync(join(tmpdir(), "parity-"));
-    dirs.push(dir);
-    const sqlite = openDatabase(join(dir, "links.sqlite"));
-    opened.push(sqlite);
-    const { url } = await postgresStore();
-    expect(await postgresColumns(url)).toEqual(sqliteColumns(sqlite));
-  });
-
   it("migrates once when every process of a deployment starts at the same moment", async () => {
     const url = await createTestDatabase(service("postgresUrl"));
     const stores = Array.from({ length: 4 }, () => openDatabase(url));

@@ -1,0 +1,160 @@
+import type { OrderLinks } from "../sync/links.ts";
+import {
+  type FulfillmentUpserted,
+  type Keyed,
+  type LINK_SQL,
+  type LineItemAdded,
+  type LineItemCanceled,
+  type LinkSpace,
+  now,
+  type OrderCanceled,
+  type OrderCreated,
+  type OrderUpdated,
+  type SyncedCheck,
+  settled,
+} from "./link-queries.ts";
+
+/**
+ * The link store's writes, each written once as a program of steps that an engine's executor
+ * runs: better-sqlite3 synchronously inside one `BEGIN IMMEDIATE` transaction (the worker's hot
+ * path pays no promise per statement), Postgres awaiting each step on a pooled connection inside
+ * a transaction that holds the order's lock. A program is a generator: it yields a step (a
+ * statement of `LINK_SQL` with its named parameters, or "load the order's links"), and the
+ * executor sends back what the step returned.
+ */
+export type LinkStatement = keyof typeof LINK_SQL;
+
+export type LinkStep =
+  /** Runs the statement; answers the number of rows it changed. */
+  | { kind: "run"; statement: LinkStatement; params: object }
+  /** Answers the statement's first row, or undefined. */
+  | { kind: "row"; statement: LinkStatement; params: object }
+  /** Answers every row of the statement. */
+  | { kind: "rows"; statement: LinkStatement; params: object }
+  /** Answers the order's links (`OrderLinks`), or null: each engine reads them its fastest way. */
+  | { kind: "links"; shop: string; sourceOrderId: string };
+
+export type LinkProgram<T> = Generator<LinkStep, T, unknown>;
+
+/** An order, as the lock a write holds and as the rows a retirement removes. */
+export type OrderKey = { shop: string; sourceOrderId: string };
+
+/** Runs link programs on one engine. */
+export interface LinkExecutor {
+  /** Outside a transaction: a single statement, or reads. */
+  read<T>(program: LinkProgram<T>): Promise<T>;
+  /** In one transaction holding the order's lock: every step commits, or none. */
+  write<T>(order: OrderKey, program: LinkProgram<T>): Promise<T>;
+  /**
+   * Writes each order `select` finds and adds up the answers: SQLite in one transaction (its
+   * single writer), Postgres in one transaction per order, each holding that order's lock.
+   */
+  writeEach(
+    select: LinkProgram<OrderKey[]>,
+    program: (order: OrderKey) => LinkProgram<number>,
+  ): Promise<number>;
+}
+
+export function* run(statement: LinkStatement, params: object): LinkProgram<number> {
+  return (yield { kind: "run", statement, params }) as number;
+}
+
+export function* row<T>(statement: LinkStatement, params: object): LinkProgram<T | undefined> {
+  return (yield { kind: "row", statement, params }) as T | undefined;
+}
+
+export function* rows<T>(statement: LinkStatement, params: object): LinkProgram<T[]> {
+  return (yield { kind: "rows", statement, params }) as T[];
+}
+
+export function* loadLinks(shop: string, sourceOrderId: string): LinkProgram<OrderLinks | null> {
+  return (yield { kind: "links", shop, sourceOrderId }) as OrderLinks | null;
+}
+
+/** The statements that remove every link and intent of a retired order, in this order. */
+const RETIRE = ["retireLines", "retireFulfillments", "retireIntents", "retireOrder"] as const;
+
+type Retirement = OrderKey & { reason: string; at: string };
+
+/**
+ * Retires an order's links: the order-level link is kept in retired_order_links for the record,
+ * and every link and intent of the order is removed. Answers how many links were archived.
+ */
+export function* retire(order: Retirement): LinkProgram<number> {
+  const archived = yield* run("archive", order);
+  for (const statement of RETIRE) yield* run(statement, order);
+  return archived;
+}
+
+/** The orders of the shop whose links point outside `space`. */
+export function* outside(shop: string, space: LinkSpace): LinkProgram<OrderKey[]> {
+  const found = yield* rows<{ sourceOrderId: string }>("outside", { shop, ...space });
+  return found.map(({ sourceOrderId }) => ({ shop, sourceOrderId }));
+}
+
+/** Marks the order synced at a Shopify version, and clears its recorded failure. */
+export function* synced(order: OrderKey, version: string, at: string): LinkProgram<void> {
+  const key = { shop: order.shop, sourceOrderId: order.sourceOrderId };
+  yield* run("markSynced", { ...key, version, at });
+  yield* run("clearFailure", key);
+}
+
+/**
+ * An effect, the completion of its intent and, when the check says so, the synced mark: the
+ * transaction every `record…` call is.
+ */
+function* recorded(
+  input: Keyed,
+  resultId: number | null,
+  check: SyncedCheck | undefined,
+  effect: (at: string) => LinkProgram<unknown>,
+): LinkProgram<boolean> {
+  const at = now();
+  yield* effect(at);
+  yield* run("completeIntent", { ...input, resultId, at });
+  if (!check) return false;
+  const links = yield* loadLinks(input.shop, input.sourceOrderId);
+  if (!settled(check, () => links)) return false;
+  yield* synced(input, check.version, at);
+  return true;
+}
+
+/** Each provider write's effect on the links, recorded with its intent. */
+export const RECORD = {
+  orderCreated: (input: OrderCreated, check?: SyncedCheck) =>
+    recorded(input, input.orderId, check, function* (at) {
+      // The provider handed out an ID that another link into the same environment holds (order
+      // IDs are the service's, across its stores): it lost that order and reused its ID. That
+      // link now points at this order: retired first.
+      for (const other of yield* rows<Keyed>("sameProviderOrder", input)) {
+        yield* retire({
+          shop: other.shop,
+          sourceOrderId: other.sourceOrderId,
+          reason: `the provider gave order ${input.orderId} to Shopify order ${input.sourceOrderId}`,
+          at,
+        });
+      }
+      yield* run("upsertOrderLink", { ...input, at });
+      for (const line of input.lineItems) {
+        yield* run("upsertLineItemLink", {
+          ...line,
+          shop: input.shop,
+          sourceOrderId: input.sourceOrderId,
+          at,
+        });
+      }
+      yield* run("clearFailure", input);
+    }),
+  orderUpdated: (input: OrderUpdated, check?: SyncedCheck) =>
+    recorded(input, null, check, () => run("setOrderHash", input)),
+  lineItemAdded: (input: LineItemAdded, check?: SyncedCheck) =>
+    recorded(input, input.lineItemId, check, (at) => run("upsertLineItemLink", { ...input, at })),
+  lineItemCanceled: (input: LineItemCanceled, check?: SyncedCheck) =>
+    recorded(input, input.lineItemId, check, () => run("cancelLineItem", input)),
+  fulfillmentUpserted: (input: FulfillmentUpserted, check?: SyncedCheck) =>
+    recorded(input, input.fulfillmentId, check, (at) =>
+      run("upsertFulfillmentLink", { ...input, at }),
+    ),
+  orderCanceled: (input: OrderCanceled, check?: SyncedCheck) =>
+    recorded(input, null, check, () => run("cancelOrder", input)),
+};
