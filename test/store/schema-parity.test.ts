@@ -5,11 +5,12 @@ import { getTableColumns, getTableName, type Table } from "drizzle-orm";
 import { getTableConfig as pgTableConfig } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteTableConfig } from "drizzle-orm/sqlite-core";
 import pg from "pg";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { type Db, openDatabase } from "../../src/store/index.ts";
 import * as sqliteSchema from "../../src/store/schema.ts";
 import * as pgSchema from "../../src/store/schema-pg.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * schema.ts and schema-pg.ts are twins (drizzle has no table definition both engines take): the
@@ -169,7 +170,7 @@ describe("the SQLite and Postgres schemas", () => {
     dirs.push(dir);
     const sqlite = openDatabase(join(dir, "links.sqlite"));
     opened.push(sqlite);
-    const url = await createTestDatabase(inject("postgresUrl"));
+    const url = await createTestDatabase(service("postgresUrl"));
     const postgres = openDatabase(url);
     opened.push(postgres);
     await postgres.ready();
