@@ -1,5 +1,6 @@
 import { resync } from "../backfill/resync.ts";
-import { StoreRateLimiter } from "../engine/limiter/index.ts";
+import type { Env } from "../config/env.ts";
+import { type LimiterOptions, StoreRateLimiter } from "../engine/limiter/index.ts";
 import { ProviderClients, type ProviderEndpoints } from "../engine/provider-clients.ts";
 import { AdminClientFactory, refetchFromShopify, type Shopify } from "../shopify/index.ts";
 import { ShopInstaller } from "../shopify/install/index.ts";
@@ -48,19 +49,24 @@ export interface ConnectorOptions extends InfrastructureOptions {
   providerFetch?: typeof fetch | undefined;
 }
 
+/** The per-store limiter's settings, every one read from the environment. */
+export function limiterOptions(env: Env, prefix: string): LimiterOptions {
+  return {
+    limit: env.PROVIDER_RATE_LIMIT,
+    windowMs: env.PROVIDER_RATE_WINDOW_MS,
+    ...(env.PROVIDER_RATE_MARGIN_MS !== undefined ? { marginMs: env.PROVIDER_RATE_MARGIN_MS } : {}),
+    paceBulk: env.LIMITER_PACE_BULK,
+    liveSlowStart: env.LIMITER_LIVE_SLOW_START,
+    prefix,
+  };
+}
+
 /** The CLI's composition: everything but the provider. */
 export function createCore(options: InfrastructureOptions): Core {
   const infra = openInfrastructure(options);
   const stores = createStores(infra);
   const { config, logger, prefix } = infra;
-  const limiter = new StoreRateLimiter(infra.jobRedis, {
-    limit: config.env.PROVIDER_RATE_LIMIT,
-    windowMs: config.env.PROVIDER_RATE_WINDOW_MS,
-    ...(config.env.PROVIDER_RATE_MARGIN_MS !== undefined
-      ? { marginMs: config.env.PROVIDER_RATE_MARGIN_MS }
-      : {}),
-    prefix,
-  });
+  const limiter = new StoreRateLimiter(infra.jobRedis, limiterOptions(config.env, prefix));
   const shopifyAdmin = new AdminClientFactory({ config, secrets: infra.secrets, logger });
   const shopTokens = new ShopTokens({
     shopify: shopifyAdmin.shopify,

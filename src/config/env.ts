@@ -54,6 +54,14 @@ const redisClusterNodes = z.string().transform((value, ctx): RedisClusterTarget 
   return target;
 });
 
+/** "true" or "false", exactly: a typo stops the process rather than turning a policy off. */
+const strictBoolean = z.stringbool({
+  truthy: ["true"],
+  falsy: ["false"],
+  case: "sensitive",
+  error: "must be true or false",
+});
+
 const PROXY_HOPS = "must be true, false or the number of proxies in front (0 to 10)";
 
 export const EnvSchema = z.object({
@@ -172,6 +180,18 @@ export const EnvSchema = z.object({
   PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
   /** Added to each limiter slot for clock granularity and unanswered requests; default min(50, window/400). */
   PROVIDER_RATE_MARGIN_MS: z.coerce.number().int().nonnegative().optional(),
+  /**
+   * The limiter spreads bulk work's slots (backfill, resync, sweep) evenly over the window
+   * instead of granting every free slot at once, so a live order arriving mid-backfill finds a
+   * slot and other clients of the store's budget meet no burst. `false`: bulk drains at full rate.
+   */
+  LIMITER_PACE_BULK: strictBoolean.default(true),
+  /**
+   * Slow start for live work: while no answer has told the limiter a store's budget, the first
+   * live request goes alone and the others wait for its answer, so a burst on an idle store
+   * another client shares meets no 429s. `false`: a burst goes out at once.
+   */
+  LIMITER_LIVE_SLOW_START: strictBoolean.default(true),
   /** How long a provider request may take before it counts as failed (and is retried). */
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /**

@@ -32,6 +32,8 @@ describe("on a Redis Cluster", () => {
     const limiter = new StoreRateLimiter(redis, {
       limit: 5,
       windowMs: 2_000,
+      paceBulk: true,
+      liveSlowStart: true,
       prefix: `lim-${randomUUID()}`,
     });
     const granted = await limiter.acquire(1001, "live");

@@ -79,7 +79,13 @@ beforeEach(() => {
     queues,
     shops,
     links,
-    limiter: new StoreRateLimiter(redis, { limit: 1_000, windowMs: 60_000, prefix }),
+    limiter: new StoreRateLimiter(redis, {
+      limit: 1_000,
+      windowMs: 60_000,
+      paceBulk: true,
+      liveSlowStart: true,
+      prefix,
+    }),
     providerFor: () => provider.client,
     logger: pino({ level: "silent" }),
   };
@@ -268,9 +274,12 @@ describe("sync processor: waiting for a slot", () => {
       { attempts: 3 },
       { liveShare: { limit: 1, windowMs: 600 } },
     );
+    // Slow start off (LIMITER_LIVE_SLOW_START=false): the first order does not go alone and
+    // hold the others for its answer, so the line under test is the window's only.
     const limiter = new StoreRateLimiter(redis, {
       limit: 1,
       windowMs: 600,
+      paceBulk: true,
       liveSlowStart: false,
       prefix,
     });

@@ -30,6 +30,8 @@ function setup(options: {
 }) {
   const prefix = `t-${randomUUID()}`;
   const redis = connect();
+  // LIMITER_PACE_BULK and LIMITER_LIVE_SLOW_START off, as an operator may set them, so the
+  // feeder's own rules show in one burst; the pacing test turns LIMITER_PACE_BULK back on.
   const limiter = new StoreRateLimiter(redis, {
     jitterMs: 0,
     marginMs: 5,

@@ -9,7 +9,14 @@ const redis = new Redis(service("redisUrl"));
 afterAll(() => redis.disconnect());
 
 const limiterFor = (options: { limit: number; windowMs: number }, prefix = `t-${randomUUID()}`) =>
-  new StoreRateLimiter(redis, { jitterMs: 0, marginMs: 5, ...options, prefix });
+  new StoreRateLimiter(redis, {
+    jitterMs: 0,
+    marginMs: 5,
+    paceBulk: true,
+    liveSlowStart: true,
+    ...options,
+    prefix,
+  });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const tooMany = (retryAfterMs: number) =>
   new ProviderRateLimitError("429 Too Many Requests", {

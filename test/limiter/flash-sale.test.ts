@@ -22,6 +22,8 @@ const limiterFor = (options: {
 }) => {
   const redis = new Redis(service("redisUrl"));
   connections.push(redis);
+  // LIMITER_PACE_BULK and LIMITER_LIVE_SLOW_START off, as an operator may set them; the slow
+  // start's tests turn it back on.
   return new StoreRateLimiter(redis, {
     jitterMs: 0,
     marginMs: 5,

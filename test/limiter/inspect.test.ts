@@ -15,6 +15,8 @@ describe("StoreRateLimiter.inspect", () => {
       windowMs: 10_000,
       marginMs: 50,
       jitterMs: 0,
+      paceBulk: true,
+      // Slow start off (LIMITER_LIVE_SLOW_START=false): the burst fills the window at once.
       liveSlowStart: false,
       prefix,
     });
@@ -47,6 +49,7 @@ describe("StoreRateLimiter.inspect", () => {
       limit: 5,
       windowMs: 100,
       marginMs: 0,
+      paceBulk: true,
       liveSlowStart: false,
       prefix,
     });

@@ -24,7 +24,9 @@ const limiterFor = (
   },
   redis = connect(),
   prefix = `t-${randomUUID()}`,
-  // Pacing spreads bulk grants over the window; most tests look at other rules in one burst.
+  // Pacing (LIMITER_PACE_BULK) spreads bulk grants over the window and slow start
+  // (LIMITER_LIVE_SLOW_START) holds a first burst back: both settings are off here, as an
+  // operator may set them, since most tests look at other rules in one burst.
 ) =>
   new StoreRateLimiter(redis, {
     jitterMs: 0,

@@ -256,11 +256,13 @@ describe("the store's rate limit", () => {
 
   it("reads at bulk priority: with bulk work's share used up it says 'busy', live orders still go", async () => {
     const { shop, sandbox } = await shopOn({}, 2002);
-    // A small budget, unpaced, so bulk work's share (19 of 20) fills at once.
+    // A small budget, unpaced (LIMITER_PACE_BULK=false), so bulk work's share (19 of 20) fills
+    // at once.
     const tight = new StoreRateLimiter(p.ctx.jobRedis, {
       limit: 20,
       windowMs: 60_000,
       paceBulk: false,
+      liveSlowStart: true,
       prefix: `${p.ctx.prefix}:tight`,
     });
     const providers = new ProviderClients({

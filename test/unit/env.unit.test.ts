@@ -1,5 +1,8 @@
+import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { limiterOptions } from "../../src/app/connector.ts";
 import { ConfigError, parseEnv } from "../../src/config/env.ts";
+import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 
 describe("parseEnv", () => {
   it("fills the embedded defaults when nothing is set", () => {
@@ -117,5 +120,40 @@ describe("parseEnv", () => {
     expect(() =>
       parseEnv({ REDIS_URL: "redis://127.0.0.1:6379", REDIS_CLUSTER_NODES: "127.0.0.1:7000" }),
     ).toThrow(/REDIS_URL, REDIS_CLUSTER_NODES: set one of them, not both/);
+  });
+
+  it("reads LIMITER_PACE_BULK and LIMITER_LIVE_SLOW_START into the limiter it builds, on unless set false", () => {
+    // Never connected: the limiter only defines its scripts on it.
+    const redis = new Redis({ lazyConnect: true });
+    const built = (source: Record<string, string>) =>
+      new StoreRateLimiter(redis, limiterOptions(parseEnv(source), "t"));
+    try {
+      expect(built({})).toMatchObject({ paceBulk: true, liveSlowStart: true });
+      expect(built({ LIMITER_PACE_BULK: "false" })).toMatchObject({
+        paceBulk: false,
+        liveSlowStart: true,
+      });
+      expect(built({ LIMITER_LIVE_SLOW_START: "false" })).toMatchObject({
+        paceBulk: true,
+        liveSlowStart: false,
+      });
+      expect(
+        built({
+          LIMITER_PACE_BULK: "true",
+          LIMITER_LIVE_SLOW_START: "true",
+          PROVIDER_RATE_LIMIT: "7",
+        }),
+      ).toMatchObject({ limit: 7, paceBulk: true, liveSlowStart: true });
+    } finally {
+      redis.disconnect();
+    }
+    // Strictly "true" or "false": a typo must not turn a policy off (or on) unnoticed.
+    for (const name of ["LIMITER_PACE_BULK", "LIMITER_LIVE_SLOW_START"]) {
+      for (const bad of ["TRUE", "False", "1", "0", "yes", "off"]) {
+        expect(() => parseEnv({ [name]: bad }), `${name}=${bad}`).toThrow(
+          `${name}: must be true or false`,
+        );
+      }
+    }
   });
 });

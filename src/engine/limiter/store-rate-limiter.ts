@@ -27,16 +27,18 @@ export interface LimiterOptions {
    */
   sharedHeadroom?: number;
   /**
-   * Spread bulk work's slots evenly over the window (default true) instead of granting every
-   * free slot at once; see lua/includes/acquire-pacing.lua.
+   * Spread bulk work's slots evenly over the window instead of granting every free slot at
+   * once; see lua/includes/acquire-pacing.lua. LIMITER_PACE_BULK (true unless an operator
+   * turns it off); required, so no caller gets a policy it did not choose.
    */
-  paceBulk?: boolean;
+  paceBulk: boolean;
   /**
-   * Slow start for live work (default true): while no answer has told the limiter a store's
-   * budget, the first live request goes alone and the others wait for its answer (at most
-   * `shortWaitMs`), so a burst on an idle store another client shares does not meet 429s.
+   * Slow start for live work: while no answer has told the limiter a store's budget, the first
+   * live request goes alone and the others wait for its answer (at most `shortWaitMs`), so a
+   * burst on an idle store another client shares does not meet 429s. LIMITER_LIVE_SLOW_START
+   * (true unless an operator turns it off); required like `paceBulk`.
    */
-  liveSlowStart?: boolean;
+  liveSlowStart: boolean;
   /** Random extra wait after a 429, so blocked workers do not return in one burst. */
   jitterMs?: number;
   prefix?: string;
@@ -168,8 +170,8 @@ export class StoreRateLimiter {
       options.marginMs ?? Math.min(50, Math.max(2, Math.ceil(options.windowMs / 400)));
     this.bulkCeiling = Math.max(1, Math.floor(options.limit * (1 - (options.bulkReserve ?? 0.05))));
     this.liveReserve = options.limit - this.bulkCeiling;
-    this.paceBulk = options.paceBulk ?? true;
-    this.liveSlowStart = options.liveSlowStart ?? true;
+    this.paceBulk = options.paceBulk;
+    this.liveSlowStart = options.liveSlowStart;
     this.shortWaitMs = Math.min(1_000, Math.max(20, Math.ceil(options.windowMs / 5)));
     this.sharedHeadroom = Math.min(
       options.limit - 1,
