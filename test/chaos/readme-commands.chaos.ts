@@ -24,7 +24,7 @@ const OLD_NODE = oldNode();
 const SLICE = [
   "test/store/store.test.ts",
   "test/integration/pipeline.test.ts",
-  "test/admin/dashboard.browser.test.ts",
+  "test/server/admin/dashboard.browser.test.ts",
   "test/deploy/with-node.test.ts",
 ];
 const dir = mkdtempSync(join(tmpdir(), "readme-"));

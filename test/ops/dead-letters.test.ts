@@ -4,10 +4,10 @@ import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
 import { deadLetterId } from "../../src/queue/sync-queue.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { runCli } from "../helpers/cli.ts";
+import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
-import { shippedOrder } from "./orders.ts";
 
 const OTHER_SHOP = "other-shop.myshopify.com";
 

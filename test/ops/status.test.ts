@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ConnectorStatus } from "../../src/ops/index.ts";
 import { runCli } from "../helpers/cli.ts";
+import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
-import { shippedOrder } from "./orders.ts";
 
 const TOKEN = "status-token-0123456789abcdef";
 

@@ -1,0 +1,213 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { DeadLetterData, FailureCategory } from "../../../src/queue/jobs.ts";
+import { deadLetterId } from "../../../src/queue/sync-queue.ts";
+import type { ShopDomain, ShopifyOrderId } from "../../../src/sync/source-order.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
+import { startShopBackgroundWork } from "../../helpers/shop-background-work.ts";
+import { sourceOrder } from "../../helpers/source-order-factory.ts";
+
+const TOKEN = "admin-token-for-tests-0123456789";
+const OTHER_SHOP = "other-shop.myshopify.com";
+/** A script's request: the bearer token, and JSON (the only type the admin API takes). */
+const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+
+let pipeline: Pipeline | undefined;
+afterEach(async () => {
+  await pipeline?.ctx.queues.deadLetter.obliterate({ force: true }).catch(() => {});
+  await pipeline?.close();
+  pipeline = undefined;
+});
+
+async function seeded() {
+  const p = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
+  await p.ctx.shops.upsertShop(OTHER_SHOP, { storeId: 1001, storeCurrency: "USD" });
+  const add = async (shop: string, orderId: string, category: FailureCategory) => {
+    await p.ctx.snapshots.storeOrder(
+      sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),
+    );
+    const now = new Date().toISOString();
+    const data: DeadLetterData = {
+      shop,
+      orderId,
+      topic: "orders/create",
+      reason: `${category} failure`,
+      category,
+      errorClass: "ProviderValidationError",
+      request: { method: "POST", path: "/orders", body: { customer: { email: "a@b.example" } } },
+      response: { status: 400, body: { error: { code: "validation_error" } } },
+      attempts: 1,
+      firstFailedAt: now,
+      lastFailedAt: now,
+    };
+    await p.ctx.queues.addDeadLetter(deadLetterId(shop, orderId), data);
+  };
+  await add(TEST_SHOP, "6000001", "provider-validation");
+  await add(TEST_SHOP, "6000002", "config");
+  await add(OTHER_SHOP, "6000003", "provider-validation");
+  return p;
+}
+
+const call = (path: string, init: RequestInit = {}) => {
+  if (!pipeline) throw new Error("no pipeline");
+  return pipeline.web.app.request(path, {
+    ...init,
+    headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
+  });
+};
+
+describe("/admin/api/dead-letters", () => {
+  it("lists entries filtered by shop and reason, without request or response bodies", async () => {
+    pipeline = await seeded();
+    const all = (await (await call("/admin/api/dead-letters")).json()) as {
+      total: number;
+      entries: Record<string, unknown>[];
+    };
+    expect(all.total).toBe(3);
+    expect(all.entries[0]).not.toHaveProperty("request");
+    expect(all.entries[0]).toHaveProperty("status", 400);
+
+    const filtered = await call(
+      `/admin/api/dead-letters?shop=${TEST_SHOP}&reason=provider-validation`,
+    );
+    const body = (await filtered.json()) as { total: number; entries: { id: string }[] };
+    expect(body.total).toBe(1);
+    expect(body.entries[0]?.id).toBe(deadLetterId(TEST_SHOP, "6000001"));
+
+    const paged = (await (await call("/admin/api/dead-letters?limit=2&offset=2")).json()) as {
+      entries: unknown[];
+    };
+    expect(paged.entries).toHaveLength(1);
+  });
+
+  it("answers 400 naming the field for a bad filter", async () => {
+    pipeline = await seeded();
+    const response = await call("/admin/api/dead-letters?shop=not-a-shop&limit=0");
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { fields: { path: string }[] } };
+    expect(body.error.fields.map((f) => f.path)).toContain("shop");
+  });
+
+  it("shows one entry in full and 404s an unknown one", async () => {
+    pipeline = await seeded();
+    const id = encodeURIComponent(deadLetterId(TEST_SHOP, "6000001"));
+    const entry = (await (await call(`/admin/api/dead-letters/${id}`)).json()) as DeadLetterData;
+    expect(entry.request?.body).toEqual({ customer: { email: "a@b.example" } });
+    expect(entry.response?.status).toBe(400);
+    expect((await call("/admin/api/dead-letters/nope%7C1")).status).toBe(404);
+  });
+
+  it("retries one entry, then answers 404 for the same entry", async () => {
+    pipeline = await seeded();
+    const id = encodeURIComponent(deadLetterId(TEST_SHOP, "6000001"));
+    const first = await call(`/admin/api/dead-letters/${id}/retry`, { method: "POST" });
+    expect(first.status).toBe(200);
+    expect(await first.json()).toMatchObject({ result: "queued" });
+    const queued = await pipeline.ctx.queues.sync.getJobs(["prioritized", "waiting"]);
+    expect(queued.map((j) => [j.data.orderId, j.data.trigger])).toEqual([["6000001", "dlq-retry"]]);
+    const second = await call(`/admin/api/dead-letters/${id}/retry`, { method: "POST" });
+    expect(second.status).toBe(404);
+  });
+
+  it("bulk-retries only the matching entries and requires a filter or all", async () => {
+    pipeline = await seeded();
+    const empty = await call("/admin/api/dead-letters/retry", { method: "POST" });
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as { error: { code: string } }).error.code).toBe(
+      "filter_required",
+    );
+
+    const broken = await call("/admin/api/dead-letters/retry", { method: "POST", body: "{shop" });
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+    const badReason = await call("/admin/api/dead-letters/retry", {
+      method: "POST",
+      body: JSON.stringify({ reason: "Provider Validation!" }),
+    });
+    expect(badReason.status).toBe(400);
+
+    const response = await call("/admin/api/dead-letters/retry", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ reason: "provider-validation" }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ matched: 2, retried: 2, skipped: 0 });
+    const left = (await (await call("/admin/api/dead-letters")).json()) as {
+      entries: { id: string }[];
+    };
+    expect(left.entries.map((e) => e.id)).toEqual([deadLetterId(TEST_SHOP, "6000002")]);
+  });
+
+  it("discards an entry", async () => {
+    pipeline = await seeded();
+    const id = encodeURIComponent(deadLetterId(OTHER_SHOP, "6000003"));
+    const response = await call(`/admin/api/dead-letters/${id}`, { method: "DELETE" });
+    expect(response.status).toBe(200);
+    expect((await call(`/admin/api/dead-letters/${id}`)).status).toBe(404);
+    expect((await call(`/admin/api/dead-letters/${id}`, { method: "DELETE" })).status).toBe(404);
+  });
+
+  it("refuses every dead-letter route without the token or with a wrong one", async () => {
+    pipeline = await seeded();
+    const id = encodeURIComponent(deadLetterId(TEST_SHOP, "6000001"));
+    const routes: [string, string][] = [
+      ["GET", "/admin/api/dead-letters"],
+      ["GET", `/admin/api/dead-letters/${id}`],
+      ["POST", `/admin/api/dead-letters/${id}/retry`],
+      ["POST", "/admin/api/dead-letters/retry"],
+      ["DELETE", `/admin/api/dead-letters/${id}`],
+    ];
+    for (const [method, path] of routes) {
+      const bare = await pipeline.web.app.request(path, { method });
+      expect(bare.status, `${method} ${path}`).toBe(401);
+      const wrong = await pipeline.web.app.request(path, {
+        method,
+        headers: { authorization: "Bearer wrong-token-wrong-token" },
+      });
+      expect(wrong.status, `${method} ${path}`).toBe(401);
+    }
+    // Nothing was touched.
+    expect((await pipeline.ctx.queues.deadLetter.getJobCounts("waiting")).waiting).toBe(3);
+  });
+});
+
+describe("/admin/api/dead-letters retry of a stored app/uninstalled", () => {
+  it("uninstalls the shop as a delivered one does: status, sweep schedule, backfill", async () => {
+    pipeline = await startPipeline({ env: { ADMIN_TOKEN: TOKEN }, workers: 0 });
+    const p = pipeline;
+    const work = await startShopBackgroundWork(p, TEST_SHOP);
+    try {
+      await p.shopify.uninstallShop(TEST_SHOP, { deliver: false });
+      // The delivery was dead-lettered (say its body once failed to parse); the operator fixed
+      // what was wrong and retries it from the queue.
+      const now = new Date().toISOString();
+      const id = deadLetterId(TEST_SHOP, null, "uninstall-1");
+      await p.ctx.queues.addDeadLetter(id, {
+        shop: TEST_SHOP,
+        orderId: null,
+        topic: "app/uninstalled",
+        webhookId: "uninstall-1",
+        reason: "webhook body could not be used: test",
+        category: "payload",
+        errorClass: "PayloadError",
+        rawPayload: JSON.stringify({ id: 1, domain: TEST_SHOP }),
+        attempts: 1,
+        firstFailedAt: now,
+        lastFailedAt: now,
+      });
+
+      const response = await call(`/admin/api/dead-letters/${encodeURIComponent(id)}/retry`, {
+        method: "POST",
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        result: "reingested",
+        message: "webhook re-ingested: uninstalled",
+      });
+      expect((await p.ctx.shops.getShop(TEST_SHOP))?.status).toBe("uninstalled");
+      await work.expectStopped();
+    } finally {
+      await work.close();
+    }
+  });
+});
