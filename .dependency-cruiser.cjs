@@ -21,7 +21,7 @@ const LAYERS = [
   ["lifecycle", "settings"],
   ["metrics"],
   ["ops"],
-  ["server", "workers"],
+  ["server", "jobs"],
   // The composition roots: app/ builds each role, cli/ is the CLI role's commands.
   ["app", "cli"],
 ];

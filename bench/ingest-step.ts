@@ -11,7 +11,7 @@ import { WebhookIngest } from "../src/ingest/webhook-ingest.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { createRedis } from "../src/queue/connection.ts";
 import { dedupeKey } from "../src/queue/names.ts";
-import { SyncQueues } from "../src/queue/sync-queue.ts";
+import { OrderQueues } from "../src/queue/order-queues.ts";
 import { normalizeWebhook, parseShopifyJson } from "../src/shopify/index.ts";
 import type { ShopDomain, SourceOrder } from "../src/sync/source-order.ts";
 
@@ -31,7 +31,7 @@ const redis = createRedis(server.url, "ingest");
 await new Promise((resolve) => redis.once("ready", resolve));
 const prefix = "bench-step";
 const snapshots = new SnapshotStore(redis, { prefix });
-const queues = new SyncQueues(redis, prefix);
+const queues = new OrderQueues(redis, prefix);
 const ingest = new WebhookIngest({
   redis,
   prefix,

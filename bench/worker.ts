@@ -16,7 +16,7 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { QUEUE } from "../src/queue/names.ts";
-import { SYNC_JOB_OPTIONS, syncDedupId } from "../src/queue/sync-queue.ts";
+import { SYNC_JOB_OPTIONS, syncDedupId } from "../src/queue/order-queues.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import {
   createTestDatabase,

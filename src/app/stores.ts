@@ -1,7 +1,7 @@
 import { BackfillRepository, CheckpointRepository } from "../backfill/index.ts";
 import type { Env } from "../config/env.ts";
 import { SnapshotStore } from "../ingest/snapshot-store.ts";
-import { type LiveShare, SyncQueues } from "../queue/sync-queue.ts";
+import { type LiveShare, OrderQueues } from "../queue/order-queues.ts";
 import { SealedSessionStorage } from "../shopify/install/index.ts";
 import {
   ClaimRepository,
@@ -26,7 +26,7 @@ export interface Stores {
   /** Order snapshots the webhooks left, for the worker to sync from. */
   snapshots: SnapshotStore;
   /** The sync and dead-letter queues. */
-  queues: SyncQueues;
+  queues: OrderQueues;
   /** The provider's events as received, its claims per shop, its webhook secrets (sealed). */
   providerEvents: ProviderEventRepository;
   claims: ClaimRepository;
@@ -49,7 +49,7 @@ export function createStores(infra: Infrastructure): Stores {
     checkpoints: new CheckpointRepository(db),
     privacyRequests: new PrivacyRequestRepository(db),
     snapshots: new SnapshotStore(infra.jobRedis, { prefix }),
-    queues: new SyncQueues(
+    queues: new OrderQueues(
       infra.redis,
       prefix,
       { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },

@@ -4,8 +4,8 @@ import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
 import { formatOf, importView, ProductImportQueue } from "../products/index.ts";
+import { OrderQueues } from "../queue/order-queues.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
-import { SyncQueues } from "../queue/sync-queue.ts";
 import { RegistrationReader } from "../registrations/index.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
@@ -25,7 +25,7 @@ export function composeWebApp(
   hooks: { onOutcome?: (topic: string, outcome: string) => void } = {},
 ): WebApp {
   const { config, prefix, ingestRedis } = connector;
-  const ingestQueues = new SyncQueues(
+  const ingestQueues = new OrderQueues(
     ingestRedis,
     prefix,
     { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },

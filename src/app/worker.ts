@@ -1,8 +1,8 @@
-import { startBackfillWorker } from "../workers/backfill-worker.ts";
-import { startProductImportWorker } from "../workers/product-import-worker.ts";
-import { startProviderEventWorker } from "../workers/provider-event-worker.ts";
-import { startSweepWorker } from "../workers/sweep-worker.ts";
-import { startSyncWorker } from "../workers/sync-worker.ts";
+import { startBackfillWorker } from "../jobs/backfill-worker.ts";
+import { startProductImportWorker } from "../jobs/product-import-worker.ts";
+import { startProviderEventWorker } from "../jobs/provider-event-worker.ts";
+import { startSweepWorker } from "../jobs/sweep-worker.ts";
+import { startSyncWorker } from "../jobs/sync-worker.ts";
 import type { Connector } from "./connector.ts";
 import { createProducts } from "./products.ts";
 

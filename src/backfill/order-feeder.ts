@@ -2,13 +2,13 @@ import { feedAtBudget } from "../engine/budget-feeder.ts";
 import type { StoreRateLimiter } from "../engine/limiter/index.ts";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import type { SyncTrigger } from "../queue/jobs.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import type { ShopRecord } from "../store/index.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
 
 export interface OrderFeederDeps {
   snapshots: SnapshotStore;
-  queues: SyncQueues;
+  queues: OrderQueues;
   limiter: StoreRateLimiter;
 }
 

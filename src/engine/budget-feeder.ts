@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { SyncJobData } from "../queue/jobs.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import type { StoreRateLimiter } from "./limiter/index.ts";
 
 export interface BudgetFeederDeps {
   limiter: StoreRateLimiter;
-  queues: SyncQueues;
+  queues: OrderQueues;
 }
 
 export type FeedItem = Omit<SyncJobData, "prepaidSlot" | "priority">;

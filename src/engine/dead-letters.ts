@@ -5,7 +5,7 @@ import type { IngestOutcome, VerifiedWebhook } from "../ingest/webhook-ingest.ts
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { DeadLetterLock, RETIRED_TTL_MS, retiredKey } from "../queue/dead-letter-record.ts";
 import type { DeadLetterData, SyncPriority } from "../queue/jobs.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import { normalizeWebhook, parseShopifyJson } from "../shopify/index.ts";
 import type { ShopRecord, ShopRepository } from "../store/index.ts";
 import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
@@ -60,7 +60,7 @@ export interface BulkRetryReport {
 }
 
 export interface DeadLettersDeps {
-  queues: SyncQueues;
+  queues: OrderQueues;
   redis: RedisConnection;
   prefix: string;
   snapshots: SnapshotStore;

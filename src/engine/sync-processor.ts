@@ -12,7 +12,7 @@ import {
   ProviderValidationError,
 } from "../provider/index.ts";
 import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
-import { deadLetterId, LIVE_WAITER_PRIORITY, type SyncQueues } from "../queue/sync-queue.ts";
+import { deadLetterId, LIVE_WAITER_PRIORITY, type OrderQueues } from "../queue/order-queues.ts";
 import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
 import type { MapResult } from "../sync/index.ts";
 import {
@@ -31,7 +31,7 @@ export type ProcessorProvider = OpProvider & Pick<ProviderClient, "baseUrl" | "g
 
 export interface SyncProcessorDeps {
   snapshots: SnapshotStore;
-  queues: SyncQueues;
+  queues: OrderQueues;
   shops: ShopRepository;
   links: LinkRepository;
   limiter: StoreRateLimiter;

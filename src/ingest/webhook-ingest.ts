@@ -1,7 +1,7 @@
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { DeadLetterData } from "../queue/jobs.ts";
 import { dedupeKey } from "../queue/names.ts";
-import { deadLetterId, type SyncQueues } from "../queue/sync-queue.ts";
+import { deadLetterId, type OrderQueues } from "../queue/order-queues.ts";
 import {
   type NormalizedEvent,
   normalizeWebhook,
@@ -87,7 +87,7 @@ export interface WebhookIngestDeps {
   redis: RedisConnection;
   prefix: string;
   snapshots: SnapshotStore;
-  queues: SyncQueues;
+  queues: OrderQueues;
   shops: ShopLookup;
   lifecycle: LifecycleHandlers;
   /** Tests pass a fixed clock. */

@@ -4,7 +4,7 @@ import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import type { LifecycleHandlers } from "../ingest/webhook-ingest.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import { ShopifyTokenError } from "../shopify/admin-client.ts";
 import { type AdminClientFactory, ShopNotConnectedError } from "../shopify/index.ts";
 import type { SealedSessionStorage } from "../shopify/install/index.ts";
@@ -25,7 +25,7 @@ export interface LifecycleDeps {
   /** The order links: which provider order and name a Shopify order has. */
   links: Pick<LinkRepository, "getOrderLinkRow">;
   snapshots: SnapshotStore;
-  queues: SyncQueues;
+  queues: OrderQueues;
   /** Where retired dead letters are remembered (the dead-letter queue's Redis and prefix). */
   redis: RedisConnection;
   prefix: string;

@@ -2,7 +2,7 @@ import { cachedShopStatus } from "../ingest/shop-status.ts";
 import { SnapshotStore } from "../ingest/snapshot-store.ts";
 import { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import { createShopJobs, type ShopJobs, type ShopJobsDeps } from "./shop-jobs.ts";
 import { createLifecycleHandlers, type LifecycleDeps } from "./shop-lifecycle.ts";
 
@@ -13,7 +13,7 @@ export interface WebhookReceiverOptions {
   /** The Redis the receiver writes to (the web's fail-fast connection); `ctx.redis` if absent. */
   redis?: RedisConnection;
   /** The queues it adds to (on that connection); `ctx.queues` if absent. */
-  queues?: SyncQueues;
+  queues?: OrderQueues;
   /**
    * The shop's background work, stopped on an uninstall: the web process's own. Absent (the
    * dead-letter queue's retry, from the CLI or the admin API), one is opened for the uninstall

@@ -11,7 +11,7 @@ import { errorResponse } from "../lib/http-errors.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import type { ClaimsSettings, SettingsService } from "../settings/index.ts";
 import type { Shopify } from "../shopify/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
@@ -41,7 +41,7 @@ export interface WebParts {
   ingestRedis: RedisConnection;
   shops: ShopRepository;
   /** The sync and dead-letter queues, for the depth gauge. */
-  queues: SyncQueues;
+  queues: OrderQueues;
   admin: AdminContext;
   ingest: WebhookIngest;
   /** The provider's webhooks (claims, registrations), up to their queue. */

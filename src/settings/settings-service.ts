@@ -4,7 +4,7 @@ import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { sealedFor } from "../lib/secret-box.ts";
 import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import type { RegistrationReader } from "../registrations/index.ts";
 import type { AdminClientFactory } from "../shopify/index.ts";
 import { AWAITING_SETTINGS } from "../shopify/install/index.ts";
@@ -117,7 +117,7 @@ export type Environment = "production" | "staging";
 export interface SettingsDeps {
   shops: ShopRepository;
   links: LinkRepository;
-  queues: SyncQueues;
+  queues: OrderQueues;
   providers: Pick<ProviderClients, "for" | "endpoints">;
   shopifyAdmin: AdminClientFactory;
   secrets: SecretBox;

@@ -1,5 +1,5 @@
 import { countQueuedForShop } from "../engine/shop-work.ts";
-import type { SyncQueues } from "../queue/sync-queue.ts";
+import type { OrderQueues } from "../queue/order-queues.ts";
 import type { LinkRepository, ShopRecord } from "../store/index.ts";
 import type { FailureRecord } from "../sync/index.ts";
 
@@ -27,7 +27,7 @@ export interface StatusView {
 
 /** Counts of synced, waiting and failed orders, and the five latest failures in words. */
 export async function readSyncStatus(
-  ctx: { links: LinkRepository; queues: SyncQueues },
+  ctx: { links: LinkRepository; queues: OrderQueues },
   shop: ShopRecord,
 ): Promise<StatusView> {
   const counts = await ctx.links.countByResult(shop.shop);

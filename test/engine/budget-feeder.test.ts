@@ -3,11 +3,11 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { feedAtBudget } from "../../src/engine/budget-feeder.ts";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
-import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import { OrderQueues } from "../../src/queue/order-queues.ts";
 import { service } from "../helpers/services.ts";
 
 const connections: Redis[] = [];
-const queues: SyncQueues[] = [];
+const queues: OrderQueues[] = [];
 const connect = () => {
   const r = new Redis(service("redisUrl"), { maxRetriesPerRequest: null });
   connections.push(r);
@@ -40,7 +40,7 @@ function setup(options: {
     ...options,
     prefix,
   });
-  const q = new SyncQueues(redis, prefix);
+  const q = new OrderQueues(redis, prefix);
   queues.push(q);
   return { limiter, queues: q };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { orderLock } from "../../src/workers/provider-event-worker.ts";
+import { orderLock } from "../../src/jobs/provider-event-worker.ts";
 import { service } from "../helpers/services.ts";
 
 const redis = new Redis(service("redisUrl"));

@@ -18,7 +18,7 @@ import {
 } from "../../src/provider/index.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../../src/queue/names.ts";
-import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import { OrderQueues } from "../../src/queue/order-queues.ts";
 import {
   createLinkRepository,
   type Db,
@@ -55,7 +55,7 @@ let deps: SyncProcessorDeps;
 let provider: ScriptedProvider;
 let shops: ShopRepository;
 let links: LinkRepository;
-let queues: SyncQueues;
+let queues: OrderQueues;
 let snapshots: SnapshotStore;
 
 beforeAll(() => {
@@ -71,7 +71,7 @@ beforeEach(() => {
   db = openDatabase(join(dir, "links.sqlite"));
   shops = new ShopRepository(db);
   links = createLinkRepository(db);
-  queues = new SyncQueues(redis, prefix, { attempts: 3 });
+  queues = new OrderQueues(redis, prefix, { attempts: 3 });
   snapshots = new SnapshotStore(redis, { prefix });
   provider = new ScriptedProvider();
   deps = {
@@ -268,7 +268,7 @@ describe("sync processor: waiting for a slot", () => {
     // would otherwise wait for every order of the burst still to be read, its slots unused).
     const prefix = `proc-wait-${randomUUID()}`;
     // The queue and the limiter read the same budget, as they do from the configuration.
-    const waitQueues = new SyncQueues(
+    const waitQueues = new OrderQueues(
       redis,
       prefix,
       { attempts: 3 },

@@ -15,13 +15,10 @@ import { type Connector, createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
+import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { WebApp } from "../../src/server/app.ts";
-import {
-  type BackfillWorkerHandle,
-  startBackfillWorker,
-} from "../../src/workers/backfill-worker.ts";
-import { startSyncWorker } from "../../src/workers/sync-worker.ts";
 import { service } from "./services.ts";
 
 export const APP_KEY = "install-test-api-key";

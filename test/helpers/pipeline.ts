@@ -14,16 +14,13 @@ import { composeWebApp } from "../../src/app/web.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
+import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import type { WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
-import {
-  type BackfillWorkerHandle,
-  startBackfillWorker,
-} from "../../src/workers/backfill-worker.ts";
-import { startSyncWorker } from "../../src/workers/sync-worker.ts";
 import { createTestDatabase } from "./postgres.ts";
 import { service } from "./services.ts";
 

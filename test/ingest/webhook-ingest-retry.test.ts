@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../../src/ingest/webhook-ingest.ts";
-import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import { OrderQueues } from "../../src/queue/order-queues.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { service } from "../helpers/services.ts";
@@ -16,14 +16,14 @@ const shop = "retry-shop.myshopify.com" as ShopDomain;
 /** Real Redis and BullMQ; `enqueueSync` fails once, as when Redis dies between the two writes. */
 function ingestWithFailingEnqueue() {
   const prefix = `t-${randomUUID()}`;
-  const queues = new SyncQueues(redis, prefix);
+  const queues = new OrderQueues(redis, prefix);
   // Built inside a test: closed when it ends, pass or fail.
   onTestFinished(() => queues.close());
   let failures = 1;
   const flaky = new Proxy(queues, {
     get(target, property, receiver) {
       if (property === "enqueueSync") {
-        return async (...args: Parameters<SyncQueues["enqueueSync"]>) => {
+        return async (...args: Parameters<OrderQueues["enqueueSync"]>) => {
           if (failures-- > 0) throw new Error("Connection is closed.");
           return target.enqueueSync(...args);
         };

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../../src/ingest/webhook-ingest.ts";
 import { dedupeKey, snapshotKey } from "../../src/queue/names.ts";
-import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import { OrderQueues } from "../../src/queue/order-queues.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { service } from "../helpers/services.ts";
@@ -18,7 +18,7 @@ const shop = "ingest-shop.myshopify.com" as ShopDomain;
 /** A receiver on real Redis and BullMQ, with a fresh prefix. */
 function receiver() {
   const prefix = `t-${randomUUID()}`;
-  const queues = new SyncQueues(redis, prefix);
+  const queues = new OrderQueues(redis, prefix);
   // Built inside a test: closed when it ends, pass or fail.
   onTestFinished(() => queues.close());
   const snapshots = new SnapshotStore(redis, { prefix });

@@ -8,15 +8,15 @@ import { createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import {
+  type ProviderEventWorkerHandle,
+  startProviderEventWorker,
+} from "../../src/jobs/provider-event-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { signProviderBody } from "../../src/provider/webhook-verify.ts";
 import { ProviderEventQueue } from "../../src/queue/provider-event-queue.ts";
-import {
-  type ProviderEventWorkerHandle,
-  startProviderEventWorker,
-} from "../../src/workers/provider-event-worker.ts";
 import { captureLogs } from "../helpers/captured-logs.ts";
 import {
   type CookieJar,

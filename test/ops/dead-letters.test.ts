@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createDeadLetters } from "../../src/ops/index.ts";
 import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
-import { deadLetterId } from "../../src/queue/sync-queue.ts";
+import { deadLetterId } from "../../src/queue/order-queues.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { runCli } from "../helpers/cli.ts";
 import { shippedOrder } from "../helpers/orders.ts";

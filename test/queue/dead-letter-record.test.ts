@@ -9,12 +9,12 @@ import {
   retiredKey,
 } from "../../src/queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
-import { SyncQueues } from "../../src/queue/sync-queue.ts";
+import { OrderQueues } from "../../src/queue/order-queues.ts";
 import { service } from "../helpers/services.ts";
 
 const redis = new Redis(service("redisUrl"), { maxRetriesPerRequest: null });
 afterAll(() => redis.disconnect());
-let queues: SyncQueues | undefined;
+let queues: OrderQueues | undefined;
 afterEach(async () => {
   await queues?.deadLetter.obliterate({ force: true });
   await queues?.close();
@@ -52,7 +52,7 @@ describe("dead-letter records", () => {
 
   it("records a failure that arrives while a retry holds the entry after the retry, with its history", async () => {
     const prefix = `t-${randomUUID()}`;
-    queues = new SyncQueues(redis, prefix);
+    queues = new OrderQueues(redis, prefix);
     const id = "a.myshopify.com|1";
     await queues.addDeadLetter(id, failure("2026-11-01T00:00:00Z", 400));
 

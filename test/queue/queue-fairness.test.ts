@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../../src/queue/names.ts";
-import { LIVE_WAITER_PRIORITY, type LiveShare, SyncQueues } from "../../src/queue/sync-queue.ts";
+import { LIVE_WAITER_PRIORITY, type LiveShare, OrderQueues } from "../../src/queue/order-queues.ts";
 import { service } from "../helpers/services.ts";
 
 /**
@@ -18,7 +18,7 @@ afterAll(() => redis.disconnect());
 
 function queuesWith(liveShare: LiveShare) {
   const prefix = `t-${randomUUID()}`;
-  const queues = new SyncQueues(redis, prefix, {}, { liveShare });
+  const queues = new OrderQueues(redis, prefix, {}, { liveShare });
   onTestFinished(() => queues.close());
   return { queues, prefix };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deadLetterId } from "../../src/queue/sync-queue.ts";
+import { deadLetterId } from "../../src/queue/order-queues.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { signProviderBody } from "../../src/provider/webhook-verify.ts";
 import {
   type ProviderEventWorkerHandle,
   startProviderEventWorker,
-} from "../../src/workers/provider-event-worker.ts";
+} from "../../src/jobs/provider-event-worker.ts";
+import { signProviderBody } from "../../src/provider/webhook-verify.ts";
 import {
   type CookieJar,
   type InstallHarness,

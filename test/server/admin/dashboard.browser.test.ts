@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { deadLetterId } from "../../../src/queue/sync-queue.ts";
+import { deadLetterId } from "../../../src/queue/order-queues.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 
 const TOKEN = "dashboard-token-0123456789abcdef";

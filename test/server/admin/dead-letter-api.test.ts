@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { DeadLetterData, FailureCategory } from "../../../src/queue/jobs.ts";
-import { deadLetterId } from "../../../src/queue/sync-queue.ts";
+import { deadLetterId } from "../../../src/queue/order-queues.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 import { startShopBackgroundWork } from "../../helpers/shop-background-work.ts";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProducts } from "../../../src/app/products.ts";
-import { startProductImportWorker } from "../../../src/workers/product-import-worker.ts";
+import { startProductImportWorker } from "../../../src/jobs/product-import-worker.ts";
 import {
   BROWSER_UA,
   type CookieJar,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SweepScheduler, sweepSchedulerId } from "../../../src/backfill/index.ts";
+import { startSweepWorker } from "../../../src/jobs/sweep-worker.ts";
 import { ShopInstaller, SUBSCRIBED_TOPICS, topicEnum } from "../../../src/shopify/index.ts";
-import { startSweepWorker } from "../../../src/workers/sweep-worker.ts";
 import { type InstallHarness, startInstallHarness } from "../../helpers/install-harness.ts";
 
 const SHOP = "subs-shop.myshopify.com";

@@ -1,9 +1,9 @@
 import { Writable } from "node:stream";
 import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
+import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
-import { startSyncWorker } from "../../src/workers/sync-worker.ts";
 import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";

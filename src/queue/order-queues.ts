@@ -61,7 +61,11 @@ export const SYNC_JOB_OPTIONS: JobsOptions = {
 
 export const syncDedupId = (shop: string, orderId: string) => `${shop}:${orderId}`;
 
-export class SyncQueues {
+/**
+ * An order's two queues: `sync`, one job per order that reconciles it with the provider, and
+ * `deadLetter`, where an order whose sync failed for good waits for an operator.
+ */
+export class OrderQueues {
   readonly sync: Queue<SyncJobData>;
   readonly deadLetter: Queue<DeadLetterData>;
 
