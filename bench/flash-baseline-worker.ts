@@ -9,38 +9,12 @@ import { Worker } from "bullmq";
 import { createConnector } from "../src/app/connector.ts";
 import { parseEnv } from "../src/config/env.ts";
 import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
-import type { Slot, StoreRateLimiter } from "../src/engine/limiter/index.ts";
 import { createSyncProcessor } from "../src/engine/sync-processor.ts";
 import { createLogger } from "../src/lib/logger.ts";
 import { duplicateConnection } from "../src/lib/redis-keys.ts";
 import { ConnectorMetrics, startMetricsServer } from "../src/metrics/index.ts";
-import { ProviderRateLimitError } from "../src/provider/index.ts";
 import { QUEUE, queueOptions } from "../src/queue/names.ts";
-
-/** Every request allowed, Retry-After obeyed: what a user would build without the limiter. */
-const noStoreLimiter = {
-  async call<T>(_store: number, _priority: string, request: (slot: Slot) => Promise<T>) {
-    try {
-      return {
-        done: true,
-        value: await request({ id: "", grantedAtMs: Date.now(), remaining: 1 }),
-      };
-    } catch (error) {
-      if (!(error instanceof ProviderRateLimitError)) throw error;
-      const waitMs = error.retryAfterMs ?? 1_000;
-      return {
-        done: false,
-        reason: "rate-limited",
-        retryAtMs: Date.now() + waitMs,
-        waitMs,
-        leadMs: 0,
-      };
-    }
-  },
-  providerHooks() {
-    return { beforeSend: async () => {}, answered: async () => 0 };
-  },
-} as unknown as StoreRateLimiter;
+import { noStoreLimiter } from "./no-store-limiter.ts";
 
 const env = parseEnv(process.env);
 const metrics = new ConnectorMetrics({ defaultMetrics: false });
@@ -66,7 +40,7 @@ new Worker(
     queues: ctx.queues,
     shops: ctx.shops,
     links: ctx.links,
-    limiter: noStoreLimiter,
+    limiter: noStoreLimiter(),
     providerFor: (shop) => ctx.providers.for(shop),
     logger: ctx.logger,
     metrics: metrics.sync,

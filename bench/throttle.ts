@@ -19,17 +19,16 @@ import type { Connector } from "../src/app/connector.ts";
 import { composeWebApp } from "../src/app/web.ts";
 import { signWebhook } from "../src/cli/webhook-command.ts";
 import { type FeedItem, feedAtBudget } from "../src/engine/budget-feeder.ts";
-import type { Slot, StoreRateLimiter } from "../src/engine/limiter/index.ts";
 import { createSyncProcessor } from "../src/engine/sync-processor.ts";
 import { duplicateConnection } from "../src/lib/redis-keys.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
-import { ProviderRateLimitError } from "../src/provider/index.ts";
 import type { SyncJobData } from "../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../src/queue/names.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { needChild, release } from "./children.ts";
 import { benchContext } from "./context.ts";
+import { noStoreLimiter } from "./no-store-limiter.ts";
 
 // `--scenario flash-sale`: a burst of live orders on one store (bench/flash-sale.ts).
 if (process.argv.includes("flash-sale")) {
@@ -58,31 +57,6 @@ const SECRET = "bench-secret";
 const HOT = 1001;
 const shopOf = (store: number) => `store-${store}.myshopify.com`;
 const storeIds = Array.from({ length: STORES }, (_, i) => HOT + i);
-
-/** What a user would build without a per-store limiter: every request allowed, Retry-After obeyed. */
-class NoStoreLimiter {
-  async call<T>(_store: number, _priority: string, request: (slot: Slot) => Promise<T>) {
-    try {
-      return {
-        done: true,
-        value: await request({ id: "", grantedAtMs: Date.now(), remaining: 1 }),
-      };
-    } catch (error) {
-      if (!(error instanceof ProviderRateLimitError)) throw error;
-      const waitMs = error.retryAfterMs ?? 1_000;
-      return {
-        done: false,
-        reason: "rate-limited",
-        retryAtMs: Date.now() + waitMs,
-        waitMs,
-        leadMs: 0,
-      };
-    }
-  }
-  providerHooks() {
-    return { beforeSend: async () => {}, answered: async () => 0 };
-  }
-}
 
 interface RunResult {
   name: string;
@@ -135,8 +109,7 @@ async function run(
     queues: ctx.queues,
     shops: ctx.shops,
     links: ctx.links,
-    limiter:
-      mode === "connector" ? ctx.limiter : (new NoStoreLimiter() as unknown as StoreRateLimiter),
+    limiter: mode === "connector" ? ctx.limiter : noStoreLimiter(),
     providerFor: (shop) => ctx.providers.for(shop),
     logger: ctx.logger,
     metrics: {
