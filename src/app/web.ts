@@ -1,4 +1,5 @@
 import type { Session } from "@shopify/shopify-api";
+import { ClaimsSettings } from "../features/claims/settings.ts";
 import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
@@ -9,7 +10,7 @@ import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { RegistrationReader } from "../registrations/index.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
-import { ClaimsSettings, type SettingsCatalogImports, SettingsService } from "../settings/index.ts";
+import { type SettingsCatalogImports, SettingsService } from "../settings/index.ts";
 import type { Connector } from "./connector.ts";
 import { createProducts } from "./products.ts";
 import { liveShareOf } from "./stores.ts";

@@ -1,7 +1,7 @@
 import { Command } from "commander";
 import { parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
-import { registerClaimsCommand } from "./claims-command.ts";
+import { registerClaimsCommand } from "../features/claims/command.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { explainCliError } from "./errors.ts";
 import { registerProductsCommand } from "./products-command.ts";

@@ -1,5 +1,5 @@
+import type { RegistrationEventView } from "../../../features/claims/settings.ts";
 import { type RegistrationPage, registrationRow } from "../../../registrations/index.ts";
-import type { RegistrationEventView } from "../../../settings/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
 import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";

@@ -1,6 +1,6 @@
 import { raw } from "hono/html";
-import type { ClaimsView } from "../../../../settings/index.ts";
-import type { SectionViewProps } from "../section.ts";
+import type { SectionViewProps } from "../../../server/settings/sections/section.ts";
+import type { ClaimsView } from "../settings.ts";
 
 const KIND_WORDS = { claim: "Claim", shipping_claim: "Shipping claim" } as const;
 const when = (iso: string) => iso.slice(0, 16).replace("T", " ");

@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
-import type { Db } from "./database.ts";
-import type { providerClaims } from "./schema.ts";
+import type { Db } from "../../store/database.ts";
+import type { providerClaims } from "../../store/schema.ts";
 
 export type ClaimKind = "claim" | "shipping_claim";
 

@@ -1,10 +1,11 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { ConfigError } from "../config/env.ts";
-import type { RuntimeConfig } from "../config/runtime-config.ts";
-import { ClaimRepository, ProviderEventRepository, ShopRepository } from "../store/index.ts";
-import { ShopDomain } from "../sync/source-order.ts";
-import { openStore } from "./shops-command.ts";
-import { formatTable } from "./table.ts";
+import { openStore } from "../../cli/shops-command.ts";
+import { formatTable } from "../../cli/table.ts";
+import { ConfigError } from "../../config/env.ts";
+import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { ProviderEventRepository, ShopRepository } from "../../store/index.ts";
+import { ShopDomain } from "../../sync/source-order.ts";
+import { ClaimRepository } from "./repository.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());

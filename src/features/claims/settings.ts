@@ -1,17 +1,16 @@
 import type { Logger } from "pino";
-import { hasScope, TAG_SCOPE } from "../engine/provider-event-processor.ts";
-import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
-import { readRegistration } from "../provider/events.ts";
+import { hasScope, TAG_SCOPE } from "../../engine/provider-event-processor.ts";
+import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
+import { readRegistration } from "../../provider/events.ts";
 import type {
-  ClaimRepository,
-  ClaimRow,
   ProviderAccount,
   ProviderEventRepository,
   ProviderEventRow,
   ProviderWebhookSecretRepository,
   ShopRecord,
   ShopRepository,
-} from "../store/index.ts";
+} from "../../store/index.ts";
+import type { ClaimRepository, ClaimRow } from "./repository.ts";
 
 /** A registration event as the Registrations tab lists it (no customer data). */
 export interface RegistrationEventView {

@@ -1,5 +1,5 @@
-import type { ClaimsView } from "../../../../settings/index.ts";
-import type { SettingsSection } from "../section.ts";
+import type { SettingsSection } from "../../../server/settings/sections/section.ts";
+import type { ClaimsView } from "../settings.ts";
 import { claimsActions } from "./actions.ts";
 import { ClaimsSection } from "./view.tsx";
 

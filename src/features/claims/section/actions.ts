@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import type { Env, SettingsRouteDeps } from "../../settings-guard.tsx";
-import { formText, type SectionKit } from "../section.ts";
+import { formText, type SectionKit } from "../../../server/settings/sections/section.ts";
+import type { Env, SettingsRouteDeps } from "../../../server/settings/settings-guard.tsx";
 
 /** The provider's webhook signing secret, and whether claim statuses tag Shopify orders. */
 export function claimsActions(app: Hono<Env>, kit: SectionKit, deps: SettingsRouteDeps) {
