@@ -9,7 +9,7 @@ import { RegistrationReader } from "../registrations/index.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
 import { stagingEndpoints } from "./development.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
-import { createProducts, type ProductsKit } from "./products.ts";
+import { createProducts, type ProductsKit } from "../features/products/compose.ts";
 
 /**
  * The Redis the connector uses: REDIS_CLUSTER_NODES, REDIS_URL, or the private redis-server a running `npm start`

@@ -4,7 +4,7 @@ import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
-import { formatOf, importView, ProductImportQueue } from "../products/index.ts";
+import { formatOf, importView, ProductImportQueue } from "../features/products/index.ts";
 import { OrderQueues } from "../queue/order-queues.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { RegistrationReader } from "../registrations/index.ts";
@@ -12,7 +12,7 @@ import { createWebApp, type WebApp } from "../server/app.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
 import { type SettingsCatalogImports, SettingsService } from "../settings/index.ts";
 import type { Connector } from "./connector.ts";
-import { createProducts } from "./products.ts";
+import { createProducts } from "../features/products/compose.ts";
 import { liveShareOf } from "./stores.ts";
 
 /**

@@ -52,7 +52,7 @@ export interface CatalogImportView {
   problems: { line: number | null; field: string; message: string }[];
 }
 
-/** Products outside Shopify, uploaded as a file (src/products provides it). */
+/** Products outside Shopify, uploaded as a file (src/features/products provides it). */
 export interface SettingsCatalogImports {
   /** Largest file accepted, in bytes. */
   maxBytes: number;

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { priceProblem } from "../../src/products/price.ts";
-import { parseProductFile } from "../../src/products/product-file.ts";
+import { priceProblem } from "../../../src/features/products/price.ts";
+import { parseProductFile } from "../../../src/features/products/product-file.ts";
 
 const HEADER =
   "handle,title,vendor,product_type,tags,status,image_url,option1_name,option1_value,option2_name,option2_value,option3_name,option3_value,sku,barcode,grams,price,compare_at_price,unit_cost,variant_image_url";

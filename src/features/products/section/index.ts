@@ -1,4 +1,4 @@
-import type { SettingsSection } from "../section.ts";
+import type { SettingsSection } from "../../../server/settings/sections/section.ts";
 import { catalogActions } from "./actions.ts";
 import { type CatalogData, CatalogSection } from "./view.tsx";
 

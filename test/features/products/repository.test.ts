@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ProductImportRepository } from "../../src/products/index.ts";
-import { type Db, openDatabase } from "../../src/store/index.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
-import { service } from "../helpers/services.ts";
+import { ProductImportRepository } from "../../../src/features/products/index.ts";
+import { type Db, openDatabase } from "../../../src/store/index.ts";
+import { createTestDatabase } from "../../helpers/postgres.ts";
+import { service } from "../../helpers/services.ts";
 
 const opened: Db[] = [];
 const dirs: string[] = [];

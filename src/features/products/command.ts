@@ -2,10 +2,14 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import { type Command, InvalidArgumentError } from "commander";
-import { withProducts } from "../app/cli.ts";
-import type { Core } from "../app/connector.ts";
-import type { ProductsKit } from "../app/products.ts";
-import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { withProducts } from "../../app/cli.ts";
+import type { Core } from "../../app/connector.ts";
+import { formatTable } from "../../cli/table.ts";
+import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { type Product, type ProviderClient, ProviderNotFoundError } from "../../provider/index.ts";
+import type { ShopRecord } from "../../store/index.ts";
+import { ShopDomain } from "../../sync/source-order.ts";
+import type { ProductsKit } from "./compose.ts";
 import {
   type CatalogProduct,
   callAtBulkPriority,
@@ -14,11 +18,7 @@ import {
   ImportBusyError,
   ImportInterruptedError,
   type ImportSummary,
-} from "../products/index.ts";
-import { type Product, type ProviderClient, ProviderNotFoundError } from "../provider/index.ts";
-import type { ShopRecord } from "../store/index.ts";
-import { ShopDomain } from "../sync/source-order.ts";
-import { formatTable } from "./table.ts";
+} from "./index.ts";
 
 type Ctx = Core & { products: ProductsKit };
 

@@ -17,14 +17,6 @@ export {
   productImportJobId,
 } from "./product-import-queue.ts";
 export {
-  type CatalogProduct,
-  type ImportRecord,
-  type ImportRow,
-  type ImportStatus,
-  ProductImportRepository,
-  type ProductSpace,
-} from "./product-import-repository.ts";
-export {
   bodyDigest,
   callAtBulkPriority,
   ImportBusyError,
@@ -38,3 +30,11 @@ export {
   type RunOutcome,
   type RunRow,
 } from "./product-importer.ts";
+export {
+  type CatalogProduct,
+  type ImportRecord,
+  type ImportRow,
+  type ImportStatus,
+  ProductImportRepository,
+  type ProductSpace,
+} from "./repository.ts";

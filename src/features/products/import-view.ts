@@ -1,5 +1,5 @@
 import type { FileProblem } from "./product-file.ts";
-import type { ImportRecord, ImportRow } from "./product-import-repository.ts";
+import type { ImportRecord, ImportRow } from "./repository.ts";
 
 /** At most this many bad rows are listed (the counts cover the rest). */
 const MAX_PROBLEMS = 200;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProducts, type ProductsKit } from "../../src/app/products.ts";
-import { ImportInterruptedError } from "../../src/products/index.ts";
-import { readCatalogIndex } from "../../src/shopify/catalog-index.ts";
-import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { createProducts, type ProductsKit } from "../../../src/features/products/compose.ts";
+import { ImportInterruptedError } from "../../../src/features/products/index.ts";
+import { readCatalogIndex } from "../../../src/shopify/catalog-index.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 
 let p: Pipeline;
 let kit: ProductsKit;

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import type { StoreRateLimiter } from "../engine/limiter/index.ts";
-import { releaseLock } from "../lib/lock.ts";
-import type { RedisConnection } from "../lib/redis-keys.ts";
+import type { StoreRateLimiter } from "../../engine/limiter/index.ts";
+import { releaseLock } from "../../lib/lock.ts";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
 import {
   type ProductCreate,
   type ProviderClient,
@@ -11,8 +11,8 @@ import {
   ProviderError,
   ProviderServerError,
   ProviderValidationError,
-} from "../provider/index.ts";
-import type { ShopifyCatalogIndex } from "../shopify/catalog-index.ts";
+} from "../../provider/index.ts";
+import type { ShopifyCatalogIndex } from "../../shopify/catalog-index.ts";
 import {
   type FileProblem,
   type FileProduct,
@@ -26,7 +26,7 @@ import type {
   ProductImportRepository,
   ProductSpace,
   RowOutcome,
-} from "./product-import-repository.ts";
+} from "./repository.ts";
 
 export interface ProductImporterDeps {
   imports: ProductImportRepository;

@@ -1,7 +1,16 @@
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
-import type { ProductCreate } from "../provider/index.ts";
-import type { Db, schema } from "../store/index.ts";
-import type { FileProblem } from "./product-file.ts";
+import type { ProductCreate } from "../../provider/index.ts";
+import type { Db, schema } from "../../store/index.ts";
+
+/** One reason a file cannot be imported as it is: where (the file's line), which field, why. */
+export interface FileProblem {
+  /** The line of the file (1-based), or null when the whole file is at fault. */
+  line: number | null;
+  /** The column (CSV) or the path in the item (JSON). */
+  field: string;
+  message: string;
+  handle?: string;
+}
 
 type Imports = typeof schema.productImports;
 type Rows = typeof schema.productImportRows;

@@ -1,18 +1,12 @@
 import { createHash } from "node:crypto";
 import { CsvError, parse } from "csv-parse/sync";
 import type { z } from "zod";
-import { ProductCreate } from "../provider/index.ts";
+import { ProductCreate } from "../../provider/index.ts";
 import { priceProblem } from "./price.ts";
+import type { FileProblem } from "./repository.ts";
 
-/** One reason a file cannot be imported as it is: where (the file's line), which field, why. */
-export interface FileProblem {
-  /** The line of the file (1-based), or null when the whole file is at fault. */
-  line: number | null;
-  /** The column (CSV) or the path in the item (JSON). */
-  field: string;
-  message: string;
-  handle?: string;
-}
+// A file's problems are kept with its import record (repository.ts), so the type lives there.
+export type { FileProblem };
 
 /** One product of the file: a group of CSV rows, or one JSON item. */
 export interface FileProduct {

@@ -1,8 +1,8 @@
 import { Queue } from "bullmq";
 import type { Logger } from "pino";
-import type { RedisConnection } from "../lib/redis-keys.ts";
-import { QUEUE, queueOptions } from "../queue/names.ts";
-import type { ShopRecord } from "../store/index.ts";
+import type { RedisConnection } from "../../lib/redis-keys.ts";
+import { QUEUE, queueOptions } from "../../queue/names.ts";
+import type { ShopRecord } from "../../store/index.ts";
 import { ImportBusyError, type ImportTarget, type ProductImporter } from "./product-importer.ts";
 
 export interface ProductImportJobData {

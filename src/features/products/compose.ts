@@ -1,15 +1,15 @@
-import { ConfigError } from "../config/env.ts";
-import type { ProviderClients } from "../engine/provider-clients.ts";
+import type { Core } from "../../app/connector.ts";
+import { ConfigError } from "../../config/env.ts";
+import type { ProviderClients } from "../../engine/provider-clients.ts";
+import type { ProviderClient } from "../../provider/index.ts";
+import { readCatalogIndex } from "../../shopify/catalog-index.ts";
+import type { ShopRecord } from "../../store/index.ts";
 import {
   type ImportTarget,
   ProductImporter,
   ProductImportRepository,
   type ProductSpace,
-} from "../products/index.ts";
-import type { ProviderClient } from "../provider/index.ts";
-import { readCatalogIndex } from "../shopify/catalog-index.ts";
-import type { ShopRecord } from "../store/index.ts";
-import type { Core } from "./connector.ts";
+} from "./index.ts";
 
 /** Products outside Shopify: the import record, the importer and each shop's provider side. */
 export interface ProductsKit {

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Env, SettingsRouteDeps } from "../../settings-guard.tsx";
-import { formText, type SectionKit } from "../section.ts";
+import { formText, type SectionKit } from "../../../server/settings/sections/section.ts";
+import type { Env, SettingsRouteDeps } from "../../../server/settings/settings-guard.tsx";
 
 /** A product file: size-capped before it is read, checked at once, imported by the workers. */
 export function catalogActions(app: Hono<Env>, kit: SectionKit, deps: SettingsRouteDeps) {

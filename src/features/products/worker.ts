@@ -1,11 +1,11 @@
 import { Worker } from "bullmq";
-import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { duplicateConnection, type RedisConnection } from "../../lib/redis-keys.ts";
+import { QUEUE, queueOptions } from "../../queue/names.ts";
 import {
   createProductImportProcessor,
   type ProductImportJobData,
   type ProductImportProcessorDeps,
-} from "../products/index.ts";
-import { QUEUE, queueOptions } from "../queue/names.ts";
+} from "./index.ts";
 
 export interface ProductImportWorkerDeps extends ProductImportProcessorDeps {
   redis: RedisConnection;

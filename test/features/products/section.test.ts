@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProducts } from "../../../src/app/products.ts";
-import { startProductImportWorker } from "../../../src/jobs/product-import-worker.ts";
+import { createProducts } from "../../../src/features/products/compose.ts";
+import { startProductImportWorker } from "../../../src/features/products/worker.ts";
 import {
   BROWSER_UA,
   type CookieJar,

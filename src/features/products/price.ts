@@ -1,4 +1,4 @@
-import { PRICE_PATTERN } from "../provider/index.ts";
+import { PRICE_PATTERN } from "../../provider/index.ts";
 
 /**
  * Why a price string breaks the provider's rule (^\d{1,8}(\.\d{1,2})?$), in words an operator

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProductImportRepository } from "../../src/products/index.ts";
-import { cliEntry, runCli } from "../helpers/cli.ts";
-import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
-import { service } from "../helpers/services.ts";
+import { ProductImportRepository } from "../../../src/features/products/index.ts";
+import { cliEntry, runCli } from "../../helpers/cli.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
+import { service } from "../../helpers/services.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const HEADER = "handle,title,option1_name,option1_value,sku,price,grams";

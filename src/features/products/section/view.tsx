@@ -1,5 +1,5 @@
-import type { CatalogImportView } from "../../../../settings/index.ts";
-import type { SectionViewProps } from "../section.ts";
+import type { SectionViewProps } from "../../../server/settings/sections/section.ts";
+import type { CatalogImportView } from "../../../settings/index.ts";
 
 /** The last product import, whether uploads are possible, and the largest file taken. */
 export interface CatalogData {
