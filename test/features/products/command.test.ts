@@ -8,7 +8,7 @@ import { cliEntry, runCli } from "../../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 import { service } from "../../helpers/services.ts";
 
-const ROOT = resolve(import.meta.dirname, "../..");
+const ROOT = resolve(import.meta.dirname, "../../..");
 const HEADER = "handle,title,option1_name,option1_value,sku,price,grams";
 
 let p: Pipeline;
