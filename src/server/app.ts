@@ -5,6 +5,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { ClaimsSettings } from "../features/claims/settings.ts";
+import type { RegistrationEvents } from "../features/registrations/settings.ts";
 import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
@@ -50,6 +51,8 @@ export interface WebParts {
   settings: SettingsService;
   /** The settings page's Claims section. */
   claimsSettings: ClaimsSettings;
+  /** The Registrations tab's events as the provider's webhooks reported them. */
+  registrationEvents: RegistrationEvents;
   /** Completes an install (OAuth callback or token exchange): the shop as stored. */
   installed(session: Session): Promise<ShopRecord>;
   /** Stops what the composition started for this app (queues, schedulers). */
@@ -168,6 +171,7 @@ export function createWebApp(
     settingsRoutes({
       service: ctx.settings,
       claims: ctx.claimsSettings,
+      registrationEvents: ctx.registrationEvents,
       shopify,
       cookie,
       shops: ctx.shops,

@@ -1,7 +1,6 @@
 import type { Logger } from "pino";
 import { hasScope, TAG_SCOPE } from "../../engine/provider-event-processor.ts";
 import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
-import { readRegistration } from "../../provider/events.ts";
 import type {
   ProviderAccount,
   ProviderEventRepository,
@@ -11,15 +10,6 @@ import type {
   ShopRepository,
 } from "../../store/index.ts";
 import type { ClaimRepository, ClaimRow } from "./repository.ts";
-
-/** A registration event as the Registrations tab lists it (no customer data). */
-export interface RegistrationEventView {
-  registrationId: string | null;
-  externalId: string | null;
-  /** `registration/created`, `registration/updated`… as sent. */
-  topic: string | null;
-  receivedAt: string;
-}
 
 /** What the Claims section shows. */
 export interface ClaimsView {
@@ -125,28 +115,6 @@ export class ClaimsSettings {
           outcome: e.outcome,
         })),
     };
-  }
-
-  /**
-   * The provider's latest registration events about the shop's store, newest first: what the
-   * Registrations tab shows as just reported, before or beside the provider's list.
-   */
-  async registrationEvents(shop: ShopRecord, limit = 5): Promise<RegistrationEventView[]> {
-    const account = this.accountOf(shop);
-    if (!account || shop.storeId === null) return [];
-    const rows = await this.deps.events.recentRegistrationEvents(
-      { providerBaseUrl: account.providerBaseUrl, storeId: shop.storeId },
-      limit,
-    );
-    return rows.map((row) => {
-      const facts = row.registration ? readRegistration(row.registration) : null;
-      return {
-        registrationId: facts?.registrationId ?? null,
-        externalId: facts?.externalId ?? null,
-        topic: row.topic,
-        receivedAt: row.receivedAt,
-      };
-    });
   }
 
   /**

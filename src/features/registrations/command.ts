@@ -1,16 +1,16 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { withRegistrations } from "../app/cli.ts";
-import { ConfigError } from "../config/env.ts";
-import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { withRegistrations } from "../../app/cli.ts";
+import { positiveInt, shopDomain } from "../../cli/shops-command.ts";
+import { formatTable } from "../../cli/table.ts";
+import { ConfigError } from "../../config/env.ts";
+import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import {
   parseSince,
   RegistrationReader,
   registrationCsvHeader,
   registrationCsvRow,
   registrationRow,
-} from "../registrations/index.ts";
-import { positiveInt, shopDomain } from "./shops-command.ts";
-import { formatTable } from "./table.ts";
+} from "./index.ts";
 
 const since = (value: string) => {
   const ms = parseSince(value);

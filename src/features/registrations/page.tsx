@@ -1,9 +1,9 @@
-import type { RegistrationEventView } from "../../../features/claims/settings.ts";
-import { type RegistrationPage, registrationRow } from "../../../registrations/index.ts";
-import type { EmbeddedParams } from "../../install/embedded.ts";
-import { type EmbeddedAssets, Layout } from "./layout.tsx";
-import { Notice, type NoticeProps } from "./notice.tsx";
-import { settingsHref } from "./tabs.tsx";
+import type { EmbeddedParams } from "../../server/install/embedded.ts";
+import { type EmbeddedAssets, Layout } from "../../server/settings/pages/layout.tsx";
+import { Notice, type NoticeProps } from "../../server/settings/pages/notice.tsx";
+import { settingsHref } from "../../server/settings/pages/tabs.tsx";
+import { type RegistrationPage, registrationRow } from "./index.ts";
+import type { RegistrationEventView } from "./settings.ts";
 
 /** Rows per page the tab offers; the provider answers at most 100 (4.2). */
 export const PAGE_SIZES = [10, 25, 50, 100] as const;

@@ -1,21 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { StoreRateLimiter } from "../engine/limiter/index.ts";
-import type { ProviderClients } from "../engine/provider-clients.ts";
+import type { StoreRateLimiter } from "../../engine/limiter/index.ts";
+import type { ProviderClients } from "../../engine/provider-clients.ts";
 import {
   ProviderAuthError,
   ProviderConnectionError,
   ProviderError,
   ProviderNotFoundError,
   ProviderValidationError,
-} from "../provider/index.ts";
+} from "../../provider/index.ts";
 import {
   MAX_PAGE_SIZE,
   type Registration,
   type RegistrationList,
   type RegistrationQuery,
-} from "../provider/schemas.ts";
-import type { ShopRecord } from "../store/index.ts";
+} from "../../provider/schemas.ts";
+import type { ShopRecord } from "../../store/index.ts";
 
 /** The provider's own filters (4.2); each is also checked on what comes back. */
 export interface RegistrationFilters {

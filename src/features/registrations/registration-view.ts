@@ -1,5 +1,5 @@
-import { type CsvValue, csvLine } from "../lib/csv.ts";
-import type { Registration } from "../provider/schemas.ts";
+import { type CsvValue, csvLine } from "../../lib/csv.ts";
+import type { Registration } from "../../provider/schemas.ts";
 
 /** A registration as the terminal table and the settings tab show it, one line per field. */
 export interface RegistrationRow {

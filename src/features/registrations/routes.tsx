@@ -1,19 +1,24 @@
 import type { Context, Hono } from "hono";
+import { settingsHref } from "../../server/settings/pages/tabs.tsx";
+import {
+  type Env,
+  html,
+  navOf,
+  type SettingsRouteDeps,
+} from "../../server/settings/settings-guard.tsx";
 import {
   type RegistrationFilters,
   RegistrationReader,
   RegistrationsUnavailableError,
   registrationCsvHeader,
   registrationCsvRow,
-} from "../../registrations/index.ts";
+} from "./index.ts";
 import {
   DEFAULT_PAGE_SIZE,
   RegistrationsPage,
   type RegistrationsPageProps,
   type RegistrationsQuery,
-} from "./pages/registrations-page.tsx";
-import { settingsHref } from "./pages/tabs.tsx";
-import { type Env, html, navOf, type SettingsRouteDeps } from "./settings-guard.tsx";
+} from "./page.tsx";
 
 const FIELD_LIMITS = { email: 254, channel: 100, externalId: 100 } as const;
 const CURSOR_LIMIT = 1_000;
@@ -199,7 +204,7 @@ export function registrationRoutes(app: Hono<Env>, deps: SettingsRouteDeps) {
           before: parsed.before,
         }),
         // What the provider's webhooks reported last (POST /webhooks/provider).
-        deps.claims ? deps.claims.registrationEvents(c.get("shop")) : [],
+        deps.registrationEvents ? deps.registrationEvents.recent(c.get("shop")) : [],
       ]);
       return html(c, <RegistrationsPage {...page(c, { query, page: result, reported })} />);
     } catch (error) {

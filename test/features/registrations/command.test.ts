@@ -5,12 +5,12 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sealedFor } from "../../src/lib/secret-box.ts";
-import type { Registration } from "../../src/provider/index.ts";
-import { collectOutput } from "../helpers/child-output.ts";
-import { cliEntry, runCli } from "../helpers/cli.ts";
-import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
-import { freePortPair } from "../helpers/ports.ts";
+import { sealedFor } from "../../../src/lib/secret-box.ts";
+import type { Registration } from "../../../src/provider/index.ts";
+import { collectOutput } from "../../helpers/child-output.ts";
+import { cliEntry, runCli } from "../../helpers/cli.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
+import { freePortPair } from "../../helpers/ports.ts";
 
 const SEEDED = 30;
 const QUOTED = {
@@ -254,7 +254,7 @@ describe("connector registrations list", () => {
 });
 
 describe("against a running npm start (the built-in sandbox, the demo shop)", () => {
-  const ROOT = resolve(import.meta.dirname, "../..");
+  const ROOT = resolve(import.meta.dirname, "../../..");
   const run = promisify(execFile);
   let dir: string;
   let child: ChildProcess | undefined;

@@ -1,17 +1,17 @@
 import { type SandboxHandle, type SandboxOptions, startSandbox } from "@connector/provider-sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
-import { ProviderClients } from "../../src/engine/provider-clients.ts";
-import { sealedFor } from "../../src/lib/secret-box.ts";
-import type { Registration } from "../../src/provider/index.ts";
+import { StoreRateLimiter } from "../../../src/engine/limiter/index.ts";
+import { ProviderClients } from "../../../src/engine/provider-clients.ts";
 import {
   parseSince,
   RegistrationReader,
   RegistrationsUnavailableError,
-} from "../../src/registrations/index.ts";
-import type { ShopRecord } from "../../src/store/index.ts";
-import { captureLogs } from "../helpers/captured-logs.ts";
-import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+} from "../../../src/features/registrations/index.ts";
+import { sealedFor } from "../../../src/lib/secret-box.ts";
+import type { Registration } from "../../../src/provider/index.ts";
+import type { ShopRecord } from "../../../src/store/index.ts";
+import { captureLogs } from "../../helpers/captured-logs.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 
 const SEEDED = 120;
 /** Seeded registration i (1…120) of store 1001 was created at 2026-01-01T00:00Z + i hours. */

@@ -1,6 +1,6 @@
 import { claims } from "../../../features/claims/section/index.ts";
-import { backfill } from "./backfill/index.ts";
 import { catalog } from "../../../features/products/section/index.ts";
+import { backfill } from "./backfill/index.ts";
 import { locations } from "./locations/index.ts";
 import { protection } from "./protection/index.ts";
 import { provider } from "./provider/index.ts";
