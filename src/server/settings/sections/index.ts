@@ -9,8 +9,9 @@ import { status } from "./status/index.ts";
 import { testOrders } from "./test-orders/index.ts";
 
 /**
- * The settings page's sections, in page order. A new section is a folder beside these (its
- * `index.ts` a `SettingsSection`: loader, actions, view) and one line here.
+ * The settings page's sections, in page order. A new section is a folder beside these, or a
+ * feature's `section/` (its `index.ts` a `SettingsSection`: loader, actions, view), and one
+ * line here.
  */
 export const SECTIONS: readonly SettingsSection[] = [
   provider,
