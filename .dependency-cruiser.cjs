@@ -3,6 +3,22 @@
 // Folders are layers, lowest first. A module imports only from its own folder or from a lower
 // layer: a newcomer can follow a webhook from folder to folder downward, never back up.
 // Folders of one layer do not import each other.
+//
+// A feature (src/features/<feature>/: claims, products, registrations) is one vertical slice in
+// one folder. There a file's role, its name, puts it in a layer, and the same rules hold inside
+// the folder: a feature's repository.ts is in the store layer and never imports its section/.
+// Any other file of a feature is a domain file (the feature's own logic: reader, importer, file
+// parsing, view model, its barrel index.ts), in the layer beside backfill/.
+const ROLES = {
+  store: ["repository.ts"],
+  settings: ["settings.ts"],
+  server: ["routes.tsx", "page.tsx", "section/"],
+  jobs: ["worker.ts"],
+  app: ["compose.ts"],
+  cli: ["command.ts"],
+};
+const DOMAIN = "features";
+
 const LAYERS = [
   ["config"],
   ["lib"],
@@ -13,11 +29,10 @@ const LAYERS = [
   ["queue"],
   ["ingest"],
   ["engine"],
-  // registrations/: a shop's product registrations read from the provider (CLI, settings tab);
-  // products/: products outside Shopify imported into the provider.
-  ["backfill", "registrations", "products"],
+  // backfill/: the Admin API walk of a shop's orders; features: the domain files of the slices.
+  ["backfill", DOMAIN],
   // settings/: what the settings page reads and changes (verified credentials, the store and
-  // its links, the shop's catalog, sync status, claims); server/settings/ is its HTTP side.
+  // its links, the shop's catalog, sync status); server/settings/ is its HTTP side.
   ["lifecycle", "settings"],
   ["metrics"],
   ["ops"],
@@ -26,8 +41,17 @@ const LAYERS = [
   ["app", "cli"],
 ];
 
-const folder = (name) => `^src/${name}/`;
-const any = (names) => `^src/(${names.join("|")})/`;
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const FEATURE = "^src/features/[^/]+/";
+const role = (file) => `${FEATURE}${escape(file)}${file.endsWith("/") ? "" : "$"}`;
+const ROLE_FILES = Object.values(ROLES).flat();
+/** A feature's file that has no role: a domain file. */
+const domain = `${FEATURE}(?!(${ROLE_FILES.map((file) => `${escape(file)}${file.endsWith("/") ? "" : "$"}`).join("|")}))`;
+
+/** The paths of one member of a layer: its folder and the feature files of its role. */
+const paths = (name) =>
+  name === DOMAIN ? [domain] : [`^src/${name}/`, ...(ROLES[name] ?? []).map(role)];
+const all = (names) => names.flatMap(paths);
 
 const layerRules = LAYERS.flatMap((layer, i) => {
   const above = LAYERS.slice(i + 1).flat();
@@ -37,8 +61,8 @@ const layerRules = LAYERS.flatMap((layer, i) => {
       name: `no-upward-from-${layer.join("-")}`,
       comment: `${layer.join(", ")} is below ${above.join(", ")}: it must not import them`,
       severity: "error",
-      from: { path: any(layer) },
-      to: { path: [any(above), "^src/main\\.ts$"] },
+      from: { path: all(layer) },
+      to: { path: [...all(above), "^src/main\\.ts$"] },
     });
   }
   for (const name of layer) {
@@ -48,8 +72,8 @@ const layerRules = LAYERS.flatMap((layer, i) => {
       name: `no-sideways-from-${name}`,
       comment: `${name} and ${siblings.join(", ")} share a layer: neither imports the other`,
       severity: "error",
-      from: { path: folder(name) },
-      to: { path: any(siblings) },
+      from: { path: paths(name) },
+      to: { path: all(siblings) },
     });
   }
   return rules;
@@ -66,6 +90,14 @@ module.exports = {
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     ...layerRules,
+    {
+      name: "no-cross-feature",
+      comment:
+        "a feature is one slice: it does not import another feature's files (what two features share lives in the layer folders)",
+      severity: "error",
+      from: { path: "^src/features/([^/]+)/" },
+      to: { path: "^src/features/", pathNot: "^src/features/$1/" },
+    },
     {
       name: "sync-is-pure",
       comment:

@@ -3,13 +3,13 @@ import { pino } from "pino";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { ProviderEndpoints } from "../engine/provider-clients.ts";
+import { createProducts, type ProductsKit } from "../features/products/compose.ts";
+import { RegistrationReader } from "../features/registrations/index.ts";
 import { createLogger } from "../lib/logger.ts";
 import type { RedisTarget } from "../lib/redis-keys.ts";
-import { RegistrationReader } from "../registrations/index.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
 import { stagingEndpoints } from "./development.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
-import { createProducts, type ProductsKit } from "./products.ts";
 
 /**
  * The Redis the connector uses: REDIS_CLUSTER_NODES, REDIS_URL, or the private redis-server a running `npm start`

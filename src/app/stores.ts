@@ -1,10 +1,10 @@
 import { BackfillRepository, CheckpointRepository } from "../backfill/index.ts";
 import type { Env } from "../config/env.ts";
+import { ClaimRepository } from "../features/claims/repository.ts";
 import { SnapshotStore } from "../ingest/snapshot-store.ts";
 import { type LiveShare, OrderQueues } from "../queue/order-queues.ts";
 import { SealedSessionStorage } from "../shopify/install/index.ts";
 import {
-  ClaimRepository,
   createLinkRepository,
   type LinkRepository,
   PrivacyRequestRepository,

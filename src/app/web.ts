@@ -1,17 +1,19 @@
 import type { Session } from "@shopify/shopify-api";
+import { ClaimsSettings } from "../features/claims/settings.ts";
+import { createProducts } from "../features/products/compose.ts";
+import { formatOf, importView, ProductImportQueue } from "../features/products/index.ts";
+import { RegistrationReader } from "../features/registrations/index.ts";
+import { RegistrationEvents } from "../features/registrations/settings.ts";
 import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
-import { formatOf, importView, ProductImportQueue } from "../products/index.ts";
 import { OrderQueues } from "../queue/order-queues.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
-import { RegistrationReader } from "../registrations/index.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
-import { ClaimsSettings, type SettingsCatalogImports, SettingsService } from "../settings/index.ts";
+import { type SettingsCatalogImports, SettingsService } from "../settings/index.ts";
 import type { Connector } from "./connector.ts";
-import { createProducts } from "./products.ts";
 import { liveShareOf } from "./stores.ts";
 
 /**
@@ -67,6 +69,10 @@ export function composeWebApp(
       ingest,
       providerWebhooks,
       claimsSettings,
+      registrationEvents: new RegistrationEvents({
+        events: connector.providerEvents,
+        accountOf: (shop) => claimsSettings.accountOf(shop),
+      }),
       settings: new SettingsService(connector, {
         backfill: shopJobs.backfill,
         resync: shopJobs.resync,

@@ -1,10 +1,10 @@
+import { createProducts } from "../features/products/compose.ts";
+import { startProductImportWorker } from "../features/products/worker.ts";
 import { startBackfillWorker } from "../jobs/backfill-worker.ts";
-import { startProductImportWorker } from "../jobs/product-import-worker.ts";
 import { startProviderEventWorker } from "../jobs/provider-event-worker.ts";
 import { startSweepWorker } from "../jobs/sweep-worker.ts";
 import { startSyncWorker } from "../jobs/sync-worker.ts";
 import type { Connector } from "./connector.ts";
-import { createProducts } from "./products.ts";
 
 /**
  * The worker role: the sync worker, the backfill worker, the reconciliation sweep and the

@@ -1,6 +1,6 @@
 import { HttpRequestError } from "@shopify/shopify-api";
 import { ConfigError } from "../config/env.ts";
-import { RegistrationsUnavailableError } from "../registrations/index.ts";
+import { RegistrationsUnavailableError } from "../features/registrations/index.ts";
 import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
 
 /**

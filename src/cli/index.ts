@@ -1,11 +1,11 @@
 import { Command } from "commander";
 import { parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
-import { registerClaimsCommand } from "./claims-command.ts";
+import { registerClaimsCommand } from "../features/claims/command.ts";
+import { registerProductsCommand } from "../features/products/command.ts";
+import { registerRegistrationsCommand } from "../features/registrations/command.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
 import { explainCliError } from "./errors.ts";
-import { registerProductsCommand } from "./products-command.ts";
-import { registerRegistrationsCommand } from "./registrations-command.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerSecretsCommand } from "./secrets-command.ts";
 import { registerShopifyStandInCommand } from "./shopify-standin-command.ts";

@@ -1,5 +1,6 @@
 import type { Job } from "bullmq";
 import type { Logger } from "pino";
+import type { ClaimKind, ClaimRepository, ClaimRow } from "../features/claims/repository.ts";
 import {
   type ClaimFacts,
   classifyTopic,
@@ -11,9 +12,6 @@ import type { ProviderEventJobData } from "../queue/provider-event-queue.ts";
 import { ShopifyTokenError } from "../shopify/admin-client.ts";
 import { AdminGraphqlError, ShopNotConnectedError } from "../shopify/index.ts";
 import type {
-  ClaimKind,
-  ClaimRepository,
-  ClaimRow,
   ProviderEventRepository,
   ProviderEventRow,
   ShopRecord,

@@ -6,7 +6,7 @@ export const QUEUE = {
   sync: "sync",
   deadLetter: "dead-letter",
   backfill: "backfill",
-  /** Product files uploaded on the settings page, imported at bulk priority (src/products/). */
+  /** Product files uploaded on the settings page, imported at bulk priority (src/features/products/). */
   productImport: "product-import",
   /** Periodic work: the reconciliation sweep (one job scheduler per shop, job name "sweep"). */
   maintenance: "maintenance",

@@ -4,6 +4,8 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
+import type { ClaimsSettings } from "../features/claims/settings.ts";
+import type { RegistrationEvents } from "../features/registrations/settings.ts";
 import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
@@ -12,7 +14,7 @@ import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
-import type { ClaimsSettings, SettingsService } from "../settings/index.ts";
+import type { SettingsService } from "../settings/index.ts";
 import type { Shopify } from "../shopify/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
 import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
@@ -49,6 +51,8 @@ export interface WebParts {
   settings: SettingsService;
   /** The settings page's Claims section. */
   claimsSettings: ClaimsSettings;
+  /** The Registrations tab's events as the provider's webhooks reported them. */
+  registrationEvents: RegistrationEvents;
   /** Completes an install (OAuth callback or token exchange): the shop as stored. */
   installed(session: Session): Promise<ShopRecord>;
   /** Stops what the composition started for this app (queues, schedulers). */
@@ -167,6 +171,7 @@ export function createWebApp(
     settingsRoutes({
       service: ctx.settings,
       claims: ctx.claimsSettings,
+      registrationEvents: ctx.registrationEvents,
       shopify,
       cookie,
       shops: ctx.shops,

@@ -1,11 +1,4 @@
 export {
-  ClaimsSettings,
-  type ClaimsSettingsDeps,
-  type ClaimsView,
-  GRANT_HELP,
-  type RegistrationEventView,
-} from "./claims-settings.ts";
-export {
   type BackfillView,
   type Catalog,
   type CatalogImportView,

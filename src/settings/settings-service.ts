@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
 import type { ProviderClients } from "../engine/provider-clients.ts";
+import type { RegistrationReader } from "../features/registrations/index.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { sealedFor } from "../lib/secret-box.ts";
 import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
-import type { RegistrationReader } from "../registrations/index.ts";
 import type { AdminClientFactory } from "../shopify/index.ts";
 import { AWAITING_SETTINGS } from "../shopify/install/index.ts";
 import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
@@ -52,7 +52,7 @@ export interface CatalogImportView {
   problems: { line: number | null; field: string; message: string }[];
 }
 
-/** Products outside Shopify, uploaded as a file (src/products provides it). */
+/** Products outside Shopify, uploaded as a file (src/features/products provides it). */
 export interface SettingsCatalogImports {
   /** Largest file accepted, in bytes. */
   maxBytes: number;
@@ -135,7 +135,7 @@ export class SettingsService {
   readonly #ctx: SettingsDeps;
   readonly backfill: SettingsBackfill | null;
   readonly resync: SettingsResync | null;
-  /** The Registrations tab's reads from the provider (src/registrations provides them). */
+  /** The Registrations tab's reads from the provider (src/features/registrations provides them). */
   readonly registrations: RegistrationReader | null;
   readonly catalogImports: SettingsCatalogImports | null;
 

@@ -1,10 +1,4 @@
 export {
-  type ClaimKind,
-  ClaimRepository,
-  type ClaimRow,
-  type ClaimUpdate,
-} from "./claim-repository.ts";
-export {
   type Db,
   isPostgresUrl,
   openDatabase,

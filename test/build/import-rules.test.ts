@@ -68,6 +68,66 @@ describe("import rules", () => {
     expect(output).toMatch(/no-circular: src\/ingest\/a\.ts/);
   });
 
+  it("holds the layers inside a feature, and keeps features apart", () => {
+    const dir = tree({
+      // A feature's settings section (server layer) …
+      "src/features/claims/section/view.tsx": "export const view = 1;\n",
+      // … must not be reached by its repository (store layer).
+      "src/features/claims/repository.ts":
+        'import { view } from "./section/view.tsx";\nexport const repository = view;\n',
+      // A domain file must not import its feature's worker (jobs layer).
+      "src/features/products/worker.ts": "export const worker = 1;\n",
+      "src/features/products/importer.ts":
+        'import { worker } from "./worker.ts";\nexport const importer = worker;\n',
+      // A feature's worker (jobs) and its routes (server) share a layer: no sideways import.
+      "src/features/products/routes.tsx":
+        'import { worker } from "./worker.ts";\nexport const routes = worker;\n',
+      // A feature does not import another feature, even downward.
+      "src/features/registrations/command.ts":
+        'import { repository } from "../claims/repository.ts";\nexport const command = repository;\n',
+      // A layer folder below a role must not import it: store/ under a feature's settings.
+      "src/features/claims/settings.ts": "export const settings = 1;\n",
+      "src/store/shops.ts":
+        'import { settings } from "../features/claims/settings.ts";\nexport const shops = settings;\n',
+    });
+    const { status, output } = cruise(dir, "src");
+    expect(status).not.toBe(0);
+    expect(output).toMatch(
+      /no-upward-from-store: src\/features\/claims\/repository\.ts → src\/features\/claims\/section\/view\.tsx/,
+    );
+    expect(output).toMatch(
+      /no-upward-from-backfill-features: src\/features\/products\/importer\.ts → src\/features\/products\/worker\.ts/,
+    );
+    expect(output).toMatch(
+      /no-sideways-from-server: src\/features\/products\/routes\.tsx → src\/features\/products\/worker\.ts/,
+    );
+    expect(output).toMatch(
+      /no-cross-feature: src\/features\/registrations\/command\.ts → src\/features\/claims\/repository\.ts/,
+    );
+    expect(output).toMatch(
+      /no-upward-from-store: src\/store\/shops\.ts → src\/features\/claims\/settings\.ts/,
+    );
+  });
+
+  it("lets a feature's files import down its own slice and the layer folders", () => {
+    const dir = tree({
+      "src/store/database.ts": "export const db = 1;\n",
+      "src/features/claims/repository.ts":
+        'import { db } from "../../store/database.ts";\nexport const repository = db;\n',
+      "src/features/claims/settings.ts":
+        'import { repository } from "./repository.ts";\nexport const settings = repository;\n',
+      "src/features/claims/section/view.tsx":
+        'import { settings } from "../settings.ts";\nexport const view = settings;\n',
+      "src/server/settings/sections.ts":
+        'import { view } from "../../features/claims/section/view.tsx";\nexport const sections = [view];\n',
+      "src/features/claims/command.ts":
+        'import { repository } from "./repository.ts";\nexport const command = repository;\n',
+    });
+    const { status, output } = cruise(dir, "src");
+    expect(output).toMatch(/no dependency violations found/);
+    expect(status).toBe(0);
+  });
+
   it("lets the product reach a stand-in through a dynamic import only", () => {
     const dir = tree({
       "packages/provider-sandbox/src/index.ts": "export const sandbox = 1;\n",

@@ -2,9 +2,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
+import {
+  registrationCsvHeader,
+  registrationCsvRow,
+} from "../../src/features/registrations/index.ts";
 import { safeCsvCell } from "../../src/lib/csv.ts";
 import type { Registration } from "../../src/provider/index.ts";
-import { registrationCsvHeader, registrationCsvRow } from "../../src/registrations/index.ts";
 
 /**
  * CSV injection (OWASP): a registration's customer-typed fields end up in the registrations CSV

@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
+import { ClaimRepository, type ClaimUpdate } from "../../src/features/claims/repository.ts";
 import {
-  ClaimRepository,
-  type ClaimUpdate,
   createLinkRepository,
   type Db,
   type NewProviderEvent,

@@ -2,8 +2,10 @@ import type { Context, Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
+import type { ClaimsSettings } from "../../features/claims/settings.ts";
+import type { RegistrationEvents } from "../../features/registrations/settings.ts";
 import { errorResponse } from "../../lib/http-errors.ts";
-import type { ClaimsSettings, SettingsService } from "../../settings/index.ts";
+import type { SettingsService } from "../../settings/index.ts";
 import type { Shopify } from "../../shopify/api.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import type { ShopDomain } from "../../sync/source-order.ts";
@@ -24,6 +26,8 @@ export interface SettingsRouteDeps {
   service: SettingsService;
   /** The Claims section (the provider's events); absent where the composition has none. */
   claims?: ClaimsSettings;
+  /** The provider's registration events (the Registrations tab); absent where the composition has none. */
+  registrationEvents?: RegistrationEvents;
   /** Decodes Shopify's session token (embedded in the admin: `Authorization: Bearer …`). */
   shopify: Shopify;
   cookie: ShopSessionCookie;

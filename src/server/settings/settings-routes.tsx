@@ -1,10 +1,10 @@
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { registrationRoutes } from "../../features/registrations/routes.tsx";
 import type { Catalog } from "../../settings/index.ts";
 import { embeddedUrl } from "../install/embedded.ts";
 import { MessagePage } from "./pages/message-page.tsx";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings-page.tsx";
-import { registrationRoutes } from "./registrations-routes.tsx";
 import { SECTIONS } from "./sections/index.ts";
 import type { SectionContext, SectionKit, SettingsSection } from "./sections/section.ts";
 import { type Env, guardSettings, html, navOf, type SettingsRouteDeps } from "./settings-guard.tsx";
