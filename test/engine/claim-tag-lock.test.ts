@@ -17,16 +17,28 @@ describe("the claim tags' order lock", () => {
     // Two processes' locks on the same Redis.
     const [a, b] = [orderLock(redis, prefix), orderLock(other, prefix)];
     const steps: string[] = [];
-    const work = (name: string, ms: number) => async () => {
-      steps.push(`${name} start`);
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      steps.push(`${name} end`);
-      return name;
-    };
+    const until = (step: string) =>
+      expect.poll(() => steps.includes(step), { timeout: 10_000, interval: 5 }).toBe(true);
+    const work =
+      (name: string, whileHolding: () => Promise<unknown> = async () => {}) =>
+      async () => {
+        steps.push(`${name} start`);
+        await whileHolding();
+        steps.push(`${name} end`);
+        return name;
+      };
+    // The first holds order 1's lock until the other order's tagging has ended: were orders
+    // serialised, the other order would wait for the first and this would time out.
+    const first = a(
+      "s.myshopify.com",
+      "1",
+      work("first", () => until("other order end")),
+    );
+    await until("first start");
     const results = await Promise.all([
-      a("s.myshopify.com", "1", work("first", 200)),
-      b("s.myshopify.com", "1", work("second", 10)),
-      b("s.myshopify.com", "2", work("other order", 10)),
+      first,
+      b("s.myshopify.com", "1", work("second")),
+      b("s.myshopify.com", "2", work("other order")),
     ]);
     expect(results).toEqual(["first", "second", "other order"]);
     // The second waited for the first; the other order did not wait at all.
