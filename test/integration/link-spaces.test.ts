@@ -145,6 +145,60 @@ describe("links bound to their provider store", () => {
     expect(await pipeline.ctx.queues.deadLetter.count()).toBe(0);
   });
 
+  it("heals an order whose update raced another order's create of its reused ID, and repairs that order", async () => {
+    // A's job reads its link (the provider's ID 10001) and, before its update leaves, B's create
+    // is handed 10001 again: the update lands on B's provider order and is answered as B's.
+    const a = order(8_800_501);
+    const b = order(8_800_601);
+    let race: (() => Promise<void>) | undefined;
+    pipeline = await startPipeline({
+      wrapLinks: (links) =>
+        new Proxy(links, {
+          get(target, property) {
+            const value = Reflect.get(target, property, target);
+            if (typeof value !== "function") return value;
+            if (property !== "loadLinks") return value.bind(target);
+            return async (shop: string, sourceOrderId: string) => {
+              const read = await value.call(target, shop, sourceOrderId);
+              const raced = sourceOrderId === String(a.id) ? race : undefined;
+              race = raced ? undefined : race;
+              await raced?.();
+              return read;
+            };
+          },
+        }),
+    });
+    const p = pipeline;
+    await p.send("orders/create", orderPayload(a));
+    await p.drain();
+    await p.send("orders/create", orderPayload(b));
+    await p.drain();
+    const aId = p.sandbox.state.orders.find(1001, String(a.id))?.orderId;
+    p.sandbox.state.orders.loseEverything();
+
+    race = async () => {
+      await p.send("orders/updated", orderPayload(later(b, "for B")));
+      await expect
+        .poll(async () => (await p.ctx.links.loadLinks(TEST_SHOP, String(b.id)))?.orderId, {
+          timeout: 15_000,
+        })
+        .toBe(aId);
+    };
+    await p.send("orders/updated", orderPayload(later(a, "for A")));
+    await p.drain();
+    await expect
+      .poll(() => p.sandbox.state.orders.find(1001, String(a.id))?.notes, { timeout: 15_000 })
+      .toBe("for A");
+    await p.drain();
+    expect(race).toBeUndefined();
+    expect(await p.ctx.queues.deadLetter.count()).toBe(0);
+    // B's provider order received A's update once; B's own fields were sent again after it.
+    expect(p.sandbox.state.orders.find(1001, String(b.id))?.orderId).toBe(aId);
+    expect(p.sandbox.state.orders.find(1001, String(b.id))?.notes).toBe("for B");
+    expect(p.sandbox.state.orders.find(1001, String(a.id))?.orderId).not.toBe(aId);
+    expect(p.sandbox.state.orders.all.filter((o) => o.storeId === 1001)).toHaveLength(2);
+  });
+
   it("dead-letters at the first answer that names another Shopify order, and writes nothing more", async () => {
     pipeline = await startPipeline();
     const a = order(8_800_401);
