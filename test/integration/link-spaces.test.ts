@@ -274,6 +274,30 @@ describe("links bound to their provider store", () => {
     },
   );
 
+  it("links an order the provider already holds canceled as canceled when it adopts it, instead of dead-lettering its next change", async () => {
+    pipeline = await startPipeline();
+    const p = pipeline;
+    const a = order(8_800_701);
+    await p.send("orders/create", orderPayload(a));
+    await p.drain();
+    const canceled: ModelOrder = { ...later(a, "before the cancel"), cancelledAt: a.updatedAt };
+    await p.send("orders/cancelled", orderPayload(canceled));
+    await p.drain();
+    const held = structuredClone(p.sandbox.state.orders.find(1001, String(a.id)));
+    expect(held?.canceled).toBe(true);
+    // The link is retired (a store switched away and back): the next change creates the order,
+    // is answered 409 with the one the provider holds, canceled, and adopts it.
+    await p.ctx.links.retireOrder(TEST_SHOP, String(a.id), "switched away and back");
+
+    await p.send("orders/updated", orderPayload(later(canceled, "after the cancel")));
+    await p.drain();
+    expect(await p.ctx.queues.deadLetter.count()).toBe(0);
+    expect(p.sandbox.state.orders.find(1001, String(a.id))).toEqual(held);
+    const links = await p.ctx.links.loadLinks(TEST_SHOP, String(a.id));
+    expect(links?.orderId).toBe(held?.orderId);
+    expect(links?.canceledAt).not.toBeNull();
+  });
+
   it("dead-letters at the first answer that names another Shopify order, and writes nothing more", async () => {
     pipeline = await startPipeline();
     const a = order(8_800_401);
