@@ -108,7 +108,10 @@ async function runOp(
         }
       }
       const orderId = order.orderId as ProviderOrderId;
-      const synced = await links.recordOrderCreated(
+      // An adopted order already canceled there is immutable: linked as canceled, so that
+      // nothing more is planned for it (an update would only be refused).
+      const canceledAt = canceledOn(order);
+      const created = await links.recordOrderCreated(
         {
           ...keyed,
           storeId: ctx.storeId,
@@ -118,9 +121,10 @@ async function runOp(
           orderName: ctx.orderName,
           lineItems: adoptedLineItems(order, op),
         },
-        check,
+        canceledAt ? undefined : check,
       );
-      return { orderId, synced };
+      if (!canceledAt) return { orderId, synced: created };
+      return { orderId, synced: await links.recordOrderCanceled({ ...keyed, canceledAt }, check) };
     }
     case "updateOrder": {
       const orderId = requireOrder(ctx);
@@ -227,6 +231,14 @@ function requireOwnOrder(answer: Order | null, ctx: OpContext): void {
   if (answer && answer.sourceOrderId !== ctx.sourceOrderId) {
     throw new LinkMismatchError(answer.orderId, answer.sourceOrderId, ctx.sourceOrderId);
   }
+}
+
+/** When the provider order was canceled, if it is: its `sourceCanceledOn`, or its `canceled` flag. */
+function canceledOn(order: Order): string | null {
+  if (order.sourceCanceledOn) return order.sourceCanceledOn;
+  return (order as { canceled?: unknown }).canceled === true
+    ? (order.updatedOn ?? new Date().toISOString())
+    : null;
 }
 
 function requireOrder(ctx: OpContext): ProviderOrderId {

@@ -406,6 +406,15 @@ async function sendUntilSynced(
         );
         continue;
       }
+      if (
+        error instanceof LinkMismatchError &&
+        op.kind === "updateOrder" &&
+        !retiredAfterNotFound &&
+        (await healReusedId(deps, shop, orderId, client.baseUrl, error, log))
+      ) {
+        retiredAfterNotFound = true;
+        continue;
+      }
       throw error;
     }
     if (!sent.done) {
@@ -430,6 +439,52 @@ async function sendUntilSynced(
 }
 
 type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/**
+ * An update answered for another order of ours: the provider lost this order and handed its ID
+ * to that order's create, which raced this job (it read the link before the create retired it).
+ * This order is healed like a 404: its link retired, the order looked up or created again. The
+ * other order received this one update: its fields are sent again by a sync of its own. While
+ * that create is not recorded yet, the job fails and retries (the create's record retires this
+ * link and sends its own order's fields again). An answer for an order this connector does not
+ * know stays a dead letter: someone else's order received the write (docs/provider-contract.md).
+ */
+async function healReusedId(
+  deps: SyncProcessorDeps,
+  shop: string,
+  orderId: string,
+  providerBaseUrl: string,
+  mismatch: LinkMismatchError,
+  log: JobLog,
+): Promise<boolean> {
+  const holder = (
+    await deps.links.holdersOf(mismatch.orderId, providerBaseUrl, { shop, sourceOrderId: orderId })
+  ).find((h) => h.sourceOrderId === mismatch.answeredFor);
+  if (!holder) {
+    if (!(await deps.snapshots.get(shop, mismatch.answeredFor))) return false;
+    throw new Error(
+      `provider order ${mismatch.orderId} was just given to Shopify order ${mismatch.answeredFor}, whose create is not recorded yet`,
+    );
+  }
+  await deps.links.forgetOrderHash(holder.shop, holder.sourceOrderId, mismatch.orderId);
+  await deps.queues.enqueueSync({
+    shop: holder.shop,
+    orderId: holder.sourceOrderId,
+    priority: "live",
+    trigger: "resync",
+    receivedAt: Date.now(),
+  });
+  await deps.links.retireOrder(
+    shop,
+    orderId,
+    `the provider gave order ${mismatch.orderId} to Shopify order ${mismatch.answeredFor}`,
+  );
+  log.warn(
+    { providerOrderId: mismatch.orderId, otherOrderId: mismatch.answeredFor },
+    "the provider gave the linked order's ID to another order: link retired, the other order is sent again",
+  );
+  return true;
+}
 
 /**
  * The job's logger, made only when a line is actually written at its level: a pino child with

@@ -125,8 +125,11 @@ export const RECORD = {
     recorded(input, input.orderId, check, function* (at) {
       // The provider handed out an ID that another link into the same environment holds (order
       // IDs are the service's, across its stores): it lost that order and reused its ID. That
-      // link now points at this order: retired first.
-      for (const other of yield* rows<Keyed>("sameProviderOrder", input)) {
+      // link now points at this order: retired first. Its order's job may have written through it
+      // since the provider handed the ID out (one update, answered as ours and stopped there):
+      // this order's fields are then sent again, by an empty hash, before it counts as synced.
+      const others = yield* rows<Keyed>("sameProviderOrder", input);
+      for (const other of others) {
         yield* retire({
           shop: other.shop,
           sourceOrderId: other.sourceOrderId,
@@ -134,7 +137,8 @@ export const RECORD = {
           at,
         });
       }
-      yield* run("upsertOrderLink", { ...input, at });
+      const orderHash = others.length > 0 ? "" : input.orderHash;
+      yield* run("upsertOrderLink", { ...input, orderHash, at });
       for (const line of input.lineItems) {
         yield* run("upsertLineItemLink", {
           ...line,

@@ -135,6 +135,8 @@ export const LINK_SQL = {
            hash = excluded.hash, canceled_at = NULL`,
   setOrderHash: `UPDATE order_links SET order_hash = @orderHash
          WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  forgetOrderHash: `UPDATE order_links SET order_hash = ''
+         WHERE shop = @shop AND source_order_id = @sourceOrderId AND order_id = @orderId`,
   cancelLineItem: `UPDATE line_item_links SET canceled_at = @canceledAt
          WHERE shop = @shop AND source_order_id = @sourceOrderId AND line_item_id = @lineItemId`,
   upsertFulfillmentLink: `INSERT INTO fulfillment_links (shop, source_order_id, source_fulfillment_id, fulfillment_id, hash, updated_at)

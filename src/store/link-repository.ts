@@ -3,10 +3,12 @@ import type { Db } from "./database.ts";
 import {
   type LinkExecutor,
   loadLinks,
+  type OrderKey,
   outside,
   RECORD,
   retire,
   row,
+  rows,
   run,
   synced,
 } from "./link-effects.ts";
@@ -69,6 +71,26 @@ class Links extends LinkQueries {
   async retireOutside(shop: string, space: LinkSpace, reason: string): Promise<number> {
     const at = now();
     return this.#exec.writeEach(outside(shop, space), (order) => retire({ ...order, reason, at }));
+  }
+
+  /**
+   * The orders whose links, other than `except`'s, point at provider order `orderId` in the
+   * environment `providerBaseUrl` (links made before spaces were recorded count as any).
+   */
+  async holdersOf(orderId: number, providerBaseUrl: string, except: OrderKey): Promise<OrderKey[]> {
+    return this.#exec.read(
+      rows<OrderKey>("sameProviderOrder", { ...except, orderId, providerBaseUrl }),
+    );
+  }
+
+  /**
+   * Forgets what the order's provider order holds when its link still points at `orderId`:
+   * another order's write reached that provider order, so the next sync sends the order's
+   * fields again. Returns whether the link pointed there.
+   */
+  async forgetOrderHash(shop: string, sourceOrderId: string, orderId: number): Promise<boolean> {
+    const order = { shop, sourceOrderId };
+    return (await this.#exec.write(order, run("forgetOrderHash", { ...order, orderId }))) > 0;
   }
 
   /**

@@ -27,6 +27,72 @@ afterEach(async () => {
   harness = undefined;
 });
 
+type LinkHook = (
+  method: string,
+  sourceOrderId: string,
+  phase: "before" | "after",
+) => Promise<void> | void;
+
+/**
+ * Two orders, A created first (provider order 10001), then B; then the provider loses
+ * everything and hands its IDs out again. From then on `hook` runs before and after each read of
+ * an order's links and each create record, to stage a race between A's and B's jobs.
+ */
+async function raceSetup(database: "sqlite" | "postgres", hook: LinkHook) {
+  const a = order(8_800_501);
+  const b = order(8_800_601);
+  let armed = false;
+  const p = await startPipeline({
+    database,
+    wrapLinks: (links) =>
+      new Proxy(links, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target);
+          if (typeof value !== "function") return value;
+          if (property !== "loadLinks" && property !== "recordOrderCreated") {
+            return value.bind(target);
+          }
+          return async (...args: unknown[]) => {
+            if (!armed) return value.apply(target, args);
+            const first = args[0];
+            const sourceOrderId =
+              typeof first === "string"
+                ? String(args[1])
+                : (first as { sourceOrderId: string }).sourceOrderId;
+            await hook(property, sourceOrderId, "before");
+            const result = await value.apply(target, args);
+            await hook(property, sourceOrderId, "after");
+            return result;
+          };
+        },
+      }),
+  });
+  pipeline = p;
+  await p.send("orders/create", orderPayload(a));
+  await p.drain();
+  await p.send("orders/create", orderPayload(b));
+  await p.drain();
+  const aId = p.sandbox.state.orders.find(1001, String(a.id))?.orderId;
+  p.sandbox.state.orders.loseEverything();
+  armed = true;
+  return { a, b, aId, p };
+}
+
+/** No dead letter; B keeps the reused ID with its own fields, A is created again with its own. */
+async function expectHealed(p: Pipeline, a: ModelOrder, b: ModelOrder, aId: number | undefined) {
+  await p.drain();
+  await expect
+    .poll(() => p.sandbox.state.orders.find(1001, String(a.id))?.notes, { timeout: 15_000 })
+    .toBe("for A");
+  await p.drain();
+  expect(await p.ctx.queues.deadLetter.count()).toBe(0);
+  // B's provider order received A's update once; B's own fields were sent again after it.
+  expect(p.sandbox.state.orders.find(1001, String(b.id))?.orderId).toBe(aId);
+  expect(p.sandbox.state.orders.find(1001, String(b.id))?.notes).toBe("for B");
+  expect(p.sandbox.state.orders.find(1001, String(a.id))?.orderId).not.toBe(aId);
+  expect(p.sandbox.state.orders.all.filter((o) => o.storeId === 1001)).toHaveLength(2);
+}
+
 describe("links bound to their provider store", () => {
   it("after a store switch in the settings, the next update creates the order in the new store and writes nothing to the old", async () => {
     const PROVIDER = {
@@ -143,6 +209,93 @@ describe("links bound to their provider store", () => {
     expect(pipeline.sandbox.state.orders.find(1001, String(a.id))?.notes).toBe("for A only");
     expect(pipeline.sandbox.state.orders.find(1001, String(b.id))).toEqual(bOrder);
     expect(await pipeline.ctx.queues.deadLetter.count()).toBe(0);
+  });
+
+  // A's job reads its link (the provider's ID 10001 before it lost everything) and, before its
+  // update leaves, B's create is handed 10001 again: the update lands on B's provider order and is
+  // answered as B's. Staged by hooks around the link store's reads and create records.
+  it.each(["sqlite", "postgres"] as const)(
+    "heals an order whose update raced another order's create of its reused ID, and repairs that order (%s)",
+    async (database) => {
+      const reads = { a: 0 };
+      const { a, b, aId, p } = await raceSetup(database, async (method, sourceOrderId, phase) => {
+        if (method !== "loadLinks" || sourceOrderId !== String(a.id) || phase !== "after") return;
+        if (reads.a++ > 0) return;
+        // B's create is answered and recorded (retiring A's link) before A's update leaves.
+        await p.send("orders/updated", orderPayload(later(b, "for B")));
+        await expect
+          .poll(async () => (await p.ctx.links.loadLinks(TEST_SHOP, String(b.id)))?.orderId, {
+            timeout: 15_000,
+          })
+          .toBe(aId);
+      });
+      await p.send("orders/updated", orderPayload(later(a, "for A")));
+      await expectHealed(p, a, b, aId);
+      expect(reads.a).toBeGreaterThan(0);
+    },
+  );
+
+  it.each(["sqlite", "postgres"] as const)(
+    "heals both orders when the racing update is answered before the reused ID's create is recorded (%s)",
+    async (database) => {
+      const reads = { a: 0 };
+      let retried: () => void = () => {};
+      const aRetried = new Promise<void>((resolve) => {
+        retried = resolve;
+      });
+      const { a, b, aId, p } = await raceSetup(database, async (method, sourceOrderId, phase) => {
+        if (method === "recordOrderCreated" && sourceOrderId === String(b.id)) {
+          // B's create is answered, but recorded only once A's job has failed and retried (a
+          // bounded wait, so that a job that never retries cannot hold the worker's close).
+          await Promise.race([aRetried, new Promise((r) => setTimeout(r, 10_000))]);
+          return;
+        }
+        if (method !== "loadLinks" || sourceOrderId !== String(a.id)) return;
+        if (phase === "after" && reads.a === 1) {
+          await p.send("orders/updated", orderPayload(later(b, "for B")));
+          await expect
+            .poll(() => p.sandbox.state.orders.find(1001, String(b.id))?.orderId, {
+              timeout: 15_000,
+            })
+            .toBe(aId);
+        }
+        if (phase === "before" && ++reads.a === 2) {
+          retried();
+          await expect
+            .poll(async () => (await p.ctx.links.loadLinks(TEST_SHOP, String(b.id)))?.orderId, {
+              timeout: 15_000,
+            })
+            .toBe(aId);
+        }
+      });
+      await p.send("orders/updated", orderPayload(later(a, "for A")));
+      await expectHealed(p, a, b, aId);
+      expect(reads.a).toBeGreaterThan(1);
+    },
+  );
+
+  it("links an order the provider already holds canceled as canceled when it adopts it, instead of dead-lettering its next change", async () => {
+    pipeline = await startPipeline();
+    const p = pipeline;
+    const a = order(8_800_701);
+    await p.send("orders/create", orderPayload(a));
+    await p.drain();
+    const canceled: ModelOrder = { ...later(a, "before the cancel"), cancelledAt: a.updatedAt };
+    await p.send("orders/cancelled", orderPayload(canceled));
+    await p.drain();
+    const held = structuredClone(p.sandbox.state.orders.find(1001, String(a.id)));
+    expect(held?.canceled).toBe(true);
+    // The link is retired (a store switched away and back): the next change creates the order,
+    // is answered 409 with the one the provider holds, canceled, and adopts it.
+    await p.ctx.links.retireOrder(TEST_SHOP, String(a.id), "switched away and back");
+
+    await p.send("orders/updated", orderPayload(later(canceled, "after the cancel")));
+    await p.drain();
+    expect(await p.ctx.queues.deadLetter.count()).toBe(0);
+    expect(p.sandbox.state.orders.find(1001, String(a.id))).toEqual(held);
+    const links = await p.ctx.links.loadLinks(TEST_SHOP, String(a.id));
+    expect(links?.orderId).toBe(held?.orderId);
+    expect(links?.canceledAt).not.toBeNull();
   });
 
   it("dead-letters at the first answer that names another Shopify order, and writes nothing more", async () => {
