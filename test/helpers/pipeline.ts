@@ -181,14 +181,17 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       const deadline = Date.now() + timeoutMs;
       let quiet = 0;
       while (Date.now() < deadline) {
-        const counts = await ctx.queues.sync.getJobCounts(
-          "waiting",
-          "active",
-          "delayed",
-          "prioritized",
-          "waiting-children",
-        );
-        const busy = Object.values(counts).reduce((a, b) => a + b, 0);
+        let busy = 0;
+        for (const queue of await ctx.queues.allSyncQueues()) {
+          const counts = await queue.getJobCounts(
+            "waiting",
+            "active",
+            "delayed",
+            "prioritized",
+            "waiting-children",
+          );
+          busy += Object.values(counts).reduce((a, b) => a + b, 0);
+        }
         quiet = busy === 0 ? quiet + 1 : 0;
         if (quiet >= 3) return;
         await new Promise((r) => setTimeout(r, 25));
@@ -204,7 +207,9 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       await Promise.all(backfillWorkers.map((w) => w.close()));
       await Promise.all(workers.map((w) => w.close()));
       await web.close();
-      await ctx.queues.sync.obliterate({ force: true }).catch(() => {});
+      for (const queue of await ctx.queues.allSyncQueues().catch(() => [])) {
+        await queue.obliterate({ force: true }).catch(() => {});
+      }
       await ctx.close();
       await sandbox.close();
       await shopify.close();
