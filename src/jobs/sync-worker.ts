@@ -32,13 +32,27 @@ export interface SyncWorkerDeps
   config: { env: { WORKER_CONCURRENCY: number; WORKER_LOCK_MS: number } };
 }
 
-export interface SyncWorkerOptions {
+export interface SyncWorkerOptions extends ShardWorkerOptions {
+  metrics?: SyncMetrics;
+}
+
+/** What the shard workers need besides the processor they run. */
+export interface ShardWorkerDeps {
+  queues: OrderQueues;
+  redis: RedisConnection;
+  prefix: string;
+  logger: Logger;
+  config: { env: { WORKER_CONCURRENCY: number; WORKER_LOCK_MS: number } };
+}
+
+export interface ShardWorkerOptions {
   /** Jobs this process runs at once over all shards (default WORKER_CONCURRENCY). */
   concurrency?: number;
-  metrics?: SyncMetrics;
   /** How often the recorded layouts are read again (default REGISTER_MS). */
   refreshMs?: number;
 }
+
+export type SyncJobProcessor = (job: Job<SyncJobData>, token?: string) => Promise<unknown>;
 
 /** The sync worker of one process: a BullMQ worker on every shard of every recorded layout. */
 export interface SyncWorkers {
@@ -91,6 +105,19 @@ export function startSyncWorker(ctx: SyncWorkerDeps, options: SyncWorkerOptions 
     logger,
     metrics: options.metrics ?? ctx.metrics.sync,
   });
+  return startShardWorkers({ ...ctx, logger }, processor, options);
+}
+
+/**
+ * A BullMQ worker on every sync shard of every recorded layout, running `processor` (the
+ * reconcile in production; benches and tests pass their own). See `startSyncWorker`.
+ */
+export function startShardWorkers(
+  ctx: ShardWorkerDeps,
+  processor: SyncJobProcessor,
+  options: ShardWorkerOptions = {},
+): SyncWorkers {
+  const { logger } = ctx;
   const queues: OrderQueues = ctx.queues;
   const total = options.concurrency ?? ctx.config.env.WORKER_CONCURRENCY;
   const refreshMs = options.refreshMs ?? REGISTER_MS;

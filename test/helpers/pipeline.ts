@@ -8,17 +8,15 @@ import {
   type ShopifyStandInHandle,
   startShopifyStandIn,
 } from "@connector/shopify-standin";
-import type { Worker } from "bullmq";
 import { type Connector, createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
-import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
+import { type SyncWorkers, startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
-import type { SyncJobData } from "../../src/queue/jobs.ts";
 import type { WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
 import { createTestDatabase } from "./postgres.ts";
@@ -38,7 +36,7 @@ export interface Pipeline {
   sandbox: SandboxHandle;
   /** The stand-in Shopify: TEST_SHOP installed with SHOPIFY_TOKEN, webhooks to the web app. */
   shopify: ShopifyStandInHandle;
-  workers: Worker<SyncJobData>[];
+  workers: SyncWorkers[];
   send(
     topic: string,
     body: unknown,
