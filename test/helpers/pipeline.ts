@@ -43,6 +43,8 @@ export interface Pipeline {
     options?: { webhookId?: string; eventId?: string; shop?: string; triggeredAt?: string },
   ): Promise<Response>;
   drain(timeoutMs?: number): Promise<void>;
+  /** Sync jobs waiting or running, over every shard of the sync queue. */
+  pendingSyncJobs(): Promise<number>;
   /** Starts a backfill worker (closed with the pipeline unless closed before). */
   startBackfillWorker(): BackfillWorkerHandle;
   close(): Promise<void>;
@@ -153,6 +155,20 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   );
 
   const backfillWorkers: BackfillWorkerHandle[] = [];
+  async function pendingSyncJobs() {
+    let pending = 0;
+    for (const queue of await ctx.queues.allSyncQueues()) {
+      const counts = await queue.getJobCounts(
+        "waiting",
+        "active",
+        "delayed",
+        "prioritized",
+        "waiting-children",
+      );
+      pending += Object.values(counts).reduce((a, b) => a + b, 0);
+    }
+    return pending;
+  }
   return {
     ctx,
     web,
@@ -175,21 +191,12 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
         body: signed.body,
       });
     },
+    pendingSyncJobs,
     async drain(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       let quiet = 0;
       while (Date.now() < deadline) {
-        let busy = 0;
-        for (const queue of await ctx.queues.allSyncQueues()) {
-          const counts = await queue.getJobCounts(
-            "waiting",
-            "active",
-            "delayed",
-            "prioritized",
-            "waiting-children",
-          );
-          busy += Object.values(counts).reduce((a, b) => a + b, 0);
-        }
+        const busy = await pendingSyncJobs();
         quiet = busy === 0 ? quiet + 1 : 0;
         if (quiet >= 3) return;
         await new Promise((r) => setTimeout(r, 25));
