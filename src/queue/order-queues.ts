@@ -179,7 +179,9 @@ export class OrderQueues {
     this.#refreshing ??= (async () => {
       try {
         const current = await resolveShardCount(this.#redis, this.#configuredShards);
-        const recorded = await registerLayout(this.#redis, this.#prefix, current);
+        // BullMQ's job id counter of the queue `sync` exists once a job was ever added there.
+        const legacyInUse = async () => (await this.#redis.exists(this.sync.keys.id ?? "")) === 1;
+        const recorded = await registerLayout(this.#redis, this.#prefix, current, legacyInUse);
         const value = { current, past: recorded.filter((n) => n !== current), recorded };
         this.#layouts = { value, at: Date.now() };
         return value;

@@ -104,17 +104,18 @@ export async function resolveShardCount(
 
 /**
  * Records `count` as in use and answers every recorded layout, oldest first. The first record
- * ever made also records layout 1 as older: the queue `sync` of a deployment from before the
- * shards may still hold jobs, and is read until it is empty.
+ * ever made also records layout 1 as older when the queue `sync` was ever used (`legacyInUse`):
+ * a deployment from before the shards may have left jobs there, read until it is empty.
  */
 export async function registerLayout(
   redis: RedisConnection,
   prefix: string,
   count: number,
+  legacyInUse: () => Promise<boolean>,
   now = Date.now(),
 ): Promise<number[]> {
   const key = layoutsKey(prefix);
-  if (count !== 1 && (await redis.exists(key)) === 0) {
+  if (count !== 1 && (await redis.exists(key)) === 0 && (await legacyInUse())) {
     await redis.zadd(key, "NX", now - 1, "1");
   }
   await redis.zadd(key, "NX", now, String(count));
