@@ -223,7 +223,7 @@ export function startShardWorkers(
     return refreshing;
   };
   const ready = (async () => {
-    // Until the record is read, the current layout's shards are consumed (Redis may be down).
+    // The shard workers start once the record is read: a Redis that is still starting is waited.
     for (;;) {
       try {
         await refresh();

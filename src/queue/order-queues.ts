@@ -170,12 +170,20 @@ export class OrderQueues {
   }
 
   /**
-   * The layout in use and the older ones still recorded: recorded again and read at most every
-   * REGISTER_MS, so the receiver's path costs no command in between.
+   * The layout in use and the older ones still recorded: recorded again and read every
+   * REGISTER_MS, in the background once known, so the receiver's path waits for no command of
+   * its own but the first (`fresh` waits for a new read).
    */
   async layouts(options: { fresh?: boolean } = {}): Promise<SyncLayouts> {
     const known = this.#layouts;
-    if (known && !options.fresh && Date.now() - known.at < REGISTER_MS) return known.value;
+    if (known && !options.fresh) {
+      if (Date.now() - known.at >= REGISTER_MS) this.#refresh().catch(() => {});
+      return known.value;
+    }
+    return this.#refresh();
+  }
+
+  #refresh(): Promise<SyncLayouts> {
     this.#refreshing ??= (async () => {
       try {
         const current = await resolveShardCount(this.#redis, this.#configuredShards);
