@@ -82,7 +82,7 @@ const PENDING = ["waiting", "prioritized", "delayed", "active", "waiting-childre
  * that shares the context's store, limiter and clients.
  *
  * Fairness across shards: each shard has its own worker and its own share of the process's
- * concurrency (WORKER_CONCURRENCY / shards, at least 1), so a flood in one shard never takes the
+ * concurrency (WORKER_CONCURRENCY / shards, rounded up), so a flood in one shard never takes the
  * slots of another's; within a shard the live / flood / bulk priorities order the jobs as before.
  * A changed shard count: the layouts recorded in Redis are read every `refreshMs`; an older
  * layout is consumed until all its shards are empty, then dropped from the record, its workers
