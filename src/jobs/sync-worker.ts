@@ -74,7 +74,7 @@ export interface SyncWorkers {
 export const LAYOUT_YIELD_MS = 1_000;
 
 /** The job states that mean a layout still has work. */
-const PENDING = ["waiting", "prioritized", "delayed", "active", "waiting-children", "paused"] as const;
+const PENDING = ["waiting", "prioritized", "delayed", "active", "waiting-children"] as const;
 
 /**
  * The sync worker: one BullMQ worker per sync shard (SYNC_QUEUE_SHARDS, src/queue/sync-shards.ts),

@@ -124,7 +124,7 @@ export async function registerLayout(
 
 /** Every recorded layout, oldest first. */
 export async function readLayouts(redis: RedisConnection, prefix: string): Promise<number[]> {
-  const members = await redis.zrange(layoutsKey(prefix), 0, -1);
+  const members = await redis.zrange(layoutsKey(prefix), "0", "-1");
   return members.map(Number).filter((n) => Number.isInteger(n) && n >= 1);
 }
 

@@ -35,7 +35,10 @@ export async function readSyncStatus(
   let pending = { count: 0, truncated: false };
   for (const queue of await ctx.queues.syncQueuesOfShop(shop.shop)) {
     const found = await countQueuedForShop(queue, shop.shop);
-    pending = { count: pending.count + found.count, truncated: pending.truncated || found.truncated };
+    pending = {
+      count: pending.count + found.count,
+      truncated: pending.truncated || found.truncated,
+    };
   }
   const rows = await ctx.links.latestFailures(shop.shop, 5);
   const withheld = await ctx.links.countFailures(shop.shop, "protected-data");

@@ -24,7 +24,10 @@ afterEach(async () => {
 
 /** A pipeline with three shards, no worker, and one order queued in the test shop's shard. */
 async function oneQueued() {
-  const p = await startPipeline({ workers: 0, env: { ADMIN_TOKEN: TOKEN, SYNC_QUEUE_SHARDS: "3" } });
+  const p = await startPipeline({
+    workers: 0,
+    env: { ADMIN_TOKEN: TOKEN, SYNC_QUEUE_SHARDS: "3" },
+  });
   expect((await p.send("orders/create", orderPayload(shippedOrder(5_570_001)))).status).toBe(200);
   return p;
 }

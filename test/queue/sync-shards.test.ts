@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Job } from "bullmq";
-import { Cluster } from "ioredis";
+import type { Cluster } from "ioredis";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { type ShardWorkerDeps, startShardWorkers } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
@@ -228,7 +228,12 @@ describe("fairness across shards", () => {
     );
     await workers.ready;
     const quietQueue = queues.syncQueueNamed(quietJob.queueName);
-    return { active: () => active, done, open, quietState: () => quietQueue?.getJobState(quietJob.id ?? "") };
+    return {
+      active: () => active,
+      done,
+      open,
+      quietState: () => quietQueue?.getJobState(quietJob.id ?? ""),
+    };
   }
 
   it("runs a quiet store's order while a flood in another shard holds its worker", async () => {

@@ -21,7 +21,8 @@ describe("a store's sync shard", () => {
 
   it("is 0 with one shard, and the same on every call", () => {
     expect(shardOf("a.myshopify.com", 1)).toBe(0);
-    for (let i = 0; i < 5; i++) expect(shardOf("a.myshopify.com", 7)).toBe(shardOf("a.myshopify.com", 7));
+    for (let i = 0; i < 5; i++)
+      expect(shardOf("a.myshopify.com", 7)).toBe(shardOf("a.myshopify.com", 7));
   });
 
   it("spreads stores over every shard", () => {
