@@ -122,6 +122,7 @@ export function startShardWorkers(
   const total = options.concurrency ?? ctx.config.env.WORKER_CONCURRENCY;
   const refreshMs = options.refreshMs ?? REGISTER_MS;
   const workers = new Map<string, Worker<SyncJobData>>();
+  const connections = new Map<string, RedisConnection>();
   /** Layouts gone from the record, still consumed until `since + 2 × refreshMs`. */
   const lingering = new Map<number, number>();
   let current = 1;
@@ -144,8 +145,11 @@ export function startShardWorkers(
   function startShard(name: string) {
     const shard = parseSyncShardName(name);
     if (!shard || workers.has(name) || closed) return;
+    // BullMQ does not close a connection it was given: closeShard does.
+    const connection = duplicateConnection(ctx.redis);
+    connections.set(name, connection);
     const worker = new Worker<SyncJobData>(name, processInOrder, {
-      ...syncShardOptions(duplicateConnection(ctx.redis), ctx.prefix, shard.count, shard.index),
+      ...syncShardOptions(connection, ctx.prefix, shard.count, shard.index),
       concurrency: Math.max(1, Math.ceil(total / current)),
       // A crashed worker's active jobs return to the queue after this; they resume from the links.
       lockDuration: ctx.config.env.WORKER_LOCK_MS,
@@ -166,14 +170,17 @@ export function startShardWorkers(
     return true;
   }
 
+  async function closeShard(name: string) {
+    const worker = workers.get(name);
+    const connection = connections.get(name);
+    workers.delete(name);
+    connections.delete(name);
+    await worker?.close();
+    connection?.disconnect();
+  }
+
   async function stopLayout(count: number) {
-    await Promise.all(
-      syncShardNames(count).map(async (name) => {
-        const worker = workers.get(name);
-        workers.delete(name);
-        await worker?.close();
-      }),
-    );
+    await Promise.all(syncShardNames(count).map(closeShard));
   }
 
   async function refresh() {
@@ -251,8 +258,7 @@ export function startShardWorkers(
       if (timer) clearInterval(timer);
       await ready.catch(() => {});
       await refreshing;
-      await Promise.all([...workers.values()].map((w) => w.close()));
-      workers.clear();
+      await Promise.all([...workers.keys()].map(closeShard));
     },
   };
 }
