@@ -53,7 +53,7 @@ export function createStores(infra: Infrastructure): Stores {
       infra.redis,
       prefix,
       { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },
-      { liveShare: liveShareOf(config.env) },
+      { liveShare: liveShareOf(config.env), syncShards: config.env.SYNC_QUEUE_SHARDS },
     ),
     providerEvents: new ProviderEventRepository(db),
     claims: new ClaimRepository(db),

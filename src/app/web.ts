@@ -32,7 +32,11 @@ export function composeWebApp(
     prefix,
     { attempts: config.env.SYNC_ATTEMPTS, delayMs: config.env.SYNC_RETRY_DELAY_MS },
     // Shopify gives a webhook 5 s: never wait long for an operator's retry of the same entry.
-    { deadLetterLockWaitMs: 1_000, liveShare: liveShareOf(config.env) },
+    {
+      deadLetterLockWaitMs: 1_000,
+      liveShare: liveShareOf(config.env),
+      syncShards: config.env.SYNC_QUEUE_SHARDS,
+    },
   );
   const shopJobs = createShopJobs(connector);
   const ingest = createWebhookIngest(connector, {

@@ -14,7 +14,11 @@ import type { Connector } from "./connector.ts";
 export async function startWorkerRole(connector: Connector): Promise<{ close(): Promise<void> }> {
   const { config, logger } = connector;
   const sync = startSyncWorker(connector);
-  logger.info({ concurrency: config.env.WORKER_CONCURRENCY }, "sync worker running");
+  await sync.ready;
+  logger.info(
+    { concurrency: config.env.WORKER_CONCURRENCY, shards: [...sync.workers.keys()] },
+    "sync worker running",
+  );
   const backfill = startBackfillWorker(connector);
   const sweep = await startSweepWorker(connector);
   const products = createProducts(connector, connector.providers);

@@ -201,6 +201,12 @@ export const EnvSchema = z.object({
   WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
   /**
+   * How many queues the sync jobs are spread over, by store (src/queue/sync-shards.ts): each
+   * has its own hash tag, so on a Redis Cluster each can sit on its own master. Unset: 1 on one
+   * Redis, the number of masters on a cluster.
+   */
+  SYNC_QUEUE_SHARDS: z.coerce.number().int().min(1).max(256).optional(),
+  /**
    * A worker's job lock; a worker that dies (kill -9, OOM) leaves its active jobs locked this
    * long before another worker takes them over (BullMQ's stalled-job check runs as often).
    */

@@ -46,7 +46,8 @@ export class BudgetGate {
     const job = await queues.enqueueSync({ ...item, priority: "bulk", prepaidSlot: slotId });
     // Absorbed into a job already queued for this order (BullMQ then answers with that job's
     // id): that job brings its own budget, so the slot goes back.
-    const stored = job.id ? await queues.sync.getJob(job.id) : undefined;
+    // Read from the shard the job went to (SYNC_QUEUE_SHARDS).
+    const stored = job.id ? await queues.syncQueueNamed(job.queueName)?.getJob(job.id) : undefined;
     if (stored?.data.prepaidSlot !== slotId) await limiter.release(this.storeId, slotId);
     this.#passed++;
     return job;

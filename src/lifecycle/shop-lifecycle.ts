@@ -89,7 +89,7 @@ export function createLifecycleHandlers(
     async appUninstalled(shop) {
       if (await ctx.shops.getShop(shop)) await ctx.shops.setStatus(shop, "uninstalled");
       options.onShopChanged?.(shop);
-      const dropped = await dropQueuedWork<SyncJobData>(ctx.queues.sync, shop);
+      const dropped = await dropShopSyncJobs(ctx.queues, shop);
       await ctx.sessions.deleteShopSessions(shop);
       await options.onUninstalled?.(shop);
       ctx.logger.info({ shop, droppedJobs: dropped }, "app uninstalled; sync stopped, links kept");
@@ -140,7 +140,7 @@ export function createLifecycleHandlers(
         };
       } else if (event.topic === "shop/redact") {
         options.onShopChanged?.(shop);
-        const jobs = await dropQueuedWork<SyncJobData>(ctx.queues.sync, shop);
+        const jobs = await dropShopSyncJobs(ctx.queues, shop);
         const snapshots = await ctx.snapshots.deleteShop(shop);
         const deadLetters = await removeShopDeadLetters(ctx.queues.deadLetter, retired, shop);
         await ctx.sessions.deleteShopSessions(shop);
@@ -201,4 +201,13 @@ async function redactProviderEvents(
       orderNames,
     },
   );
+}
+
+/** Drops the shop's jobs that have not started from each sync shard it may have jobs in. */
+async function dropShopSyncJobs(queues: OrderQueues, shop: string): Promise<number> {
+  let dropped = 0;
+  for (const queue of await queues.syncQueuesOfShop(shop)) {
+    dropped += await dropQueuedWork<SyncJobData>(queue, shop);
+  }
+  return dropped;
 }

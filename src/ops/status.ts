@@ -117,7 +117,7 @@ function backfillStatus(row: BackfillRecord): BackfillStatus {
 
 /**
  * What an operator wants at a glance, for `connector status` and GET /admin/api/status: every
- * queue's depth and oldest pending job, each shop's provider budget (read without touching
+ * queue's depth (each sync shard its own row) and oldest pending job, each shop's provider budget (read without touching
  * it), orders synced and failed, last successful sync, dead letters by reason, backfills.
  */
 export async function collectStatus(
@@ -128,8 +128,10 @@ export async function collectStatus(
     .filter((name) => name !== QUEUE.sync && name !== QUEUE.deadLetter)
     .map((name) => new Queue(name, queueOptions(ctx.redis, ctx.prefix)));
   try {
+    // The sync queue as each of its shards (and those of an older shard count still draining).
+    const sync = await ctx.queues.allSyncQueues();
     const queues = await Promise.all(
-      [ctx.queues.sync, ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue)),
+      [...sync, ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue)),
     );
     const shopRecords = (await ctx.shops.listShops()).filter(
       (s) => !filter.shop || s.shop === filter.shop,

@@ -5,6 +5,14 @@ import type { RedisConnection } from "../lib/redis-keys.ts";
 import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
 import type { DeadLetterData, SyncJobData } from "./jobs.ts";
 import { QUEUE, queueOptions } from "./names.ts";
+import {
+  REGISTER_MS,
+  registerLayout,
+  resolveShardCount,
+  shardOf,
+  syncShardName,
+  syncShardOptions,
+} from "./sync-shards.ts";
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -61,11 +69,28 @@ export const SYNC_JOB_OPTIONS: JobsOptions = {
 
 export const syncDedupId = (shop: string, orderId: string) => `${shop}:${orderId}`;
 
+/** The layout in use and the older ones still recorded (see sync-shards.ts). */
+export interface SyncLayouts {
+  current: number;
+  /** Every recorded layout but the current one, oldest first. */
+  past: number[];
+  /** Every recorded layout, the current one included, oldest first. */
+  recorded: number[];
+}
+
+/** The job states of an order's pending sync job, for the routing between layouts. */
+const PENDING_STATES = new Set(["waiting", "prioritized", "delayed", "active", "waiting-children"]);
+
 /**
- * An order's two queues: `sync`, one job per order that reconciles it with the provider, and
- * `deadLetter`, where an order whose sync failed for good waits for an operator.
+ * An order's queues: the sync queue, one job per order that reconciles it with the provider, in
+ * SYNC_QUEUE_SHARDS shards by store (sync-shards.ts), and `deadLetter`, where an order whose sync
+ * failed for good waits for an operator.
  */
 export class OrderQueues {
+  /**
+   * The sync queue of layout 1 (`sync`): the only shard when SYNC_QUEUE_SHARDS is 1. With more
+   * shards, use `syncQueueOf`, `allSyncQueues` or `enqueueSync`.
+   */
   readonly sync: Queue<SyncJobData>;
   readonly deadLetter: Queue<DeadLetterData>;
 
@@ -74,14 +99,24 @@ export class OrderQueues {
   readonly #prefix: string;
   readonly #lockWaitMs: number | undefined;
   readonly #share: LiveShare;
+  readonly #configuredShards: number | undefined;
+  readonly #shardQueues = new Map<string, Queue<SyncJobData>>();
+  #layouts: { value: SyncLayouts; at: number } | undefined;
+  #refreshing: Promise<SyncLayouts> | undefined;
 
   constructor(
     connection: RedisConnection,
     prefix: string,
     retry: { attempts?: number; delayMs?: number } = {},
-    options: { deadLetterLockWaitMs?: number; liveShare?: LiveShare } = {},
+    options: {
+      deadLetterLockWaitMs?: number;
+      liveShare?: LiveShare;
+      /** SYNC_QUEUE_SHARDS; unset: 1 on one Redis, the number of masters on a cluster. */
+      syncShards?: number | undefined;
+    } = {},
   ) {
     this.#lockWaitMs = options.deadLetterLockWaitMs;
+    this.#configuredShards = options.syncShards;
     // The provider's documented budget when none is given (the configuration's defaults).
     this.#share = options.liveShare ?? { limit: 100, windowMs: 60_000 };
     defineScripts(connection, SCRIPTS);
@@ -93,6 +128,7 @@ export class OrderQueues {
     this.#redis = connection;
     this.#prefix = prefix;
     this.sync = new Queue<SyncJobData>(QUEUE.sync, queueOptions(connection, prefix));
+    this.#shardQueues.set(QUEUE.sync, this.sync);
     this.deadLetter = new Queue<DeadLetterData>(QUEUE.deadLetter, queueOptions(connection, prefix));
   }
 
@@ -105,12 +141,106 @@ export class OrderQueues {
     data: SyncJobData,
     options: { delayMs?: number; liveCount?: Promise<number> } = {},
   ) {
-    return this.sync.add("sync", data, {
+    const queue = await this.syncQueueFor(data.shop, data.orderId);
+    return queue.add("sync", data, {
       ...this.#jobOptions,
       priority: await this.#priorityOf(data, options.liveCount),
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
       ...(options.delayMs ? { delay: options.delayMs } : {}),
     });
+  }
+
+  /** Shard `index` of layout `count` (one Queue object per shard, kept until `close`). */
+  syncQueue(count: number, index: number): Queue<SyncJobData> {
+    const name = syncShardName(count, index);
+    let queue = this.#shardQueues.get(name);
+    if (!queue) {
+      queue = new Queue<SyncJobData>(
+        name,
+        syncShardOptions(this.#redis, this.#prefix, count, index),
+      );
+      this.#shardQueues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** A sync queue this object opened, by name (a job's `queueName`). */
+  syncQueueNamed(name: string): Queue<SyncJobData> | undefined {
+    return this.#shardQueues.get(name);
+  }
+
+  /**
+   * The layout in use and the older ones still recorded: recorded again and read every
+   * REGISTER_MS, in the background once known, so the receiver's path waits for no command of
+   * its own but the first (`fresh` waits for a new read).
+   */
+  async layouts(options: { fresh?: boolean } = {}): Promise<SyncLayouts> {
+    const known = this.#layouts;
+    if (known && !options.fresh) {
+      if (Date.now() - known.at >= REGISTER_MS) this.#refresh().catch(() => {});
+      return known.value;
+    }
+    return this.#refresh();
+  }
+
+  #refresh(): Promise<SyncLayouts> {
+    this.#refreshing ??= (async () => {
+      try {
+        const current = await resolveShardCount(this.#redis, this.#configuredShards);
+        // BullMQ's job id counter of the queue `sync` exists once a job was ever added there.
+        const legacyInUse = async () => (await this.#redis.exists(this.sync.keys.id ?? "")) === 1;
+        const recorded = await registerLayout(this.#redis, this.#prefix, current, legacyInUse);
+        const value = { current, past: recorded.filter((n) => n !== current), recorded };
+        this.#layouts = { value, at: Date.now() };
+        return value;
+      } finally {
+        this.#refreshing = undefined;
+      }
+    })();
+    return this.#refreshing;
+  }
+
+  /** Every shard of every layout still recorded, the current layout's first. */
+  async allSyncQueues(options: { fresh?: boolean } = {}): Promise<Queue<SyncJobData>[]> {
+    const { current, past } = await this.layouts(options);
+    return [current, ...past].flatMap((count) =>
+      Array.from({ length: count }, (_, index) => this.syncQueue(count, index)),
+    );
+  }
+
+  /** The store's shard in the current layout and in every older one still recorded. */
+  async syncQueuesOfShop(shop: string): Promise<Queue<SyncJobData>[]> {
+    const { current, recorded } = await this.layouts();
+    return [...new Set([current, ...recorded])].map((count) =>
+      this.syncQueue(count, shardOf(shop, count)),
+    );
+  }
+
+  /** The store's shard in the current layout. */
+  async syncQueueOf(shop: string): Promise<Queue<SyncJobData>> {
+    const { current } = await this.layouts();
+    return this.syncQueue(current, shardOf(shop, current));
+  }
+
+  /**
+   * Where the order's next job goes: the shard of an older layout that holds a pending job of
+   * the order (so that an order never has jobs in two shards), else its store's current shard.
+   * Costs nothing while no older layout is recorded; while one is, a read or two per layout.
+   */
+  async syncQueueFor(shop: string, orderId: string): Promise<Queue<SyncJobData>> {
+    const { current, past } = await this.layouts();
+    for (const count of past) {
+      const queue = this.syncQueue(count, shardOf(shop, count));
+      if (await this.hasPendingJob(queue, shop, orderId)) return queue;
+    }
+    return this.syncQueue(current, shardOf(shop, current));
+  }
+
+  /** Whether the queue holds a job of the order that is still to run or running. */
+  async hasPendingJob(queue: Queue<SyncJobData>, shop: string, orderId: string) {
+    const jobId = await queue.getDeduplicationJobId(syncDedupId(shop, orderId));
+    if (!jobId) return false;
+    return PENDING_STATES.has(await queue.getJobState(jobId));
   }
 
   /**
@@ -149,7 +279,7 @@ export class OrderQueues {
   }
 
   async close() {
-    await Promise.all([this.sync.close(), this.deadLetter.close()]);
+    await Promise.all([...this.#shardQueues.values(), this.deadLetter].map((q) => q.close()));
   }
 }
 

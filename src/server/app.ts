@@ -61,10 +61,13 @@ export interface WebParts {
 
 const DEPTH_STATES = ["waiting", "prioritized", "active", "delayed", "failed"] as const;
 
-/** Depth of the sync and dead-letter queues, for the connector_queue_jobs gauge. */
+/**
+ * Depth of the sync and dead-letter queues, for the connector_queue_jobs gauge: each sync shard
+ * is its own `queue` label (`sync`, or `sync-1of3` …).
+ */
 async function queueDepths(ctx: Pick<WebParts, "queues">) {
   const rows: { queue: string; state: string; count: number }[] = [];
-  for (const queue of [ctx.queues.sync, ctx.queues.deadLetter]) {
+  for (const queue of [...(await ctx.queues.allSyncQueues()), ctx.queues.deadLetter]) {
     const counts = await queue.getJobCounts(...DEPTH_STATES);
     for (const state of DEPTH_STATES) {
       rows.push({ queue: queue.name, state, count: counts[state] ?? 0 });

@@ -31,7 +31,15 @@ export async function readSyncStatus(
   shop: ShopRecord,
 ): Promise<StatusView> {
   const counts = await ctx.links.countByResult(shop.shop);
-  const pending = await countQueuedForShop(ctx.queues.sync, shop.shop);
+  // The store's jobs are in its shard (and, while an older shard count drains, in that one's).
+  let pending = { count: 0, truncated: false };
+  for (const queue of await ctx.queues.syncQueuesOfShop(shop.shop)) {
+    const found = await countQueuedForShop(queue, shop.shop);
+    pending = {
+      count: pending.count + found.count,
+      truncated: pending.truncated || found.truncated,
+    };
+  }
   const rows = await ctx.links.latestFailures(shop.shop, 5);
   const withheld = await ctx.links.countFailures(shop.shop, "protected-data");
   return {

@@ -63,6 +63,16 @@ describe.concurrent("every bench runs at a tiny size", () => {
     expect(out).toMatch(/\| total time to drain \(s\) +\| [\d.]+ +\| [\d.]+ +\|/);
   }, 150_000);
 
+  it("bench:cluster, 1 and 3 shards", async () => {
+    const { code, out, err } = await bench("cluster.ts", ["--jobs", "30", "--stores", "6"]).done;
+    expect(code, err).toBe(0);
+    const printed = rows(out).filter((row) => !row.startsWith("| master |"));
+    expect(printed).toHaveLength(6);
+    for (const row of printed) expect(row).toMatch(/^\| :\d+ \| \d+ \| \d+ \| [\d.]+ % \|$/);
+    expect(out).toMatch(/1 shard\(s\): .* busiest master [\d.]+ %/);
+    expect(out).toMatch(/3 shard\(s\): .* busiest master [\d.]+ %/);
+  }, 150_000);
+
   it("bench:ingest, 2 web processes", async () => {
     const { code, out, err } = await bench("ingest.ts", [], {
       BENCH_SECONDS: "1",

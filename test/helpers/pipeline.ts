@@ -8,17 +8,15 @@ import {
   type ShopifyStandInHandle,
   startShopifyStandIn,
 } from "@connector/shopify-standin";
-import type { Worker } from "bullmq";
 import { type Connector, createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
-import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
+import { type SyncWorkers, startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
-import type { SyncJobData } from "../../src/queue/jobs.ts";
 import type { WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
 import { createTestDatabase } from "./postgres.ts";
@@ -38,13 +36,15 @@ export interface Pipeline {
   sandbox: SandboxHandle;
   /** The stand-in Shopify: TEST_SHOP installed with SHOPIFY_TOKEN, webhooks to the web app. */
   shopify: ShopifyStandInHandle;
-  workers: Worker<SyncJobData>[];
+  workers: SyncWorkers[];
   send(
     topic: string,
     body: unknown,
     options?: { webhookId?: string; eventId?: string; shop?: string; triggeredAt?: string },
   ): Promise<Response>;
   drain(timeoutMs?: number): Promise<void>;
+  /** Sync jobs waiting or running, over every shard of the sync queue. */
+  pendingSyncJobs(): Promise<number>;
   /** Starts a backfill worker (closed with the pipeline unless closed before). */
   startBackfillWorker(): BackfillWorkerHandle;
   close(): Promise<void>;
@@ -155,6 +155,20 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   );
 
   const backfillWorkers: BackfillWorkerHandle[] = [];
+  async function pendingSyncJobs() {
+    let pending = 0;
+    for (const queue of await ctx.queues.allSyncQueues()) {
+      const counts = await queue.getJobCounts(
+        "waiting",
+        "active",
+        "delayed",
+        "prioritized",
+        "waiting-children",
+      );
+      pending += Object.values(counts).reduce((a, b) => a + b, 0);
+    }
+    return pending;
+  }
   return {
     ctx,
     web,
@@ -177,18 +191,12 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
         body: signed.body,
       });
     },
+    pendingSyncJobs,
     async drain(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       let quiet = 0;
       while (Date.now() < deadline) {
-        const counts = await ctx.queues.sync.getJobCounts(
-          "waiting",
-          "active",
-          "delayed",
-          "prioritized",
-          "waiting-children",
-        );
-        const busy = Object.values(counts).reduce((a, b) => a + b, 0);
+        const busy = await pendingSyncJobs();
         quiet = busy === 0 ? quiet + 1 : 0;
         if (quiet >= 3) return;
         await new Promise((r) => setTimeout(r, 25));
@@ -204,7 +212,9 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
       await Promise.all(backfillWorkers.map((w) => w.close()));
       await Promise.all(workers.map((w) => w.close()));
       await web.close();
-      await ctx.queues.sync.obliterate({ force: true }).catch(() => {});
+      for (const queue of await ctx.queues.allSyncQueues().catch(() => [])) {
+        await queue.obliterate({ force: true }).catch(() => {});
+      }
       await ctx.close();
       await sandbox.close();
       await shopify.close();

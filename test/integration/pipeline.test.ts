@@ -100,7 +100,7 @@ describe.each(DEPLOYMENTS)("webhook → provider ($name)", ({ redis, database })
       body: JSON.stringify(orderPayload(order())),
     });
     expect(response.status).toBe(401);
-    expect(await pipeline.ctx.queues.sync.count()).toBe(0);
+    expect(await pipeline.pendingSyncJobs()).toBe(0);
   });
 
   it("dead-letters a validly signed body it cannot use, keeping the raw payload, and answers 200", async () => {
@@ -120,7 +120,7 @@ describe.each(DEPLOYMENTS)("webhook → provider ($name)", ({ redis, database })
       shop: "stranger.myshopify.com",
     });
     expect(await response.json()).toMatchObject({ outcome: "unknown-shop" });
-    expect(await pipeline.ctx.queues.sync.count()).toBe(0);
+    expect(await pipeline.pendingSyncJobs()).toBe(0);
   });
 
   it("dead-letters an order whose fulfillment location is not mapped, naming the field", async () => {

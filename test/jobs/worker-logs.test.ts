@@ -1,15 +1,13 @@
 import { Writable } from "node:stream";
-import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
+import { type SyncWorkers, startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 let pipeline: Pipeline | undefined;
-let worker: Worker<SyncJobData> | undefined;
+let worker: SyncWorkers | undefined;
 afterEach(async () => {
   await worker?.close();
   await pipeline?.ctx.queues.deadLetter.obliterate({ force: true }).catch(() => {});

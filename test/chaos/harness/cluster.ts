@@ -5,7 +5,6 @@ import { join } from "node:path";
 import type { SandboxFaults } from "@connector/provider-sandbox";
 import type { Arrival } from "@connector/provider-sandbox/app.ts";
 import type { StoredOrder } from "@connector/provider-sandbox/orders.ts";
-import { Queue } from "bullmq";
 import { Redis, Cluster as RedisCluster } from "ioredis";
 import {
   freePort,
@@ -13,7 +12,7 @@ import {
   startRedisServer,
 } from "../../../src/lib/redis-server.ts";
 import { createSecretBox, sealedFor } from "../../../src/lib/secret-box.ts";
-import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
+import { OrderQueues } from "../../../src/queue/order-queues.ts";
 import { openDatabase, ShopRepository } from "../../../src/store/index.ts";
 import { type PostgresHandle, startPostgres } from "../../helpers/postgres.ts";
 import { type RedisClusterHandle, startRedisCluster } from "../../helpers/redis-cluster.ts";
@@ -94,7 +93,7 @@ export class Cluster {
   #redisPort = 0;
   #serial = 0;
   #harnessRedis?: Redis | RedisCluster;
-  #queues?: { sync: Queue; deadLetter: Queue };
+  #queues?: OrderQueues;
 
   private constructor(
     readonly options: ClusterOptions,
@@ -214,8 +213,9 @@ export class Cluster {
       NODE_ENV: "development",
       PORT: String(this.webPort),
       APP_URL: this.webUrl,
+      // On the cluster, the sync queue in three shards, one per master (SYNC_QUEUE_SHARDS).
       ...(this.redisCluster
-        ? { REDIS_CLUSTER_NODES: this.redisCluster.seeds }
+        ? { REDIS_CLUSTER_NODES: this.redisCluster.seeds, SYNC_QUEUE_SHARDS: "3" }
         : { REDIS_URL: this.redisUrl }),
       REDIS_PREFIX: this.prefix,
       ...(this.postgres
@@ -346,27 +346,35 @@ export class Cluster {
         : new Redis(this.redisUrl, { maxRetriesPerRequest: null });
       connection.on("error", () => {});
       this.#harnessRedis = connection;
-      this.#queues = {
-        sync: new Queue(QUEUE.sync, queueOptions(connection, this.prefix)),
-        deadLetter: new Queue(QUEUE.deadLetter, queueOptions(connection, this.prefix)),
-      };
+      const shards = this.options.env?.SYNC_QUEUE_SHARDS ?? (this.redisCluster ? "3" : "1");
+      this.#queues = new OrderQueues(connection, this.prefix, {}, { syncShards: Number(shards) });
     }
     return this.#queues;
   }
 
+  /** Jobs waiting or running in every sync shard (of every shard count still recorded). */
   async pendingJobs(): Promise<number> {
-    const counts = await this.#queue().sync.getJobCounts(
-      "waiting",
-      "active",
-      "delayed",
-      "prioritized",
-      "waiting-children",
-    );
-    return Object.values(counts).reduce((a, b) => a + b, 0);
+    let pending = 0;
+    for (const queue of await this.#queue().allSyncQueues({ fresh: true })) {
+      const counts = await queue.getJobCounts(
+        "waiting",
+        "active",
+        "delayed",
+        "prioritized",
+        "waiting-children",
+      );
+      pending += Object.values(counts).reduce((a, b) => a + b, 0);
+    }
+    return pending;
   }
 
   async jobCounts() {
-    const sync = await this.#queue().sync.getJobCounts("completed", "failed");
+    const sync = { completed: 0, failed: 0 };
+    for (const queue of await this.#queue().allSyncQueues({ fresh: true })) {
+      const counts = await queue.getJobCounts("completed", "failed");
+      sync.completed += counts.completed ?? 0;
+      sync.failed += counts.failed ?? 0;
+    }
     const deadLetters = await this.#queue().deadLetter.getJobs([
       "waiting",
       "delayed",
@@ -414,8 +422,7 @@ export class Cluster {
     await Promise.all(this.webs.map((w) => w.stop(5_000)));
     await this.sandbox?.stop(5_000);
     if (this.#queues) {
-      await this.#queues.sync.close().catch(() => {});
-      await this.#queues.deadLetter.close().catch(() => {});
+      await this.#queues.close().catch(() => {});
     }
     this.#harnessRedis?.disconnect();
     await this.redis?.stop();
