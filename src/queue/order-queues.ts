@@ -1,5 +1,5 @@
 import { type JobsOptions, Queue } from "bullmq";
-import type { Result } from "ioredis";
+import { Cluster, type Result } from "ioredis";
 import { defineScripts, loadLua } from "../lib/lua.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
@@ -13,6 +13,9 @@ declare module "ioredis" {
 }
 
 const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "live-arrivals-1") };
+
+/** The arrival counter's script, for a caller that counts inside a script of its own. */
+export const LIVE_ARRIVALS_LUA = SCRIPTS.liveArrivals.lua;
 
 /**
  * BullMQ priorities: lower runs first; within one priority, first queued runs first. Live events
@@ -59,7 +62,25 @@ export const SYNC_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 
+const SYNC_JOB_NAME = "sync";
+
 export const syncDedupId = (shop: string, orderId: string) => `${shop}:${orderId}`;
+
+/**
+ * What adding a live sync job takes for a caller that adds it inside its own script, as
+ * `enqueueSync` would (the receiver's one-call path, src/ingest/lua/receive-order.lua): the
+ * queue, the job's options without priority and deduplication, the two live priorities, the
+ * shop's arrival counter and what its store takes per window (see PRIORITY).
+ */
+export interface LiveJobPlan {
+  queue: Queue<SyncJobData>;
+  jobName: string;
+  jobOptions: JobsOptions;
+  deduplicationId: string;
+  priorities: { live: number; flood: number };
+  arrivalsKey: string;
+  share: LiveShare;
+}
 
 /**
  * An order's two queues: `sync`, one job per order that reconciles it with the provider, and
@@ -105,7 +126,7 @@ export class OrderQueues {
     data: SyncJobData,
     options: { delayMs?: number; liveCount?: Promise<number> } = {},
   ) {
-    return this.sync.add("sync", data, {
+    return this.sync.add(SYNC_JOB_NAME, data, {
       ...this.#jobOptions,
       priority: await this.#priorityOf(data, options.liveCount),
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
@@ -119,7 +140,29 @@ export class OrderQueues {
    * Redis in one round trip, and hands it to `enqueueSync` as `liveCount`.
    */
   countLive(shop: string): Promise<number> {
-    return this.#redis.liveArrivals(`${this.#prefix}:live-arrivals:${shop}`, this.#share.windowMs);
+    return this.#redis.liveArrivals(this.#arrivalsKey(shop), this.#share.windowMs);
+  }
+
+  #arrivalsKey(shop: string): string {
+    return `${this.#prefix}:live-arrivals:${shop}`;
+  }
+
+  /**
+   * How a caller adds this order's live job within a script of its own (see LiveJobPlan), or
+   * null when it must call `enqueueSync`: on a Redis Cluster the queue's keys live in another
+   * slot than the caller's.
+   */
+  liveJobPlan(shop: string, orderId: string): LiveJobPlan | null {
+    if (this.#redis instanceof Cluster) return null;
+    return {
+      queue: this.sync,
+      jobName: SYNC_JOB_NAME,
+      jobOptions: this.#jobOptions,
+      deduplicationId: syncDedupId(shop, orderId),
+      priorities: { live: PRIORITY.live, flood: PRIORITY.flood },
+      arrivalsKey: this.#arrivalsKey(shop),
+      share: this.#share,
+    };
   }
 
   /** A live job's priority by how many live jobs its shop queued over the last window. */
