@@ -52,9 +52,34 @@ function storedOptions(queueDefaults: JobsOptions, options: JobsOptions): Record
   return stored;
 }
 
+/** addPrioritizedJob's KEYS, in its order (its script's header). */
+const ADD_JOB_KEYS = [
+  "marker",
+  "meta",
+  "id",
+  "prioritized",
+  "delayed",
+  "completed",
+  "active",
+  "events",
+  "pc",
+] as const;
+
+/** What the script needs of one queue and its job options, worked out once. */
+interface QueueArgs {
+  /** The options these were worked out for. */
+  options: JobsOptions;
+  keys: string[];
+  /** The queue's key prefix, '<prefix>:sync:' (a job's hash is this and its id). */
+  jobPrefix: string;
+  deduplicationPrefix: string;
+  /** The options' stored JSON without its closing brace, to append `de` to. */
+  optionsHead: string;
+}
+
 export class OrderReceiver {
   readonly #redis: RedisConnection;
-  readonly #storedOptions = new WeakMap<JobsOptions, Record<string, unknown>>();
+  readonly #queues = new WeakMap<object, QueueArgs>();
 
   constructor(redis: RedisConnection) {
     this.#redis = redis;
@@ -62,9 +87,9 @@ export class OrderReceiver {
   }
 
   /**
-   * Runs the whole step. `put` is the snapshot write's outcome (see SnapshotStore): "duplicate"
-   * or "older" add no job; "stored" and "same" add the order's job (deduplicated per order, as
-   * `enqueueSync`) and, with `seen`, write the mark in the same call.
+   * Runs the whole step: the code is the snapshot write's (see SnapshotStore's putOutcome: 3
+   * duplicate, 0 older, both with no job; 1 stored and 2 same, with the order's job added,
+   * deduplicated per order as `enqueueSync` adds it) and, with `seen`, the mark set.
    */
   async receive(
     write: SnapshotWrite,
@@ -77,21 +102,15 @@ export class OrderReceiver {
     },
   ): Promise<{ code: number; jobId: string | null }> {
     const { plan, seen } = options;
-    const keys = plan.queue.keys;
+    const queue = this.#queueArgs(plan);
     const part =
       write.kind === "part"
         ? [write.field, write.versionField, write.json, write.version]
         : ["", "", "", write.atMs];
-    const args = [
-      keys.marker,
-      keys.meta,
-      keys.id,
-      keys.prioritized,
-      keys.delayed,
-      keys.completed,
-      keys.active,
-      keys.events,
-      keys.pc,
+    const id = JSON.stringify(plan.deduplicationId);
+    const [code, jobId] = await this.#redis.receiveOrder(
+      seen ? 12 : 11,
+      ...queue.keys,
       write.key,
       plan.arrivalsKey,
       ...(seen ? [seen.key] : []),
@@ -103,26 +122,35 @@ export class OrderReceiver {
       plan.share.limit,
       plan.priorities.live,
       plan.priorities.flood,
-      keys[""] ?? "",
+      queue.jobPrefix,
       plan.jobName,
       Date.now(),
-      `${keys.de}:${plan.deduplicationId}`,
+      `${queue.deduplicationPrefix}${plan.deduplicationId}`,
       JSON.stringify(options.data),
-      JSON.stringify({
-        ...this.#optionsOf(plan),
-        de: { id: plan.deduplicationId, keepLastIfActive: true },
-      }),
-    ];
-    const [code, jobId] = await this.#redis.receiveOrder(seen ? 12 : 11, ...args);
+      `${queue.optionsHead}"de":{"id":${id},"keepLastIfActive":true}}`,
+    );
     return { code, jobId: jobId ?? null };
   }
 
-  #optionsOf(plan: LiveJobPlan): Record<string, unknown> {
-    let stored = this.#storedOptions.get(plan.jobOptions);
-    if (!stored) {
-      stored = storedOptions(plan.queue.defaultJobOptions, plan.jobOptions);
-      this.#storedOptions.set(plan.jobOptions, stored);
+  #queueArgs(plan: LiveJobPlan): QueueArgs {
+    let args = this.#queues.get(plan.queue);
+    if (args?.options !== plan.jobOptions) {
+      const keys = plan.queue.keys;
+      const key = (name: string) => {
+        const value = keys[name];
+        if (value === undefined) throw new Error(`BullMQ queue has no '${name}' key`);
+        return value;
+      };
+      const stored = JSON.stringify(storedOptions(plan.queue.defaultJobOptions, plan.jobOptions));
+      args = {
+        options: plan.jobOptions,
+        keys: ADD_JOB_KEYS.map(key),
+        jobPrefix: key(""),
+        deduplicationPrefix: `${key("de")}:`,
+        optionsHead: stored === "{}" ? "{" : `${stored.slice(0, -1)},`,
+      };
+      this.#queues.set(plan.queue, args);
     }
-    return stored;
+    return args;
   }
 }
