@@ -81,7 +81,9 @@ async function commandsPer(calls: number, step: (i: number) => Promise<unknown>)
 
 describe("the receiver's one call on a single Redis", () => {
   it("costs at most 19 Redis commands per order webhook, 2 per duplicate (23 and 7 before)", async () => {
-    const { ingest } = receiver();
+    const { ingest, queues } = receiver();
+    // BullMQ's own start-up commands (its version check) come before the count.
+    await Promise.all([queues.sync.waitUntilReady(), queues.deadLetter.waitUntilReady()]);
     const seq = 100;
     const queued = await commandsPer(20, async (i) => {
       expect(await ingest.ingest(delivery(seq + i))).toBe("queued");
@@ -161,5 +163,48 @@ describe("the receiver's one call on a single Redis", () => {
     const jobs = await queues.sync.getJobs(["prioritized"]);
     const byOrder = Object.fromEntries(jobs.map((job) => [job.data.orderId, job.priority]));
     expect(byOrder).toEqual({ "9000000201": 1, "9000000202": 1, "9000000203": 3 });
+  });
+});
+
+describe("the one call for the other order events", () => {
+  it("records an edit's hint, queues its job, and answers its redelivery as a duplicate", async () => {
+    const { ingest, queues, prefix } = receiver();
+    const edit = {
+      shop,
+      topic: "orders/edited",
+      webhookId: "w-edit",
+      eventId: "e-edit",
+      triggeredAt: null,
+      rawBody: JSON.stringify({
+        order_edit: { id: 1, order_id: 9000000301, committed_at: "2026-11-03T10:00:00Z" },
+      }),
+    };
+    expect(await ingest.ingest(edit)).toBe("queued");
+    expect(await redis.hget(`${prefix}:snap:{${shop}:9000000301}`, "h")).toBe(
+      String(Date.parse("2026-11-03T10:00:00Z")),
+    );
+    expect(await ingest.ingest(edit)).toBe("duplicate");
+    expect(await queues.sync.count()).toBe(1);
+  });
+
+  it("answers an older delivery stale with no job, marked, and counts only queued deliveries", async () => {
+    const { ingest, queues, prefix } = receiver();
+    const model = newModelOrder(9, 1009);
+    const older = JSON.stringify(orderPayload(model));
+    model.updatedAt = "2026-11-01T16:00:00Z";
+    const newer = JSON.stringify(orderPayload(model));
+    const base = { shop, topic: "orders/updated", triggeredAt: null };
+    expect(await ingest.ingest({ ...base, webhookId: "n", eventId: "n", rawBody: newer })).toBe(
+      "queued",
+    );
+    await queues.sync.obliterate({ force: true });
+    expect(await ingest.ingest({ ...base, webhookId: "o", eventId: "o", rawBody: older })).toBe(
+      "stale",
+    );
+    expect(await ingest.ingest({ ...base, webhookId: "o", eventId: "o", rawBody: older })).toBe(
+      "duplicate",
+    );
+    expect(await queues.sync.count()).toBe(0);
+    expect(await redis.hget(`${prefix}:live-arrivals:${shop}`, "c")).toBe("1");
   });
 });
