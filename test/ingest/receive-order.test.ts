@@ -104,7 +104,7 @@ describe("the receiver's one call on a single Redis", () => {
       const [job] = await queues.sync.getJobs(["prioritized"]);
       if (!job?.id) throw new Error("no job");
       const hash = await redis.hgetall(`${queues.sync.keys[""]}${job.id}`);
-      const events = await redis.xrange(queues.sync.keys.events, "-", "+");
+      const events = await redis.xrange(`${queues.sync.keys.events}`, "-", "+");
       return {
         fields: Object.keys(hash).sort(),
         name: hash.name,
@@ -116,7 +116,7 @@ describe("the receiver's one call on a single Redis", () => {
         deduplicatedBy: await redis.get(`${queues.sync.keys.de}:${shop}:9000000007`),
         jobIdMatches: (await redis.get(`${queues.sync.keys.de}:${shop}:9000000007`)) === job.id,
         events: events.map(([, fields]) => fields[1]),
-        marker: await redis.zcard(queues.sync.keys.marker),
+        marker: await redis.zcard(`${queues.sync.keys.marker}`),
         waiting: await queues.sync.getJobCountByTypes("prioritized"),
       };
     };
