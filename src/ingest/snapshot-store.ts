@@ -37,7 +37,14 @@ export const putOutcome = (code: number): ReceiveOutcome =>
 
 /** One newer-only write of an order's snapshot: a versioned part, or a hint. */
 export type SnapshotWrite =
-  | { kind: "part"; key: string; field: string; versionField: string; json: string; version: number }
+  | {
+      kind: "part";
+      key: string;
+      field: string;
+      versionField: string;
+      json: string;
+      version: number;
+    }
   | { kind: "hint"; key: string; atMs: number };
 
 /** The receiver's dedupe mark for one event: Redis key and how long it is kept. */

@@ -76,7 +76,7 @@ async function commandsPer(calls: number, step: (i: number) => Promise<unknown>)
   const before = await commandsRun();
   for (let i = 1; i <= calls; i++) await step(i);
   // The first INFO is counted by the second.
-  return (await commandsRun() - before - 1) / calls;
+  return ((await commandsRun()) - before - 1) / calls;
 }
 
 describe("the receiver's one call on a single Redis", () => {
@@ -133,9 +133,9 @@ describe("the receiver's one call on a single Redis", () => {
     const first = orderPayload(newModelOrder(8, 1008));
     const second = { ...first, updated_at: "2026-11-02T10:00:00Z", note: "changed" };
     const base = { shop, topic: "orders/updated", triggeredAt: null, eventId: null };
-    expect(
-      await ingest.ingest({ ...base, webhookId: "w-a", rawBody: JSON.stringify(first) }),
-    ).toBe("queued");
+    expect(await ingest.ingest({ ...base, webhookId: "w-a", rawBody: JSON.stringify(first) })).toBe(
+      "queued",
+    );
     expect(
       await ingest.ingest({ ...base, webhookId: "w-b", rawBody: JSON.stringify(second) }),
     ).toBe("queued");
@@ -144,7 +144,12 @@ describe("the receiver's one call on a single Redis", () => {
 
   it("queues a shop's jobs beyond its window's share as a flood (priority 3)", async () => {
     const prefix = `t-${randomUUID()}`;
-    const queues = new OrderQueues(redis, prefix, {}, { liveShare: { limit: 2, windowMs: 60_000 } });
+    const queues = new OrderQueues(
+      redis,
+      prefix,
+      {},
+      { liveShare: { limit: 2, windowMs: 60_000 } },
+    );
     onTestFinished(() => queues.close());
     const ingest = new WebhookIngest({
       redis,
