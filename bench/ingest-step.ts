@@ -69,9 +69,9 @@ const steps: Record<string, () => Promise<unknown>> = {
   },
   "parse + normalize": async () =>
     normalizeWebhook("orders/create", shop, parseShopifyJson(body())),
-  "one script: dedupe, snapshot, count, job (OrderReceiver)": () => {
+  "one script: dedupe, snapshot, count, job (OrderReceiver)": async () => {
     const id = String(seq++);
-    const plan = queues.liveJobPlan(shop, id);
+    const plan = await queues.liveJobPlan(shop, id);
     if (!plan) throw new Error("no plan on one Redis");
     return receiver.receive(snapshots.orderWrite({ ...order, id } as SourceOrder), {
       ttlMs: snapshots.ttlMs,

@@ -281,7 +281,7 @@ export class WebhookIngest {
       trigger: event.topic,
       receivedAt,
     };
-    const plan = queues.liveJobPlan(webhook.shop, orderId);
+    const plan = await queues.liveJobPlan(webhook.shop, orderId);
     if (plan) {
       // One call: the mark, the snapshot, the arrival count and the job. Only a delivery that
       // queues a job is counted.

@@ -150,9 +150,9 @@ export class OrderQueues {
   /**
    * How a caller adds this order's live job within a script of its own (see LiveJobPlan), or
    * null when it must call `enqueueSync`: on a Redis Cluster the queue's keys live in another
-   * slot than the caller's.
+   * slot than the caller's. Asynchronous, as the choice of the order's queue may need Redis.
    */
-  liveJobPlan(shop: string, orderId: string): LiveJobPlan | null {
+  async liveJobPlan(shop: string, orderId: string): Promise<LiveJobPlan | null> {
     if (this.#redis instanceof Cluster) return null;
     return {
       queue: this.sync,

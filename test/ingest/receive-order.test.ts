@@ -33,7 +33,7 @@ function receiver(options: { separateCalls?: boolean } = {}) {
   const queues = options.separateCalls
     ? new Proxy(real, {
         get(target, property) {
-          if (property === "liveJobPlan") return () => null;
+          if (property === "liveJobPlan") return async () => null;
           const value = Reflect.get(target, property, target);
           return typeof value === "function" ? value.bind(target) : value;
         },

@@ -27,7 +27,7 @@ function ingestWithFailingEnqueue() {
   let failures = 1;
   const flaky = new Proxy(queues, {
     get(target, property, receiver) {
-      if (property === "liveJobPlan") return () => null;
+      if (property === "liveJobPlan") return async () => null;
       if (property === "enqueueSync") {
         return async (...args: Parameters<OrderQueues["enqueueSync"]>) => {
           if (failures-- > 0) throw new Error("Connection is closed.");
