@@ -1,11 +1,13 @@
 /**
  * `npx tsx bench/ingest-step.ts` — the receiver's durable step alone (`WebhookIngest.ingest`:
- * parse, normalize, dedupe + newer-only snapshot script, BullMQ's add, dedupe mark) and its
- * parts, in this process against a private redis-server, 32 webhooks in flight. Reports CPU µs
+ * parse, normalize, then on one Redis one script for the dedupe mark, the newer-only snapshot,
+ * the arrival count and the job) and its parts, with the parts of the three-call path a Redis
+ * Cluster takes (dedupe + snapshot script, BullMQ's add, dedupe mark), in this process against a private redis-server, 32 webhooks in flight. Reports CPU µs
  * of this process per call, best of four rounds of 10,000: process CPU time barely moves when
  * another process shares the machine, unlike requests per second. No HTTP, no HMAC.
  */
 import { readFileSync } from "node:fs";
+import { OrderReceiver } from "../src/ingest/receive-order.ts";
 import { SnapshotStore } from "../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../src/ingest/webhook-ingest.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
@@ -32,6 +34,7 @@ await new Promise((resolve) => redis.once("ready", resolve));
 const prefix = "bench-step";
 const snapshots = new SnapshotStore(redis, { prefix });
 const queues = new OrderQueues(redis, prefix);
+const receiver = new OrderReceiver(redis);
 const ingest = new WebhookIngest({
   redis,
   prefix,
@@ -66,6 +69,18 @@ const steps: Record<string, () => Promise<unknown>> = {
   },
   "parse + normalize": async () =>
     normalizeWebhook("orders/create", shop, parseShopifyJson(body())),
+  "one script: dedupe, snapshot, count, job (OrderReceiver)": async () => {
+    const id = String(seq++);
+    const plan = await queues.liveJobPlan(shop, id);
+    if (!plan) throw new Error("no plan on one Redis");
+    return receiver.receive(snapshots.orderWrite({ ...order, id } as SourceOrder), {
+      ttlMs: snapshots.ttlMs,
+      liveAt: Date.now(),
+      seen: { key: dedupeKey(prefix, shop, "orders/create", `r-${id}`, id), ttlSeconds: 60 },
+      plan,
+      data: { shop, orderId: id, priority: "live", trigger: "orders/create", receivedAt: 0 },
+    });
+  },
   "dedupe + snapshot script": () => {
     const id = String(seq++);
     return snapshots.storeOrder({ ...order, id } as SourceOrder, {

@@ -32,8 +32,20 @@ const SNAPSHOT_SCRIPTS = {
 export type PutOutcome = "stored" | "same" | "older";
 /** What the receiver's write did: a `PutOutcome`, or nothing because the event was seen before. */
 export type ReceiveOutcome = PutOutcome | "duplicate";
-const putOutcome = (code: number): ReceiveOutcome =>
+export const putOutcome = (code: number): ReceiveOutcome =>
   code === 1 ? "stored" : code === 2 ? "same" : code === DUPLICATE ? "duplicate" : "older";
+
+/** One newer-only write of an order's snapshot: a versioned part, or a hint. */
+export type SnapshotWrite =
+  | {
+      kind: "part";
+      key: string;
+      field: string;
+      versionField: string;
+      json: string;
+      version: number;
+    }
+  | { kind: "hint"; key: string; atMs: number };
 
 /** The receiver's dedupe mark for one event: Redis key and how long it is kept. */
 export interface SeenMark {
@@ -99,6 +111,41 @@ export class SnapshotStore {
     return snapshotKey(this.#prefix, shop, orderId);
   }
 
+  /** How long a snapshot is kept after its last write. */
+  get ttlMs(): number {
+    return this.#ttlMs;
+  }
+
+  /** The newer-only write of a whole order (fields o / ov). */
+  orderWrite(order: SourceOrder): SnapshotWrite {
+    return {
+      kind: "part",
+      key: this.key(order.shop, order.id),
+      field: "o",
+      versionField: "ov",
+      json: JSON.stringify(order),
+      version: versionOf(order.updatedAt),
+    };
+  }
+
+  /** The newer-only write of a fulfillment from a fulfillments/* webhook (f:<id> / fv:<id>). */
+  fulfillmentWrite(shop: string, fulfillment: SourceFulfillment): SnapshotWrite {
+    const { id } = fulfillment;
+    return {
+      kind: "part",
+      key: this.key(shop, fulfillment.orderId),
+      field: `f:${id}`,
+      versionField: `fv:${id}`,
+      json: JSON.stringify(fulfillment),
+      version: versionOf(fulfillment.updatedAt),
+    };
+  }
+
+  /** A hint that the order changed at `atMs` in a way its payload did not fully describe. */
+  hintWrite(shop: string, orderId: string, atMs: number): SnapshotWrite {
+    return { kind: "hint", key: this.key(shop, orderId), atMs };
+  }
+
   /**
    * Stores the order when it is newer than what is kept: "stored", "older" (a newer one is kept)
    * or "same" (that version is already held). The receiver queues a job for "same", because an
@@ -107,8 +154,7 @@ export class SnapshotStore {
    * "older" delivery is marked in the same call.
    */
   async storeOrder(order: SourceOrder, options: WriteOptions = {}): Promise<ReceiveOutcome> {
-    const key = this.key(order.shop, order.id);
-    return this.#storePart(key, "o", "ov", JSON.stringify(order), order.updatedAt, options);
+    return this.write(this.orderWrite(order), options);
   }
 
   /** A fulfillment from a fulfillments/* webhook, as `storeOrder` stores an order. */
@@ -117,28 +163,7 @@ export class SnapshotStore {
     fulfillment: SourceFulfillment,
     options: WriteOptions = {},
   ): Promise<ReceiveOutcome> {
-    const key = this.key(shop, fulfillment.orderId);
-    const json = JSON.stringify(fulfillment);
-    const { id, updatedAt } = fulfillment;
-    return this.#storePart(key, `f:${id}`, `fv:${id}`, json, updatedAt, options);
-  }
-
-  /** One newer-only write of a part of the hash (lua/snapshot-part.lua). */
-  async #storePart(
-    key: string,
-    field: string,
-    versionField: string,
-    json: string,
-    updatedAt: string,
-    options: WriteOptions,
-  ): Promise<ReceiveOutcome> {
-    const args = [field, versionField, json, versionOf(updatedAt), this.#ttlMs];
-    const liveAt = options.live ? String(Date.now()) : "";
-    const { seen } = options;
-    const code = seen
-      ? await this.#redis.snapshotPart(2, key, seen.key, ...args, liveAt, seen.ttlSeconds)
-      : await this.#redis.snapshotPart(1, key, ...args, liveAt);
-    return putOutcome(code);
+    return this.write(this.fulfillmentWrite(shop, fulfillment), options);
   }
 
   /**
@@ -151,12 +176,25 @@ export class SnapshotStore {
     atMs: number,
     options: WriteOptions = {},
   ): Promise<"stored" | "duplicate"> {
-    const key = this.key(shop, orderId);
+    const outcome = await this.write(this.hintWrite(shop, orderId, atMs), options);
+    return outcome === "duplicate" ? "duplicate" : "stored";
+  }
+
+  /** One write (lua/snapshot-part.lua for a versioned part, lua/snapshot-hint.lua for a hint). */
+  async write(write: SnapshotWrite, options: WriteOptions = {}): Promise<ReceiveOutcome> {
     const liveAt = options.live ? String(Date.now()) : "";
-    const code = options.seen
-      ? await this.#redis.snapshotHint(2, key, options.seen.key, atMs, this.#ttlMs, liveAt)
-      : await this.#redis.snapshotHint(1, key, atMs, this.#ttlMs, liveAt);
-    return code === DUPLICATE ? "duplicate" : "stored";
+    const { seen } = options;
+    if (write.kind === "hint") {
+      const code = seen
+        ? await this.#redis.snapshotHint(2, write.key, seen.key, write.atMs, this.#ttlMs, liveAt)
+        : await this.#redis.snapshotHint(1, write.key, write.atMs, this.#ttlMs, liveAt);
+      return putOutcome(code);
+    }
+    const args = [write.field, write.versionField, write.json, write.version, this.#ttlMs];
+    const code = seen
+      ? await this.#redis.snapshotPart(2, write.key, seen.key, ...args, liveAt, seen.ttlSeconds)
+      : await this.#redis.snapshotPart(1, write.key, ...args, liveAt);
+    return putOutcome(code);
   }
 
   async get(shop: string, orderId: string): Promise<OrderSnapshot | null> {

@@ -1,5 +1,5 @@
 import type { RedisConnection } from "../lib/redis-keys.ts";
-import type { DeadLetterData } from "../queue/jobs.ts";
+import type { DeadLetterData, SyncJobData } from "../queue/jobs.ts";
 import { dedupeKey } from "../queue/names.ts";
 import { deadLetterId, type OrderQueues } from "../queue/order-queues.ts";
 import {
@@ -11,7 +11,14 @@ import {
   TopicMismatchError,
 } from "../shopify/index.ts";
 import type { ShopDomain } from "../sync/source-order.ts";
-import type { ReceiveOutcome, SeenMark, SnapshotStore } from "./snapshot-store.ts";
+import { OrderReceiver } from "./receive-order.ts";
+import {
+  putOutcome,
+  type ReceiveOutcome,
+  type SeenMark,
+  type SnapshotStore,
+  type SnapshotWrite,
+} from "./snapshot-store.ts";
 
 /** What became of one verified webhook. Every outcome but `unavailable` is answered 200. */
 export type IngestOutcome =
@@ -67,6 +74,17 @@ export interface LifecycleHandlers {
   ): Promise<void>;
 }
 
+/**
+ * What the receiver answers for a snapshot write's outcome: a duplicate; an older delivery than
+ * what is kept changes nothing and needs no job (the script marked it); a stored part, or the
+ * same version again, was queued. The same version is queued again because an earlier attempt may
+ * have stored it and failed (503) before its job was queued: this retry is then the only thing
+ * that will ever queue it.
+ */
+function settled(put: ReceiveOutcome): IngestOutcome {
+  return put === "duplicate" ? "duplicate" : put === "older" ? "stale" : "queued";
+}
+
 /** Shopify retries for 4 hours and can deliver up to a day late; 72 h covers both. */
 export const DEDUPE_TTL_SECONDS = 72 * 3600;
 
@@ -99,20 +117,26 @@ export interface WebhookIngestDeps {
  * is either queued or dead-lettered, never lost, and it is answered 200 only after that is
  * durable in Redis. Any Redis failure propagates, and the route answers 503 so Shopify retries.
  *
- * An order, fulfillment or hint event for an active shop (nearly every webhook) costs three
- * Redis calls: one script checks the event's dedupe mark and writes the newer-only snapshot
- * (and marks an older delivery, which needs no job), then BullMQ's add, then the mark. Other
- * events check the mark, are handled, and are marked.
+ * An order, fulfillment or hint event for an active shop (nearly every webhook) costs one Redis
+ * call on a single Redis: one script (receive-order.ts) sets the event's dedupe mark unless it is
+ * there (a duplicate), writes the newer-only snapshot, and unless a newer version is kept (an
+ * older delivery needs no job), counts the shop's live arrival and adds the order's sync job as
+ * BullMQ's add does. The script runs whole or not at all, so the mark never stands without the
+ * job. On a Redis Cluster, where the queue's keys are in another slot than the order's, it takes
+ * three calls: the dedupe check and snapshot script (the arrival count beside it), BullMQ's add,
+ * then the mark. Other events check the mark, are handled, and are marked.
  *
- * The dedupe mark is written last: a crash before it only means a redelivery is processed
- * again, which is harmless because the snapshot write is newer-only and the sync job is
- * deduplicated per order.
+ * Where the mark is a call of its own it is written last: a crash before it only means a
+ * redelivery is processed again, which is harmless because the snapshot write is newer-only and
+ * the sync job is deduplicated per order.
  */
 export class WebhookIngest {
   readonly #deps: WebhookIngestDeps;
+  readonly #receiver: OrderReceiver;
 
   constructor(deps: WebhookIngestDeps) {
     this.#deps = deps;
+    this.#receiver = new OrderReceiver(deps.redis);
   }
 
   async ingest(webhook: VerifiedWebhook): Promise<IngestOutcome> {
@@ -239,36 +263,46 @@ export class WebhookIngest {
     const receivedAt = Date.now();
     const orderId = event.kind === "order" ? event.order.id : event.orderId;
     const mark = this.#seenMark(webhook, dedupe, orderId);
-    const options = { live: true, ...(mark ? { seen: mark } : {}) };
-    // Counted beside the snapshot write (one round trip); a duplicate or stale delivery that
-    // queues nothing still counts, which only ever queues a busy shop's next order as a flood.
-    const liveCount = queues.countLive(webhook.shop);
-    liveCount.catch(() => {});
-    let put: ReceiveOutcome;
+    let write: SnapshotWrite;
     if (event.kind === "order") {
-      put = await snapshots.storeOrder(event.order, options);
+      write = snapshots.orderWrite(event.order);
     } else if (event.kind === "fulfillment") {
-      put = await snapshots.storeFulfillment(webhook.shop, event.fulfillment, options);
+      write = snapshots.fulfillmentWrite(webhook.shop, event.fulfillment);
     } else {
       // Edits and refunds carry only a diff: mark the snapshot stale so the worker refetches the
       // whole order from the Admin API (or waits for the orders/updated that Shopify sends next).
       const at = event.updatedAt ? Date.parse(event.updatedAt) : receivedAt;
-      put = await snapshots.putHint(
-        webhook.shop,
-        orderId,
-        Number.isNaN(at) ? receivedAt : at,
-        options,
-      );
+      write = snapshots.hintWrite(webhook.shop, orderId, Number.isNaN(at) ? receivedAt : at);
     }
-    if (put === "duplicate") return "duplicate";
-    // An older delivery than what we hold changes nothing: no job needed (the script marked it).
-    // The same version is queued again: an earlier attempt may have stored it and failed (503)
-    // before its job was queued, and this retry is then the only thing that will ever queue it.
-    if (put === "older") return "stale";
-    await queues.enqueueSync(
-      { shop: webhook.shop, orderId, priority: "live", trigger: event.topic, receivedAt },
-      { liveCount },
-    );
+    const data: SyncJobData = {
+      shop: webhook.shop,
+      orderId,
+      priority: "live",
+      trigger: event.topic,
+      receivedAt,
+    };
+    const plan = await queues.liveJobPlan(webhook.shop, orderId);
+    if (plan) {
+      // One call: the mark, the snapshot, the arrival count and the job. Only a delivery that
+      // queues a job is counted.
+      const { code } = await this.#receiver.receive(write, {
+        ttlMs: snapshots.ttlMs,
+        liveAt: receivedAt,
+        seen: mark,
+        plan,
+        data,
+      });
+      return settled(putOutcome(code));
+    }
+    // A Redis Cluster: the queue's keys are in another slot than the order's. The dedupe check
+    // and the snapshot in one script, counted beside it (one round trip; a duplicate or stale
+    // delivery still counts, which only ever queues a busy shop's next order as a flood); then
+    // the job, then the mark.
+    const liveCount = queues.countLive(webhook.shop);
+    liveCount.catch(() => {});
+    const put = await snapshots.write(write, { live: true, ...(mark ? { seen: mark } : {}) });
+    if (put === "duplicate" || put === "older") return settled(put);
+    await queues.enqueueSync(data, { liveCount });
     await this.#mark(mark);
     return "queued";
   }

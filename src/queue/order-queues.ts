@@ -1,5 +1,5 @@
 import { type JobsOptions, Queue } from "bullmq";
-import type { Result } from "ioredis";
+import { Cluster, type Result } from "ioredis";
 import { defineScripts, loadLua } from "../lib/lua.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
@@ -21,6 +21,9 @@ declare module "ioredis" {
 }
 
 const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "live-arrivals-1") };
+
+/** The arrival counter's script, for a caller that counts inside a script of its own. */
+export const LIVE_ARRIVALS_LUA = SCRIPTS.liveArrivals.lua;
 
 /**
  * BullMQ priorities: lower runs first; within one priority, first queued runs first. Live events
@@ -67,6 +70,8 @@ export const SYNC_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 
+const SYNC_JOB_NAME = "sync";
+
 export const syncDedupId = (shop: string, orderId: string) => `${shop}:${orderId}`;
 
 /** The layout in use and the older ones still recorded (see sync-shards.ts). */
@@ -80,6 +85,22 @@ export interface SyncLayouts {
 
 /** The job states of an order's pending sync job, for the routing between layouts. */
 const PENDING_STATES = new Set(["waiting", "prioritized", "delayed", "active", "waiting-children"]);
+
+/**
+ * What adding a live sync job takes for a caller that adds it inside its own script, as
+ * `enqueueSync` would (the receiver's one-call path, src/ingest/lua/receive-order.lua): the
+ * queue, the job's options without priority and deduplication, the two live priorities, the
+ * shop's arrival counter and what its store takes per window (see PRIORITY).
+ */
+export interface LiveJobPlan {
+  queue: Queue<SyncJobData>;
+  jobName: string;
+  jobOptions: JobsOptions;
+  deduplicationId: string;
+  priorities: { live: number; flood: number };
+  arrivalsKey: string;
+  share: LiveShare;
+}
 
 /**
  * An order's queues: the sync queue, one job per order that reconciles it with the provider, in
@@ -142,7 +163,7 @@ export class OrderQueues {
     options: { delayMs?: number; liveCount?: Promise<number> } = {},
   ) {
     const queue = await this.syncQueueFor(data.shop, data.orderId);
-    return queue.add("sync", data, {
+    return queue.add(SYNC_JOB_NAME, data, {
       ...this.#jobOptions,
       priority: await this.#priorityOf(data, options.liveCount),
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
@@ -249,7 +270,33 @@ export class OrderQueues {
    * Redis in one round trip, and hands it to `enqueueSync` as `liveCount`.
    */
   countLive(shop: string): Promise<number> {
-    return this.#redis.liveArrivals(`${this.#prefix}:live-arrivals:${shop}`, this.#share.windowMs);
+    return this.#redis.liveArrivals(this.#arrivalsKey(shop), this.#share.windowMs);
+  }
+
+  #arrivalsKey(shop: string): string {
+    return `${this.#prefix}:live-arrivals:${shop}`;
+  }
+
+  /**
+   * How a caller adds this order's live job within a script of its own (see LiveJobPlan), or
+   * null when it must call `enqueueSync`: on a Redis Cluster the queue's keys live in another
+   * slot than the caller's. Asynchronous, as the choice of the order's queue may need Redis.
+   */
+  async liveJobPlan(shop: string, orderId: string): Promise<LiveJobPlan | null> {
+    if (this.#redis instanceof Cluster) return null;
+    // While an older layout is recorded the order's pending job may sit in an old shard:
+    // enqueueSync looks for it there.
+    const { current, past } = await this.layouts();
+    if (past.length > 0) return null;
+    return {
+      queue: this.syncQueue(current, shardOf(shop, current)),
+      jobName: SYNC_JOB_NAME,
+      jobOptions: this.#jobOptions,
+      deduplicationId: syncDedupId(shop, orderId),
+      priorities: { live: PRIORITY.live, flood: PRIORITY.flood },
+      arrivalsKey: this.#arrivalsKey(shop),
+      share: this.#share,
+    };
   }
 
   /** A live job's priority by how many live jobs its shop queued over the last window. */

@@ -16,7 +16,13 @@
 ]]
 if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then return 3 end
 local current = tonumber(redis.call('HGET', KEYS[1], 'h') or '-1')
-if tonumber(ARGV[1]) > current then redis.call('HSET', KEYS[1], 'h', ARGV[1]) end
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'lv', ARGV[3]) end
+local newer = tonumber(ARGV[1]) > current
+if newer and ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'h', ARGV[1], 'lv', ARGV[3])
+elseif newer then
+  redis.call('HSET', KEYS[1], 'h', ARGV[1])
+elseif ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'lv', ARGV[3])
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1

@@ -38,12 +38,16 @@ local current = tonumber(redis.call('HGET', snapshot, vfield) or '-1')
 local incoming = tonumber(version)
 local stored = 0
 if incoming > current then
-  redis.call('HSET', snapshot, field, json, vfield, version)
+  if liveAt ~= '' then
+    redis.call('HSET', snapshot, field, json, vfield, version, 'lv', liveAt)
+  else
+    redis.call('HSET', snapshot, field, json, vfield, version)
+  end
   stored = 1
 elseif incoming == current then
   stored = 2
 end
-if liveAt ~= '' then redis.call('HSET', snapshot, 'lv', liveAt) end
+if stored ~= 1 and liveAt ~= '' then redis.call('HSET', snapshot, 'lv', liveAt) end
 redis.call('PEXPIRE', snapshot, ttlMs)
 if seen and stored == 0 then redis.call('SET', seen, '1', 'EX', seenTtl) end
 return stored
