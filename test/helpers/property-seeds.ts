@@ -1,24 +1,36 @@
 import { randomInt } from "node:crypto";
 
 export interface PropertySeed {
-  /** For the test's name: the fixed seed's number, or "random seed". */
+  /** For the test's name: the seed's number, or "random seed". */
   label: string;
   seed: number;
-  /** The fixed seed: the histories the test's coverage checks were written for. */
+  /** The first fixed seed: the histories the test's coverage checks were written for. */
   regression: boolean;
 }
 
 /**
- * The seeds an expensive property test runs with: its fixed seed, kept as the regression case,
- * and a new random one on every run, so that each run also tries histories no run tried before.
- * When a property fails, fast-check names the seed and the path of the failing case; running
- * with `PROPERTY_SEED=<seed>` replays that seed as the random one.
+ * The seeds an expensive property test runs with. Every run: its fixed seed (the regression
+ * case) and the seeds that once found a bug (`found`, each fixed since), so a run of the suite
+ * is repeatable and CI never fails on a history no one can replay. Exploring is asked for:
+ * `PROPERTY_SEED=random` adds a new random seed (printed in the test's name and by fast-check
+ * on failure), `PROPERTY_SEED=<n>` replays seed n. A seed that finds a bug joins `found` with
+ * its fix.
  */
-export function propertySeeds(regression: number): PropertySeed[] {
-  const replay = process.env.PROPERTY_SEED;
-  const random = replay === undefined || replay === "" ? randomInt(2 ** 31) : Number(replay);
-  return [
+export function propertySeeds(regression: number, found: number[] = []): PropertySeed[] {
+  const seeds: PropertySeed[] = [
     { label: `seed ${regression}`, seed: regression, regression: true },
-    { label: "random seed", seed: random, regression: false },
+    ...found.map((seed) => ({ label: `seed ${seed}, found a bug`, seed, regression: false })),
   ];
+  const asked = process.env.PROPERTY_SEED;
+  if (asked === "random") {
+    const seed = randomInt(2 ** 31);
+    seeds.push({ label: `random seed ${seed}`, seed, regression: false });
+  } else if (asked !== undefined && asked !== "") {
+    seeds.push({
+      label: `seed ${Number(asked)}, replayed`,
+      seed: Number(asked),
+      regression: false,
+    });
+  }
+  return seeds;
 }

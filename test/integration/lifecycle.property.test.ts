@@ -36,7 +36,7 @@ function crashingLinks(
 describe.each(DEPLOYMENTS)(
   "order lifecycles, property-based, against the sandbox over HTTP ($name)",
   ({ redis, database }) => {
-    // The fixed seed is the regression case; the random one differs on every run (fewer runs).
+    // The fixed seed is the regression case; PROPERTY_SEED=random explores a new one (fewer runs).
     it.each(propertySeeds(20261122))(
       "leaves the provider holding exactly each order's latest state: no duplicate, no lost change ($label)",
       async ({ seed, regression }) => {
