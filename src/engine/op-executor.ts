@@ -46,6 +46,8 @@ export interface OpContext {
   /** The provider order, once created (every op but createOrder needs it). */
   orderId: ProviderOrderId | null;
   customerEmail: string | undefined;
+  /** False when the order is known to have no failure record to clear (read with its state). */
+  clearFailure?: boolean;
 }
 
 /**
@@ -120,6 +122,7 @@ async function runOp(
           orderHash: adoptedOrderHash(order, op),
           orderName: ctx.orderName,
           lineItems: adoptedLineItems(order, op),
+          ...(ctx.clearFailure === false ? { clearFailure: false } : {}),
         },
         canceledAt ? undefined : check,
       );

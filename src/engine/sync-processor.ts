@@ -13,7 +13,7 @@ import {
 } from "../provider/index.ts";
 import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
 import { deadLetterId, LIVE_WAITER_PRIORITY, type OrderQueues } from "../queue/order-queues.ts";
-import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
+import type { LinkRepository, OrderState, ShopRecord, ShopRepository } from "../store/index.ts";
 import type { MapResult } from "../sync/index.ts";
 import {
   customerDataWithheld,
@@ -22,6 +22,7 @@ import {
   planSync,
   type ShopSettings,
 } from "../sync/index.ts";
+import type { OrderLinks } from "../sync/links.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
 import type { CallResult, StoreRateLimiter } from "./limiter/index.ts";
 import { executeOp, LinkMismatchError, type OpContext, type OpProvider } from "./op-executor.ts";
@@ -118,7 +119,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if ("outcome" in work) return work;
       const sent = await sendUntilSynced(deps, job, token, work, attempt, log);
       if ("outcome" in sent) return sent;
-      if (!sent.synced) await deps.links.markSynced(shop, orderId, work.order.updatedAt);
+      if (!sent.synced) {
+        await deps.links.markSynced(shop, orderId, work.order.updatedAt, work.state.failure !== null);
+      }
       // It was dead-lettered and went through now (a retry, or a later event after a fix).
       if (attempt.wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {
         log.info("dead letter resolved by this sync");
@@ -211,6 +214,8 @@ interface Work {
   order: SourceOrder;
   mapped: Extract<MapResult, { ok: true }>;
   canceled: { reason: string | null; at: string } | null;
+  /** The order's links, where they point and its failure, read before anything else. */
+  state: OrderState;
 }
 
 /** What a job has done so far, for the finish and for its dead-letter entry if it fails. */
@@ -249,8 +254,10 @@ async function readWork(
     ]);
   }
   const storeId = shopRecord.storeId as ProviderStoreId;
-  // Read before any call: creating the order clears the failure record.
-  attempt.wasDeadLettered = (await deps.links.lastFailure(shop, orderId)) === "dead-lettered";
+  // Read before any call: creating the order clears the failure record. The links and where
+  // they point come in the same read (one statement), for the first plan.
+  const state = await deps.links.orderState(shop, orderId);
+  attempt.wasDeadLettered = state.failure === "dead-lettered";
   const order = await loadOrder(deps, shopRecord, orderId);
   attempt.orderName = order?.name ?? null;
   if (!order) {
@@ -294,7 +301,7 @@ async function readWork(
     log.info({ warnings: mapped.warnings }, "order mapped with warnings");
   }
   const canceled = order.cancelledAt ? { reason: order.cancelReason, at: order.cancelledAt } : null;
-  return { shop: shopRecord, storeId, order, mapped, canceled };
+  return { shop: shopRecord, storeId, order, mapped, canceled, state };
 }
 
 /**
@@ -314,9 +321,11 @@ async function sendUntilSynced(
   const { storeId, order, mapped, canceled } = work;
   const shopRecord = work.shop;
   const client = deps.providerFor(shopRecord);
+  // The links read with the order's state serve the first plan; every later plan reads them.
+  let known: OrderLinks | null | undefined = work.state.links;
   // A link into another store or environment than the shop's current one is never written
   // through: the shop switched, so the order is created afresh where it now goes.
-  const space = await deps.links.spaceOf(shop, orderId);
+  const space = work.state.space;
   if (
     space &&
     (space.storeId !== storeId ||
@@ -327,6 +336,7 @@ async function sendUntilSynced(
       orderId,
       `the shop now sends its orders to store ${storeId}`,
     );
+    known = null;
     log.info(
       { fromStore: space.storeId, toStore: storeId },
       "link pointed into the shop's previous provider store: retired, the order is sent again",
@@ -343,18 +353,24 @@ async function sendUntilSynced(
   const wanted = { order: mapped.order, fulfillments: mapped.fulfillments, canceled };
   // The last planned call's write also marks the order synced when its links need nothing
   // more (checked inside that transaction): one SQLite commit less per order.
+  // No failure record read with the state: none to clear (only this order's job writes one).
+  const clearFailure = work.state.failure !== null;
   const syncedCheck = {
     version: order.updatedAt,
     done: (after: Parameters<typeof planSync>[1]) => planSync(wanted, after).length === 0,
+    clearFailure,
   };
   let synced = false;
+  let calls = 0;
   while (!synced) {
-    const links = await deps.links.loadLinks(shop, orderId);
+    const links = known !== undefined ? known : await deps.links.loadLinks(shop, orderId);
+    known = undefined;
     const ops = planSync(wanted, links);
     const op = ops[0];
     if (!op) break;
     // An uninstall stops the shop at once: no further call, even in the middle of an order.
-    if ((await deps.shops.statusOf(shop)) === "uninstalled") {
+    // (Before the first call the shop's record, read as the job started, says it.)
+    if (calls++ > 0 && (await deps.shops.statusOf(shop)) === "uninstalled") {
       deps.metrics?.jobDone("skipped");
       return { outcome: "skipped", reason: "shop uninstalled" };
     }
@@ -366,6 +382,7 @@ async function sendUntilSynced(
       providerBaseUrl: client.baseUrl,
       orderId: (links?.orderId ?? null) as ProviderOrderId | null,
       customerEmail: mapped.order.customer.email,
+      clearFailure,
     };
     // Through the store's limiter: a slot (waited for in the process only briefly), the call in
     // it, the answer's RateLimit headers learned, the slot settled, and a 429 blocking the store.

@@ -10,6 +10,7 @@ export {
   createLinkRepository,
   type IntentRow,
   type LinkRepository,
+  type OrderState,
   type SyncedCheck,
 } from "./link-repository.ts";
 export { PRIVACY_DUE_MS, PrivacyRequestRepository } from "./privacy-request-repository.ts";

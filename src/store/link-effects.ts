@@ -7,6 +7,7 @@ import {
   type LineItemCanceled,
   type LinkSpace,
   now,
+  type OrderState,
   type OrderCanceled,
   type OrderCreated,
   type OrderUpdated,
@@ -32,7 +33,15 @@ export type LinkStep =
   /** Answers every row of the statement. */
   | { kind: "rows"; statement: LinkStatement; params: object }
   /** Answers the order's links (`OrderLinks`), or null: each engine reads them its fastest way. */
-  | { kind: "links"; shop: string; sourceOrderId: string };
+  | { kind: "links"; shop: string; sourceOrderId: string }
+  /** Answers the order's `OrderState` (links, space, failure): one statement on Postgres. */
+  | { kind: "state"; shop: string; sourceOrderId: string }
+  /**
+   * Completes an intent (`completeIntent`) and, when `synced`, marks the order synced
+   * (`markSynced`) with `params.version`: one statement on Postgres (a data-modifying CTE),
+   * two on SQLite.
+   */
+  | { kind: "finish"; params: object; synced: boolean };
 
 export type LinkProgram<T> = Generator<LinkStep, T, unknown>;
 
@@ -71,6 +80,10 @@ export function* loadLinks(shop: string, sourceOrderId: string): LinkProgram<Ord
   return (yield { kind: "links", shop, sourceOrderId }) as OrderLinks | null;
 }
 
+export function* orderState(shop: string, sourceOrderId: string): LinkProgram<OrderState> {
+  return (yield { kind: "state", shop, sourceOrderId }) as OrderState;
+}
+
 /** The statements that remove every link and intent of a retired order, in this order. */
 const RETIRE = ["retireLines", "retireFulfillments", "retireIntents", "retireOrder"] as const;
 
@@ -92,11 +105,19 @@ export function* outside(shop: string, space: LinkSpace): LinkProgram<OrderKey[]
   return found.map(({ sourceOrderId }) => ({ shop, sourceOrderId }));
 }
 
-/** Marks the order synced at a Shopify version, and clears its recorded failure. */
-export function* synced(order: OrderKey, version: string, at: string): LinkProgram<void> {
+/**
+ * Marks the order synced at a Shopify version, and clears its recorded failure unless the
+ * caller knows there is none (`clearFailure` false: read with the order's state).
+ */
+export function* synced(
+  order: OrderKey,
+  version: string,
+  at: string,
+  clearFailure = true,
+): LinkProgram<void> {
   const key = { shop: order.shop, sourceOrderId: order.sourceOrderId };
   yield* run("markSynced", { ...key, version, at });
-  yield* run("clearFailure", key);
+  if (clearFailure) yield* run("clearFailure", key);
 }
 
 /**
@@ -108,21 +129,31 @@ function* recorded(
   resultId: number | null,
   check: SyncedCheck | undefined,
   effect: (at: string) => LinkProgram<unknown>,
+  /** The effect cleared the order's failure record itself. */
+  cleared = false,
 ): LinkProgram<boolean> {
   const at = now();
   yield* effect(at);
-  yield* run("completeIntent", { ...input, resultId, at });
-  if (!check) return false;
+  const intent = { ...input, resultId, at };
+  if (!check) {
+    yield* run("completeIntent", intent);
+    return false;
+  }
   const links = yield* loadLinks(input.shop, input.sourceOrderId);
-  if (!settled(check, () => links)) return false;
-  yield* synced(input, check.version, at);
-  return true;
+  const done = settled(check, () => links);
+  yield { kind: "finish", params: { ...intent, version: check.version }, synced: done };
+  if (done && !cleared && check.clearFailure !== false) yield* run("clearFailure", input);
+  return done;
 }
 
 /** Each provider write's effect on the links, recorded with its intent. */
 export const RECORD = {
   orderCreated: (input: OrderCreated, check?: SyncedCheck) =>
-    recorded(input, input.orderId, check, function* (at) {
+    recorded(
+      input,
+      input.orderId,
+      check,
+      function* (at) {
       // The provider handed out an ID that another link into the same environment holds (order
       // IDs are the service's, across its stores): it lost that order and reused its ID. That
       // link now points at this order: retired first. Its order's job may have written through it
@@ -147,8 +178,11 @@ export const RECORD = {
           at,
         });
       }
-      yield* run("clearFailure", input);
-    }),
+      // Creating the order clears its failure record (unless it is known to have none).
+      if (input.clearFailure !== false) yield* run("clearFailure", input);
+    },
+      true,
+    ),
   orderUpdated: (input: OrderUpdated, check?: SyncedCheck) =>
     recorded(input, null, check, () => run("setOrderHash", input)),
   lineItemAdded: (input: LineItemAdded, check?: SyncedCheck) =>

@@ -24,6 +24,8 @@ export type OrderCreated = Keyed & {
   orderHash: string;
   orderName: string;
   lineItems: { sourceLineItemId: string; lineItemId: number; hash: string }[];
+  /** False when the order is known to have no failure record (read with its state). */
+  clearFailure?: boolean;
 };
 export type OrderUpdated = Keyed & { orderHash: string };
 export type LineItemAdded = Keyed & { sourceLineItemId: string; lineItemId: number; hash: string };
@@ -44,6 +46,8 @@ export interface SyncedCheck {
   /** The Shopify version (updated_at) the synced mark records. */
   version: string;
   done(links: OrderLinks | null): boolean;
+  /** False when the order is known to have no failure record to clear (read with its state). */
+  clearFailure?: boolean;
 }
 
 export const now = () => new Date().toISOString();
@@ -65,6 +69,47 @@ export interface LinkSpace {
   storeId: number;
   /** Null for a link made before spaces were recorded. */
   providerBaseUrl: string | null;
+}
+
+/**
+ * What a sync job reads of an order before planning, in one statement: its links, where they
+ * point, and how its last sync failed (each was a read of its own).
+ */
+export interface OrderState {
+  links: OrderLinks | null;
+  /** Where the links point, or null when unlinked. */
+  space: LinkSpace | null;
+  /** How the order's last sync failed, when not cleared by a success yet. */
+  failure: "failed" | "dead-lettered" | null;
+}
+
+/** The order row of `OrderState`'s read, with the space and the failure joined. */
+export interface StateRow {
+  storeId: number | null;
+  orderId: number | null;
+  orderHash: string | null;
+  syncedVersion: string | null;
+  canceledAt: string | null;
+  providerBaseUrl: string | null;
+  failure: "failed" | "dead-lettered" | null;
+}
+
+/** `OrderState` from its row and, when the order is linked, its line-item and fulfillment links. */
+export function orderStateOf(
+  sourceOrderId: string,
+  row: StateRow | undefined,
+  children: () => Pick<OrderLinks, "lineItems" | "fulfillments">,
+): OrderState {
+  const failure = row?.failure ?? null;
+  if (!row || row.storeId === null || row.orderId === null) {
+    return { links: null, space: null, failure };
+  }
+  const { lineItems, fulfillments } = children();
+  return {
+    links: orderLinksOf(sourceOrderId, row as OrderRow, lineItems, fulfillments),
+    space: { storeId: row.storeId, providerBaseUrl: row.providerBaseUrl },
+    failure,
+  };
 }
 
 export interface OrderRow {
@@ -148,6 +193,13 @@ export const LINK_SQL = {
   selectOrder: `SELECT store_id AS "storeId", order_id AS "orderId", order_hash AS "orderHash",
            synced_version AS "syncedVersion", canceled_at AS "canceledAt"
          FROM order_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,
+  // One row whether or not the order is linked or failed (the keys joined to both).
+  selectState: `SELECT o.store_id AS "storeId", o.order_id AS "orderId", o.order_hash AS "orderHash",
+           o.synced_version AS "syncedVersion", o.canceled_at AS "canceledAt",
+           o.provider_base_url AS "providerBaseUrl", f.result AS "failure"
+         FROM (SELECT CAST(@shop AS TEXT) AS shop, CAST(@sourceOrderId AS TEXT) AS source_order_id) k
+         LEFT JOIN order_links o ON o.shop = k.shop AND o.source_order_id = k.source_order_id
+         LEFT JOIN order_failures f ON f.shop = k.shop AND f.source_order_id = k.source_order_id`,
   selectLines: `SELECT source_line_item_id AS "sourceLineItemId", line_item_id AS "lineItemId", hash,
            canceled_at AS "canceledAt"
          FROM line_item_links WHERE shop = @shop AND source_order_id = @sourceOrderId`,

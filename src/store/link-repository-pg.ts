@@ -8,7 +8,13 @@ import type {
   LinkStep,
   OrderKey,
 } from "./link-effects.ts";
-import { LINK_SQL, type OrderRow, orderLinksOf } from "./link-queries.ts";
+import {
+  LINK_SQL,
+  type OrderRow,
+  orderLinksOf,
+  orderStateOf,
+  type StateRow,
+} from "./link-queries.ts";
 
 /** A statement's input: any record whose keys name its parameters (others are ignored). */
 type Params = object;
@@ -80,6 +86,35 @@ const SELECT_LINKS = new Statement(
 );
 
 /**
+ * What a sync job reads of an order before planning, in one round trip: its links (as
+ * SELECT_LINKS), where they point and its failure record, whether or not either exists.
+ */
+const SELECT_STATE = new Statement(
+  "links_select_state",
+  `SELECT o.store_id AS "storeId", o.order_id AS "orderId", o.order_hash AS "orderHash",
+     o.synced_version AS "syncedVersion", o.canceled_at AS "canceledAt",
+     o.provider_base_url AS "providerBaseUrl", f.result AS "failure",
+     coalesce((SELECT json_agg(json_build_object('sourceLineItemId', l.source_line_item_id,
+         'lineItemId', l.line_item_id, 'hash', l.hash, 'canceledAt', l.canceled_at))
+       FROM line_item_links l
+       WHERE l.shop = o.shop AND l.source_order_id = o.source_order_id), '[]') AS "lineItems",
+     coalesce((SELECT json_agg(json_build_object('sourceFulfillmentId', f2.source_fulfillment_id,
+         'fulfillmentId', f2.fulfillment_id, 'hash', f2.hash))
+       FROM fulfillment_links f2
+       WHERE f2.shop = o.shop AND f2.source_order_id = o.source_order_id), '[]') AS "fulfillments"
+   FROM (SELECT CAST(@shop AS TEXT) AS shop, CAST(@sourceOrderId AS TEXT) AS source_order_id) k
+   LEFT JOIN order_links o ON o.shop = k.shop AND o.source_order_id = k.source_order_id
+   LEFT JOIN order_failures f ON f.shop = k.shop AND f.source_order_id = k.source_order_id`,
+);
+
+/** An intent completed and the order marked synced, in one statement. */
+const FINISH_SYNCED = new Statement(
+  "links_finish_synced",
+  `WITH done AS (${LINK_SQL.completeIntent})
+   ${LINK_SQL.markSynced}`,
+);
+
+/**
  * The link programs on Postgres. Where SQLite relies on its single writer (every write
  * transaction BEGIN IMMEDIATE), each write here runs in a transaction that first takes a lock on
  * the order (`pg_advisory_xact_lock` on the shop and order): two workers that find themselves on
@@ -113,6 +148,17 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
         return S[s.statement].rows(on, s.params);
       case "links":
         return loadLinks(on, s.shop, s.sourceOrderId);
+      case "state":
+        return SELECT_STATE.row<
+          StateRow & Pick<OrderLinks, "lineItems" | "fulfillments">
+        >(on, { shop: s.shop, sourceOrderId: s.sourceOrderId }).then((row) =>
+          orderStateOf(s.sourceOrderId, row, () => ({
+            lineItems: row?.lineItems ?? [],
+            fulfillments: row?.fulfillments ?? [],
+          })),
+        );
+      case "finish":
+        return (s.synced ? FINISH_SYNCED : S.completeIntent).run(on, s.params);
     }
   };
 

@@ -2,7 +2,13 @@ import type BetterSqlite3 from "better-sqlite3";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
 import type { LinkExecutor, LinkProgram, LinkStatement, LinkStep } from "./link-effects.ts";
-import { LINK_SQL, type OrderRow, orderLinksOf } from "./link-queries.ts";
+import {
+  LINK_SQL,
+  type OrderRow,
+  orderLinksOf,
+  orderStateOf,
+  type StateRow,
+} from "./link-queries.ts";
 
 /**
  * The link programs on SQLite, run synchronously: each statement of `LINK_SQL` prepared once as
@@ -23,13 +29,14 @@ export function sqliteLinkExecutor(db: Extract<Db, { dialect: "sqlite" }>): Link
     const key = { shop, sourceOrderId };
     const order = statements.selectOrder.get(key) as OrderRow | undefined;
     if (!order) return null;
-    return orderLinksOf(
-      sourceOrderId,
-      order,
-      statements.selectLines.all(key) as OrderLinks["lineItems"],
-      statements.selectFulfillments.all(key) as OrderLinks["fulfillments"],
-    );
+    const { lineItems, fulfillments } = children(key);
+    return orderLinksOf(sourceOrderId, order, lineItems, fulfillments);
   };
+
+  const children = (key: { shop: string; sourceOrderId: string }) => ({
+    lineItems: statements.selectLines.all(key) as OrderLinks["lineItems"],
+    fulfillments: statements.selectFulfillments.all(key) as OrderLinks["fulfillments"],
+  });
 
   const step = (s: LinkStep): unknown => {
     switch (s.kind) {
@@ -41,6 +48,15 @@ export function sqliteLinkExecutor(db: Extract<Db, { dialect: "sqlite" }>): Link
         return statements[s.statement].all(s.params);
       case "links":
         return loadLinks(s.shop, s.sourceOrderId);
+      case "state": {
+        const key = { shop: s.shop, sourceOrderId: s.sourceOrderId };
+        const row = statements.selectState.get(key) as StateRow | undefined;
+        return orderStateOf(s.sourceOrderId, row, () => children(key));
+      }
+      case "finish":
+        statements.completeIntent.run(s.params);
+        if (s.synced) statements.markSynced.run(s.params);
+        return undefined;
     }
   };
 

@@ -4,6 +4,7 @@ import {
   type LinkExecutor,
   loadLinks,
   type OrderKey,
+  orderState,
   outside,
   RECORD,
   retire,
@@ -22,13 +23,14 @@ import {
   now,
   type OrderCanceled,
   type OrderCreated,
+  type OrderState,
   type OrderUpdated,
   type SyncedCheck,
 } from "./link-queries.ts";
 import { pgLinkExecutor } from "./link-repository-pg.ts";
 import { sqliteLinkExecutor } from "./link-repository-sqlite.ts";
 
-export type { IntentRow, LinkSpace, SyncedCheck } from "./link-queries.ts";
+export type { IntentRow, LinkSpace, OrderState, SyncedCheck } from "./link-queries.ts";
 
 /**
  * The link store, one implementation for both engines: each write is a program of
@@ -45,6 +47,15 @@ class Links extends LinkQueries {
 
   async loadLinks(shop: string, sourceOrderId: string): Promise<OrderLinks | null> {
     return this.#exec.read(loadLinks(shop, sourceOrderId));
+  }
+
+  /**
+   * What a sync job reads of an order before planning: its links, where they point and how its
+   * last sync failed, in one statement (the order row with its space and failure joined; on
+   * SQLite the line-item and fulfillment links follow when the order is linked).
+   */
+  async orderState(shop: string, sourceOrderId: string): Promise<OrderState> {
+    return this.#exec.read(orderState(shop, sourceOrderId));
   }
 
   /** The provider store and environment an order's link points into, or null when unlinked. */
@@ -153,9 +164,15 @@ class Links extends LinkQueries {
     return failure?.result ?? null;
   }
 
-  async markSynced(shop: string, sourceOrderId: string, version: string): Promise<void> {
+  /** Marks the order synced; `clearFailure` false when it is known to have no failure record. */
+  async markSynced(
+    shop: string,
+    sourceOrderId: string,
+    version: string,
+    clearFailure = true,
+  ): Promise<void> {
     const order = { shop, sourceOrderId };
-    await this.#exec.write(order, synced(order, version, now()));
+    await this.#exec.write(order, synced(order, version, now(), clearFailure));
   }
 }
 
