@@ -107,6 +107,20 @@ const SELECT_STATE = new Statement(
    LEFT JOIN order_failures f ON f.shop = k.shop AND f.source_order_id = k.source_order_id`,
 );
 
+/**
+ * A create's check for another link holding the provider's order ID, with the order's lock
+ * taken first in the same statement (LATERAL makes the lock's row the outer one: it is taken
+ * once, whatever the check finds). The check is not what the lock guards (other orders' links),
+ * so reading it as of the statement's start, before the lock was granted, changes nothing;
+ * every statement after it reads what a transaction that held the lock before committed.
+ */
+const SAME_PROVIDER_ORDER_LOCKED = new Statement(
+  "links_same_provider_order_locked",
+  `SELECT q.shop, q."sourceOrderId"
+   FROM (SELECT pg_advisory_xact_lock(hashtextextended(CAST(@lockKey AS TEXT), 0))) lk
+   LEFT JOIN LATERAL (${LINK_SQL.sameProviderOrder}) q ON true`,
+);
+
 /** An intent completed and the order marked synced, in one statement. */
 const FINISH_SYNCED = new Statement(
   "links_finish_synced",
@@ -174,10 +188,21 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-        `${order.shop}/${order.sourceOrderId}`,
-      ]);
-      const result = await drive(client, program);
+      const lockKey = `${order.shop}/${order.sourceOrderId}`;
+      let next = program.next();
+      const first = next.done ? undefined : next.value;
+      if (first?.kind === "rows" && first.statement === "sameProviderOrder") {
+        // A create's first step, with the lock taken in the same statement.
+        const found = await SAME_PROVIDER_ORDER_LOCKED.rows<{ shop: string | null }>(client, {
+          ...first.params,
+          lockKey,
+        });
+        next = program.next(found.filter((r) => r.shop !== null));
+      } else {
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [lockKey]);
+      }
+      while (!next.done) next = program.next(await step(client, next.value));
+      const result = next.value;
       await client.query("COMMIT");
       return result;
     } catch (error) {
