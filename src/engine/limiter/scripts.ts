@@ -16,6 +16,7 @@ const LIMITER_SCRIPTS = {
   limiterRelease: loadLua(dir, "release-4"),
   limiterSettle: loadLua(dir, "settle-6"),
   limiterObserve: loadLua(dir, "observe-9"),
+  limiterAnswered: loadLua(dir, "answered-9"),
   limiterSent: loadLua(dir, "sent-2"),
   limiterBlock: loadLua(dir, "block-2"),
   limiterNow: loadLua(dir, "now-0"),
@@ -182,13 +183,47 @@ export class LimiterScripts {
   /** Settles a slot at its answer; 1 when the slot moved later. */
   async settle(
     storeId: number,
-    a: { member: string; marginMs: number; windowMs: number; answeredAgoMs: number },
+    a: {
+      member: string;
+      marginMs: number;
+      windowMs: number;
+      answeredAgoMs: number;
+      /** The slot's ledger, when known: looked in first. */
+      priority?: "live" | "bulk" | undefined;
+    },
   ): Promise<number> {
     const k = this.keys(storeId);
     return (await this.#run(
       "limiterSettle",
       [k.slots, k.live, k.pending, k.answered, k.lag, k.sent],
-      [a.member, a.marginMs, a.windowMs, a.answeredAgoMs],
+      [a.member, a.marginMs, a.windowMs, a.answeredAgoMs, a.priority ?? ""],
+    )) as number;
+  }
+
+  /**
+   * A slot's answer: OBSERVE (when `serverRemaining` is given) and SETTLE at once, now; how many
+   * other-client requests were learned.
+   */
+  async answered(
+    storeId: number,
+    a: Omit<ObserveArgs, "serverRemaining"> & {
+      serverRemaining: number | undefined;
+      priority: "live" | "bulk";
+    },
+  ): Promise<number> {
+    const k = this.keys(storeId);
+    return (await this.#run(
+      "limiterAnswered",
+      [k.slots, k.seen, k.live, k.others, k.pending, k.answered, k.doubt, k.sent, k.lag],
+      [
+        a.limit,
+        a.windowMs,
+        a.marginMs,
+        a.serverRemaining ?? "",
+        a.serverResetMs,
+        a.answeredSlot,
+        a.priority,
+      ],
     )) as number;
   }
 

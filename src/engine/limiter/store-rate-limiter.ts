@@ -122,7 +122,14 @@ type Refusal = Extract<Decision, { granted: false }>;
 /** A slot whose request is being made, and when its answer came (this process's monotonic clock). */
 interface SpentSlot {
   id: string;
+  /** Its ledger, when known (SETTLE looks there first). */
+  priority?: Priority | undefined;
   answeredAt?: number;
+  /**
+   * The ANSWERED script(s) run at the answer: the slot is settled there and then, so `spend`
+   * only waits for them (and settles itself only a request that got no answer).
+   */
+  answer?: Promise<unknown>;
 }
 
 /**
@@ -223,7 +230,10 @@ export class StoreRateLimiter {
         remaining: decision.remaining,
       };
       try {
-        return { done: true, value: await this.spend(storeId, slot.id, () => request(slot)) };
+        return {
+          done: true,
+          value: await this.spend(storeId, slot.id, () => request(slot), priority),
+        };
       } catch (error) {
         if (!(error instanceof ProviderRateLimitError)) throw error;
         const blocked = await this.#block(storeId, error.retryAfterMs ?? 1_000, slot.id);
@@ -335,21 +345,31 @@ export class StoreRateLimiter {
    * caller does with the answer (writing its links) would otherwise keep the slot that much
    * longer, every window. `call` uses it; so do tests of settling.
    */
-  async spend<T>(storeId: number, slotId: string, request: () => Promise<T>): Promise<T> {
+  async spend<T>(
+    storeId: number,
+    slotId: string,
+    request: () => Promise<T>,
+    priority?: Priority,
+  ): Promise<T> {
     let failed = false;
-    const slot: SpentSlot = { id: slotId };
+    const slot: SpentSlot = { id: slotId, priority };
     try {
       return await this.#slot.run(slot, request);
     } catch (error) {
       failed = true;
       throw error;
     } finally {
-      // A settle that fails (Redis away) leaves the slot at its grant time. After a failed call
-      // the call's own error is the one the caller must see (a 429 must still block the store).
-      const ago = slot.answeredAt === undefined ? 0 : performance.now() - slot.answeredAt;
-      await this.settle(storeId, slotId, ago).catch((error: unknown) => {
-        if (!failed) throw error;
-      });
+      // Settled at the answer (ANSWERED, run by the provider hook): only waited for here. A
+      // request without an answer, or whose ANSWERED failed, is settled now. A settle that
+      // fails (Redis away) leaves the slot at its grant time. After a failed call the call's
+      // own error is the one the caller must see (a 429 must still block the store).
+      const answered = slot.answer ? await slot.answer.then(() => true, () => false) : false;
+      if (!answered) {
+        const ago = slot.answeredAt === undefined ? 0 : performance.now() - slot.answeredAt;
+        await this.settle(storeId, slotId, ago, priority).catch((error: unknown) => {
+          if (!failed) throw error;
+        });
+      }
     }
   }
 
@@ -369,12 +389,18 @@ export class StoreRateLimiter {
    * (now, or `answeredAgoMs` before now) less the margin, so a request that left late is never
    * forgotten before the server forgets it (see lua/settle-6.lua).
    */
-  async settle(storeId: number, slotId: string, answeredAgoMs = 0): Promise<void> {
+  async settle(
+    storeId: number,
+    slotId: string,
+    answeredAgoMs = 0,
+    priority?: Priority,
+  ): Promise<void> {
     await this.#scripts.settle(storeId, {
       member: slotId,
       marginMs: this.marginMs,
       windowMs: this.windowMs,
       answeredAgoMs: Math.max(0, Math.floor(answeredAgoMs)),
+      priority,
     });
   }
 
@@ -402,19 +428,38 @@ export class StoreRateLimiter {
     // The answer is back now: the server counted the request before it sent this (see `spend`).
     const slot = this.#slot.getStore();
     if (slot) slot.answeredAt = performance.now();
-    if (info.remaining === undefined || !Number.isFinite(info.remaining) || info.remaining < 0)
-      return 0;
+    const told = !(
+      info.remaining === undefined ||
+      !Number.isFinite(info.remaining) ||
+      info.remaining < 0
+    );
     const serverLimit =
       info.limit !== undefined && Number.isFinite(info.limit) && info.limit > 0
         ? Math.min(this.limit, Math.floor(info.limit))
         : this.limit;
+    if (slot) {
+      // Inside `spend`: observed and settled in one script, now (ANSWERED).
+      const answer = this.#scripts.answered(storeId, {
+        limit: serverLimit,
+        windowMs: this.windowMs,
+        marginMs: this.marginMs,
+        serverRemaining: told ? Math.min(serverLimit, Math.floor(info.remaining as number)) : undefined,
+        serverResetMs: Math.floor(info.resetMs ?? 0),
+        answeredSlot: slot.id,
+        priority: slot.priority ?? "bulk",
+      });
+      // A second answer for the slot (a request sent again after a 401) waits for the first.
+      slot.answer = slot.answer ? Promise.all([slot.answer, answer]) : answer;
+      return await answer;
+    }
+    if (!told) return 0;
     return await this.#scripts.observe(storeId, {
       limit: serverLimit,
       windowMs: this.windowMs,
       marginMs: this.marginMs,
       serverRemaining: Math.min(serverLimit, Math.floor(info.remaining)),
       serverResetMs: Math.floor(info.resetMs ?? 0),
-      answeredSlot: slot?.id ?? "",
+      answeredSlot: "",
     });
   }
 

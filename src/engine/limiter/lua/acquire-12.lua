@@ -79,12 +79,11 @@ local probeMs = tonumber(ARGV[12])
 local life = window + margin
 --- @include "acquire-waiter"
 --- @include "acquire-block"
--- Slots stay one window past their life: OBSERVE reads a late answer against the ledger as it
--- stood when that request left. Only the living ones count.
+-- Pending slots leave at the end of their life (OBSERVE counts the set whole). The ledgers keep
+-- slots one window past their life (OBSERVE reads a late answer against the ledger as it stood
+-- when that request left), are only ever counted within a range, and are trimmed where they
+-- grow: a grant here, a learned request in OBSERVE.
 redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life)
-for _, key in ipairs({slotsKey, liveKey, othersKey}) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
-end
 local alive = '(' .. (now - life)
 local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold')
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
@@ -126,13 +125,13 @@ local function dueAhead(set)
   if tonumber(promised) <= now then return redis.call('ZCOUNT', set, from, '(' .. promised) end
   return redis.call('ZCOUNT', set, from, now)
 end
-local liveDue = redis.call('ZCOUNT', liveWaitersKey, '-inf', now)
-if live then liveDue = dueAhead(liveWaitersKey) end
+local liveDue = 0
+if live and liveCount > 0 then liveDue = dueAhead(liveWaitersKey) end
 local bulkDue = 0
-if not live then bulkDue = dueAhead(bulkWaitersKey) end
+if not live and bulkCount > 0 then bulkDue = dueAhead(bulkWaitersKey) end
 -- Live first: while live jobs wait, every slot that frees is theirs, and bulk work waits (a
 -- slot is free for a moment between freeing and its live waiter's return).
-local liveWaiting = redis.call('ZCARD', liveWaitersKey)
+local liveWaiting = liveCount
 --- @include "acquire-spread"
 local fits
 if live then
@@ -159,6 +158,7 @@ if fits and pacedUntil <= now then
     key = liveKey
     if spread > 0 then redis.call('HSET', lagKey, 'liveAt', tostring(nextAt + spread)) end
   elseif pace then redis.call('SET', pacedKey, tostring(nextAt + interval), 'PX', window) end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
   redis.call('ZADD', key, now, member)
   redis.call('PEXPIRE', key, window * 2 + margin)
   redis.call('ZADD', pendingKey, now, member)

@@ -60,18 +60,6 @@ local serverRemaining = tonumber(ARGV[4])
 local answeredSlot = ARGV[6]
 
 --- @include "now"
+--- @include "observe"
 
-local others = redis.call('ZCOUNT', othersKey, '(' .. (now - window - margin), '+inf')
---- @include "observe-ours"
--- Bounded: one script call must stay short whatever a misconfigured budget says.
-local missing = math.min(limit - ours - others - serverRemaining, 10000)
---- @include "observe-read"
---- @include "observe-forget"
---- @include "observe-doubt"
-if learned <= 0 then return 0 end
-local score = now - margin
-for i = 1, learned do
-  redis.call('ZADD', othersKey, score, now .. ':' .. i .. ':' .. math.random(1000000))
-end
-redis.call('PEXPIRE', othersKey, window * 2 + margin)
-return learned
+return observe()

@@ -20,6 +20,7 @@
     ARGV[2] marginMs
     ARGV[3] windowMs
     ARGV[4] answeredAgoMs  how long before this call the answer came (0: now)
+    ARGV[5] priority       'live' | 'bulk' | '': the slot ledger to look in first
 
   Output:
     1 when the slot moved later, else 0
@@ -36,30 +37,10 @@ local member = ARGV[1]
 local margin = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local answeredAgoMs = tonumber(ARGV[4] or '0')
+local first = ARGV[5] or ''
+
 
 --- @include "now"
+--- @include "settle"
 
-local granted = redis.call('ZSCORE', pendingKey, member)
-redis.call('ZREM', pendingKey, member)
-redis.call('ZREM', sentKey, member)
-if granted then
-  redis.call('ZADD', answeredKey, granted, member)
-  redis.call('ZREMRANGEBYSCORE', answeredKey, '-inf', now - 2 * window)
-  redis.call('PEXPIRE', answeredKey, 2 * window)
-end
-local latest = now - math.min(answeredAgoMs, window) - margin
-for _, key in ipairs({slotsKey, liveKey}) do
-  local score = redis.call('ZSCORE', key, member)
-  if score then
-      local shift = math.min(math.max(latest - tonumber(score), 0), window / 10)
-    local average = tonumber(redis.call('HGET', lagKey, 'settle') or '0')
-    redis.call('HSET', lagKey, 'settle', tostring(average + (shift - average) / 8))
-    redis.call('PEXPIRE', lagKey, window * 10)
-    if shift > 0 then
-      redis.call('ZADD', key, 'XX', latest, member)
-      return 1
-    end
-    return 0
-  end
-end
-return 0
+return settle(member, answeredAgoMs, nil)

@@ -32,7 +32,7 @@ local liveCap = math.max(1, limit - math.floor(expected + 0.5))
 -- yet: the flood's line is spread (see SPREAD) and an answer comes every slot or so, so none
 -- is unseen for longer than a slot. Each slot kept cost one of our 80 a window with it at 20 %,
 -- and a burst of 5,000 two windows.
-if headroom > 0 and redis.call('ZCARD', liveWaitersKey) > 0 then
+if headroom > 0 and liveCount > 0 then
   liveCap = math.max(1, limit - math.ceil(expected))
 end
 local cap = math.max(1, limit - unseen - headroom)

@@ -11,26 +11,44 @@
   `promisedIn` (the line it was in), `told` (the moment it was told to come back, or nil).
   The promise for a refusal is made at the end (acquire-promise).
 ]]
-redis.call('ZREMRANGEBYSCORE', liveWaitersKey, '-inf', now - life)
-redis.call('ZREMRANGEBYSCORE', bulkWaitersKey, '-inf', now - life)
+-- Most callers find both lines empty: a line is trimmed, and looked in, only when it is not.
+-- `liveCount` and `bulkCount` follow each line's size (after the caller leaves it).
+local liveCount = redis.call('ZCARD', liveWaitersKey)
+if liveCount > 0 then
+  liveCount = liveCount - redis.call('ZREMRANGEBYSCORE', liveWaitersKey, '-inf', now - life)
+end
+local bulkCount = redis.call('ZCARD', bulkWaitersKey)
+if bulkCount > 0 then
+  bulkCount = bulkCount - redis.call('ZREMRANGEBYSCORE', bulkWaitersKey, '-inf', now - life)
+end
 -- A waiter back for its promised slot keeps its place in line: if it is refused again (the slot
 -- it was promised settled later than promised), only the waiters promised earlier stay ahead.
+-- (A missing member reads as false.)
 local promised = nil
 local told = nil
 local promisedIn = liveWaitersKey
 if waiter ~= '' then
-  promised = redis.call('ZSCORE', liveWaitersKey, waiter)
-  if not promised then
+  if liveCount > 0 then promised = redis.call('ZSCORE', liveWaitersKey, waiter) end
+  if promised then
+    redis.call('ZREM', liveWaitersKey, waiter)
+    liveCount = liveCount - 1
+  elseif bulkCount > 0 then
     promised = redis.call('ZSCORE', bulkWaitersKey, waiter)
-    promisedIn = bulkWaitersKey
+    if promised then
+      promisedIn = bulkWaitersKey
+      redis.call('ZREM', bulkWaitersKey, waiter)
+      bulkCount = bulkCount - 1
+    end
   end
-  redis.call('ZREM', liveWaitersKey, waiter)
-  redis.call('ZREM', bulkWaitersKey, waiter)
-  told = redis.call('HGET', toldKey, waiter)
-  if told then
-    told = tonumber(told)
-    redis.call('HDEL', toldKey, waiter)
-  end
-  -- (A missing member reads as false.)
   if not promised then promised = nil end
+  -- Told its moment along with its promise (see acquire-promise).
+  if promised then
+    told = redis.call('HGET', toldKey, waiter)
+    if told then
+      told = tonumber(told)
+      redis.call('HDEL', toldKey, waiter)
+    else
+      told = nil
+    end
+  end
 end

@@ -26,7 +26,7 @@ local function markSeen() redis.call('SET', seenKey, math.max(seenAt, seenBefore
 if answered and left then
   local from = '(' .. (tonumber(answered) - window - margin)
   -- In flight and not counted: pending, less those that left before it (itself included).
-  before = redis.call('ZCOUNT', sentKey, '-inf', left)
+  before = redis.call('ZCOUNT', sentKey, '(' .. (tonumber(left) - window * 2000), left)
   after = redis.call('ZCOUNT', sentKey, '(' .. left, '+inf')
   ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
     - math.max(redis.call('ZCARD', pendingKey) - before, 0)

@@ -1,0 +1,54 @@
+--[[
+  ANSWERED: a slot's answer is back, in one call: OBSERVE reads its RateLimit headers (when it
+  had them), then SETTLE moves the slot to the answer's moment (now). One script where there
+  were two, run the moment the answer comes (the provider client's hook), so the slot is
+  settled with no delay at all; SETTLE alone remains for a request that got no answer.
+
+  Input:
+    KEYS[1] slots
+    KEYS[2] seen         when the server last told us its count
+    KEYS[3] live
+    KEYS[4] others
+    KEYS[5] pending
+    KEYS[6] answered     grant times of answered slots (two windows)
+    KEYS[7] doubt        a shortfall held until a later answer confirms it
+    KEYS[8] sent         pending requests by the moment they left (µs)
+    KEYS[9] lag          hash (OBSERVE's `others`, `othersAt`; SETTLE's `settle`)
+    ARGV[1] limit        the smaller of ours and the server's
+    ARGV[2] windowMs
+    ARGV[3] marginMs
+    ARGV[4] serverRemaining  '' when the answer had no RateLimit headers (nothing to learn)
+    ARGV[5] serverResetMs
+    ARGV[6] answeredSlot the answered request's slot
+    ARGV[7] priority     'live' | 'bulk': the slot ledger SETTLE looks in first
+
+  Output:
+    how many other-client requests were learned
+]]
+-- KEYS
+local slotsKey = KEYS[1]
+local seenKey = KEYS[2]
+local liveKey = KEYS[3]
+local othersKey = KEYS[4]
+local pendingKey = KEYS[5]
+local answeredKey = KEYS[6]
+local doubtKey = KEYS[7]
+local sentKey = KEYS[8]
+local lagKey = KEYS[9]
+-- ARGV
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local margin = tonumber(ARGV[3])
+local serverRemaining = tonumber(ARGV[4] ~= '' and ARGV[4] or '-1')
+-- (ARGV[5], serverResetMs, is not read: RateLimit-Reset is rounded to whole seconds.)
+local answeredSlot = ARGV[6]
+local first = ARGV[7]
+
+--- @include "now"
+--- @include "observe"
+--- @include "settle"
+
+local learned = 0
+if serverRemaining >= 0 then learned = observe() end
+settle(answeredSlot, 0, answeredGrant)
+return learned

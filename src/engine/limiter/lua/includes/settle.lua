@@ -1,0 +1,40 @@
+--[[
+  SETTLE's step as a function, `settle(member, answeredAgoMs, granted)` (a fragment: it runs
+  with the script's locals: slotsKey, liveKey, pendingKey, answeredKey, lagKey, sentKey,
+  margin, window, now, and `first`, the slot ledger to look in first: the request's priority).
+  `granted` is the slot's grant time while pending, false when not, or nil to look it up.
+  Returns 1 when the slot moved later, else 0.
+]]
+local function settle(member, answeredAgoMs, granted)
+  if granted == nil then granted = redis.call('ZSCORE', pendingKey, member) end
+  if granted then
+    redis.call('ZREM', pendingKey, member)
+    redis.call('ZREM', sentKey, member)
+    redis.call('ZADD', answeredKey, granted, member)
+    -- Trimmed now and then (reads of it are bounded to two windows), kept alive every time.
+    if now % 8 == 0 then
+      redis.call('ZREMRANGEBYSCORE', answeredKey, '-inf', now - 2 * window)
+    end
+    redis.call('PEXPIRE', answeredKey, 2 * window)
+  else
+    redis.call('ZREM', sentKey, member)
+  end
+  local latest = now - math.min(answeredAgoMs, window) - margin
+  local keys = {slotsKey, liveKey}
+  if first == 'live' then keys = {liveKey, slotsKey} end
+  for _, key in ipairs(keys) do
+    local score = redis.call('ZSCORE', key, member)
+    if score then
+      local shift = math.min(math.max(latest - tonumber(score), 0), window / 10)
+      local average = tonumber(redis.call('HGET', lagKey, 'settle') or '0')
+      redis.call('HSET', lagKey, 'settle', tostring(average + (shift - average) / 8))
+      redis.call('PEXPIRE', lagKey, window * 10)
+      if shift > 0 then
+        redis.call('ZADD', key, 'XX', latest, member)
+        return 1
+      end
+      return 0
+    end
+  end
+  return 0
+end
