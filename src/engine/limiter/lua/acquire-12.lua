@@ -79,11 +79,10 @@ local probeMs = tonumber(ARGV[12])
 local life = window + margin
 --- @include "acquire-waiter"
 --- @include "acquire-block"
--- Pending slots leave at the end of their life (OBSERVE counts the set whole). The ledgers keep
--- slots one window past their life (OBSERVE reads a late answer against the ledger as it stood
--- when that request left), are only ever counted within a range, and are trimmed where they
--- grow: a grant here, a learned request in OBSERVE.
-redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life)
+-- The ledgers keep slots one window past their life (OBSERVE reads a late answer against the
+-- ledger as it stood when that request left), pending slots to the end of theirs; each is only
+-- ever counted within that range, and trimmed where it grows: a grant here, a learned request
+-- in OBSERVE.
 local alive = '(' .. (now - life)
 local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold')
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
@@ -161,6 +160,7 @@ if fits and pacedUntil <= now then
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
   redis.call('ZADD', key, now, member)
   redis.call('PEXPIRE', key, window * 2 + margin)
+  if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life) end
   redis.call('ZADD', pendingKey, now, member)
   redis.call('PEXPIRE', pendingKey, window * 2 + margin)
   if probing then

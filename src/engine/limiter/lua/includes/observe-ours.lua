@@ -29,7 +29,7 @@ if answered and left then
   before = redis.call('ZCOUNT', sentKey, '(' .. (tonumber(left) - window * 2000), left)
   after = redis.call('ZCOUNT', sentKey, '(' .. left, '+inf')
   ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
-    - math.max(redis.call('ZCARD', pendingKey) - before, 0)
+    - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - before, 0)
 elseif answered then
   -- Not marked as sent (a client without the hook): grant order stands for send order.
   local from = '(' .. (tonumber(answered) - window - margin)
@@ -39,5 +39,5 @@ elseif answered then
 else
   local from = '(' .. (now - window - margin)
   ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
-    - math.max(redis.call('ZCARD', pendingKey) - 1, 0)
+    - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - 1, 0)
 end

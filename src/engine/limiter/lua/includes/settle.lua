@@ -27,8 +27,14 @@ local function settle(member, answeredAgoMs, granted)
     if score then
       local shift = math.min(math.max(latest - tonumber(score), 0), window / 10)
       local average = tonumber(redis.call('HGET', lagKey, 'settle') or '0')
-      redis.call('HSET', lagKey, 'settle', tostring(average + (shift - average) / 8))
-      redis.call('PEXPIRE', lagKey, window * 10)
+      -- (Below a hundredth of a ms it is none: the common case, slots answered within the
+      -- margin, then writes nothing.)
+      local moved = average + (shift - average) / 8
+      if moved < 0.01 then moved = 0 end
+      if moved ~= average then
+        redis.call('HSET', lagKey, 'settle', tostring(moved))
+        redis.call('PEXPIRE', lagKey, window * 10)
+      end
       if shift > 0 then
         redis.call('ZADD', key, 'XX', latest, member)
         return 1
