@@ -120,7 +120,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const sent = await sendUntilSynced(deps, job, token, work, attempt, log);
       if ("outcome" in sent) return sent;
       if (!sent.synced) {
-        await deps.links.markSynced(shop, orderId, work.order.updatedAt, work.state.failure !== null);
+        await deps.links.markSynced(
+          shop,
+          orderId,
+          work.order.updatedAt,
+          work.state.failure !== null,
+        );
       }
       // It was dead-lettered and went through now (a retry, or a later event after a fix).
       if (attempt.wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, orderId))) {

@@ -7,9 +7,9 @@ import {
   type LineItemCanceled,
   type LinkSpace,
   now,
-  type OrderState,
   type OrderCanceled,
   type OrderCreated,
+  type OrderState,
   type OrderUpdated,
   type SyncedCheck,
   settled,
@@ -154,33 +154,33 @@ export const RECORD = {
       input.orderId,
       check,
       function* (at) {
-      // The provider handed out an ID that another link into the same environment holds (order
-      // IDs are the service's, across its stores): it lost that order and reused its ID. That
-      // link now points at this order: retired first. Its order's job may have written through it
-      // since the provider handed the ID out (one update, answered as ours and stopped there):
-      // this order's fields are then sent again, by an empty hash, before it counts as synced.
-      const others = yield* rows<Keyed>("sameProviderOrder", input);
-      for (const other of others) {
-        yield* retire({
-          shop: other.shop,
-          sourceOrderId: other.sourceOrderId,
-          reason: `the provider gave order ${input.orderId} to Shopify order ${input.sourceOrderId}`,
-          at,
-        });
-      }
-      const orderHash = others.length > 0 ? "" : input.orderHash;
-      yield* run("upsertOrderLink", { ...input, orderHash, at });
-      for (const line of input.lineItems) {
-        yield* run("upsertLineItemLink", {
-          ...line,
-          shop: input.shop,
-          sourceOrderId: input.sourceOrderId,
-          at,
-        });
-      }
-      // Creating the order clears its failure record (unless it is known to have none).
-      if (input.clearFailure !== false) yield* run("clearFailure", input);
-    },
+        // The provider handed out an ID that another link into the same environment holds (order
+        // IDs are the service's, across its stores): it lost that order and reused its ID. That
+        // link now points at this order: retired first. Its order's job may have written through it
+        // since the provider handed the ID out (one update, answered as ours and stopped there):
+        // this order's fields are then sent again, by an empty hash, before it counts as synced.
+        const others = yield* rows<Keyed>("sameProviderOrder", input);
+        for (const other of others) {
+          yield* retire({
+            shop: other.shop,
+            sourceOrderId: other.sourceOrderId,
+            reason: `the provider gave order ${input.orderId} to Shopify order ${input.sourceOrderId}`,
+            at,
+          });
+        }
+        const orderHash = others.length > 0 ? "" : input.orderHash;
+        yield* run("upsertOrderLink", { ...input, orderHash, at });
+        for (const line of input.lineItems) {
+          yield* run("upsertLineItemLink", {
+            ...line,
+            shop: input.shop,
+            sourceOrderId: input.sourceOrderId,
+            at,
+          });
+        }
+        // Creating the order clears its failure record (unless it is known to have none).
+        if (input.clearFailure !== false) yield* run("clearFailure", input);
+      },
       true,
     ),
   orderUpdated: (input: OrderUpdated, check?: SyncedCheck) =>

@@ -163,9 +163,10 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
       case "links":
         return loadLinks(on, s.shop, s.sourceOrderId);
       case "state":
-        return SELECT_STATE.row<
-          StateRow & Pick<OrderLinks, "lineItems" | "fulfillments">
-        >(on, { shop: s.shop, sourceOrderId: s.sourceOrderId }).then((row) =>
+        return SELECT_STATE.row<StateRow & Pick<OrderLinks, "lineItems" | "fulfillments">>(on, {
+          shop: s.shop,
+          sourceOrderId: s.sourceOrderId,
+        }).then((row) =>
           orderStateOf(s.sourceOrderId, row, () => ({
             lineItems: row?.lineItems ?? [],
             fulfillments: row?.fulfillments ?? [],

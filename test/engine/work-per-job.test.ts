@@ -71,7 +71,11 @@ async function context(database: Record<string, string>, prefix: string): Promis
     logger: createLogger("silent"),
     redis: redisServer.url,
     prefix,
-    providerDefaults: { baseUrl: sandbox.url, authUrl: sandbox.authUrl, audience: sandbox.audience },
+    providerDefaults: {
+      baseUrl: sandbox.url,
+      authUrl: sandbox.authUrl,
+      audience: sandbox.audience,
+    },
   });
   await ctx.ready();
   await ctx.shops.upsertShop(SHOP, {

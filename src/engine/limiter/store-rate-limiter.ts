@@ -363,7 +363,12 @@ export class StoreRateLimiter {
       // request without an answer, or whose ANSWERED failed, is settled now. A settle that
       // fails (Redis away) leaves the slot at its grant time. After a failed call the call's
       // own error is the one the caller must see (a 429 must still block the store).
-      const answered = slot.answer ? await slot.answer.then(() => true, () => false) : false;
+      const answered =
+        slot.answer !== undefined &&
+        (await slot.answer.then(
+          () => true,
+          () => false,
+        ));
       if (!answered) {
         const ago = slot.answeredAt === undefined ? 0 : performance.now() - slot.answeredAt;
         await this.settle(storeId, slotId, ago, priority).catch((error: unknown) => {
@@ -428,11 +433,10 @@ export class StoreRateLimiter {
     // The answer is back now: the server counted the request before it sent this (see `spend`).
     const slot = this.#slot.getStore();
     if (slot) slot.answeredAt = performance.now();
-    const told = !(
-      info.remaining === undefined ||
-      !Number.isFinite(info.remaining) ||
-      info.remaining < 0
-    );
+    const remaining =
+      info.remaining !== undefined && Number.isFinite(info.remaining) && info.remaining >= 0
+        ? info.remaining
+        : undefined;
     const serverLimit =
       info.limit !== undefined && Number.isFinite(info.limit) && info.limit > 0
         ? Math.min(this.limit, Math.floor(info.limit))
@@ -443,7 +447,8 @@ export class StoreRateLimiter {
         limit: serverLimit,
         windowMs: this.windowMs,
         marginMs: this.marginMs,
-        serverRemaining: told ? Math.min(serverLimit, Math.floor(info.remaining as number)) : undefined,
+        serverRemaining:
+          remaining === undefined ? undefined : Math.min(serverLimit, Math.floor(remaining)),
         serverResetMs: Math.floor(info.resetMs ?? 0),
         answeredSlot: slot.id,
         priority: slot.priority ?? "bulk",
@@ -452,12 +457,12 @@ export class StoreRateLimiter {
       slot.answer = slot.answer ? Promise.all([slot.answer, answer]) : answer;
       return await answer;
     }
-    if (!told) return 0;
+    if (remaining === undefined) return 0;
     return await this.#scripts.observe(storeId, {
       limit: serverLimit,
       windowMs: this.windowMs,
       marginMs: this.marginMs,
-      serverRemaining: Math.min(serverLimit, Math.floor(info.remaining)),
+      serverRemaining: Math.min(serverLimit, Math.floor(remaining)),
       serverResetMs: Math.floor(info.resetMs ?? 0),
       answeredSlot: "",
     });
