@@ -6,7 +6,7 @@ import {
   ProviderRateLimitError,
   type ProviderStoreId,
 } from "../provider/index.ts";
-import type { LinkRepository, SyncedCheck } from "../store/index.ts";
+import type { IntentRow, LinkRepository, SyncedCheck } from "../store/index.ts";
 import { canonicalHash, canonicalJson, orderLevel, type SyncOp } from "../sync/index.ts";
 
 /** What an operation calls at the provider (a shop's ProviderClient, or a scripted one in tests). */
@@ -70,8 +70,10 @@ export async function executeOp(
   op: SyncOp,
   ctx: OpContext,
   synced?: SyncedCheck,
+  /** The intent, when the caller began it (before taking its slot, so the call leaves at once). */
+  begun?: IntentRow,
 ): Promise<{ orderId: ProviderOrderId; synced: boolean }> {
-  const intent = await links.beginIntent(ctx.shop, ctx.sourceOrderId, op.key, op.kind);
+  const intent = begun ?? (await links.beginIntent(ctx.shop, ctx.sourceOrderId, op.key, op.kind));
   try {
     return await runOp(client, links, op, ctx, intent.attempts > 1, synced);
   } catch (error) {

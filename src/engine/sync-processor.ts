@@ -391,6 +391,11 @@ async function sendUntilSynced(
     };
     // Through the store's limiter: a slot (waited for in the process only briefly), the call in
     // it, the answer's RateLimit headers learned, the slot settled, and a 429 blocking the store.
+    // The intent is written before the slot is taken, so the request leaves the moment it is
+    // granted and the grant marks it as leaving (`sendsAtGrant`: no SENT call of its own). A
+    // refusal gives the attempt back (the next one then knows no call was made).
+    const intent = await deps.links.beginIntent(shop, orderId, op.key, op.kind);
+    const giveBack = () => deps.links.releaseIntent(shop, orderId, op.key);
     let sent: CallResult<{ synced: boolean }>;
     let requested = false;
     try {
@@ -401,13 +406,24 @@ async function sendUntilSynced(
           requested = true;
           attempt.lastBody = op.body;
           attempt.calls++;
-          return executeOp(client, deps.links, op, ctx, ops.length === 1 ? syncedCheck : undefined);
+          return executeOp(
+            client,
+            deps.links,
+            op,
+            ctx,
+            ops.length === 1 ? syncedCheck : undefined,
+            intent,
+          );
         },
-        { waiter: job.id ?? "", prepaidSlot: job.data.prepaidSlot ?? "" },
+        { waiter: job.id ?? "", prepaidSlot: job.data.prepaidSlot ?? "", sendsAtGrant: true },
       );
     } catch (error) {
-      // The limiter itself failed before the call (Redis away): BullMQ retries the job.
-      if (!requested) throw error;
+      // The limiter itself failed before the call (Redis away): BullMQ retries the job. (If the
+      // attempt cannot be given back either, the next one looks the order up first: safe.)
+      if (!requested) {
+        await giveBack().catch(() => undefined);
+        throw error;
+      }
       deps.metrics?.providerCall(
         error instanceof ProviderError && error.status ? error.status : "error",
       );
@@ -440,6 +456,8 @@ async function sendUntilSynced(
       throw error;
     }
     if (!sent.done) {
+      // Refused before any request (a 429's attempt the executor gave back itself).
+      if (!requested) await giveBack();
       if (sent.reason === "rate-limited") {
         // Not a failed attempt: the budget is shared; wait as long as the server says.
         deps.metrics?.providerCall(429);

@@ -12,7 +12,7 @@ import type { RedisConnection } from "../../lib/redis-keys.ts";
 const dir = new URL("./lua/", import.meta.url);
 
 const LIMITER_SCRIPTS = {
-  limiterAcquire: loadLua(dir, "acquire-12"),
+  limiterAcquire: loadLua(dir, "acquire-13"),
   limiterRelease: loadLua(dir, "release-4"),
   limiterSettle: loadLua(dir, "settle-6"),
   limiterObserve: loadLua(dir, "observe-9"),
@@ -62,7 +62,7 @@ export function storeKeys(prefix: string, storeId: number) {
 
 export type StoreKeys = ReturnType<typeof storeKeys>;
 
-/** What ACQUIRE is told (lua/acquire-12.lua names each in its header). */
+/** What ACQUIRE is told (lua/acquire-13.lua names each in its header). */
 export interface AcquireArgs {
   limit: number;
   windowMs: number;
@@ -84,6 +84,8 @@ export interface AcquireArgs {
   again: boolean;
   /** How long live work waits for a slow start's first answer (0: no slow start). */
   probeMs: number;
+  /** The caller sends the request the moment it is granted: the grant marks it as leaving. */
+  sendsNow?: boolean | undefined;
 }
 
 export interface AcquireReply {
@@ -149,6 +151,7 @@ export class LimiterScripts {
         k.lag,
         k.probe,
         k.told,
+        k.sent,
       ],
       [
         a.limit,
@@ -163,6 +166,7 @@ export class LimiterScripts {
         a.pace ? "1" : "0",
         a.again ? "1" : "0",
         a.probeMs,
+        a.sendsNow ? "1" : "0",
       ],
     )) as [number, number, AcquireReply["reason"], number, number | undefined];
     return {

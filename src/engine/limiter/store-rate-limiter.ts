@@ -102,6 +102,12 @@ export interface CallOptions {
   waitUntil?: number;
   /** Ends the in-process wait (an AbortError). */
   signal?: AbortSignal;
+  /**
+   * The request leaves the moment the slot is granted (nothing but in-process work between:
+   * the sync job writes its intent before it asks): the grant marks it as leaving, and the
+   * provider hook `beforeSend` has nothing left to do (one script call less per request).
+   */
+  sendsAtGrant?: boolean;
 }
 
 /** Why a `call` did not make its request, and when to try again. */
@@ -130,6 +136,8 @@ interface SpentSlot {
    * only waits for them (and settles itself only a request that got no answer).
    */
   answer?: Promise<unknown>;
+  /** Marked as leaving by its grant (`sendsAtGrant`): `beforeSend` does nothing. */
+  sent?: boolean;
 }
 
 /**
@@ -209,7 +217,7 @@ export class StoreRateLimiter {
     request: (slot: Slot) => Promise<T>,
     options: CallOptions = {},
   ): Promise<CallResult<T>> {
-    const { waiter = "", prepaidSlot = "", waitUntil, signal } = options;
+    const { waiter = "", prepaidSlot = "", waitUntil, signal, sendsAtGrant = false } = options;
     const pause = async (wait: Wait): Promise<boolean> => {
       if (waitUntil === undefined || Date.now() + wait.waitMs > waitUntil) return false;
       await sleep(Math.max(1, wait.waitMs), undefined, signal ? { signal } : {});
@@ -217,7 +225,13 @@ export class StoreRateLimiter {
     };
     for (;;) {
       signal?.throwIfAborted();
-      const decision = await this.acquireOrWait(storeId, priority, waiter, prepaidSlot);
+      const decision = await this.acquireOrWait(
+        storeId,
+        priority,
+        waiter,
+        prepaidSlot,
+        sendsAtGrant,
+      );
       if (!decision.granted) {
         const { reason, retryAtMs, waitMs, leadMs } = decision;
         const wait: Wait = { reason, retryAtMs, waitMs, leadMs };
@@ -232,7 +246,7 @@ export class StoreRateLimiter {
       try {
         return {
           done: true,
-          value: await this.spend(storeId, slot.id, () => request(slot), priority),
+          value: await this.spend(storeId, slot.id, () => request(slot), priority, sendsAtGrant),
         };
       } catch (error) {
         if (!(error instanceof ProviderRateLimitError)) throw error;
@@ -284,6 +298,7 @@ export class StoreRateLimiter {
     waiter = "",
     prepaid = "",
     again = false,
+    sendsNow = false,
   ): Promise<Decision> {
     const slotId = randomUUID();
     const reply = await this.#scripts.acquire(storeId, {
@@ -299,6 +314,7 @@ export class StoreRateLimiter {
       pace: this.paceBulk,
       again,
       probeMs: this.liveSlowStart ? this.shortWaitMs : 0,
+      sendsNow,
     });
     if (reply.granted) {
       return { granted: true, remaining: reply.remaining, slotId, grantedAtMs: reply.timeMs };
@@ -325,14 +341,15 @@ export class StoreRateLimiter {
     priority: Priority = "live",
     waiter = "",
     prepaid = "",
+    sendsNow = false,
   ): Promise<Decision> {
-    let decision = await this.acquire(storeId, priority, waiter, prepaid);
+    let decision = await this.acquire(storeId, priority, waiter, prepaid, false, sendsNow);
     for (let tries = 0; tries < 16; tries++) {
       if (decision.granted || decision.reason === "blocked") return decision;
       const { waitMs } = decision;
       if (waitMs > this.shortWaitMs) return decision;
       await new Promise((resolve) => setTimeout(resolve, Math.max(1, waitMs)));
-      decision = await this.acquire(storeId, priority, waiter, prepaid, true);
+      decision = await this.acquire(storeId, priority, waiter, prepaid, true, sendsNow);
     }
     return decision;
   }
@@ -350,9 +367,10 @@ export class StoreRateLimiter {
     slotId: string,
     request: () => Promise<T>,
     priority?: Priority,
+    sent = false,
   ): Promise<T> {
     let failed = false;
-    const slot: SpentSlot = { id: slotId, priority };
+    const slot: SpentSlot = { id: slotId, priority, sent };
     try {
       return await this.#slot.run(slot, request);
     } catch (error) {
@@ -384,8 +402,10 @@ export class StoreRateLimiter {
    * before it. Outside a slot it does nothing.
    */
   async #sending(storeId: number): Promise<void> {
-    const slotId = this.#slot.getStore()?.id;
-    if (!slotId) return;
+    const spent = this.#slot.getStore();
+    // (Marked by its grant: the caller sent it at once.)
+    if (!spent || spent.sent) return;
+    const slotId = spent.id;
     await this.#scripts.sent(storeId, { member: slotId, windowMs: this.windowMs });
   }
 

@@ -12,6 +12,7 @@ if prepaid ~= '' then
       redis.call('ZADD', key, now, member)
       redis.call('ZREM', pendingKey, prepaid)
       redis.call('ZADD', pendingKey, now, member)
+      markSent(member)
       return {1, now, 'prepaid', limit - used}
     end
   end

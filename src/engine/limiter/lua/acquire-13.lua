@@ -41,6 +41,10 @@
     ARGV[10] pace         '1' to pace bulk work
     ARGV[11] again        '1' when the caller asks again without having left the process
     ARGV[12] probeMs      how long live work waits for that request's answer (0: no slow start)
+    KEYS[13] sent         pending requests by the moment they left (µs; see sent-2.lua)
+    ARGV[13] sendsNow     '1' when the caller sends the request the moment it is granted (its
+                          intent already written): the grant marks it as leaving, as SENT
+                          would just before it left
 
   Output:
     {granted (1|0), time (grant time or retry-at), reason, remaining,
@@ -59,6 +63,7 @@ local pacedKey = KEYS[9]
 local lagKey = KEYS[10]
 local probeKey = KEYS[11]
 local toldKey = KEYS[12]
+local sentKey = KEYS[13]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -72,9 +77,19 @@ local sharedHeadroom = tonumber(ARGV[9])
 local pace = ARGV[10] == '1'
 local again = ARGV[11] == '1'
 local probeMs = tonumber(ARGV[12])
+local sendsNow = ARGV[13] == '1'
+
 
 --- @include "now"
 --- @include "kth"
+-- A grant to a caller that sends at once is marked as leaving now (SENT's record).
+local function markSent(slot)
+  if not sendsNow then return end
+  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if us % 8 == 0 then redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', us - window * 2000) end
+  redis.call('ZADD', sentKey, us, slot)
+  redis.call('PEXPIRE', sentKey, window * 2)
+end
 
 local life = window + margin
 --- @include "acquire-waiter"
@@ -167,6 +182,7 @@ if fits and pacedUntil <= now then
     redis.call('HSET', probeKey, 'at', now, 'slot', member)
     redis.call('PEXPIRE', probeKey, window)
   end
+  markSent(member)
   return {1, now, 'ok', limit - used - 1, 0}
 end
 --- @include "acquire-promise"
