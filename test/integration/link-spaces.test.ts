@@ -36,7 +36,8 @@ type LinkHook = (
 /**
  * Two orders, A created first (provider order 10001), then B; then the provider loses
  * everything and hands its IDs out again. From then on `hook` runs before and after each read of
- * an order's links and each create record, to stage a race between A's and B's jobs.
+ * an order's links (`loadLinks`, or `orderState` as a job starts) and each create record, to
+ * stage a race between A's and B's jobs.
  */
 async function raceSetup(database: "sqlite" | "postgres", hook: LinkHook) {
   const a = order(8_800_501);
@@ -49,7 +50,10 @@ async function raceSetup(database: "sqlite" | "postgres", hook: LinkHook) {
         get(target, property) {
           const value = Reflect.get(target, property, target);
           if (typeof value !== "function") return value;
-          if (property !== "loadLinks" && property !== "recordOrderCreated") {
+          // A job's first read of its links comes with the order's state (`orderState`); the
+          // later ones are `loadLinks`: the hook sees both as a read of the links.
+          const method = property === "orderState" ? "loadLinks" : property;
+          if (method !== "loadLinks" && method !== "recordOrderCreated") {
             return value.bind(target);
           }
           return async (...args: unknown[]) => {
@@ -59,9 +63,9 @@ async function raceSetup(database: "sqlite" | "postgres", hook: LinkHook) {
               typeof first === "string"
                 ? String(args[1])
                 : (first as { sourceOrderId: string }).sourceOrderId;
-            await hook(property, sourceOrderId, "before");
+            await hook(method, sourceOrderId, "before");
             const result = await value.apply(target, args);
-            await hook(property, sourceOrderId, "after");
+            await hook(method, sourceOrderId, "after");
             return result;
           };
         },
