@@ -156,9 +156,10 @@ export const RECORD = {
       function* (at) {
         // The provider handed out an ID that another link into the same environment holds (order
         // IDs are the service's, across its stores): it lost that order and reused its ID. That
-        // link now points at this order: retired first. Its order's job may have written through it
-        // since the provider handed the ID out (one update, answered as ours and stopped there):
-        // this order's fields are then sent again, by an empty hash, before it counts as synced.
+        // link now points at this order: retired first. Its order's job may have written through
+        // it since the provider handed the ID out (one update, answered as ours and stopped
+        // there): this order's fields are then sent again, by an empty hash, before it counts as
+        // synced.
         const others = yield* rows<Keyed>("sameProviderOrder", input);
         for (const other of others) {
           yield* retire({
