@@ -84,7 +84,10 @@ async function main() {
     return;
   }
 
-  const metrics = new ConnectorMetrics({ defaultMetrics: true });
+  const metrics = new ConnectorMetrics({
+    defaultMetrics: true,
+    storeSeries: env.METRICS_STORE_SERIES,
+  });
   shareMetricsWithPrimary(metrics.registry);
   // First, so a port in use stops the process before anything else was started. The worker
   // role serves no HTTP otherwise; in the other roles this is a second listener. In a web

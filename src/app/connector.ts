@@ -75,6 +75,7 @@ export function createCore(options: InfrastructureOptions): Core {
     redis: infra.redis,
     prefix,
     logger: logger.child({ component: "shopify-tokens" }),
+    onRefresh: infra.metrics.tokenRefresh,
   });
   shopifyAdmin.tokensFor = (shop) => ({
     current: () => shopTokens.current(shop),

@@ -79,7 +79,8 @@ export function openInfrastructure(options: InfrastructureOptions): Infrastructu
     jobRedis,
     db,
     secrets: createSecretBox(config.encryptionKey, config.previousEncryptionKeys),
-    metrics: options.metrics ?? new ConnectorMetrics(),
+    metrics:
+      options.metrics ?? new ConnectorMetrics({ storeSeries: config.env.METRICS_STORE_SERIES }),
     async ready() {
       await db.ready();
       await Promise.all(

@@ -8,6 +8,7 @@ import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
+import { readHeartbeats, startHeartbeat } from "../metrics/index.ts";
 import { OrderQueues } from "../queue/order-queues.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
@@ -39,6 +40,9 @@ export function composeWebApp(
     },
   );
   const shopJobs = createShopJobs(connector);
+  // Read when scraped: the unfinished backfills and every role's newest heartbeat.
+  connector.metrics.trackBackfills(() => connector.backfills.unfinished());
+  connector.metrics.trackHeartbeats(() => readHeartbeats(connector.redis, prefix));
   const ingest = createWebhookIngest(connector, {
     redis: ingestRedis,
     queues: ingestQueues,
@@ -173,6 +177,9 @@ export async function startWebRole(
     what: "PORT",
   });
   logger.info({ url: config.appUrl, port, pid: process.pid }, "web process listening");
+  const heartbeat = startHeartbeat(connector.redis, connector.prefix, "web", {
+    onError: (error) => logger.warn({ err: { message: error.message } }, "heartbeat not written"),
+  });
   if (isFirstWebProcess()) {
     // Shops installed before expiring tokens: exchanged in the background (Shopify refuses
     // non-expiring offline tokens from 2027-01-01).
@@ -191,6 +198,7 @@ export async function startWebRole(
   return {
     url: `http://${config.host}:${port}`,
     async close() {
+      heartbeat.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await web.close();
     },

@@ -79,6 +79,15 @@ export class BackfillRepository {
     return row ? toRecord(row) : null;
   }
 
+  /** Every backfill not finished yet (running or paused), of all shops: the progress gauges. */
+  async unfinished(): Promise<{ status: BackfillStatus; done: number; total: number | null }[]> {
+    const { backfills } = this.db.t;
+    return this.db.orm
+      .select({ status: backfills.status, done: backfills.done, total: backfills.total })
+      .from(backfills)
+      .where(inArray(backfills.status, ["running", "paused"]));
+  }
+
   async latest(shop: string): Promise<BackfillRecord | null> {
     const [row] = await this.list(shop, 1);
     return row ?? null;

@@ -46,6 +46,8 @@ export interface SweepDeps extends OrderFeederDeps {
    * period to their IDs and answers how many (the hourly `prune-provider-events` job).
    */
   pruneProviderEvents?: () => Promise<number>;
+  /** Told what each shop's sweep read and queued (the sweep's counters, per provider store). */
+  onSwept?: (shop: ShopRecord, result: SweepResult) => void;
 }
 
 /** The maintenance queue's scheduler of the provider events' retention. */
@@ -201,6 +203,7 @@ export function createSweepProcessor(deps: SweepDeps) {
       }
     }
     const result = await sweepShop(deps, shop);
+    deps.onSwept?.(shop, result);
     deps.logger.info({ shop: shop.shop, ...result, jobId: job.id }, "reconciliation sweep done");
     return result;
   };

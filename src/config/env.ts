@@ -233,6 +233,12 @@ export const EnvSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** When set, /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** How many provider stores get their own `store` label in /metrics; the rest are `other`. */
+  METRICS_STORE_SERIES: z.coerce
+    .number({ message: "must be a whole number" })
+    .int("must be a whole number")
+    .min(0, "must be 0 (no per-store series) or more")
+    .default(500),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 export type Env = z.infer<typeof EnvSchema>;

@@ -48,7 +48,9 @@ export interface SyncMetrics {
   jobDone(outcome: string): void;
   providerCall(status: number | "error"): void;
   limiterWait(reason: string): void;
-  lag(ms: number): void;
+  lag(ms: number, priority: string): void;
+  /** An entry written to the dead-letter queue, by its category. */
+  deadLettered?(category: string): void;
 }
 
 export type SyncResult =
@@ -133,7 +135,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       }
       // Lag is webhook → provider acknowledgement: an order the provider already had adds none.
       if (attempt.calls > 0 && job.data.receivedAt)
-        deps.metrics?.lag(Date.now() - job.data.receivedAt);
+        deps.metrics?.lag(Date.now() - job.data.receivedAt, job.data.priority);
       deps.metrics?.jobDone(attempt.calls > 0 ? "synced" : "unchanged");
       log.info({ calls: attempt.calls }, attempt.calls > 0 ? "order synced" : "order unchanged");
       return attempt.calls > 0
@@ -194,6 +196,7 @@ async function giveUp(
     );
   }
   deps.metrics?.jobDone("dead-lettered");
+  deps.metrics?.deadLettered?.(dead.category);
   // Our own reasons (config, mapping) name fields only; a provider's message may echo what
   // we sent (an email, an address), so for those only its status and field paths are logged.
   const ours = dead.category === "config" || dead.category === "mapping";

@@ -19,6 +19,8 @@ export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions"> {
   /** The provider's stored events and how many days their bodies are kept. */
   providerEvents: Pick<ProviderEventRepository, "pruneBodies">;
   providerEventRetentionDays: number;
+  /** The process's metrics: each sweep's counts per provider store. */
+  metrics?: { swept(storeId: number | null, result: { checked: number; queued: number }): void };
 }
 
 export interface SweepWorkerHandle {
@@ -50,6 +52,7 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
     limiter: ctx.limiter,
     logger: ctx.logger.child({ component: "sweep-worker" }),
     checkSubscriptions: (shop) => ctx.installer.checkSubscriptions(shop),
+    onSwept: (shop, result) => ctx.metrics?.swept(shop.storeId, result),
     pruneProviderEvents: () =>
       ctx.providerEvents.pruneBodies(
         new Date(Date.now() - ctx.providerEventRetentionDays * 86_400_000),

@@ -1,2 +1,8 @@
-export { ConnectorMetrics, operationOf, type QueueDepthSource } from "./connector-metrics.ts";
+export {
+  ConnectorMetrics,
+  DEFAULT_STORE_SERIES,
+  operationOf,
+  type QueueDepthSource,
+} from "./connector-metrics.ts";
+export { HEARTBEAT_EVERY_MS, readHeartbeats, startHeartbeat } from "./heartbeat.ts";
 export { metricsRoute, startMetricsServer } from "./metrics-server.ts";

@@ -51,6 +51,14 @@ const PRIORITY = { live: 1, flood: 3, bulk: 50 } as const;
  */
 export const LIVE_WAITER_PRIORITY = 2;
 
+/** Each BullMQ priority of the sync queue by name, for the queue depth per priority gauge. */
+export const SYNC_PRIORITY_LEVELS = {
+  live: PRIORITY.live,
+  waiter: LIVE_WAITER_PRIORITY,
+  flood: PRIORITY.flood,
+  bulk: PRIORITY.bulk,
+} as const;
+
 /** What a shop's store can take per window: above it, the shop's live jobs queue as a flood. */
 export interface LiveShare {
   limit: number;

@@ -13,7 +13,7 @@ import { errorResponse } from "../lib/http-errors.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
-import type { OrderQueues } from "../queue/order-queues.ts";
+import { type OrderQueues, SYNC_PRIORITY_LEVELS } from "../queue/order-queues.ts";
 import type { SettingsService } from "../settings/index.ts";
 import type { Shopify } from "../shopify/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
@@ -71,6 +71,19 @@ async function queueDepths(ctx: Pick<WebParts, "queues">) {
     const counts = await queue.getJobCounts(...DEPTH_STATES);
     for (const state of DEPTH_STATES) {
       rows.push({ queue: queue.name, state, count: counts[state] ?? 0 });
+    }
+  }
+  return rows;
+}
+
+/** Sync jobs waiting per shard and priority, for the connector_sync_queue_priority_jobs gauge. */
+async function priorityDepths(ctx: Pick<WebParts, "queues">) {
+  const rows: { queue: string; priority: string; count: number }[] = [];
+  const levels = Object.entries(SYNC_PRIORITY_LEVELS);
+  for (const queue of await ctx.queues.allSyncQueues()) {
+    const counts = await queue.getCountsPerPriority(levels.map(([, level]) => level));
+    for (const [priority, level] of levels) {
+      rows.push({ queue: queue.name, priority, count: counts[level] ?? 0 });
     }
   }
   return rows;
@@ -144,6 +157,7 @@ export function createWebApp(
     return c.json({ ready, checks }, ready ? 200 : 503);
   });
   ctx.metrics.trackQueues(() => queueDepths(ctx));
+  ctx.metrics.trackPriorities(() => priorityDepths(ctx));
   ctx.metrics.trackSubscriptionFailures(
     async () => (await ctx.shops.listShops()).filter((s) => s.subscriptionsError !== null).length,
   );

@@ -7,6 +7,7 @@ import {
   SweepScheduler,
   sweepShop,
 } from "../../src/backfill/index.ts";
+import { startSweepWorker } from "../../src/jobs/sweep-worker.ts";
 import { duplicateConnection } from "../../src/lib/redis-keys.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { QUEUE, queueOptions } from "../../src/queue/names.ts";
@@ -96,6 +97,29 @@ describe("reconciliation sweep", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(pipeline.sandbox.state.orders.find(1001, "3")?.orderName).toBe("#1003");
+  });
+
+  it("counts per provider store the orders it read and those whose webhooks never came", async () => {
+    pipeline = await startPipeline({
+      sandbox: AMPLE_BUDGET.sandbox,
+      env: { ...AMPLE_BUDGET.env, RECONCILE_INTERVAL_MS: "200" },
+    });
+    await pipeline.shopify.upsertOrder(TEST_SHOP, standInOrder(4, iso(60_000)).payload, {
+      deliver: false,
+    });
+    // The worker role's sweep worker, as `startWorkerRole` starts it on the connector.
+    const sweeps = await startSweepWorker(pipeline.ctx);
+    closers.push(
+      () => sweeps.scheduler.queue.obliterate({ force: true }),
+      () => sweeps.close(),
+    );
+    const { metrics } = pipeline.ctx;
+    const missed = async () =>
+      (await metrics.sweepMissed.get()).values.find((v) => v.labels.store === "1001")?.value;
+    await expect.poll(missed, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+    expect(
+      (await metrics.sweepChecked.get()).values.find((v) => v.labels.store === "1001")?.value,
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it("keeps one scheduler per connected shop as shops are installed and uninstalled", async () => {

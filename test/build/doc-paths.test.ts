@@ -22,6 +22,7 @@ const TOP = [
   "drizzle",
   "bin",
   "workers",
+  "monitoring",
   ".ci",
 ];
 

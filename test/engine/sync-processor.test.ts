@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 import { createSyncProcessor, type SyncProcessorDeps } from "../../src/engine/sync-processor.ts";
 import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
+import { ConnectorMetrics } from "../../src/metrics/index.ts";
 import type { OrderCreate } from "../../src/provider/index.ts";
 import {
   type Order,
@@ -148,6 +149,8 @@ describe("sync processor: before any provider call", () => {
   });
 
   it("dead-letters a paused shop's order as a settings problem", async () => {
+    const metrics = new ConnectorMetrics();
+    deps.metrics = metrics.sync;
     await registerShop();
     await shops.setStatus(SHOP, "paused", "reinstall needed");
     await snapshots.storeOrder(sourceOrder());
@@ -156,6 +159,10 @@ describe("sync processor: before any provider call", () => {
     const [dead] = await queues.deadLetter.getJobs();
     expect(dead?.data).toMatchObject({ category: "config", orderId: "5001" });
     expect((await links.latestFailures(SHOP, 1))[0]?.failure?.category).toBe("config");
+    // Counted by its reason, for the dashboard and the "dead letters growing" alert.
+    expect((await metrics.deadLetters.get()).values).toEqual([
+      { labels: { reason: "config" }, value: 1 },
+    ]);
   });
 
   it("records a currency the provider store does not keep with the field it names", async () => {

@@ -1,8 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
-import { ConnectorMetrics, operationOf, startMetricsServer } from "../../src/metrics/index.ts";
+import { StoreLabels } from "../../src/metrics/connector-metrics.ts";
+import {
+  ConnectorMetrics,
+  operationOf,
+  startHeartbeat,
+  startMetricsServer,
+} from "../../src/metrics/index.ts";
 import { shippedOrder } from "../helpers/orders.ts";
-import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 let pipeline: Pipeline | undefined;
@@ -65,8 +71,16 @@ describe("/metrics", { timeout: 60_000 }, () => {
         'connector_provider_requests_total{operation="POST /orders/:id/fulfillments",status="201"}',
       ),
     ).toBe(1);
-    expect(sample(text, "connector_sync_lag_seconds_count")).toBe(1);
-    expect(sample(text, 'connector_sync_lag_seconds_bucket{le="+Inf"}')).toBe(1);
+    expect(sample(text, 'connector_sync_lag_seconds_count{priority="live"}')).toBe(1);
+    expect(sample(text, 'connector_sync_lag_seconds_bucket{le="+Inf",priority="live"}')).toBe(1);
+    // Per provider store: the two calls, and the budget the provider's headers say is used.
+    expect(sample(text, 'connector_store_provider_requests_total{store="1001"}')).toBe(2);
+    const used = sample(text, 'connector_store_budget_used_ratio{store="1001"}');
+    expect(used).toBeGreaterThan(0);
+    expect(used).toBeLessThanOrEqual(1);
+    expect(sample(text, 'connector_sync_queue_priority_jobs{queue="sync",priority="live"}')).toBe(
+      0,
+    );
     expect(sample(text, 'connector_queue_jobs{queue="sync",state="waiting"}')).toBe(0);
     expect(sample(text, 'connector_queue_jobs{queue="dead-letter",state="waiting"}')).toBe(0);
     // Nothing about the shop or the customer is in a label.
@@ -89,6 +103,9 @@ describe("/metrics", { timeout: 60_000 }, () => {
     await pipeline.drain(30_000);
     const { text } = await scrape(pipeline);
     expect(sample(text, "connector_provider_rate_limited_total")).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'connector_store_provider_rate_limited_total{store="1001"}'),
+    ).toBeGreaterThanOrEqual(1);
     const waits = text
       .split("\n")
       .filter((l) => l.startsWith("connector_limiter_waits_total{"))
@@ -96,6 +113,61 @@ describe("/metrics", { timeout: 60_000 }, () => {
     expect(waits).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'connector_sync_jobs_total{outcome="synced"}')).toBe(4);
     expect(pipeline.sandbox.state.admittedFor(1001).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("shows waiting jobs per priority, backfill progress and dead letters by reason", async () => {
+    pipeline = await startPipeline({ workers: 0 });
+    await pipeline.send("orders/create", orderPayload(shippedOrder(5_590_001)));
+    await pipeline.send("orders/create", orderPayload(shippedOrder(5_590_011)));
+    const bad = await pipeline.send("orders/create", { id: 5_590_021, line_items: "not a list" });
+    expect(((await bad.json()) as { outcome: string }).outcome).toBe("dead-lettered");
+    const backfill = await pipeline.ctx.backfills.create({
+      shop: TEST_SHOP,
+      since: null,
+      until: new Date().toISOString(),
+    });
+    await pipeline.ctx.backfills.setTotal(backfill.id, 40);
+    await pipeline.ctx.backfills.saveProgress(backfill.id, backfill.cursor, 10);
+
+    const { text } = await scrape(pipeline);
+    expect(sample(text, 'connector_sync_queue_priority_jobs{queue="sync",priority="live"}')).toBe(
+      2,
+    );
+    expect(sample(text, 'connector_sync_queue_priority_jobs{queue="sync",priority="bulk"}')).toBe(
+      0,
+    );
+    expect(sample(text, 'connector_dead_letters_total{reason="payload"}')).toBe(1);
+    expect(sample(text, 'connector_backfills{status="running"}')).toBe(1);
+    expect(sample(text, 'connector_backfill_orders{state="done"}')).toBe(10);
+    expect(sample(text, 'connector_backfill_orders{state="expected"}')).toBe(40);
+  });
+
+  it("shows each role's newest heartbeat, written to Redis by any process", async () => {
+    pipeline = await startPipeline({ workers: 0 });
+    const before = Date.now();
+    const beat = startHeartbeat(pipeline.ctx.redis, pipeline.ctx.prefix, "worker");
+    try {
+      const at = async () =>
+        sample(
+          (await scrape(pipeline as Pipeline)).text,
+          'connector_role_heartbeat_timestamp_seconds{role="worker"}',
+        );
+      await expect.poll(at).toBeGreaterThanOrEqual(Math.floor(before / 1000));
+      expect((await at()) ?? 0).toBeLessThanOrEqual(Date.now() / 1000);
+    } finally {
+      beat.stop();
+    }
+  });
+
+  it("gives at most METRICS_STORE_SERIES stores a label of their own", () => {
+    const labels = new StoreLabels(2);
+    expect([labels.of(1), labels.of(2), labels.of(3), labels.of(1), labels.of(null)]).toEqual([
+      "1",
+      "2",
+      "other",
+      "1",
+      "none",
+    ]);
   });
 
   it("requires METRICS_TOKEN as a bearer token when it is set", async () => {

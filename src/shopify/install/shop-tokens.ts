@@ -57,6 +57,8 @@ export interface ShopTokensDeps {
   redis: RedisConnection;
   prefix: string;
   logger: Logger;
+  /** Told each refresh's outcome (the token refresh counter). */
+  onRefresh?: (outcome: "ok" | "refused" | "failed") => void;
 }
 
 export class ShopTokens {
@@ -185,16 +187,19 @@ export class ShopTokens {
         { expiresAt: session.expires?.toISOString() ?? null },
         "Shopify access token refreshed",
       );
+      this.#d.onRefresh?.("ok");
       return session.accessToken ?? null;
     } catch (error) {
       // 400/401 from the token endpoint: the refresh token is no longer accepted.
       const status = error instanceof HttpResponseError ? error.response.code : undefined;
       if (status === 400 || status === 401) {
+        this.#d.onRefresh?.("refused");
         await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
         log.warn({ status }, "Shopify refused the refresh token: shop paused, reinstall needed");
         return null;
       }
       // A lost or failed answer: the refresh token used stays valid, the next call tries again.
+      this.#d.onRefresh?.("failed");
       throw error;
     }
   }

@@ -43,6 +43,11 @@ const storedToken = async (harness: InstallHarness) =>
     (await harness.ctx.shops.getShop(SHOP))?.accessTokenSealed ?? "",
     sealedFor.shopifyAccessToken(SHOP),
   );
+/** The connector's count of Shopify token refreshes with this outcome. */
+const refreshesCounted = async (harness: InstallHarness, outcome: string) =>
+  (await harness.ctx.metrics.tokenRefreshes.get()).values.find(
+    (v) => v.labels.kind === "shopify" && v.labels.outcome === outcome,
+  )?.value ?? 0;
 const makeDue = (harness: InstallHarness) =>
   harness.ctx.shops.updateSettings(SHOP, {
     accessTokenRefreshAt: new Date(Date.now() - 1).toISOString(),
@@ -70,6 +75,7 @@ describe("expiring offline tokens", () => {
     await (await admin(h)).request(SHOP_QUERY);
     expect(standIn.refreshes).toBe(2);
     expect(await storedToken(h)).not.toBe(second);
+    expect(await refreshesCounted(h, "ok")).toBe(2);
   });
 
   it("lets a backfill go on when the token's time runs out during it", async () => {
@@ -110,6 +116,8 @@ describe("expiring offline tokens", () => {
     expect(standIn.refreshes).toBe(2);
     expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(REINSTALL_NEEDED);
     expect(standIn.acceptsToken(await storedToken(h))).toBe(true);
+    expect(await refreshesCounted(h, "failed")).toBe(1);
+    expect(await refreshesCounted(h, "ok")).toBe(1);
   });
 
   it("refreshes once when two processes find the token due at the same time", async () => {
@@ -163,6 +171,7 @@ describe("expiring offline tokens", () => {
     // Not a loop: the next call does not ask Shopify again.
     await expect((await admin(h)).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
     expect(standIn.refusedRefreshes).toBe(1);
+    expect(await refreshesCounted(h, "refused")).toBe(1);
   });
 
   it("migrates a shop's non-expiring token, from the CLI, retrying a lost answer", async () => {
