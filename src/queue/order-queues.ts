@@ -16,7 +16,7 @@ import {
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    liveArrivals(key: string, windowMs: number): Result<number, Context>;
+    liveArrivals(key: string, windowMs: number, now: number): Result<number, Context>;
   }
 }
 
@@ -265,16 +265,26 @@ export class OrderQueues {
   }
 
   /**
-   * Counts one more live job of the shop and answers how many it queued over the last window
-   * (see PRIORITY). The receiver starts the count beside its snapshot write, so that both go to
-   * Redis in one round trip, and hands it to `enqueueSync` as `liveCount`.
+   * Counts one more live arrival of the shop and answers how many it had over the last window
+   * (see PRIORITY), by the caller's clock. What counts, on every path (the receiver's one script
+   * and the cluster's separate calls alike): a live delivery that queues the order's job, that
+   * is a stored part, the same version again or a hint, counted once each, also when BullMQ's
+   * deduplication absorbs it into the order's waiting job; and a live job queued without a
+   * receiver (a dead letter's retry). A duplicate delivery (its mark already there) and an older
+   * one than the snapshot keeps queue nothing and are not counted: so the receiver counts only
+   * once the snapshot write has said which it is, and hands the count to `enqueueSync` as
+   * `liveCount`.
    */
-  countLive(shop: string): Promise<number> {
-    return this.#redis.liveArrivals(this.#arrivalsKey(shop), this.#share.windowMs);
+  countLive(shop: string, now = Date.now()): Promise<number> {
+    return this.#redis.liveArrivals(this.#arrivalsKey(shop), this.#share.windowMs, now);
   }
 
+  /**
+   * The shop's arrival counter (live-arrivals-1.lua). Renamed from `live-arrivals:` when it
+   * became a string: a counter of the older form (a hash) is left to expire, two windows.
+   */
   #arrivalsKey(shop: string): string {
-    return `${this.#prefix}:live-arrivals:${shop}`;
+    return `${this.#prefix}:arrivals:${shop}`;
   }
 
   /**

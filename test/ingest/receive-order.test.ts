@@ -5,7 +5,7 @@ import { SnapshotStore } from "../../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../../src/ingest/webhook-ingest.ts";
 import { type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
-import { OrderQueues } from "../../src/queue/order-queues.ts";
+import { type LiveShare, OrderQueues } from "../../src/queue/order-queues.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -25,9 +25,14 @@ afterAll(async () => {
 
 const shop = "one-call-shop.myshopify.com" as ShopDomain;
 
-function receiver(options: { separateCalls?: boolean } = {}) {
+function receiver(options: { separateCalls?: boolean; liveShare?: LiveShare } = {}) {
   const prefix = `t-${randomUUID()}`;
-  const real = new OrderQueues(redis, prefix);
+  const real = new OrderQueues(
+    redis,
+    prefix,
+    {},
+    options.liveShare ? { liveShare: options.liveShare } : {},
+  );
   onTestFinished(() => real.close());
   // The separate-calls path is the one a Redis Cluster takes (no plan for one script).
   const queues = options.separateCalls
@@ -79,18 +84,56 @@ async function commandsPer(calls: number, step: (i: number) => Promise<unknown>)
   return ((await commandsRun()) - before - 1) / calls;
 }
 
+/**
+ * What each command ran per call of `step` over `calls` calls after one warm-up call, scripts'
+ * own calls included (INFO commandstats; the statistics are reset first, so the server must be
+ * this file's alone).
+ */
+async function breakdownPer(calls: number, step: (i: number) => Promise<unknown>) {
+  await step(0);
+  await redis.config("RESETSTAT");
+  for (let i = 1; i <= calls; i++) await step(i);
+  const info = await redis.info("commandstats");
+  const perCall: Record<string, number> = {};
+  for (const [, name, count] of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
+    if (name && name !== "info" && name !== "config|resetstat")
+      perCall[name] = Number(count) / calls;
+  }
+  return perCall;
+}
+
+const total = (perCall: Record<string, number>) =>
+  Object.values(perCall).reduce((sum, n) => sum + n, 0);
+
 describe("the receiver's one call on a single Redis", () => {
-  it("costs at most 19 Redis commands per order webhook, 2 per duplicate (23 and 7 before)", async () => {
+  it("costs 17 Redis commands per order webhook (19 before), 2 per duplicate", async () => {
     const { ingest, queues } = receiver();
     // BullMQ's own start-up commands (its version check) come before the count.
     await Promise.all([queues.sync.waitUntilReady(), queues.deadLetter.waitUntilReady()]);
-    const seq = 100;
-    const queued = await commandsPer(20, async (i) => {
-      expect(await ingest.ingest(delivery(seq + i))).toBe("queued");
+    const perWebhook = await breakdownPer(20, async (i) => {
+      expect(await ingest.ingest(delivery(400 + i))).toBe("queued");
     });
-    expect(queued).toBeLessThanOrEqual(19);
+    // Each command, and what runs it (see receive-order.lua): the script itself; the mark and
+    // BullMQ's deduplication key (set); the snapshot's version read (hget), write (hset) and
+    // expiry (pexpire); the arrival counter (get, and its set with PX); and BullMQ's add: job
+    // id and priority counters (incr), queue meta reads (hget, hmget), job hash (hmset),
+    // prioritized set and marker (zadd), 'added' and 'waiting' events (xadd).
+    expect(perWebhook).toEqual({
+      evalsha: 1,
+      set: 3,
+      hget: 2,
+      hset: 1,
+      pexpire: 1,
+      get: 1,
+      incr: 2,
+      hmget: 1,
+      hmset: 1,
+      zadd: 2,
+      xadd: 2,
+    });
+    expect(total(perWebhook)).toBe(17);
     const duplicate = await commandsPer(20, async (i) => {
-      expect(await ingest.ingest(delivery(seq + i))).toBe("duplicate");
+      expect(await ingest.ingest(delivery(400 + i))).toBe("duplicate");
     });
     expect(duplicate).toBeLessThanOrEqual(2);
   });
@@ -193,7 +236,7 @@ describe("the one call for the other order events", () => {
   });
 
   it("answers an older delivery stale with no job, marked, and counts only queued deliveries", async () => {
-    const { ingest, queues, prefix } = receiver();
+    const { ingest, queues } = receiver();
     const model = newModelOrder(9, 1009);
     const older = JSON.stringify(orderPayload(model));
     model.updatedAt = "2026-11-01T16:00:00Z";
@@ -210,6 +253,41 @@ describe("the one call for the other order events", () => {
       "duplicate",
     );
     expect(await queues.sync.count()).toBe(0);
-    expect(await redis.hget(`${prefix}:live-arrivals:${shop}`, "c")).toBe("1");
+    // One arrival (the newer delivery's), and this one.
+    expect(await queues.countLive(shop)).toBe(2);
+  });
+
+  it("counts the same arrivals on the one script and on the cluster's separate calls", async () => {
+    // A day's window: the whole sequence falls in one window, so the count is exact.
+    const liveShare = { limit: 100, windowMs: 86_400_000 };
+    const paths = [receiver({ liveShare }), receiver({ separateCalls: true, liveShare })];
+    const model = newModelOrder(11, 1011);
+    const older = JSON.stringify(orderPayload(model));
+    model.updatedAt = "2026-11-01T16:00:00Z";
+    const newer = JSON.stringify(orderPayload(model));
+    const edit = JSON.stringify({
+      order_edit: { id: 2, order_id: 9000000011, committed_at: "2026-11-03T10:00:00Z" },
+    });
+    const base = { shop, topic: "orders/updated", triggeredAt: null };
+    const sequence = [
+      { ...base, webhookId: "a", eventId: "a", rawBody: newer }, // queued: counted
+      { ...base, webhookId: "a", eventId: "a", rawBody: newer }, // duplicate: not counted
+      { ...base, webhookId: "b", eventId: "b", rawBody: older }, // stale: not counted
+      { ...base, webhookId: "c", eventId: "c", rawBody: newer }, // same version, queued: counted
+      { ...base, topic: "orders/edited", webhookId: "d", eventId: "d", rawBody: edit }, // hint
+      delivery(12), // another order: counted
+    ];
+    const outcomes = [];
+    const counts = [];
+    for (const path of paths) {
+      const seen = [];
+      for (const webhook of sequence) seen.push(await path.ingest.ingest(webhook));
+      outcomes.push(seen);
+      // The probe counts one more on each.
+      counts.push(await path.queues.countLive(shop));
+    }
+    expect(outcomes[0]).toEqual(["queued", "duplicate", "stale", "queued", "queued", "queued"]);
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    expect(counts).toEqual([5, 5]);
   });
 });

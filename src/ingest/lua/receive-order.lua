@@ -27,7 +27,7 @@
     ARGV[11]    flood        the flood priority
     ARGV[12]    jobPrefix    the queue's key prefix ('<prefix>:sync:')
     ARGV[13]    name         the job's name
-    ARGV[14]    timestamp    the job's timestamp (epoch ms)
+    ARGV[14]    timestamp    the job's timestamp (epoch ms), also the arrival count's clock
     ARGV[15]    dedupKey     the job's deduplication key
     ARGV[16]    data         the job's data (JSON)
     ARGV[17]    opts         the job's options as BullMQ stores them (JSON), without priority
@@ -65,7 +65,7 @@ else
 end
 if put == 0 then return { put } end
 
-local count = countLive({ arrivals }, { ARGV[8] })
+local count = countLive({ arrivals }, { ARGV[8], ARGV[14] })
 local packedOpts = liveOpts
 if count > tonumber(ARGV[9]) then packedOpts = floodOpts end
 local jobId = addJob({ KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
