@@ -34,7 +34,7 @@ const RECEIVE_ORDER: LuaScript = {
 declare module "ioredis" {
   interface RedisCommander<Context> {
     receiveOrder(
-      numberOfKeys: 11 | 12,
+      numberOfKeys: 12 | 13,
       ...keysAndArgs: (string | number)[]
     ): Result<[number, string?, number?], Context>;
   }
@@ -108,11 +108,12 @@ export class OrderReceiver {
         ? [write.field, write.versionField, write.json, write.version]
         : ["", "", "", write.atMs];
     const id = JSON.stringify(plan.deduplicationId);
+    const now = Date.now();
     const [code, jobId] = await this.#redis.receiveOrder(
-      seen ? 12 : 11,
+      seen ? 13 : 12,
       ...queue.keys,
       write.key,
-      plan.arrivalsKey,
+      ...plan.arrivalKeys(now),
       ...(seen ? [seen.key] : []),
       ...part,
       options.ttlMs,
@@ -124,7 +125,7 @@ export class OrderReceiver {
       plan.priorities.flood,
       queue.jobPrefix,
       plan.jobName,
-      Date.now(),
+      now,
       `${queue.deduplicationPrefix}${plan.deduplicationId}`,
       JSON.stringify(options.data),
       `${queue.optionsHead}"de":{"id":${id},"keepLastIfActive":true}}`,

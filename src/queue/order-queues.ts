@@ -16,11 +16,16 @@ import {
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    liveArrivals(key: string, windowMs: number, now: number): Result<number, Context>;
+    liveArrivals(
+      current: string,
+      previous: string,
+      windowMs: number,
+      now: number,
+    ): Result<number, Context>;
   }
 }
 
-const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "live-arrivals-1") };
+const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "live-arrivals-2") };
 
 /** The arrival counter's script, for a caller that counts inside a script of its own. */
 export const LIVE_ARRIVALS_LUA = SCRIPTS.liveArrivals.lua;
@@ -98,7 +103,8 @@ export interface LiveJobPlan {
   jobOptions: JobsOptions;
   deduplicationId: string;
   priorities: { live: number; flood: number };
-  arrivalsKey: string;
+  /** The shop's arrival counters at `now` (see OrderQueues.countLive). */
+  arrivalKeys(now: number): [current: string, previous: string];
   share: LiveShare;
 }
 
@@ -276,15 +282,19 @@ export class OrderQueues {
    * `liveCount`.
    */
   countLive(shop: string, now = Date.now()): Promise<number> {
-    return this.#redis.liveArrivals(this.#arrivalsKey(shop), this.#share.windowMs, now);
+    const [current, previous] = this.#arrivalKeys(shop, now);
+    return this.#redis.liveArrivals(current, previous, this.#share.windowMs, now);
   }
 
   /**
-   * The shop's arrival counter (live-arrivals-1.lua). Renamed from `live-arrivals:` when it
-   * became a string: a counter of the older form (a hash) is left to expire, two windows.
+   * The shop's arrival counters of the window `now` falls in and of the one before
+   * (live-arrivals-2.lua), in the shop's slot. Named apart from the older counter
+   * (`live-arrivals:<shop>`, a hash), which is left to expire: two windows.
    */
-  #arrivalsKey(shop: string): string {
-    return `${this.#prefix}:arrivals:${shop}`;
+  #arrivalKeys(shop: string, now: number): [current: string, previous: string] {
+    const index = Math.floor(now / this.#share.windowMs);
+    const base = `${this.#prefix}:arrivals:{${shop}}:`;
+    return [`${base}${index}`, `${base}${index - 1}`];
   }
 
   /**
@@ -304,7 +314,7 @@ export class OrderQueues {
       jobOptions: this.#jobOptions,
       deduplicationId: syncDedupId(shop, orderId),
       priorities: { live: PRIORITY.live, flood: PRIORITY.flood },
-      arrivalsKey: this.#arrivalsKey(shop),
+      arrivalKeys: (now) => this.#arrivalKeys(shop, now),
       share: this.#share,
     };
   }
