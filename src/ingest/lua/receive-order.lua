@@ -4,9 +4,10 @@
   there (then a duplicate: nothing is written), the snapshot written newer-only (snapshotPart /
   snapshotHint, lua/snapshot-*.lua), and unless a newer version is kept, the shop's live arrival
   is counted (countLive, src/queue/lua/live-arrivals-2.lua) and the order's sync job added
-  exactly as BullMQ's own add does it (addJob: bullmq's addPrioritizedJob script, unchanged:
-  deduplicated per order, the same job hash, events and marker). One script runs atomically and
-  nothing in it can fail after its first write, so the mark is never there without the job.
+  exactly as BullMQ's own add does it (addLiveJob, lua/add-live-job.lua: bullmq's
+  addPrioritizedJob for this one kind of job: deduplicated per order, the same job hash, events
+  and marker). One script runs atomically and nothing in it can fail after its first write, so
+  the mark is never there without the job.
 
   Input:
     KEYS[1..9]  the sync queue's keys in addPrioritizedJob's order: marker, meta, id,
@@ -43,17 +44,12 @@ local snapshot, arrivals, before, seen = KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 -- back, and the mark must never stay without what it stands for. Once the script has written,
 -- Redis lets it finish even past maxmemory (only the first write is checked).
 local opts = cjson.decode(ARGV[17])
-opts['priority'] = tonumber(ARGV[10])
-local liveOpts = cmsgpack.pack(opts)
-opts['priority'] = tonumber(ARGV[11])
-local floodOpts = cmsgpack.pack(opts)
-local args = {}
-args[1] = ARGV[12]
-args[2] = ''
-args[3] = ARGV[13]
-args[4] = tonumber(ARGV[14])
-args[9] = ARGV[15]
-local packedArgs = cmsgpack.pack(args)
+local dedupId = opts['de']['id']
+local live, flood = tonumber(ARGV[10]), tonumber(ARGV[11])
+opts['priority'] = live
+local liveOpts = cjson.encode(opts)
+opts['priority'] = flood
+local floodOpts = cjson.encode(opts)
 
 -- The mark first: already there, a duplicate and nothing is written. Written here, it stands for
 -- what the rest of this script does: the snapshot, and the job unless a newer version is kept.
@@ -67,8 +63,8 @@ end
 if put == 0 then return { put } end
 
 local count = countLive({ arrivals, before }, { ARGV[8], ARGV[14] })
-local packedOpts = liveOpts
-if count > tonumber(ARGV[9]) then packedOpts = floodOpts end
-local jobId = addJob({ KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
-  KEYS[9] }, { packedArgs, ARGV[16], packedOpts })
-return { put, tostring(jobId), count }
+local priority, jobOpts = live, liveOpts
+if count > tonumber(ARGV[9]) then priority, jobOpts = flood, floodOpts end
+local jobId = addLiveJob({ KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
+  KEYS[9] }, ARGV[12], ARGV[13], ARGV[14], ARGV[15], dedupId, ARGV[16], jobOpts, priority)
+return { put, jobId, count }
