@@ -12,18 +12,18 @@ import type { SnapshotWrite } from "./snapshot-store.ts";
  * order's sync job and the dedupe mark. The script is put together from the scripts each part
  * already has, each run unchanged as a local function: the snapshot scripts beside it, the
  * arrival counter of src/queue/, and lua/add-live-job.lua, BullMQ's addPrioritizedJob for this
- * one kind of job with two of its reads merged, so a job added here is the job
+ * one kind of job with its two queue meta reads merged, so a job added here is the job
  * `OrderQueues.enqueueSync` adds (test/ingest/receive-order.test.ts compares the two on every
  * path, and pins the BullMQ script it follows).
  *
- * Per order webhook that is 16 Redis commands, scripts' own included: the script, the mark
+ * Per order webhook that is 15 Redis commands, scripts' own included: the script, the mark
  * (SET NX EX), the snapshot's version read, write and expiry (HGET, HSET, PEXPIRE), the arrival
- * count (INCR), and BullMQ's add: job id (INCR), queue meta (HMGET), deduplication key (SET NX
- * GET), job hash (HMSET), 'added' event (XADD), priority counter (INCR), prioritized set and
- * marker (ZADD, ZADD), 'waiting' event (XADD). Fewer would break a contract: BullMQ's job
- * (its hash, counters, deduplication key, marker) and its events stream, read by QueueEvents;
- * the snapshot's expiry, which Redis 7 cannot set with HSET; the mark, whose 72 hours differ
- * from the snapshot's lifetime.
+ * count (INCR), and BullMQ's add: job id (INCR), queue meta (HMGET), deduplication key (SET NX),
+ * job hash (HMSET), 'added' event (XADD), priority counter (INCR), prioritized set and marker
+ * (ZADD, ZADD), 'waiting' event (XADD). Fewer would break a contract: BullMQ's job (its hash,
+ * counters, deduplication key, marker) and its events stream, read by QueueEvents; the
+ * snapshot's expiry, which Redis 7 cannot set with HSET; the mark, whose 72 hours differ from
+ * the snapshot's lifetime and which answers a redelivery "duplicate".
  */
 
 const dir = new URL("./lua/", import.meta.url);

@@ -6,8 +6,7 @@
   the deduplication key and its next-job hash, the prioritized set and its counter, the marker,
   the events); test/ingest/receive-order.test.ts compares the two on every path. Two of its reads
   are merged: the queue meta's events cap and its paused and concurrency fields come in one
-  HMGET (nothing writes between them), and the deduplication key is set and read in one SET NX
-  GET. What BullMQ's script does for other jobs (delay, parent, repeat, replace, ttl, extend,
+  HMGET (nothing writes between them). What BullMQ's script does for other jobs (delay, parent, repeat, replace, ttl, extend,
   reschedule, custom id) is not here: a job that needs it must go through BullMQ's add.
 
   Called as a local function of receive-order.lua, with:
@@ -37,8 +36,9 @@ if not maxEvents then
 end
 
 -- deduplicateJob: keepLastIfActive without ttl sets the key with no expiry.
-local current = rcall('SET', dedupKey, jobId, 'NX', 'GET')
-if current then
+-- (SET NX GET would save the GET, but needs Redis 7; BullMQ runs on Redis 5 and later.)
+if not rcall('SET', dedupKey, jobId, 'NX') then
+  local current = rcall('GET', dedupKey)
   local recovered = false
   -- recoverStaleDeduplicationKey: the key outlived its job (an outage).
   if rcall('PTTL', dedupKey) == -1 and rcall('EXISTS', prefix .. current) == 0 then
