@@ -1,5 +1,4 @@
 import { Backoffs, type JobsOptions, optsEncodeMap } from "bullmq";
-import { addPrioritizedJob } from "bullmq/dist/cjs/scripts/addPrioritizedJob-9.js";
 import type { Result } from "ioredis";
 import { defineScripts, type LuaScript, loadLua } from "../lib/lua.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
@@ -12,8 +11,19 @@ import type { SnapshotWrite } from "./snapshot-store.ts";
  * (lua/receive-order.lua): dedupe check, newer-only snapshot, the shop's arrival count, the
  * order's sync job and the dedupe mark. The script is put together from the scripts each part
  * already has, each run unchanged as a local function: the snapshot scripts beside it, the
- * arrival counter of src/queue/, and BullMQ's own addPrioritizedJob, so a job added here is the
- * job `OrderQueues.enqueueSync` adds (test/ingest/receive-order.test.ts compares the two).
+ * arrival counter of src/queue/, and lua/add-live-job.lua, BullMQ's addPrioritizedJob for this
+ * one kind of job with its two queue meta reads merged, so a job added here is the job
+ * `OrderQueues.enqueueSync` adds (test/ingest/receive-order.test.ts compares the two on every
+ * path, and pins the BullMQ script it follows).
+ *
+ * Per order webhook that is 15 Redis commands, scripts' own included: the script, the mark
+ * (SET NX EX), the snapshot's version read, write and expiry (HGET, HSET, PEXPIRE), the arrival
+ * count (INCR), and BullMQ's add: job id (INCR), queue meta (HMGET), deduplication key (SET NX),
+ * job hash (HMSET), 'added' event (XADD), priority counter (INCR), prioritized set and marker
+ * (ZADD, ZADD), 'waiting' event (XADD). Fewer would break a contract: BullMQ's job (its hash,
+ * counters, deduplication key, marker) and its events stream, read by QueueEvents; the
+ * snapshot's expiry, which Redis 7 cannot set with HSET; the mark, whose 72 hours differ from
+ * the snapshot's lifetime and which answers a redelivery "duplicate".
  */
 
 const dir = new URL("./lua/", import.meta.url);
@@ -26,7 +36,8 @@ const RECEIVE_ORDER: LuaScript = {
     asFunction("snapshotPart", loadLua(dir, "snapshot-part").lua),
     asFunction("snapshotHint", loadLua(dir, "snapshot-hint").lua),
     asFunction("countLive", LIVE_ARRIVALS_LUA),
-    asFunction("addJob", addPrioritizedJob.content),
+    `local function addLiveJob(KEYS, prefix, name, timestamp, dedupKey, dedupId, data, optsJson,
+      priority)\n${loadLua(dir, "add-live-job").lua}\nend\n`,
     loadLua(dir, "receive-order").lua,
   ].join("\n"),
 };
@@ -34,7 +45,7 @@ const RECEIVE_ORDER: LuaScript = {
 declare module "ioredis" {
   interface RedisCommander<Context> {
     receiveOrder(
-      numberOfKeys: 11 | 12,
+      numberOfKeys: 12 | 13,
       ...keysAndArgs: (string | number)[]
     ): Result<[number, string?, number?], Context>;
   }
@@ -108,11 +119,12 @@ export class OrderReceiver {
         ? [write.field, write.versionField, write.json, write.version]
         : ["", "", "", write.atMs];
     const id = JSON.stringify(plan.deduplicationId);
+    const now = Date.now();
     const [code, jobId] = await this.#redis.receiveOrder(
-      seen ? 12 : 11,
+      seen ? 13 : 12,
       ...queue.keys,
       write.key,
-      plan.arrivalsKey,
+      ...plan.arrivalKeys(now),
       ...(seen ? [seen.key] : []),
       ...part,
       options.ttlMs,
@@ -124,7 +136,7 @@ export class OrderReceiver {
       plan.priorities.flood,
       queue.jobPrefix,
       plan.jobName,
-      Date.now(),
+      now,
       `${queue.deduplicationPrefix}${plan.deduplicationId}`,
       JSON.stringify(options.data),
       `${queue.optionsHead}"de":{"id":${id},"keepLastIfActive":true}}`,

@@ -123,8 +123,9 @@ export interface WebhookIngestDeps {
  * older delivery needs no job), counts the shop's live arrival and adds the order's sync job as
  * BullMQ's add does. The script runs whole or not at all, so the mark never stands without the
  * job. On a Redis Cluster, where the queue's keys are in another slot than the order's, it takes
- * three calls: the dedupe check and snapshot script (the arrival count beside it), BullMQ's add,
- * then the mark. Other events check the mark, are handled, and are marked.
+ * four calls: the dedupe check and snapshot script, then (unless a duplicate or older) the
+ * arrival count, BullMQ's add and the mark, so that both paths count the same arrivals
+ * (OrderQueues.countLive). Other events check the mark, are handled, and are marked.
  *
  * Where the mark is a call of its own it is written last: a crash before it only means a
  * redelivery is processed again, which is harmless because the snapshot write is newer-only and
@@ -284,7 +285,7 @@ export class WebhookIngest {
     const plan = await queues.liveJobPlan(webhook.shop, orderId);
     if (plan) {
       // One call: the mark, the snapshot, the arrival count and the job. Only a delivery that
-      // queues a job is counted.
+      // queues a job is counted (OrderQueues.countLive).
       const { code } = await this.#receiver.receive(write, {
         ttlMs: snapshots.ttlMs,
         liveAt: receivedAt,
@@ -295,13 +296,12 @@ export class WebhookIngest {
       return settled(putOutcome(code));
     }
     // A Redis Cluster: the queue's keys are in another slot than the order's. The dedupe check
-    // and the snapshot in one script, counted beside it (one round trip; a duplicate or stale
-    // delivery still counts, which only ever queues a busy shop's next order as a flood); then
-    // the job, then the mark.
-    const liveCount = queues.countLive(webhook.shop);
-    liveCount.catch(() => {});
+    // and the snapshot in one script; then the arrival count, only for a delivery that queues a
+    // job as the one script counts (OrderQueues.countLive); then the job, then the mark.
     const put = await snapshots.write(write, { live: true, ...(mark ? { seen: mark } : {}) });
     if (put === "duplicate" || put === "older") return settled(put);
+    const liveCount = queues.countLive(webhook.shop, receivedAt);
+    liveCount.catch(() => {}); // enqueueSync awaits it, after its choice of the order's queue
     await queues.enqueueSync(data, { liveCount });
     await this.#mark(mark);
     return "queued";

@@ -16,11 +16,16 @@ import {
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    liveArrivals(key: string, windowMs: number): Result<number, Context>;
+    liveArrivals(
+      current: string,
+      previous: string,
+      windowMs: number,
+      now: number,
+    ): Result<number, Context>;
   }
 }
 
-const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "live-arrivals-1") };
+const SCRIPTS = { liveArrivals: loadLua(new URL("./lua/", import.meta.url), "live-arrivals-2") };
 
 /** The arrival counter's script, for a caller that counts inside a script of its own. */
 export const LIVE_ARRIVALS_LUA = SCRIPTS.liveArrivals.lua;
@@ -106,7 +111,8 @@ export interface LiveJobPlan {
   jobOptions: JobsOptions;
   deduplicationId: string;
   priorities: { live: number; flood: number };
-  arrivalsKey: string;
+  /** The shop's arrival counters at `now` (see OrderQueues.countLive). */
+  arrivalKeys(now: number): [current: string, previous: string];
   share: LiveShare;
 }
 
@@ -273,16 +279,30 @@ export class OrderQueues {
   }
 
   /**
-   * Counts one more live job of the shop and answers how many it queued over the last window
-   * (see PRIORITY). The receiver starts the count beside its snapshot write, so that both go to
-   * Redis in one round trip, and hands it to `enqueueSync` as `liveCount`.
+   * Counts one more live arrival of the shop and answers how many it had over the last window
+   * (see PRIORITY), by the caller's clock. What counts, on every path (the receiver's one script
+   * and the cluster's separate calls alike): a live delivery that queues the order's job, that
+   * is a stored part, the same version again or a hint, counted once each, also when BullMQ's
+   * deduplication absorbs it into the order's waiting job; and a live job queued without a
+   * receiver (a dead letter's retry). A duplicate delivery (its mark already there) and an older
+   * one than the snapshot keeps queue nothing and are not counted: so the receiver counts only
+   * once the snapshot write has said which it is, and hands the count to `enqueueSync` as
+   * `liveCount`.
    */
-  countLive(shop: string): Promise<number> {
-    return this.#redis.liveArrivals(this.#arrivalsKey(shop), this.#share.windowMs);
+  countLive(shop: string, now = Date.now()): Promise<number> {
+    const [current, previous] = this.#arrivalKeys(shop, now);
+    return this.#redis.liveArrivals(current, previous, this.#share.windowMs, now);
   }
 
-  #arrivalsKey(shop: string): string {
-    return `${this.#prefix}:live-arrivals:${shop}`;
+  /**
+   * The shop's arrival counters of the window `now` falls in and of the one before
+   * (live-arrivals-2.lua), in the shop's slot. Named apart from the older counter
+   * (`live-arrivals:<shop>`, a hash), which is left to expire: two windows.
+   */
+  #arrivalKeys(shop: string, now: number): [current: string, previous: string] {
+    const index = Math.floor(now / this.#share.windowMs);
+    const base = `${this.#prefix}:arrivals:{${shop}}:`;
+    return [`${base}${index}`, `${base}${index - 1}`];
   }
 
   /**
@@ -302,7 +322,7 @@ export class OrderQueues {
       jobOptions: this.#jobOptions,
       deduplicationId: syncDedupId(shop, orderId),
       priorities: { live: PRIORITY.live, flood: PRIORITY.flood },
-      arrivalsKey: this.#arrivalsKey(shop),
+      arrivalKeys: (now) => this.#arrivalKeys(shop, now),
       share: this.#share,
     };
   }
