@@ -329,3 +329,40 @@ export function withTraceContext<T extends { trace?: TraceCarrier }>(data: T): T
   const carrier = traceCarrier();
   return carrier ? { ...data, trace: carrier } : data;
 }
+
+/**
+ * A span started now and ended by the caller, not made active (the limiter's wait, which has no
+ * children); off, one that records nothing.
+ */
+export function startSpan(name: string, options: SpanOptions = {}): Span {
+  if (sdk === null) return NOOP_SPAN;
+  return trace.getTracer(TRACER_NAME).startSpan(
+    name,
+    {
+      kind: options.kind ?? SpanKind.INTERNAL,
+      ...(options.attributes ? { attributes: options.attributes } : {}),
+    },
+    options.parent ?? context.active(),
+  );
+}
+
+/**
+ * The attributes of an HTTP client span for `url` (OpenTelemetry's HTTP client conventions):
+ * the URL without its query string (it could name what a caller looked up).
+ */
+export function httpClientAttributes(method: string, url: string): Attributes {
+  const parsed = new URL(url);
+  const port = parsed.port
+    ? Number(parsed.port)
+    : parsed.protocol === "https:"
+      ? 443
+      : parsed.protocol === "http:"
+        ? 80
+        : undefined;
+  return {
+    "http.request.method": method,
+    "server.address": parsed.hostname,
+    ...(port !== undefined ? { "server.port": port } : {}),
+    "url.full": `${parsed.origin}${parsed.pathname}`,
+  };
+}
