@@ -252,15 +252,16 @@ export function contextFrom(carrier: unknown): Context {
   return propagation.extract(ROOT_CONTEXT, fields);
 }
 
-const NO_FIELDS = Object.freeze({});
-
-/** The active span's IDs for a log line (the logger's mixin), or none when off or outside one. */
+/**
+ * The active span's IDs for a log line (the logger's mixin), or none when off or outside one. A
+ * new object each time: pino merges the line's own fields into it.
+ */
 export function traceFields(): { trace_id?: string; span_id?: string } {
-  if (sdk === null) return NO_FIELDS;
+  if (sdk === null) return {};
   const span = trace.getSpan(context.active());
-  if (!span) return NO_FIELDS;
+  if (!span) return {};
   const ids = span.spanContext();
-  if (!trace.isSpanContextValid(ids)) return NO_FIELDS;
+  if (!trace.isSpanContextValid(ids)) return {};
   return { trace_id: ids.traceId, span_id: ids.spanId };
 }
 
