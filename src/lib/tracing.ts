@@ -32,8 +32,10 @@ export function tracingOn(): boolean {
 
 /** What the OTEL_* variables ask for, checked. */
 export interface TracingSettings {
-  /** The traces endpoint, or null for OTLP's own default (http://localhost:4318, not in production). */
+  /** The endpoint variable's value, or null for OTLP's default (localhost:4318, not in production). */
   endpoint: string | null;
+  /** Where spans are sent: the traces endpoint, or the base endpoint's /v1/traces. */
+  url: string | null;
   batch: {
     scheduledDelayMillis?: number;
     maxExportBatchSize?: number;
@@ -118,7 +120,13 @@ export function tracingSettings(
     }
     batch[key] = n;
   }
-  return { endpoint, batch };
+  const url =
+    endpoint === null
+      ? null
+      : endpointName === "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+        ? endpoint
+        : `${endpoint.replace(/\/+$/, "")}/v1/traces`;
+  return { endpoint, url, batch };
 }
 
 /**
@@ -143,8 +151,9 @@ export async function startTracing(
   const resource = resources
     .resourceFromAttributes({ "service.name": DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  // The exporter reads the endpoint, headers, timeout and compression variables itself.
-  const exporter = new OTLPTraceExporter();
+  // The URL from the variables checked above (OTLP's rule: the base endpoint gets /v1/traces);
+  // the exporter reads the headers, timeout and compression variables itself.
+  const exporter = new OTLPTraceExporter(settings.url === null ? {} : { url: settings.url });
   const provider = new TracerProvider({
     resource,
     spanProcessors: [new BatchSpanProcessor({ exporter, ...settings.batch })],
@@ -159,6 +168,10 @@ export async function startTracing(
         await provider.shutdown();
       } finally {
         sdk = null;
+        // The API's globals can be set again (a process starts the SDK at most once; tests more).
+        trace.disable();
+        context.disable();
+        propagation.disable();
       }
     },
   };
