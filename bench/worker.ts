@@ -2,7 +2,8 @@
  * npm run bench:worker — queued order syncs across many stores against the sandbox with its
  * limit lifted, run by 1, 2 and 4 worker processes (the production bundle `dist/main.mjs
  * --role worker`, built first by `npm run build`), next to a bare BullMQ worker whose processor
- * does nothing (the queue's own bound, bundled the same way).
+ * does nothing (the queue's own bound, bundled the same way). `--otel`: the connector's workers
+ * export traces to a local OTLP sink (bench/otel-sink.ts); without it traces are off.
  */
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -26,6 +27,7 @@ import {
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { needChild, release } from "./children.ts";
 import { benchContext } from "./context.ts";
+import { otelFromArgs } from "./otel-sink.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -34,12 +36,15 @@ const { values: args } = parseArgs({
     processes: { type: "string", default: "1,2,4" },
     /** The link stores to run on: sqlite, postgres, or both (same run, alternating). */
     database: { type: "string", default: "sqlite" },
+    /** Traces on: the workers export to a local OTLP sink. */
+    otel: { type: "boolean", default: false },
   },
 });
 const DATABASES = args.database.split(",") as ("sqlite" | "postgres")[];
 const JOBS = Number(args.jobs);
 const STORES = Number(args.stores);
 const PROCESSES = args.processes.split(",").map(Number);
+const otel = await otelFromArgs(args.otel);
 
 // Both sides run as production bundles: the connector's own build, and the bare worker built
 // with the same settings, so the comparison is not about the TypeScript loader.
@@ -341,6 +346,7 @@ for (const r of rows) {
 console.log(
   "\nSQLite per synced one-line order (from the code path): the intent insert (committed before the provider call), then one transaction with the order link, its line-item link, the intent completion and the synced mark: 2 transactions.",
 );
+if (otel) console.log(`spans received by the OTLP sink: ${otel.spans()}`);
 await sandbox.close();
 await postgres?.stop();
 redis.disconnect();

@@ -132,7 +132,10 @@ describe("the OTEL_* variables", () => {
 describe("off", () => {
   it("adds nothing: the job's data is the same object, no span, no log fields", async () => {
     expect(tracingOn()).toBe(false);
-    const data = { shop: "a.myshopify.com", orderId: "1" };
+    const data: { shop: string; orderId: string; trace?: Record<string, string> } = {
+      shop: "a.myshopify.com",
+      orderId: "1",
+    };
     const seen = await inSpan("producer", { kind: SpanKind.PRODUCER }, async (span) => {
       expect(span.isRecording()).toBe(false);
       return withTraceContext(data);
