@@ -246,13 +246,14 @@ async function measure(
       .sort((a, b) => b[1] - a[1]);
     console.log(`${name}: ${perJob.map(([cmd, n]) => `${cmd} ${n.toFixed(2)}`).join(", ")}`);
   }
-  // SIGTERM lets a profiled worker write its profile; the worker shuts down cleanly on it.
+  // SIGTERM lets a profiled worker write its profile, and a traced one send its last spans (after
+  // the figures were taken); the worker shuts down cleanly on it.
+  const clean = Boolean(process.env.BENCH_PROFILE) || otel !== null;
   for (const c of children) {
     release(c);
-    c.kill(process.env.BENCH_PROFILE ? "SIGTERM" : "SIGKILL");
+    c.kill(clean ? "SIGTERM" : "SIGKILL");
   }
-  if (process.env.BENCH_PROFILE)
-    await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
+  if (clean) await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
   return {
     name,
     sandboxCpuMsPerJob: (cpu.user + cpu.system) / 1000 / JOBS,
