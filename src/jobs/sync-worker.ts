@@ -114,6 +114,8 @@ export function startSyncWorker(ctx: SyncWorkerDeps, options: SyncWorkerOptions 
       [CONNECTOR.trigger]: data.trigger,
       ...(data.trigger.includes("/") ? { [CONNECTOR.topic]: data.trigger } : {}),
     }),
+    // A backfill's or resync's jobs: each its own trace, linked to theirs.
+    linkOnly: (data: SyncJobData) => data.priority === "bulk",
     done: (job, traceId) => ctx.links.recordTraceId(job.data.shop, job.data.orderId, traceId),
   });
   return startShardWorkers({ ...ctx, logger }, traced, options);

@@ -1,4 +1,4 @@
-import type { Attributes } from "@opentelemetry/api";
+import { type Attributes, ROOT_CONTEXT } from "@opentelemetry/api";
 import { DelayedError, type Job, WaitingChildrenError } from "bullmq";
 import { CONNECTOR, contextFrom, inSpan, MESSAGING, SpanKind, tracingOn } from "../lib/tracing.ts";
 
@@ -10,6 +10,12 @@ class Moved {
 export interface TracedJobOptions<D> {
   /** Attributes of the job's span from its data: the shop, the order; never customer data. */
   attributes?: (data: D) => Attributes;
+  /**
+   * True for a job whose span starts a trace of its own, linked to the span that queued it
+   * instead of its child (the sync jobs of a backfill or resync: one trace of thousands of
+   * jobs helps nobody find one order).
+   */
+  linkOnly?: (data: D) => boolean;
   /** Runs after the job with its trace ID (the sync worker records it on the order). */
   done?: (job: Job<D>, traceId: string) => Promise<void>;
 }
@@ -17,7 +23,8 @@ export interface TracedJobOptions<D> {
 /**
  * A worker's processor with a consumer span around each job (OpenTelemetry's messaging
  * conventions: `process <queue>`), the child of the span that queued it when the job's data
- * carries its context (`trace`, src/lib/tracing.ts), a trace of its own otherwise. A job moved
+ * carries its context (`trace`, src/lib/tracing.ts; only linked to it with `linkOnly`), a trace of
+ * its own otherwise. A job moved
  * back to the delayed set is not a failure. Off, the processor itself runs.
  */
 export function tracedJob<D, R, A extends unknown[]>(
@@ -31,7 +38,9 @@ export function tracedJob<D, R, A extends unknown[]>(
       `process ${job.queueName}`,
       {
         kind: SpanKind.CONSUMER,
-        parent: contextFrom(data?.trace),
+        ...(options.linkOnly?.(job.data)
+          ? { parent: ROOT_CONTEXT, links: [contextFrom(data?.trace)] }
+          : { parent: contextFrom(data?.trace) }),
         attributes: {
           [MESSAGING.system]: "bullmq",
           [MESSAGING.operationType]: "process",

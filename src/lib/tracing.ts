@@ -3,6 +3,7 @@ import {
   type Context,
   context,
   INVALID_SPAN_CONTEXT,
+  type Link,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -189,6 +190,19 @@ export interface SpanOptions {
   attributes?: Attributes;
   /** The parent, when not the active context (a job's carried context). */
   parent?: Context;
+  /** Spans this one follows from without being their child (a bulk job's producer). */
+  links?: Context[];
+}
+
+/** The span links of `options.links`: the span context each holds, when valid. */
+function linksOf(options: SpanOptions): { links: Link[] } | Record<string, never> {
+  if (!options.links) return {};
+  const links: Link[] = [];
+  for (const c of options.links) {
+    const ids = trace.getSpanContext(c);
+    if (ids && trace.isSpanContextValid(ids)) links.push({ context: ids });
+  }
+  return links.length > 0 ? { links } : {};
 }
 
 /**
@@ -209,6 +223,7 @@ export async function inSpan<T>(
     {
       kind: options.kind ?? SpanKind.INTERNAL,
       ...(options.attributes ? { attributes: options.attributes } : {}),
+      ...linksOf(options),
     },
     parent,
     async (span) => {

@@ -90,6 +90,7 @@ afterAll(async () => {
     await exited;
   }
   await pipeline?.close();
+  receiver?.closeAllConnections();
   await new Promise((r) => receiver?.close(r));
 });
 

@@ -31,6 +31,7 @@ interface Exported {
   name: string;
   kind: number;
   status?: { code?: number };
+  links?: { traceId: string; spanId: string }[];
 }
 
 const exported: Exported[] = [];
@@ -55,6 +56,7 @@ beforeAll(async () => {
   endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  receiver.closeAllConnections();
   await new Promise((r) => receiver.close(r));
 });
 
@@ -182,6 +184,24 @@ describe("the queue hop's carrier", () => {
     const roots = exported.filter((s) => s.name === "process sync");
     expect(roots).toHaveLength(2);
     for (const root of roots) expect(root.parentSpanId ?? "").toBe("");
+  });
+
+  it("only links a bulk job to its producer: a trace of its own per job", async () => {
+    await on();
+    const data = await inSpan("backfill", {}, async () =>
+      withTraceContext<{ priority: string; trace?: Record<string, string> }>({ priority: "bulk" }),
+    );
+    await tracedJob(async (_j: Job<typeof data>) => "done", {
+      linkOnly: (d) => d.priority === "bulk",
+    })(job(data));
+    await flushTraces();
+    const producer = exported.find((s) => s.name === "backfill");
+    const consumer = exported.find((s) => s.name === "process sync");
+    expect(consumer?.parentSpanId ?? "").toBe("");
+    expect(consumer?.traceId).not.toBe(producer?.traceId);
+    expect(consumer?.links).toEqual([
+      expect.objectContaining({ traceId: producer?.traceId, spanId: producer?.spanId }),
+    ]);
   });
 
   it("does not count a job moved back to the delayed set as a failure", async () => {
