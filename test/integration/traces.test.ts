@@ -11,6 +11,7 @@ import { cliEntry } from "../helpers/cli.ts";
 import { type Pipeline, SHOPIFY_SECRET, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { freePortPair } from "../helpers/ports.ts";
 import { service } from "../helpers/services.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
 
 /**
  * One trace per Shopify delivery, across a real web process and a real worker process: both
@@ -18,7 +19,8 @@ import { service } from "../helpers/services.ts";
  * the receiver's server span (verify and ingest its children), the producer span of the queue
  * hop, the worker's consumer span (its parent the producer span, in the other process), the
  * limiter's wait and the provider calls; no customer data in any attribute; the worker's log
- * lines inside it carry its IDs; `connector orders show` prints its trace ID.
+ * lines inside it carry its IDs; `connector orders show` prints its trace ID. Then an
+ * orders/edited diff: the worker's Admin API read is a client span of that delivery's trace.
  */
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -132,6 +134,22 @@ async function startRole(role: "web" | "worker", extra: Record<string, string> =
   return output;
 }
 
+/** PRINT_TRACE=1: a trace as a tree (names, processes, durations), for a closing note. */
+function printTrace(traceId: string): void {
+  if (!process.env.PRINT_TRACE) return;
+  const spans = received.filter((s) => s.traceId === traceId);
+  const ms = (s: Collected) =>
+    (Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6).toFixed(2);
+  const tree = (parent: string, depth: number): string[] =>
+    spans
+      .filter((s) => (s.parentSpanId ?? "") === parent)
+      .flatMap((s) => [
+        `${"  ".repeat(depth)}${s.name} [${s.service}] ${ms(s)} ms`,
+        ...tree(s.spanId, depth + 1),
+      ]);
+  console.log(tree("", 0).join("\n"));
+}
+
 const attribute = (span: OtlpSpan, key: string) =>
   span.attributes?.find((a) => a.key === key)?.value;
 
@@ -188,19 +206,7 @@ describe("traces across the web and worker processes", () => {
       return found[0] as Collected;
     };
 
-    // PRINT_TRACE=1: the trace as a tree (names, processes, durations), for a closing note.
-    if (process.env.PRINT_TRACE) {
-      const ms = (s: Collected) =>
-        (Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6).toFixed(2);
-      const tree = (parent: string, depth: number): string[] =>
-        inTrace
-          .filter((s) => (s.parentSpanId ?? "") === parent)
-          .flatMap((s) => [
-            `${"  ".repeat(depth)}${s.name} [${s.service}] ${ms(s)} ms`,
-            ...tree(s.spanId, depth + 1),
-          ]);
-      console.log(tree("", 0).join("\n"));
-    }
+    printTrace(server.traceId);
     // The receiver (web process): the server span is the trace's root.
     expect(server.service).toBe("connector-web");
     expect(server.name).toBe("POST /webhooks/shopify");
@@ -291,5 +297,52 @@ describe("traces across the web and worker processes", () => {
       { cwd: ROOT, env: { ...processEnv("cli", {}), LOG_LEVEL: "silent" }, timeout: 30_000 },
     );
     expect(stdout).toContain(`last sync trace: ${consumer.traceId}`);
+
+    // A Shopify Admin call is a client span of its delivery's trace too: an orders/edited diff
+    // makes the worker read the order from the Admin API (the stand-in Shopify).
+    const { payload } = standInOrder(42, "2026-11-02T10:00:00Z");
+    await pipeline.shopify.upsertOrder(TEST_SHOP, payload, { deliver: false });
+    const edit = signWebhook({
+      topic: "orders/edited",
+      shop: TEST_SHOP,
+      body: JSON.stringify({
+        order_edit: {
+          id: 5001,
+          order_id: 42,
+          committed_at: "2026-11-02T10:00:00Z",
+          created_at: "2026-11-02T09:59:00Z",
+          line_items: { additions: [], removals: [] },
+        },
+      }),
+      secret: SHOPIFY_SECRET,
+    });
+    const edited = await fetch(`http://127.0.0.1:${port}/webhooks/shopify`, {
+      method: "POST",
+      headers: edit.headers,
+      body: edit.body,
+    });
+    expect(edited.status).toBe(200);
+    // (The web process's own Admin calls at start are traces of their own.)
+    const editTrace = () =>
+      received.find(
+        (s) =>
+          s.kind === KIND.server && strings(attribute(s, "connector.topic"))[0] === "orders/edited",
+      )?.traceId;
+    const adminSpan = () =>
+      received.find((s) => attribute(s, "graphql.operation.type") && s.traceId === editTrace());
+    await expect.poll(adminSpan, { timeout: 30_000 }).toBeDefined();
+    const admin = adminSpan() as Collected;
+    expect(admin.kind).toBe(KIND.client);
+    expect(admin.service).toBe("connector-worker");
+    expect(strings(attribute(admin, "server.address"))).toEqual([TEST_SHOP]);
+    await expect
+      .poll(() => received.find((s) => s.spanId === admin.parentSpanId))
+      .toMatchObject({ kind: KIND.consumer, traceId: admin.traceId });
+    printTrace(admin.traceId);
+    const editServer = received.find((s) => s.traceId === admin.traceId && s.kind === KIND.server);
+    expect(editServer?.service).toBe("connector-web");
+    expect(strings(attribute(editServer as Collected, "connector.topic"))).toEqual([
+      "orders/edited",
+    ]);
   }, 120_000);
 });
