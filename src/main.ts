@@ -35,7 +35,7 @@ async function main() {
   const logger = createLogger(env.LOG_LEVEL);
   // Traces only when the OTEL_* variables name an OTLP endpoint (docs/configuration.md).
   const tracing = await startTracing(process.env, { production: env.NODE_ENV === "production" });
-  if (tracing) logger.info("exporting traces over OTLP");
+  if (tracing) logger.info({ endpoint: tracing.endpoint }, "exporting traces over OTLP");
   // Before anything is started: a key that cannot open the stored secrets stops the process
   // with the fix, instead of every sync retrying on values it cannot open. A Postgres that is
   // not up yet is waited for as Redis is: the web role gives up after REDIS_WAIT_MS.

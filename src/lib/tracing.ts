@@ -137,7 +137,7 @@ export function tracingSettings(
 export async function startTracing(
   env: Record<string, string | undefined>,
   options: { production: boolean },
-): Promise<{ shutdown(): Promise<void> } | null> {
+): Promise<{ shutdown(): Promise<void>; endpoint: string } | null> {
   const settings = tracingSettings(env, options.production);
   if (!settings || sdk) return null;
   const [{ TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources, core, hooks] =
@@ -164,6 +164,8 @@ export async function startTracing(
   trace.setGlobalTracerProvider(provider);
   sdk = provider;
   return {
+    // Where spans go, for the start-up line: the origin only (no credentials, no path).
+    endpoint: new URL(settings.url ?? "http://localhost:4318").origin,
     async shutdown() {
       try {
         await provider.shutdown();
