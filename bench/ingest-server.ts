@@ -14,11 +14,14 @@ import { composeWebApp } from "../src/app/web.ts";
 import { parseEnv } from "../src/config/env.ts";
 import { resolveRuntimeConfig } from "../src/config/runtime-config.ts";
 import { createLogger } from "../src/lib/logger.ts";
+import { startTracing } from "../src/lib/tracing.ts";
 import { isWebPrimary, startWebPrimary } from "../src/server/web-cluster.ts";
 
 const [redisUrl = "", databasePath = "", processArg = "1"] = process.argv.slice(2);
 const processes = Number(processArg);
 const logger = createLogger("silent");
+// bench:ingest --otel sets OTEL_EXPORTER_OTLP_ENDPOINT: traces on, as the web role starts them.
+await startTracing(process.env, { production: false });
 
 if (isWebPrimary(processes)) {
   const primary = await startWebPrimary({ processes, logger });

@@ -6,7 +6,9 @@
  *
  * BENCH_SECONDS (10) per row; BENCH_PROCESSES ("1,2"); BENCH_PROFILE=1 writes a --cpu-prof of
  * every receiver process to a fresh temp directory, printed at the end. A receiver or Redis that
- * dies ends the bench at once with a line naming it (bench/children.ts).
+ * dies ends the bench at once with a line naming it (bench/children.ts). `--otel` (or
+ * BENCH_OTEL=1): the receivers export traces to a local OTLP sink (bench/otel-sink.ts); without
+ * it traces are off, so on and off can be compared.
  */
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
@@ -18,6 +20,7 @@ import { Redis } from "ioredis";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { createTestDatabase, startPostgres } from "../test/helpers/postgres.ts";
 import { needChild, release } from "./children.ts";
+import { otelFromArgs } from "./otel-sink.ts";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const PROCESS_COUNTS = (process.env.BENCH_PROCESSES ?? "1,2").split(",").map(Number);
@@ -25,6 +28,7 @@ const PROFILE_DIR = process.env.BENCH_PROFILE
   ? mkdtempSync(join(tmpdir(), "bench-ingest-prof-"))
   : undefined;
 const CONNECTIONS = 64;
+const otel = await otelFromArgs(process.argv.includes("--otel") || process.env.BENCH_OTEL === "1");
 const base = JSON.parse(
   readFileSync(new URL("../examples/orders-create.json", import.meta.url), "utf8"),
 );
@@ -230,6 +234,7 @@ for (const row of rows) {
   );
 }
 console.log(`\nsync jobs queued by the run (every accepted webhook is one): ${queued}`);
+if (otel) console.log(`spans received by the OTLP sink: ${otel.spans()}`);
 if (PROFILE_DIR) console.log(`CPU profiles of the receiver processes: ${PROFILE_DIR}`);
 await postgres?.stop();
 process.exit(0);

@@ -2,7 +2,8 @@
  * npm run bench:worker — queued order syncs across many stores against the sandbox with its
  * limit lifted, run by 1, 2 and 4 worker processes (the production bundle `dist/main.mjs
  * --role worker`, built first by `npm run build`), next to a bare BullMQ worker whose processor
- * does nothing (the queue's own bound, bundled the same way).
+ * does nothing (the queue's own bound, bundled the same way). `--otel`: the connector's workers
+ * export traces to a local OTLP sink (bench/otel-sink.ts); without it traces are off.
  */
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -26,6 +27,7 @@ import {
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { needChild, release } from "./children.ts";
 import { benchContext } from "./context.ts";
+import { otelFromArgs } from "./otel-sink.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -34,12 +36,15 @@ const { values: args } = parseArgs({
     processes: { type: "string", default: "1,2,4" },
     /** The link stores to run on: sqlite, postgres, or both (same run, alternating). */
     database: { type: "string", default: "sqlite" },
+    /** Traces on: the workers export to a local OTLP sink. */
+    otel: { type: "boolean", default: false },
   },
 });
 const DATABASES = args.database.split(",") as ("sqlite" | "postgres")[];
 const JOBS = Number(args.jobs);
 const STORES = Number(args.stores);
 const PROCESSES = args.processes.split(",").map(Number);
+const otel = await otelFromArgs(args.otel);
 
 // Both sides run as production bundles: the connector's own build, and the bare worker built
 // with the same settings, so the comparison is not about the TypeScript loader.
@@ -241,13 +246,14 @@ async function measure(
       .sort((a, b) => b[1] - a[1]);
     console.log(`${name}: ${perJob.map(([cmd, n]) => `${cmd} ${n.toFixed(2)}`).join(", ")}`);
   }
-  // SIGTERM lets a profiled worker write its profile; the worker shuts down cleanly on it.
+  // SIGTERM lets a profiled worker write its profile, and a traced one send its last spans (after
+  // the figures were taken); the worker shuts down cleanly on it.
+  const clean = Boolean(process.env.BENCH_PROFILE) || otel !== null;
   for (const c of children) {
     release(c);
-    c.kill(process.env.BENCH_PROFILE ? "SIGTERM" : "SIGKILL");
+    c.kill(clean ? "SIGTERM" : "SIGKILL");
   }
-  if (process.env.BENCH_PROFILE)
-    await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
+  if (clean) await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
   return {
     name,
     sandboxCpuMsPerJob: (cpu.user + cpu.system) / 1000 / JOBS,
@@ -341,6 +347,7 @@ for (const r of rows) {
 console.log(
   "\nSQLite per synced one-line order (from the code path): the intent insert (committed before the provider call), then one transaction with the order link, its line-item link, the intent completion and the synced mark: 2 transactions.",
 );
+if (otel) console.log(`spans received by the OTLP sink: ${otel.spans()}`);
 await sandbox.close();
 await postgres?.stop();
 redis.disconnect();

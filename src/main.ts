@@ -9,6 +9,7 @@ import { ConfigError, type Env, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig } from "./config/runtime-config.ts";
 import { createLogger } from "./lib/logger.ts";
 import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
+import { startTracing } from "./lib/tracing.ts";
 import { ConnectorMetrics, startMetricsServer } from "./metrics/index.ts";
 import { sealedSecretsProblem } from "./ops/index.ts";
 import { isWebPrimary, shareMetricsWithPrimary, startWebPrimary } from "./server/web-cluster.ts";
@@ -32,6 +33,9 @@ async function main() {
   const env = parseEnv();
   const config = resolveRuntimeConfig(env);
   const logger = createLogger(env.LOG_LEVEL);
+  // Traces only when the OTEL_* variables name an OTLP endpoint (docs/configuration.md).
+  const tracing = await startTracing(process.env, { production: env.NODE_ENV === "production" });
+  if (tracing) logger.info({ endpoint: tracing.endpoint }, "exporting traces over OTLP");
   // Before anything is started: a key that cannot open the stored secrets stops the process
   // with the fix, instead of every sync retrying on values it cannot open. A Postgres that is
   // not up yet is waited for as Redis is: the web role gives up after REDIS_WAIT_MS.
@@ -171,6 +175,8 @@ async function main() {
     await connector.close();
     // The sandbox, the private redis-server and the instance lock, last started first stopped.
     await started.stop();
+    // What was recorded until now goes out before the process does.
+    await tracing?.shutdown().catch(() => {});
     process.exit(0);
   };
 

@@ -7,6 +7,7 @@ import { createProducts, type ProductsKit } from "../features/products/compose.t
 import { RegistrationReader } from "../features/registrations/index.ts";
 import { createLogger } from "../lib/logger.ts";
 import type { RedisTarget } from "../lib/redis-keys.ts";
+import { startTracing } from "../lib/tracing.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
 import { stagingEndpoints } from "./development.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
@@ -36,6 +37,10 @@ export async function withContext<T>(
   config: RuntimeConfig,
   action: (ctx: Core) => Promise<T>,
 ): Promise<T> {
+  // A resync or a DLQ retry run from the CLI is traced like the processes' work when asked.
+  const tracing = await startTracing(process.env, {
+    production: config.env.NODE_ENV === "production",
+  });
   const ctx = createCore({
     config,
     logger: createLogger(
@@ -59,6 +64,7 @@ export async function withContext<T>(
     return await action(ctx);
   } finally {
     await ctx.close();
+    await tracing?.shutdown().catch(() => {});
   }
 }
 

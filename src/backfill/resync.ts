@@ -1,3 +1,4 @@
+import { CONNECTOR, inSpan } from "../lib/tracing.ts";
 import { type AdminClientFactory, OrderSource } from "../shopify/index.ts";
 import type { ShopRecord } from "../store/index.ts";
 import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
@@ -52,6 +53,20 @@ export async function resync(
   shop: ShopRecord,
   target: ResyncTarget,
   options: { onPage?: (found: number) => void; signal?: AbortSignal } = {},
+): Promise<ResyncResult> {
+  // Traces on: one span; the Admin reads and each queued job (its trace context) are its children.
+  return inSpan(
+    "resync",
+    { attributes: { [CONNECTOR.shop]: shop.shop, "connector.resync.target": target.kind } },
+    () => resyncOrders(deps, shop, target, options),
+  );
+}
+
+async function resyncOrders(
+  deps: ResyncDeps,
+  shop: ShopRecord,
+  target: ResyncTarget,
+  options: { onPage?: (found: number) => void; signal?: AbortSignal },
 ): Promise<ResyncResult> {
   const source = new OrderSource(deps.shopifyAdmin.for(shop), shop.shop as ShopDomain);
   const feed = (orders: AsyncIterable<SourceOrder>) =>

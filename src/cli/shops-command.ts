@@ -254,7 +254,9 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
     .command("orders")
     .description("orders and their provider links")
     .command("show")
-    .description("show an order's provider IDs, line items, fulfillments and last result")
+    .description(
+      "show an order's provider IDs, line items, fulfillments, last result and last sync's trace ID",
+    )
     .requiredOption("--shop <domain>", "the shop", shopDomain)
     .requiredOption("--order <id-or-name>", "Shopify order ID, or its name such as #1001")
     .option("--json", "print JSON")
@@ -294,6 +296,7 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
         lastError: row.lastError,
         lastSyncedAt: row.lastSyncedAt,
         syncedVersion: row.syncedVersion,
+        lastTraceId: row.lastTraceId,
         lineItems: detail.lineItems,
         fulfillments: detail.fulfillments,
       };
@@ -305,6 +308,7 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
         [
           `${view.orderName ?? sourceOrderId} (Shopify ${sourceOrderId}) → provider order ${view.providerOrderId} in store ${view.providerStoreId}`,
           `  last result: ${view.lastResult ?? "in progress"}${view.lastError ? ` (${view.lastError})` : ""}, synced version ${view.syncedVersion ?? "-"}`,
+          ...(view.lastTraceId ? [`  last sync trace: ${view.lastTraceId}`] : []),
           ...(view.canceledAt ? [`  canceled at ${view.canceledAt}`] : []),
           ...detail.lineItems.map(
             (l) =>

@@ -1,4 +1,5 @@
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { CONNECTOR, inSpan, MESSAGING, SpanKind, withTraceContext } from "../lib/tracing.ts";
 import type { DeadLetterData, SyncJobData } from "../queue/jobs.ts";
 import { dedupeKey } from "../queue/names.ts";
 import { deadLetterId, type OrderQueues } from "../queue/order-queues.ts";
@@ -207,7 +208,21 @@ export class WebhookIngest {
     if ((await this.#deps.shops.shopStatus(webhook.shop)) !== "active") {
       return this.#checked(webhook, dedupe, async () => "unknown-shop");
     }
-    return this.#store(webhook, event, dedupe);
+    // The queue hop's producer span (messaging conventions): the job carries its context.
+    return inSpan(
+      "send sync",
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          [MESSAGING.system]: "bullmq",
+          [MESSAGING.operationType]: "send",
+          [MESSAGING.destination]: "sync",
+          [CONNECTOR.shop]: webhook.shop,
+          [CONNECTOR.topic]: event.topic,
+        },
+      },
+      () => this.#store(webhook, event, dedupe),
+    );
   }
 
   /**
@@ -275,13 +290,13 @@ export class WebhookIngest {
       const at = event.updatedAt ? Date.parse(event.updatedAt) : receivedAt;
       write = snapshots.hintWrite(webhook.shop, orderId, Number.isNaN(at) ? receivedAt : at);
     }
-    const data: SyncJobData = {
+    const data = withTraceContext<SyncJobData>({
       shop: webhook.shop,
       orderId,
       priority: "live",
       trigger: event.topic,
       receivedAt,
-    };
+    });
     const plan = await queues.liveJobPlan(webhook.shop, orderId);
     if (plan) {
       // One call: the mark, the snapshot, the arrival count and the job. Only a delivery that

@@ -7,6 +7,7 @@ import {
 } from "../backfill/index.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
+import { tracedJob } from "./traced-job.ts";
 
 /** What the backfill worker runs on: the processor's deps and its Redis. */
 export interface BackfillWorkerDeps extends BackfillProcessorDeps {
@@ -30,15 +31,17 @@ export function startBackfillWorker(
   options: BackfillWorkerOptions = {},
 ): BackfillWorkerHandle {
   const stopping = new AbortController();
-  const processor = createBackfillProcessor({
-    backfills: ctx.backfills,
-    shops: ctx.shops,
-    shopifyAdmin: ctx.shopifyAdmin,
-    snapshots: ctx.snapshots,
-    queues: ctx.queues,
-    limiter: ctx.limiter,
-    logger: ctx.logger.child({ component: "backfill-worker" }),
-  });
+  const processor = tracedJob(
+    createBackfillProcessor({
+      backfills: ctx.backfills,
+      shops: ctx.shops,
+      shopifyAdmin: ctx.shopifyAdmin,
+      snapshots: ctx.snapshots,
+      queues: ctx.queues,
+      limiter: ctx.limiter,
+      logger: ctx.logger.child({ component: "backfill-worker" }),
+    }),
+  );
   const worker = new Worker<BackfillJobData, BackfillResult>(
     QUEUE.backfill,
     (job, token, signal) =>

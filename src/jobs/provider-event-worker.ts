@@ -8,6 +8,7 @@ import { releaseLock } from "../lib/lock.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import { type ProviderEventJobData, ProviderEventQueue } from "../queue/provider-event-queue.ts";
+import { tracedJob } from "./traced-job.ts";
 
 export interface ProviderEventWorkerDeps extends ProviderEventProcessorDeps {
   redis: RedisConnection;
@@ -65,7 +66,7 @@ export async function startProviderEventWorker(
     logger,
     withOrderLock: orderLock(ctx.redis, ctx.prefix),
   });
-  const worker = new Worker<ProviderEventJobData>(QUEUE.providerEvents, processor, {
+  const worker = new Worker<ProviderEventJobData>(QUEUE.providerEvents, tracedJob(processor), {
     ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
     concurrency: options.concurrency ?? 4,
   });

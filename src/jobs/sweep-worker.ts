@@ -9,6 +9,7 @@ import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts"
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
 import type { ProviderEventRepository } from "../store/index.ts";
+import { tracedJob } from "./traced-job.ts";
 
 /** What the sweep worker runs on: the processor's deps, the installer and its Redis. */
 export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions"> {
@@ -58,7 +59,7 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
         new Date(Date.now() - ctx.providerEventRetentionDays * 86_400_000),
       ),
   });
-  const worker = new Worker<SweepJobData>(QUEUE.maintenance, processor, {
+  const worker = new Worker<SweepJobData>(QUEUE.maintenance, tracedJob(processor), {
     ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
     concurrency: 2,
     lockDuration: 120_000,

@@ -7,6 +7,7 @@ import {
   type SyncProcessorDeps,
 } from "../engine/sync-processor.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { CONNECTOR } from "../lib/tracing.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
 import {
@@ -18,6 +19,7 @@ import {
   syncShardNames,
   syncShardOptions,
 } from "../queue/sync-shards.ts";
+import { tracedJob } from "./traced-job.ts";
 
 /** What the sync worker runs on: the processor's deps, its Redis and its settings. */
 export interface SyncWorkerDeps
@@ -105,7 +107,18 @@ export function startSyncWorker(ctx: SyncWorkerDeps, options: SyncWorkerOptions 
     logger,
     metrics: options.metrics ?? ctx.metrics.sync,
   });
-  return startShardWorkers({ ...ctx, logger }, processor, options);
+  // Traces on: a span per job, continuing the receiver's trace; its ID kept on the order.
+  const traced = tracedJob(processor, {
+    attributes: (data: SyncJobData) => ({
+      [CONNECTOR.orderId]: data.orderId,
+      [CONNECTOR.trigger]: data.trigger,
+      ...(data.trigger.includes("/") ? { [CONNECTOR.topic]: data.trigger } : {}),
+    }),
+    // A backfill's or resync's jobs: each its own trace, linked to theirs.
+    linkOnly: (data: SyncJobData) => data.priority === "bulk",
+    done: (job, traceId) => ctx.links.recordTraceId(job.data.shop, job.data.orderId, traceId),
+  });
+  return startShardWorkers({ ...ctx, logger }, traced, options);
 }
 
 /**

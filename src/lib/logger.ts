@@ -1,4 +1,5 @@
 import { type Logger, pino } from "pino";
+import { traceFields } from "./tracing.ts";
 
 /**
  * Structured logs with customer data and secrets redacted (docs/principles.md: logs are structured and clean). Every path that
@@ -76,6 +77,8 @@ export function createLogger(level = "info", destination?: pino.DestinationStrea
     {
       level,
       base: undefined,
+      // Inside a span (tracing on): its trace_id and span_id, so a line finds its trace.
+      mixin: traceFields,
       formatters: {
         level: (label) => ({ level: label }),
         log: (object) => redactDeep(object) as Record<string, unknown>,

@@ -46,6 +46,7 @@ import {
   fetchTransport,
   type Transport,
   type TransportResponse,
+  tracedTransport,
   undiciTransport,
 } from "./transport.ts";
 
@@ -130,7 +131,9 @@ export class ProviderClient {
 
   constructor(options: ProviderClientOptions) {
     this.#o = options;
-    this.#transport = options.fetch ? fetchTransport(options.fetch) : undiciTransport();
+    this.#transport = tracedTransport(
+      options.fetch ? fetchTransport(options.fetch) : undiciTransport(),
+    );
     this.#tokens = new TokenSource({
       authUrl: options.authUrl,
       clientId: options.clientId,

@@ -22,6 +22,7 @@ declare module "ioredis" {
   }
 }
 
+import { httpClientAttributes, inSpan, markFailed, SpanKind } from "../lib/tracing.ts";
 import { TokenResponse } from "./schemas.ts";
 
 export interface TokenInfo {
@@ -175,17 +176,27 @@ export class TokenSource {
     const url = `${this.#o.authUrl.replace(/\/$/, "")}${path}`;
     let response: Response;
     try {
-      response = await this.#o.fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({
-          grant_type: "client_credentials",
-          client_id: this.#o.clientId,
-          client_secret: this.#o.clientSecret,
-          audience: this.#o.audience,
-        }),
-        signal: AbortSignal.timeout(this.#o.timeoutMs),
-      });
+      // Traces on: an HTTP client span, like the API requests' (its body is never recorded).
+      response = await inSpan(
+        "POST",
+        { kind: SpanKind.CLIENT, attributes: httpClientAttributes("POST", url) },
+        async (span) => {
+          const answer = await this.#o.fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json" },
+            body: JSON.stringify({
+              grant_type: "client_credentials",
+              client_id: this.#o.clientId,
+              client_secret: this.#o.clientSecret,
+              audience: this.#o.audience,
+            }),
+            signal: AbortSignal.timeout(this.#o.timeoutMs),
+          });
+          span.setAttribute("http.response.status_code", answer.status);
+          if (answer.status >= 400) markFailed(span, String(answer.status));
+          return answer;
+        },
+      );
     } catch (cause) {
       throw new ProviderConnectionError(`token request failed: ${(cause as Error).message}`, {
         method: "POST",

@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher, request } from "undici";
+import { httpClientAttributes, inSpan, markFailed, SpanKind, tracingOn } from "../lib/tracing.ts";
 import type { HeaderSource } from "./rate-limit-headers.ts";
 
 export interface TransportRequest {
@@ -76,5 +77,26 @@ export function fetchTransport(fetchFn: typeof fetch): Transport {
       signal: req.signal,
     });
     return { status: response.status, headers: response.headers, text: () => response.text() };
+  };
+}
+
+/**
+ * A transport whose every request is an HTTP client span (OpenTelemetry's conventions: named
+ * by its method; method, server, URL without query, status; a 4xx or 5xx answer or no answer
+ * marks it failed). Off, the transport itself.
+ */
+export function tracedTransport(transport: Transport): Transport {
+  return (req) => {
+    if (!tracingOn()) return transport(req);
+    return inSpan(
+      req.method,
+      { kind: SpanKind.CLIENT, attributes: httpClientAttributes(req.method, req.url) },
+      async (span) => {
+        const response = await transport(req);
+        span.setAttribute("http.response.status_code", response.status);
+        if (response.status >= 400) markFailed(span, String(response.status));
+        return response;
+      },
+    );
   };
 }

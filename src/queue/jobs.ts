@@ -1,5 +1,6 @@
 /** Job payloads, shared by producers (receiver, backfill, CLI) and the sync worker. */
 
+import type { TraceCarrier } from "../lib/tracing.ts";
 import type { OrderTopic } from "../shopify/topics.ts";
 
 export type SyncPriority = "live" | "bulk";
@@ -23,6 +24,11 @@ export interface SyncJobData {
    * feeder paces itself by the budget, so its jobs never wait in the delayed set).
    */
   prepaidSlot?: string;
+  /**
+   * The trace context of the span that queued the job (W3C `traceparent`), when traces are on:
+   * the worker's span continues that trace (src/lib/tracing.ts).
+   */
+  trace?: TraceCarrier;
 }
 
 export type { FailureCategory } from "../sync/failure.ts";

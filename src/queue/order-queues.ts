@@ -2,6 +2,7 @@ import { type JobsOptions, Queue } from "bullmq";
 import { Cluster, type Result } from "ioredis";
 import { defineScripts, loadLua } from "../lib/lua.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { withTraceContext } from "../lib/tracing.ts";
 import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
 import type { DeadLetterData, SyncJobData } from "./jobs.ts";
 import { QUEUE, queueOptions } from "./names.ts";
@@ -177,7 +178,7 @@ export class OrderQueues {
     options: { delayMs?: number; liveCount?: Promise<number> } = {},
   ) {
     const queue = await this.syncQueueFor(data.shop, data.orderId);
-    return queue.add(SYNC_JOB_NAME, data, {
+    return queue.add(SYNC_JOB_NAME, withTraceContext(data), {
       ...this.#jobOptions,
       priority: await this.#priorityOf(data, options.liveCount),
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },

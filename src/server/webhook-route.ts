@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { LIFECYCLE_WINDOW_MS, type WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
+import { annotate, CONNECTOR, inSpan, inSpanSync } from "../lib/tracing.ts";
 import {
   isTopic,
   normalizeTopic,
@@ -11,6 +12,7 @@ import {
   verifyShopifyWebhook,
 } from "../shopify/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
+import { traceRequest } from "./trace-request.ts";
 import { webhookBodyLimit } from "./webhook-body-limit.ts";
 
 export interface WebhookRouteDeps {
@@ -42,10 +44,13 @@ export const INGEST_DEADLINE_MS = 2_000;
 export function webhookRoutes(deps: WebhookRouteDeps) {
   const { secret, ingest, logger } = deps;
   const app = new Hono();
-  app.post("/webhooks/shopify", webhookBodyLimit(deps.maxBytes), async (c) => {
+  const route = "/webhooks/shopify";
+  app.post(route, traceRequest(route), webhookBodyLimit(deps.maxBytes), async (c) => {
     // The HMAC covers the bytes as sent: verify those, then decode (never re-serialize).
     const bytes = new Uint8Array(await c.req.arrayBuffer());
-    const check = verifyShopifyWebhook(c.req.raw.headers, bytes, secret);
+    const check = inSpanSync("verify webhook", {}, () =>
+      verifyShopifyWebhook(c.req.raw.headers, bytes, secret),
+    );
     if (!check.valid) {
       deps.onOutcome?.("unknown", `rejected:${check.reason}`);
       if (check.reason === "missing_headers") {
@@ -79,6 +84,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         ],
       );
     }
+    annotate({ [CONNECTOR.shop]: shop.data, [CONNECTOR.topic]: topic.slice(0, 64) });
     // A child logger only when something is logged: it costs more than the rest of a request.
     // The topic header is the sender's text: an unknown one is logged cut short.
     const log = () =>
@@ -89,13 +95,17 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       });
     try {
       const outcome = await withDeadline(
-        ingest.ingest({
-          shop: shop.data,
-          topic,
-          webhookId: check.webhookId,
-          eventId: check.eventId,
-          triggeredAt: check.triggeredAt,
-          rawBody: decoder.decode(bytes),
+        inSpan("ingest webhook", {}, async (span) => {
+          const outcome = await ingest.ingest({
+            shop: shop.data,
+            topic,
+            webhookId: check.webhookId,
+            eventId: check.eventId,
+            triggeredAt: check.triggeredAt,
+            rawBody: decoder.decode(bytes),
+          });
+          span.setAttribute(CONNECTOR.outcome, outcome);
+          return outcome;
         }),
         deps.deadlineMs ?? INGEST_DEADLINE_MS,
         "making the webhook durable",

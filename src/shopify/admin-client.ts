@@ -1,3 +1,4 @@
+import type { Attributes } from "@opentelemetry/api";
 import {
   GraphqlQueryError,
   HttpThrottlingError,
@@ -5,6 +6,7 @@ import {
   type Shopify,
 } from "@shopify/shopify-api";
 import type { Logger } from "pino";
+import { inSpan, SpanKind } from "../lib/tracing.ts";
 import type { CostThrottle, QueryCost, ThrottleStatus } from "./cost-throttle.ts";
 
 /** An Admin GraphQL answer with errors that retrying will not fix (a bad query, a missing scope). */
@@ -87,6 +89,19 @@ export class ShopifyAdminClient {
     return this.#client.graphql;
   }
 
+  /** An Admin call's span: the shop, the method, the GraphQL operation; never its variables. */
+  #spanAttributes(query: string): Attributes {
+    const operation = OPERATION.exec(query);
+    return {
+      "http.request.method": "POST",
+      "server.address": this.shop,
+      "server.port": 443,
+      "connector.shop": this.shop,
+      ...(operation?.[1] ? { "graphql.operation.type": operation[1] } : {}),
+      ...(operation?.[2] ? { "graphql.operation.name": operation[2] } : {}),
+    };
+  }
+
   async #currentToken(): Promise<string> {
     const token = await this.#token.current();
     if (!token) {
@@ -115,7 +130,12 @@ export class ShopifyAdminClient {
         await sleep(wait);
       }
       try {
-        const response = await this.#graphqlFor(token).request(query, { variables, retries: 0 });
+        const client = this.#graphqlFor(token);
+        const response = await inSpan(
+          graphqlSpanName(query),
+          { kind: SpanKind.CLIENT, attributes: this.#spanAttributes(query) },
+          () => client.request(query, { variables, retries: 0 }),
+        );
         const cost = readCost(response.extensions);
         if (cost) {
           throttle.observe(this.shop, cost.throttleStatus);
@@ -153,6 +173,16 @@ export class ShopifyAdminClient {
       }
     }
   }
+}
+
+/** A query's operation type and name: `query OrderPage(` → query, OrderPage. */
+const OPERATION = /^\s*(query|mutation|subscription)\b\s*([A-Za-z_]\w*)?/;
+
+/** GraphQL's span name: `<type> <name>`, or the type alone (an anonymous query). */
+function graphqlSpanName(query: string): string {
+  const operation = OPERATION.exec(query);
+  if (!operation) return "query";
+  return operation[2] ? `${operation[1]} ${operation[2]}` : (operation[1] as string);
 }
 
 /** The shop has no access token that Shopify accepts (reinstall needed, or uninstalled). */

@@ -320,6 +320,18 @@ export abstract class LinkQueries {
     ]);
   }
 
+  /**
+   * Records the trace ID of the order's latest sync (written only when traces are on), for
+   * `connector orders show`. An order with no link yet has nowhere to keep it.
+   */
+  async recordTraceId(shop: string, sourceOrderId: string, traceId: string): Promise<void> {
+    const { orderLinks } = this.db.t;
+    await this.db.orm
+      .update(orderLinks)
+      .set({ lastTraceId: traceId })
+      .where(and(eq(orderLinks.shop, shop), eq(orderLinks.sourceOrderId, sourceOrderId)));
+  }
+
   /** Counts for status pages: orders synced, and orders whose last attempt failed. */
   async countByResult(
     shop: string,

@@ -79,6 +79,8 @@ export const orderLinks = pgTable(
     lastResult: text("last_result", { enum: ["synced", "failed", "dead-lettered"] }),
     lastError: text("last_error"),
     lastSyncedAt: text("last_synced_at"),
+    /** The trace ID of the order's last sync, when traces were on (`connector orders show`). */
+    lastTraceId: text("last_trace_id"),
     createdAt: text("created_at").notNull(),
   },
   (t) => [

@@ -74,11 +74,14 @@ describe.concurrent("every bench runs at a tiny size", () => {
   }, 150_000);
 
   it("bench:ingest, 2 web processes", async () => {
-    const { code, out, err } = await bench("ingest.ts", [], {
+    // With traces on (a local OTLP sink), as the on/off comparison runs it.
+    const { code, out, err } = await bench("ingest.ts", ["--otel"], {
       BENCH_SECONDS: "1",
       BENCH_PROCESSES: "2",
     }).done;
     expect(code, err).toBe(0);
+    expect(out).toMatch(/^traces: on, exported over OTLP\/HTTP/m);
+    expect(out).toMatch(/^spans received by the OTLP sink: [1-9]\d*$/m);
     const printed = rows(out);
     expect(printed).toHaveLength(5);
     expect(printed[0]).toMatch(/^\| bare Hono 200 OK \(bound\), 2 processes \| \d+ \|/);
@@ -90,6 +93,7 @@ describe.concurrent("every bench runs at a tiny size", () => {
     const worker = await bench("worker.ts", ["--jobs", "20", "--stores", "2", "--processes", "1"])
       .done;
     expect(worker.code, worker.err).toBe(0);
+    expect(worker.out).toMatch(/^traces: off \(no OTLP endpoint/m);
     const workerRows = rows(worker.out);
     expect(workerRows).toHaveLength(2);
     expect(workerRows[0]).toMatch(/^\| bare BullMQ worker, no-op \(1 process\) \| \d+ \|/);

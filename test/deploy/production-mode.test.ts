@@ -184,6 +184,22 @@ describe("the process", () => {
     expect(existsSync(join(dir, "data"))).toBe(false);
   });
 
+  it("in production, refuses traces asked for with no collector named, before it starts anything", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "prod-otel-"));
+    dirs.push(dir);
+    const { code, out } = await runMain({
+      ...PRODUCTION,
+      DATABASE_PATH: join(dir, "data", "connector.sqlite"),
+      OTEL_TRACES_EXPORTER: "otlp",
+    });
+    expect(code).toBe(2);
+    expect(out).toContain(
+      "OTEL_EXPORTER_OTLP_ENDPOINT: required with OTEL_TRACES_EXPORTER=otlp in production",
+    );
+    expect(out).not.toMatch(/at .*\.ts:\d+/);
+    expect(existsSync(join(dir, "data"))).toBe(false);
+  });
+
   it("with development defaults, listens on 127.0.0.1 only and keeps its data directory private", async () => {
     const dir = mkdtempSync(join(tmpdir(), "dev-mode-"));
     dirs.push(dir);

@@ -2,8 +2,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RedisConnection } from "../../lib/redis-keys.ts";
+import { tracingOn } from "../../lib/tracing.ts";
 import { ProviderRateLimitError, type RateLimitInfo } from "../../provider/index.ts";
 import { LimiterScripts } from "./scripts.ts";
+import { traceLimiterWait } from "./trace-wait.ts";
 
 export interface LimiterOptions {
   /** Requests per window per store (PROVIDER_RATE_LIMIT). */
@@ -216,6 +218,19 @@ export class StoreRateLimiter {
     priority: Priority,
     request: (slot: Slot) => Promise<T>,
     options: CallOptions = {},
+  ): Promise<CallResult<T>> {
+    // Traces on: the wait for the slot is a span of its own (trace-wait.ts).
+    if (!tracingOn()) return this.#call(storeId, priority, request, options);
+    return traceLimiterWait(storeId, priority, request, (traced) =>
+      this.#call(storeId, priority, traced, options),
+    );
+  }
+
+  async #call<T>(
+    storeId: number,
+    priority: Priority,
+    request: (slot: Slot) => Promise<T>,
+    options: CallOptions,
   ): Promise<CallResult<T>> {
     const { waiter = "", prepaidSlot = "", waitUntil, signal, sendsAtGrant = false } = options;
     const pause = async (wait: Wait): Promise<boolean> => {

@@ -1,4 +1,5 @@
 import { Worker } from "bullmq";
+import { tracedJob } from "../../jobs/traced-job.ts";
 import { duplicateConnection, type RedisConnection } from "../../lib/redis-keys.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
 import {
@@ -15,7 +16,7 @@ export interface ProductImportWorkerDeps extends ProductImportProcessorDeps {
 /** The worker of settings-page product imports: one at a time per process, paced per store. */
 export function startProductImportWorker(ctx: ProductImportWorkerDeps) {
   const stopping = new AbortController();
-  const processor = createProductImportProcessor(ctx);
+  const processor = tracedJob(createProductImportProcessor(ctx));
   const worker = new Worker<ProductImportJobData>(
     QUEUE.productImport,
     (job, _token, signal) =>

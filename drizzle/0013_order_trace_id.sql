@@ -1,0 +1,1 @@
+ALTER TABLE `order_links` ADD `last_trace_id` text;

@@ -1,0 +1,1 @@
+ALTER TABLE "order_links" ADD COLUMN "last_trace_id" text;
