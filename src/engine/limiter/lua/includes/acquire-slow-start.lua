@@ -9,7 +9,7 @@
 -- up to `probeMs`: a blind burst into a shared budget meets 429s that stop the store. Once a
 -- window: an answer without RateLimit headers teaches nothing, but ends the wait.
 local probing = false
-if live and probeMs > 0 and redis.call('EXISTS', seenKey) == 0 then
+if live and probeMs > 0 and not seen then
   local probe = redis.call('HMGET', probeKey, 'at', 'slot')
   if not probe[1] then
     probing = true

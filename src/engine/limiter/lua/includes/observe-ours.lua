@@ -21,8 +21,12 @@ local left = answered and redis.call('ZSCORE', sentKey, answeredSlot)
 -- later answer already said).
 local seenAt = now
 if left then seenAt = math.min(now, math.floor(tonumber(left) / 1000)) end
-local seenBefore = tonumber(redis.call('GET', seenKey) or '0')
-local function markSeen() redis.call('SET', seenKey, math.max(seenAt, seenBefore), 'PX', window) end
+local seenBefore = 0
+if lagState.seenUntil and now < tonumber(lagState.seenUntil) then seenBefore = tonumber(lagState.seen) end
+local function markSeen()
+  setLag('seen', math.max(seenAt, seenBefore))
+  setLag('seenUntil', now + window)
+end
 if answered and left then
   local from = '(' .. (tonumber(answered) - window - margin)
   -- In flight and not counted: pending, less those that left before it (itself included).

@@ -1,7 +1,7 @@
 --[[
   SETTLE's step as a function, `settle(member, answeredAgoMs, granted)` (a fragment: it runs
-  with the script's locals: slotsKey, liveKey, pendingKey, answeredKey, lagKey, sentKey,
-  margin, window, now, and `first`, the slot ledger to look in first: the request's priority).
+  with the script's locals: slotsKey, liveKey, pendingKey, answeredKey, sentKey, margin,
+  window, now, the `lag` state (lag.lua; the caller flushes it), and `first`, the slot ledger to look in first: the request's priority).
   `granted` is the slot's grant time while pending, false when not, or nil to look it up.
   Returns 1 when the slot moved later, else 0.
 ]]
@@ -26,15 +26,12 @@ local function settle(member, answeredAgoMs, granted)
     local score = redis.call('ZSCORE', key, member)
     if score then
       local shift = math.min(math.max(latest - tonumber(score), 0), window / 10)
-      local average = tonumber(redis.call('HGET', lagKey, 'settle') or '0')
+      local average = tonumber(lagState.settle or '0')
       -- (Below a hundredth of a ms it is none: the common case, slots answered within the
       -- margin, then writes nothing.)
       local moved = average + (shift - average) / 8
       if moved < 0.01 then moved = 0 end
-      if moved ~= average then
-        redis.call('HSET', lagKey, 'settle', tostring(moved))
-        redis.call('PEXPIRE', lagKey, window * 10)
-      end
+      if moved ~= average then setLag('settle', tostring(moved)) end
       if shift > 0 then
         redis.call('ZADD', key, 'XX', latest, member)
         return 1

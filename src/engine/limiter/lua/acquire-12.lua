@@ -22,9 +22,11 @@
     KEYS[5]  live         live work's slots
     KEYS[6]  others       other clients' requests learned from the server's headers
     KEYS[7]  pending      our slots whose answer is not back yet
-    KEYS[8]  seen         when the server last told us its count
+    KEYS[8]  sent         pending requests by the moment they left (µs; see sent-2.lua)
     KEYS[9]  paced        when the next bulk grant is due (GCRA)
-    KEYS[10] lag          hash: `grant` (how late woken waiters come), `settle` (how far slots move), ms
+    KEYS[10] lag          hash (lag.lua): `grant` (how late woken waiters come), `settle` (how
+                          far slots move), ms; `seen`, `seenUntil` (when the server last told
+                          us its count); `othersTop` (no learned request later than it)
     KEYS[11] probe        hash: the live request that went out alone to learn an unknown
                           store's budget (`slot`) and when (`at`)
     KEYS[12] told         hash: waiter → the moment it was told to come back (its promise less
@@ -41,7 +43,6 @@
     ARGV[10] pace         '1' to pace bulk work
     ARGV[11] again        '1' when the caller asks again without having left the process
     ARGV[12] probeMs      how long live work waits for that request's answer (0: no slow start)
-    KEYS[13] sent         pending requests by the moment they left (µs; see sent-2.lua)
     ARGV[13] sendsNow     '1' when the caller sends the request the moment it is granted (its
                           intent already written): the grant marks it as leaving, as SENT
                           would just before it left
@@ -58,12 +59,11 @@ local bulkWaitersKey = KEYS[4]
 local liveKey = KEYS[5]
 local othersKey = KEYS[6]
 local pendingKey = KEYS[7]
-local seenKey = KEYS[8]
+local sentKey = KEYS[8]
 local pacedKey = KEYS[9]
 local lagKey = KEYS[10]
 local probeKey = KEYS[11]
 local toldKey = KEYS[12]
-local sentKey = KEYS[13]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -99,7 +99,11 @@ local life = window + margin
 -- ever counted within that range, and trimmed where it grows: a grant here, a learned request
 -- in OBSERVE.
 local alive = '(' .. (now - life)
-local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold')
+local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold',
+  'seen', 'seenUntil', 'othersTop')
+-- When the server last told us its count, while that holds (a window; see lag.lua), or nil.
+local seen = nil
+if lagged[8] and now < tonumber(lagged[8]) then seen = tonumber(lagged[7]) end
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
 -- Handed back the queue's delay early and an interval more, so a woken job is back before its
 -- slot frees and takes it at once; up to a tenth of the window.
@@ -112,7 +116,11 @@ lag.lead = math.min(lag.grant + window / limit, window / 10, 500)
 lag.cycle = math.min(lag.settle, math.max(window / limit - margin, 0))
 local bulkUsed = redis.call('ZCOUNT', slotsKey, alive, '+inf')
 local liveUsed = redis.call('ZCOUNT', liveKey, alive, '+inf')
-local othersUsed = redis.call('ZCOUNT', othersKey, alive, '+inf')
+-- (None when the latest learned request is older than the window: no count of the ledger.)
+local othersUsed = 0
+if not lagged[9] or tonumber(lagged[9]) > now - life then
+  othersUsed = redis.call('ZCOUNT', othersKey, alive, '+inf')
+end
 -- What the other client had in the window at the last answer that read it exactly (see
 -- OBSERVE), if within two windows: it keeps spending at that pace while we do not hear from
 -- the server, though the requests we learned from that answer leave the ledger a window after
