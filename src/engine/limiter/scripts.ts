@@ -12,7 +12,7 @@ import type { RedisConnection } from "../../lib/redis-keys.ts";
 const dir = new URL("./lua/", import.meta.url);
 
 const LIMITER_SCRIPTS = {
-  limiterAcquire: loadLua(dir, "acquire-12"),
+  limiterAcquire: loadLua(dir, "acquire-11"),
   limiterRelease: loadLua(dir, "release-4"),
   limiterSettle: loadLua(dir, "settle-6"),
   limiterObserve: loadLua(dir, "observe-7"),
@@ -41,7 +41,6 @@ export function storeKeys(prefix: string, storeId: number) {
     pending: `${base}:pending`,
     /** Our answered requests by grant time, for reading an answer's RateLimit headers. */
     answered: `${base}:answered`,
-    blocked: `${base}:blocked`,
     /** When the next bulk grant is due (bulk work is paced over the window). */
     paced: `${base}:paced`,
     /** When a live request went out alone to learn the store's budget (slow start). */
@@ -51,7 +50,8 @@ export function storeKeys(prefix: string, storeId: number) {
     /**
      * The store's small state, one hash (lua/includes/lag.lua): how late waiters are granted
      * and slots settled on average (see lua/includes/kth.lua), the time of the last answer
-     * (while its budget is known), a shortfall our own requests in flight may explain.
+     * (while its budget is known), a shortfall our own requests in flight may explain, until
+     * when a 429 blocks the store.
      */
     lag: `${base}:lag`,
     liveWaiters: `${base}:waiters:live`,
@@ -63,7 +63,7 @@ export function storeKeys(prefix: string, storeId: number) {
 
 export type StoreKeys = ReturnType<typeof storeKeys>;
 
-/** What ACQUIRE is told (lua/acquire-12.lua names each in its header). */
+/** What ACQUIRE is told (lua/acquire-11.lua names each in its header). */
 export interface AcquireArgs {
   limit: number;
   windowMs: number;
@@ -141,7 +141,6 @@ export class LimiterScripts {
       "limiterAcquire",
       [
         k.slots,
-        k.blocked,
         k.liveWaiters,
         k.bulkWaiters,
         k.live,
@@ -259,7 +258,7 @@ export class LimiterScripts {
     const k = this.keys(storeId);
     const [untilMs, nowMs] = (await this.#run(
       "limiterBlock",
-      [k.blocked, k.answered],
+      [k.lag, k.answered],
       [a.retryAfterMs, a.jitterMs, a.refusedSlot],
     )) as [number, number];
     return { untilMs, nowMs };
@@ -279,7 +278,7 @@ export class LimiterScripts {
     const k = this.keys(storeId);
     const [used, blocked, oldest, live, bulk, now] = (await this.#run(
       "limiterInspect",
-      [k.slots, k.blocked, k.liveWaiters, k.bulkWaiters, k.live, k.others],
+      [k.slots, k.lag, k.liveWaiters, k.bulkWaiters, k.live, k.others],
       [a.windowMs, a.marginMs],
     )) as [number, number, string | number, number, number, number];
     return {

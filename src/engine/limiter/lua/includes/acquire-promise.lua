@@ -28,7 +28,7 @@ if fits then
   retry = pacedUntil
   if live then
     retry = math.max(pacedUntil, tonumber(lagged[6] or '0') + spread)
-    redis.call('HSET', lagKey, 'liveTold', tostring(retry))
+    writeLag('liveTold', tostring(retry))
   end
 elseif live then
   -- The waiters ahead take the free slots first, then the slots as they free, oldest first.

@@ -16,20 +16,21 @@
 
   Input:
     KEYS[1]  slots        bulk work's slots (zset: member → grant time, ms)
-    KEYS[2]  blocked      until when a 429 blocks the store (ms)
-    KEYS[3]  liveWaiters  live jobs refused, by their promised moment
-    KEYS[4]  bulkWaiters  bulk jobs refused, by their promised moment
-    KEYS[5]  live         live work's slots
-    KEYS[6]  others       other clients' requests learned from the server's headers
-    KEYS[7]  pending      our slots whose answer is not back yet
-    KEYS[8]  sent         pending requests by the moment they left (µs; see sent-2.lua)
-    KEYS[9]  paced        when the next bulk grant is due (GCRA)
-    KEYS[10] lag          hash (lag.lua): `grant` (how late woken waiters come), `settle` (how
+    KEYS[2]  liveWaiters  live jobs refused, by their promised moment
+    KEYS[3]  bulkWaiters  bulk jobs refused, by their promised moment
+    KEYS[4]  live         live work's slots
+    KEYS[5]  others       other clients' requests learned from the server's headers
+    KEYS[6]  pending      our slots whose answer is not back yet
+    KEYS[7]  sent         pending requests by the moment they left (µs; see sent-2.lua)
+    KEYS[8]  paced        when the next bulk grant is due (GCRA)
+    KEYS[9]  lag          hash (lag.lua): `grant` (how late woken waiters come), `settle` (how
                           far slots move), ms; `seen`, `seenUntil` (when the server last told
-                          us its count); `othersTop` (no learned request later than it)
-    KEYS[11] probe        hash: the live request that went out alone to learn an unknown
+                          us its count); `othersTop` (no learned request later than it);
+                          `blocked` (until when a 429 blocks the store, ms); `liveUntil`,
+                          `slotsUntil` (the ledgers' expiry as last set); `until` (its own)
+    KEYS[10] probe        hash: the live request that went out alone to learn an unknown
                           store's budget (`slot`) and when (`at`)
-    KEYS[12] told         hash: waiter → the moment it was told to come back (its promise less
+    KEYS[11] told         hash: waiter → the moment it was told to come back (its promise less
                           the lead), against which its lateness is measured
     ARGV[1]  limit
     ARGV[2]  windowMs
@@ -53,17 +54,16 @@
 ]]
 -- KEYS
 local slotsKey = KEYS[1]
-local blockedKey = KEYS[2]
-local liveWaitersKey = KEYS[3]
-local bulkWaitersKey = KEYS[4]
-local liveKey = KEYS[5]
-local othersKey = KEYS[6]
-local pendingKey = KEYS[7]
-local sentKey = KEYS[8]
-local pacedKey = KEYS[9]
-local lagKey = KEYS[10]
-local probeKey = KEYS[11]
-local toldKey = KEYS[12]
+local liveWaitersKey = KEYS[2]
+local bulkWaitersKey = KEYS[3]
+local liveKey = KEYS[4]
+local othersKey = KEYS[5]
+local pendingKey = KEYS[6]
+local sentKey = KEYS[7]
+local pacedKey = KEYS[8]
+local lagKey = KEYS[9]
+local probeKey = KEYS[10]
+local toldKey = KEYS[11]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -92,6 +92,36 @@ local function markSent(slot)
 end
 
 local life = window + margin
+-- The store's small state (lag.lua), read once. (Positional: the fragments read some by index.)
+local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold',
+  'seen', 'seenUntil', 'othersTop', 'blocked', 'until', 'liveUntil', 'slotsUntil')
+local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13}
+-- Writes to it, each with its expiry kept as lag.lua keeps it (`until`): set when it has none
+-- or less than half of twenty windows is left, so it is never left without one.
+local function writeLag(...)
+  local args = {...}
+  local ttl = window * 20
+  local renew = not lagged[LAGGED['until']] or tonumber(lagged[LAGGED['until']]) - now < ttl / 2
+  if renew then
+    lagged[LAGGED['until']] = now + ttl
+    args[#args + 1] = 'until'
+    args[#args + 1] = now + ttl
+  end
+  redis.call('HSET', lagKey, unpack(args))
+  if renew then redis.call('PEXPIRE', lagKey, ttl) end
+end
+-- A slot ledger's expiry: twice the life of what it holds (a slot is counted for its life and
+-- read a window past it), renewed when less than that life is left, so a slot added now is
+-- kept to its end; set at once where the ledger may be new (nothing counted in it, or its
+-- expiry unknown). Not on every grant: one PEXPIRE per ledger per life instead.
+local ledgerLife = window * 2 + margin
+local function keepLedger(key, field, counted)
+  local untilMs = tonumber(lagged[LAGGED[field]] or '0')
+  if counted > 0 and untilMs - now >= ledgerLife then return end
+  redis.call('PEXPIRE', key, 2 * ledgerLife)
+  lagged[LAGGED[field]] = now + 2 * ledgerLife
+  writeLag(field, now + 2 * ledgerLife)
+end
 --- @include "acquire-waiter"
 --- @include "acquire-block"
 -- The ledgers keep slots one window past their life (OBSERVE reads a late answer against the
@@ -99,8 +129,6 @@ local life = window + margin
 -- ever counted within that range, and trimmed where it grows: a grant here, a learned request
 -- in OBSERVE.
 local alive = '(' .. (now - life)
-local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold',
-  'seen', 'seenUntil', 'othersTop')
 -- When the server last told us its count, while that holds (a window; see lag.lua), or nil.
 local seen = nil
 if lagged[8] and now < tonumber(lagged[8]) then seen = tonumber(lagged[7]) end
@@ -171,18 +199,17 @@ end
 -- bounded so one stalled job cannot skew it).
 if told and not again then
   local late = math.max(math.min(now - told, window / 10), 0)
-  redis.call('HSET', lagKey, 'grant', tostring(lag.grant + (late - lag.grant) / 8))
-  redis.call('PEXPIRE', lagKey, window * 10)
+  writeLag('grant', tostring(lag.grant + (late - lag.grant) / 8))
 end
 if fits and pacedUntil <= now then
   local key = slotsKey
   if live then
     key = liveKey
-    if spread > 0 then redis.call('HSET', lagKey, 'liveAt', tostring(nextAt + spread)) end
+    if spread > 0 then writeLag('liveAt', tostring(nextAt + spread)) end
   elseif pace then redis.call('SET', pacedKey, tostring(nextAt + interval), 'PX', window) end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
   redis.call('ZADD', key, now, member)
-  redis.call('PEXPIRE', key, window * 2 + margin)
+  if live then keepLedger(key, 'liveUntil', liveUsed) else keepLedger(key, 'slotsUntil', bulkUsed) end
   if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life) end
   redis.call('ZADD', pendingKey, now, member)
   redis.call('PEXPIRE', pendingKey, window * 2 + margin)
