@@ -27,7 +27,8 @@
                           far slots move), ms; `seen`, `seenUntil` (when the server last told
                           us its count); `othersTop` (no learned request later than it);
                           `blocked` (until when a 429 blocks the store, ms); `liveUntil`,
-                          `slotsUntil` (the ledgers' expiry as last set); `until` (its own)
+                          `slotsUntil` (the ledgers' expiry as last set); `noWaiters` (no
+                          job waits in either line: they are not counted); `until` (its own)
     KEYS[10] probe        hash: the live request that went out alone to learn an unknown
                           store's budget (`slot`) and when (`at`)
     KEYS[11] told         hash: waiter → the moment it was told to come back (its promise less
@@ -94,8 +95,8 @@ end
 local life = window + margin
 -- The store's small state (lag.lua), read once. (Positional: the fragments read some by index.)
 local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold',
-  'seen', 'seenUntil', 'othersTop', 'blocked', 'until', 'liveUntil', 'slotsUntil')
-local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13}
+  'seen', 'seenUntil', 'othersTop', 'blocked', 'until', 'liveUntil', 'slotsUntil', 'noWaiters')
+local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13, noWaiters = 14}
 -- Writes to it, each with its expiry kept as lag.lua keeps it (`until`): set when it has none
 -- or less than half of twenty windows is left, so it is never left without one.
 local function writeLag(...)
@@ -122,12 +123,20 @@ local function keepLedger(key, field, counted)
   lagged[LAGGED[field]] = now + 2 * ledgerLife
   writeLag(field, now + 2 * ledgerLife)
 end
+-- A waiter put in line: the lines are no longer known empty.
+local function addWaiter(set, score, id)
+  redis.call('ZADD', set, score, id)
+  if lagged[LAGGED.noWaiters] then
+    lagged[LAGGED.noWaiters] = false
+    redis.call('HDEL', lagKey, 'noWaiters')
+  end
+end
 --- @include "acquire-waiter"
 --- @include "acquire-block"
 -- The ledgers keep slots one window past their life (OBSERVE reads a late answer against the
 -- ledger as it stood when that request left), pending slots to the end of theirs; each is only
--- ever counted within that range, and trimmed where it grows: a grant here, a learned request
--- in OBSERVE.
+-- ever counted within that range, and trimmed now and then where it grows: a grant here, a
+-- learned request in OBSERVE.
 local alive = '(' .. (now - life)
 -- When the server last told us its count, while that holds (a window; see lag.lua), or nil.
 local seen = nil
@@ -207,7 +216,9 @@ if fits and pacedUntil <= now then
     key = liveKey
     if spread > 0 then writeLag('liveAt', tostring(nextAt + spread)) end
   elseif pace then redis.call('SET', pacedKey, tostring(nextAt + interval), 'PX', window) end
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
+  -- Trimmed now and then, as `pending` and `sent` are: every count and read of a ledger is
+  -- bounded to the range it keeps, so what a trim leaves for later only takes memory.
+  if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window) end
   redis.call('ZADD', key, now, member)
   if live then keepLedger(key, 'liveUntil', liveUsed) else keepLedger(key, 'slotsUntil', bulkUsed) end
   if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life) end

@@ -5,7 +5,7 @@
 
   Input:
     KEYS[1] lag           hash (includes/lag.lua): `blocked`, until when the store is blocked
-                          (ms); `until`, the hash's expiry as last set
+                          (ms); `until`, the hash's expiry as last set; `answeredUntil`
     KEYS[2] answered      grant times of answered slots
     ARGV[1] retryAfterMs
     ARGV[2] jitterMs      at most this much is added at random
@@ -24,7 +24,10 @@ local refusedSlot = ARGV[3]
 
 --- @include "now"
 
-if refusedSlot ~= '' then redis.call('ZREM', answeredKey, refusedSlot) end
+-- (The set may be emptied: its expiry is no longer known.)
+if refusedSlot ~= '' and redis.call('ZREM', answeredKey, refusedSlot) == 1 then
+  redis.call('HDEL', lagKey, 'answeredUntil')
+end
 local untilMs = now + retryAfterMs + math.random(0, jitterMs)
 local kept = redis.call('HMGET', lagKey, 'blocked', 'until')
 local current = tonumber(kept[1] or '0')

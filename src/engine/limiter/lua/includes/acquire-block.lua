@@ -10,7 +10,7 @@ if blocked > now then
   -- one slot interval apart after it, not all at its end.
   local retry = blocked
   if promised then
-    redis.call('ZADD', promisedIn, promised, waiter)
+    addWaiter(promisedIn, promised, waiter)
     -- (Those due ahead of it: the rest of the line keeps its moments.)
     local ahead = redis.call('ZCOUNT', promisedIn, now - window, '(' .. promised)
     retry = math.max(tonumber(promised), math.ceil(blocked + ahead * window / limit))

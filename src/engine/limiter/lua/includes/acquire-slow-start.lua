@@ -18,7 +18,7 @@ if live and probeMs > 0 and not seen then
     local retry = math.min(now + poll, tonumber(probe[1]) + probeMs)
     -- In line already: if the answer is slow and the job leaves the process, it keeps its place.
     if waiter ~= '' then
-      redis.call('ZADD', liveWaitersKey, promised or retry, waiter)
+      addWaiter(liveWaitersKey, promised or retry, waiter)
       local last = redis.call('ZRANGE', liveWaitersKey, -1, -1, 'WITHSCORES')
       redis.call('PEXPIRE', liveWaitersKey, math.ceil(math.max(tonumber(last[2]) - now, 0) + (window + margin) * 2))
     end

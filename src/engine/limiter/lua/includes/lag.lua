@@ -10,13 +10,14 @@
     seen, seenUntil        when the server last told us its count, and until when that holds
                            (a window after it was told; a separate key with that expiry before)
     doubtCount, doubtAt, doubtUntil  a shortfall held back for a window (observe-doubt)
+    answeredUntil          the `answered` set's expiry as last set (settle.lua)
     until                  the hash's expiry as last set
   The hash's expiry (twenty windows) is set when a write finds it without one (new, or written
   by a script that does not keep `until`) or with less than ten windows left: never a hash
   without expiry, never one whose averages are lost sooner than ten windows after a write.
 ]]
 local LAG_FIELDS = {'grant', 'settle', 'others', 'othersAt', 'othersDown', 'othersTop', 'seen',
-  'seenUntil', 'doubtCount', 'doubtAt', 'doubtUntil', 'until'}
+  'seenUntil', 'doubtCount', 'doubtAt', 'doubtUntil', 'answeredUntil', 'until'}
 local lagState = {}
 do
   local values = redis.call('HMGET', lagKey, unpack(LAG_FIELDS))

@@ -45,4 +45,4 @@ else
 end
 -- A shortfall held back may be the other client's request: the answer does not count as seen
 -- (the requests expected from that client since the last clear answer stay counted).
-if not heldBack or seenBefore == 0 then markSeen() end
+if not heldBack or seenBefore == 0 then markSeen(learned > 0) end

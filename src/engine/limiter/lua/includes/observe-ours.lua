@@ -23,7 +23,14 @@ local seenAt = now
 if left then seenAt = math.min(now, math.floor(tonumber(left) / 1000)) end
 local seenBefore = 0
 if lagState.seenUntil and now < tonumber(lagState.seenUntil) then seenBefore = tonumber(lagState.seen) end
-local function markSeen()
+-- Alone on the store (no other client's request counted, read within two windows or learned
+-- from this answer), the time only says that the budget is known (slow start, `knows`): it is
+-- rewritten once half its window has passed, not at every answer. With another client about
+-- it also says since when that client's requests are unseen (ACQUIRE's headroom): every time.
+local function markSeen(learning)
+  local alone = others == 0 and not learning
+    and not (lagState.othersAt and now - tonumber(lagState.othersAt) < 2 * window)
+  if alone and seenBefore > 0 and tonumber(lagState.seenUntil) - now > window / 2 then return end
   setLag('seen', math.max(seenAt, seenBefore))
   setLag('seenUntil', now + window)
 end

@@ -10,12 +10,18 @@ local function settle(member, answeredAgoMs, granted)
   if granted then
     redis.call('ZREM', pendingKey, member)
     redis.call('ZREM', sentKey, member)
+    -- Trimmed now and then (reads of it are bounded to two windows), before the add, so the
+    -- set is never emptied there. It lives four windows, renewed when two are left (its
+    -- expiry in `lag`, `answeredUntil`), or at once where it may have been emptied (the
+    -- trim) or not made yet (no expiry known; BLOCK, the one other remover, drops it).
+    local trimmed = now % 8 == 0
+    if trimmed then redis.call('ZREMRANGEBYSCORE', answeredKey, '-inf', now - 2 * window) end
     redis.call('ZADD', answeredKey, granted, member)
-    -- Trimmed now and then (reads of it are bounded to two windows), kept alive every time.
-    if now % 8 == 0 then
-      redis.call('ZREMRANGEBYSCORE', answeredKey, '-inf', now - 2 * window)
+    local kept = tonumber(lagState.answeredUntil or '0')
+    if trimmed or kept - now < 2 * window then
+      redis.call('PEXPIRE', answeredKey, 4 * window)
+      setLag('answeredUntil', now + 4 * window)
     end
-    redis.call('PEXPIRE', answeredKey, 2 * window)
   else
     redis.call('ZREM', sentKey, member)
   end
