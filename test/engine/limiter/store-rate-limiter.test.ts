@@ -265,6 +265,16 @@ describe("StoreRateLimiter", () => {
     for (const key of keys) expect(await redis.pttl(key), key).toBeGreaterThan(0);
   });
 
+  it("counts bulk slots again once bulk work starts on a store that had only live work", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 10_000 });
+    // A live grant on a store without bulk work records that its bulk ledger is empty.
+    let granted = (await limiter.acquire(14)).granted ? 1 : 0;
+    for (let i = 0; i < 20; i++) if ((await limiter.acquire(14, "bulk")).granted) granted++;
+    for (let i = 0; i < 20; i++) if ((await limiter.acquire(14)).granted) granted++;
+    expect(granted).toBe(10);
+    expect((await limiter.inspect(14)).used).toBe(10);
+  });
+
   it("never leaves a key without expiry: a ledger emptied and made again, a prepaid slot, a long block", async () => {
     const prefix = `t-${randomUUID()}`;
     const redis = connect();

@@ -28,7 +28,8 @@
                           us its count); `othersTop` (no learned request later than it);
                           `blocked` (until when a 429 blocks the store, ms); `liveUntil`,
                           `slotsUntil` (the ledgers' expiry as last set); `noWaiters` (no
-                          job waits in either line: they are not counted); `until` (its own)
+                          job waits in either line: they are not counted); `slotsTop` (no
+                          bulk slot later than it); `until` (its own)
     KEYS[10] probe        hash: the live request that went out alone to learn an unknown
                           store's budget (`slot`) and when (`at`)
     KEYS[11] told         hash: waiter → the moment it was told to come back (its promise less
@@ -95,8 +96,9 @@ end
 local life = window + margin
 -- The store's small state (lag.lua), read once. (Positional: the fragments read some by index.)
 local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold',
-  'seen', 'seenUntil', 'othersTop', 'blocked', 'until', 'liveUntil', 'slotsUntil', 'noWaiters')
-local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13, noWaiters = 14}
+  'seen', 'seenUntil', 'othersTop', 'blocked', 'until', 'liveUntil', 'slotsUntil', 'noWaiters',
+  'slotsTop')
+local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13, noWaiters = 14, slotsTop = 15}
 -- Writes to it, each with its expiry kept as lag.lua keeps it (`until`): set when it has none
 -- or less than half of twenty windows is left, so it is never left without one.
 local function writeLag(...)
@@ -122,6 +124,13 @@ local function keepLedger(key, field, counted)
   redis.call('PEXPIRE', key, 2 * ledgerLife)
   lagged[LAGGED[field]] = now + 2 * ledgerLife
   writeLag(field, now + 2 * ledgerLife)
+end
+-- A bulk slot added: the bulk ledger is no longer known empty from `slotsTop` on.
+local function bulkAdded()
+  if lagged[LAGGED.slotsTop] then
+    lagged[LAGGED.slotsTop] = false
+    redis.call('HDEL', lagKey, 'slotsTop')
+  end
 end
 -- A waiter put in line: the lines are no longer known empty.
 local function addWaiter(set, score, id)
@@ -151,7 +160,16 @@ lag.lead = math.min(lag.grant + window / limit, window / 10, 500)
 -- not. Every later round promised that late would leave its slots unused that long, a slot
 -- interval per round at a 2 s window.
 lag.cycle = math.min(lag.settle, math.max(window / limit - margin, 0))
-local bulkUsed = redis.call('ZCOUNT', slotsKey, alive, '+inf')
+-- (Bulk slots: none when the latest is older than the window, `slotsTop`; a live caller that
+-- finds none records it, so a store without bulk work does not count them again.)
+local bulkUsed = 0
+if not lagged[LAGGED.slotsTop] or tonumber(lagged[LAGGED.slotsTop]) > now - life then
+  bulkUsed = redis.call('ZCOUNT', slotsKey, alive, '+inf')
+  if bulkUsed == 0 and live then
+    lagged[LAGGED.slotsTop] = now - life
+    writeLag('slotsTop', now - life)
+  end
+end
 local liveUsed = redis.call('ZCOUNT', liveKey, alive, '+inf')
 -- (None when the latest learned request is older than the window: no count of the ledger.)
 local othersUsed = 0
@@ -220,7 +238,12 @@ if fits and pacedUntil <= now then
   -- bounded to the range it keeps, so what a trim leaves for later only takes memory.
   if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window) end
   redis.call('ZADD', key, now, member)
-  if live then keepLedger(key, 'liveUntil', liveUsed) else keepLedger(key, 'slotsUntil', bulkUsed) end
+  if live then
+    keepLedger(key, 'liveUntil', liveUsed)
+  else
+    bulkAdded()
+    keepLedger(key, 'slotsUntil', bulkUsed)
+  end
   if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life) end
   redis.call('ZADD', pendingKey, now, member)
   redis.call('PEXPIRE', pendingKey, window * 2 + margin)

@@ -13,7 +13,12 @@ if prepaid ~= '' then
       -- without its expiry; the pending set may be new.)
       redis.call('ZADD', key, now, member)
       redis.call('ZREM', key, prepaid)
-      if key == liveKey then keepLedger(key, 'liveUntil', 1) else keepLedger(key, 'slotsUntil', 1) end
+      if key == liveKey then
+        keepLedger(key, 'liveUntil', 1)
+      else
+        bulkAdded()
+        keepLedger(key, 'slotsUntil', 1)
+      end
       redis.call('ZADD', pendingKey, now, member)
       redis.call('ZREM', pendingKey, prepaid)
       redis.call('PEXPIRE', pendingKey, window * 2 + margin)

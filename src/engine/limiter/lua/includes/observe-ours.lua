@@ -34,21 +34,25 @@ local function markSeen(learning)
   setLag('seen', math.max(seenAt, seenBefore))
   setLag('seenUntil', now + window)
 end
+-- Our slots granted after `fromMs`, bulk and live (bulk: none when the latest is older,
+-- `slotsTop` in `lag`, without counting the ledger).
+local function oursFrom(fromMs)
+  local from = '(' .. fromMs
+  local counted = redis.call('ZCOUNT', liveKey, from, '+inf')
+  if lagState.slotsTop and tonumber(lagState.slotsTop) <= fromMs then return counted end
+  return counted + redis.call('ZCOUNT', slotsKey, from, '+inf')
+end
 if answered and left then
-  local from = '(' .. (tonumber(answered) - window - margin)
   -- In flight and not counted: pending, less those that left before it (itself included).
   before = redis.call('ZCOUNT', sentKey, '(' .. (tonumber(left) - window * 2000), left)
   after = redis.call('ZCOUNT', sentKey, '(' .. left, '+inf')
-  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
+  ours = oursFrom(tonumber(answered) - window - margin)
     - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - before, 0)
 elseif answered then
   -- Not marked as sent (a client without the hook): grant order stands for send order.
-  local from = '(' .. (tonumber(answered) - window - margin)
   after = redis.call('ZCOUNT', pendingKey, '(' .. answered, '+inf')
-  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
-    - after
+  ours = oursFrom(tonumber(answered) - window - margin) - after
 else
-  local from = '(' .. (now - window - margin)
-  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
+  ours = oursFrom(now - window - margin)
     - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - 1, 0)
 end

@@ -40,6 +40,10 @@ local function settle(member, answeredAgoMs, granted)
       if moved ~= average then setLag('settle', tostring(moved)) end
       if shift > 0 then
         redis.call('ZADD', key, 'XX', latest, member)
+        -- (A bulk slot moved past `slotsTop`: the ledger is no longer known empty above it.)
+        if key == slotsKey and lagState.slotsTop and latest > tonumber(lagState.slotsTop) then
+          dropLag('slotsTop')
+        end
         return 1
       end
       return 0
