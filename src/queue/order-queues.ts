@@ -76,11 +76,18 @@ export interface LiveShare {
  * provider outage does not come back as a thundering herd; 12 attempts span roughly 3 hours,
  * about as long as Shopify keeps retrying a webhook. Rate limiting is not a failure: it moves
  * the job to the delayed set without spending an attempt (see the worker).
+ *
+ * Completed jobs: the last 10,000 are kept, for the dashboard and `connector status` (their
+ * count). By count only, not also by age: BullMQ then checks both on every finished job, a
+ * command more per order, and the age bound only ever applied below 10,000 orders an hour,
+ * where 10,000 small job hashes cost nothing (a job holds the shop, the order ID and how it was
+ * queued, no customer data). The order's pending job (deduplication), its links and the
+ * dead-letter queue do not read completed jobs.
  */
 export const SYNC_JOB_OPTIONS: JobsOptions = {
   attempts: 12,
   backoff: { type: "exponential", delay: 2_000, jitter: 0.5 },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnComplete: { count: 10_000 },
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 

@@ -163,7 +163,7 @@ async function perOrder(ctx: Connector, store: number, firstId: number) {
 }
 
 describe("the work of one synced one-line order, outside the queue", () => {
-  it("SQLite: at most 42 Redis commands (59 before the worker side of #33)", async () => {
+  it("SQLite: at most 26 Redis commands (38 before the limiter kept its state in one hash)", async () => {
     const ctx = await context(
       { DATABASE_PATH: join(dir, "links.sqlite") },
       "work-sqlite",
@@ -172,20 +172,20 @@ describe("the work of one synced one-line order, outside the queue", () => {
     try {
       const cost = await perOrder(ctx, STORES.sqlite, 80_000_000);
       console.log(`SQLite, per synced one-line order: ${JSON.stringify(cost)}`);
-      expect(cost.redis).toBeLessThanOrEqual(42);
+      expect(cost.redis).toBeLessThanOrEqual(26);
     } finally {
       await ctx.close();
     }
   });
 
-  it("Postgres: at most 8 statements (15 before) and 42 Redis commands", async () => {
+  it("Postgres: at most 8 statements (15 before) and 26 Redis commands", async () => {
     const url = await createTestDatabase(service("postgresUrl"));
     const ctx = await context({ DATABASE_URL: url }, "work-postgres", STORES.postgres);
     try {
       const cost = await perOrder(ctx, STORES.postgres, 81_000_000);
       console.log(`Postgres, per synced one-line order: ${JSON.stringify(cost)}`);
       expect(cost.statements).toBeLessThanOrEqual(8);
-      expect(cost.redis).toBeLessThanOrEqual(42);
+      expect(cost.redis).toBeLessThanOrEqual(26);
     } finally {
       await ctx.close();
     }

@@ -12,15 +12,16 @@ import type { RedisConnection } from "../../lib/redis-keys.ts";
 const dir = new URL("./lua/", import.meta.url);
 
 const LIMITER_SCRIPTS = {
-  limiterAcquire: loadLua(dir, "acquire-13"),
+  limiterAcquire: loadLua(dir, "acquire-11"),
   limiterRelease: loadLua(dir, "release-4"),
   limiterSettle: loadLua(dir, "settle-6"),
-  limiterObserve: loadLua(dir, "observe-9"),
-  limiterAnswered: loadLua(dir, "answered-9"),
+  limiterObserve: loadLua(dir, "observe-7"),
+  limiterAnswered: loadLua(dir, "answered-7"),
   limiterSent: loadLua(dir, "sent-2"),
   limiterBlock: loadLua(dir, "block-2"),
   limiterNow: loadLua(dir, "now-0"),
   limiterInspect: loadLua(dir, "inspect-6"),
+  limiterKnown: loadLua(dir, "known-1"),
 } satisfies Record<string, LuaScript>;
 
 type ScriptName = keyof typeof LIMITER_SCRIPTS;
@@ -40,18 +41,18 @@ export function storeKeys(prefix: string, storeId: number) {
     pending: `${base}:pending`,
     /** Our answered requests by grant time, for reading an answer's RateLimit headers. */
     answered: `${base}:answered`,
-    blocked: `${base}:blocked`,
-    /** The time of the store's last answer; present while its budget is known. */
-    seen: `${base}:seen`,
     /** When the next bulk grant is due (bulk work is paced over the window). */
     paced: `${base}:paced`,
     /** When a live request went out alone to learn the store's budget (slow start). */
     probe: `${base}:probe`,
     /** Our requests in flight by the moment they left (see lua/sent-2.lua). */
     sent: `${base}:sent`,
-    /** A shortfall in the last answer that our own requests in flight may explain. */
-    doubt: `${base}:doubt`,
-    /** How late waiters are granted and slots settled, on average (see lua/includes/kth.lua). */
+    /**
+     * The store's small state, one hash (lua/includes/lag.lua): how late waiters are granted
+     * and slots settled on average (see lua/includes/kth.lua), the time of the last answer
+     * (while its budget is known), a shortfall our own requests in flight may explain, until
+     * when a 429 blocks the store.
+     */
     lag: `${base}:lag`,
     liveWaiters: `${base}:waiters:live`,
     bulkWaiters: `${base}:waiters:bulk`,
@@ -62,7 +63,7 @@ export function storeKeys(prefix: string, storeId: number) {
 
 export type StoreKeys = ReturnType<typeof storeKeys>;
 
-/** What ACQUIRE is told (lua/acquire-13.lua names each in its header). */
+/** What ACQUIRE is told (lua/acquire-11.lua names each in its header). */
 export interface AcquireArgs {
   limit: number;
   windowMs: number;
@@ -140,18 +141,16 @@ export class LimiterScripts {
       "limiterAcquire",
       [
         k.slots,
-        k.blocked,
         k.liveWaiters,
         k.bulkWaiters,
         k.live,
         k.others,
         k.pending,
-        k.seen,
+        k.sent,
         k.paced,
         k.lag,
         k.probe,
         k.told,
-        k.sent,
       ],
       [
         a.limit,
@@ -218,7 +217,7 @@ export class LimiterScripts {
     const k = this.keys(storeId);
     return (await this.#run(
       "limiterAnswered",
-      [k.slots, k.seen, k.live, k.others, k.pending, k.answered, k.doubt, k.sent, k.lag],
+      [k.slots, k.live, k.others, k.pending, k.answered, k.sent, k.lag],
       [
         a.limit,
         a.windowMs,
@@ -246,7 +245,7 @@ export class LimiterScripts {
     const k = this.keys(storeId);
     return (await this.#run(
       "limiterObserve",
-      [k.slots, k.seen, k.live, k.others, k.pending, k.answered, k.doubt, k.sent, k.lag],
+      [k.slots, k.live, k.others, k.pending, k.answered, k.sent, k.lag],
       [a.limit, a.windowMs, a.marginMs, a.serverRemaining, a.serverResetMs, a.answeredSlot],
     )) as number;
   }
@@ -259,10 +258,15 @@ export class LimiterScripts {
     const k = this.keys(storeId);
     const [untilMs, nowMs] = (await this.#run(
       "limiterBlock",
-      [k.blocked, k.answered],
+      [k.lag, k.answered],
       [a.retryAfterMs, a.jitterMs, a.refusedSlot],
     )) as [number, number];
     return { untilMs, nowMs };
+  }
+
+  /** Whether an answer told us the store's count within the last window. */
+  async known(storeId: number): Promise<boolean> {
+    return (await this.#run("limiterKnown", [this.keys(storeId).lag], [])) === 1;
   }
 
   /** Redis's clock, ms. */
@@ -274,7 +278,7 @@ export class LimiterScripts {
     const k = this.keys(storeId);
     const [used, blocked, oldest, live, bulk, now] = (await this.#run(
       "limiterInspect",
-      [k.slots, k.blocked, k.liveWaiters, k.bulkWaiters, k.live, k.others],
+      [k.slots, k.lag, k.liveWaiters, k.bulkWaiters, k.live, k.others],
       [a.windowMs, a.marginMs],
     )) as [number, number, string | number, number, number, number];
     return {

@@ -170,10 +170,8 @@ export class StoreRateLimiter {
   /** The slot of the request being made (see `spend`), for the provider hooks to place it. */
   readonly #slot = new AsyncLocalStorage<SpentSlot>();
   readonly #scripts: LimiterScripts;
-  readonly #redis: RedisConnection;
 
   constructor(redis: RedisConnection, options: LimiterOptions) {
-    this.#redis = redis;
     this.#scripts = new LimiterScripts(redis, options.prefix ?? "connector");
     this.limit = options.limit;
     this.windowMs = options.windowMs;
@@ -297,7 +295,7 @@ export class StoreRateLimiter {
 
   /** Whether a response from this store taught us its budget within the last window. */
   async knows(storeId: number): Promise<boolean> {
-    return (await this.#redis.exists(this.#scripts.keys(storeId).seen)) === 1;
+    return this.#scripts.known(storeId);
   }
 
   /**

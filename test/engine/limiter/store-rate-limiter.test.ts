@@ -254,9 +254,57 @@ describe("StoreRateLimiter", () => {
     const redis = connect();
     const limiter = limiterFor({ limit: 10, windowMs: 1_000 }, redis, prefix);
     await limiter.acquire(9);
+    // A ledger's expiry is twice the life of what it holds (two windows and the margin), set
+    // where it may be new and renewed once that life is all that is left, not on every grant.
     const ttl = await redis.pttl(`${prefix}:limiter:{9}:slots:live`);
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(2_000 + 25);
+    expect(ttl).toBeGreaterThan(2_000 + 25);
+    expect(ttl).toBeLessThanOrEqual(2 * (2_000 + 25));
+    // Every key of the store expires.
+    const keys = await redis.keys(`${prefix}:limiter:{9}:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(await redis.pttl(key), key).toBeGreaterThan(0);
+  });
+
+  it("counts bulk slots again once bulk work starts on a store that had only live work", async () => {
+    const limiter = limiterFor({ limit: 10, windowMs: 10_000 });
+    // A live grant on a store without bulk work records that its bulk ledger is empty.
+    let granted = (await limiter.acquire(14)).granted ? 1 : 0;
+    for (let i = 0; i < 20; i++) if ((await limiter.acquire(14, "bulk")).granted) granted++;
+    for (let i = 0; i < 20; i++) if ((await limiter.acquire(14)).granted) granted++;
+    expect(granted).toBe(10);
+    expect((await limiter.inspect(14)).used).toBe(10);
+  });
+
+  it("never leaves a key without expiry: a ledger emptied and made again, a prepaid slot, a long block", async () => {
+    const prefix = `t-${randomUUID()}`;
+    const redis = connect();
+    const limiter = limiterFor({ limit: 10, windowMs: 1_000 }, redis, prefix);
+    const everyKeyExpires = async (store: number) => {
+      const keys = await redis.keys(`${prefix}:limiter:{${store}}:*`);
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) expect(await redis.pttl(key), key).toBeGreaterThan(0);
+    };
+    // The ledger's expiry is recorded as fresh; a release empties it (Redis deletes an empty
+    // set) and the next grant makes it again.
+    const first = await limiter.acquire(11);
+    if (!first.granted) throw new Error("expected a grant");
+    await limiter.release(11, first.slotId);
+    expect(await redis.exists(`${prefix}:limiter:{11}:slots:live`)).toBe(0);
+    expect((await limiter.acquire(11)).granted).toBe(true);
+    await everyKeyExpires(11);
+    // A prepaid slot, the only one in its ledger, renamed when its job uses it.
+    const prepaid = await limiter.acquire(12, "bulk");
+    if (!prepaid.granted) throw new Error("expected a grant");
+    const used = await limiter.acquire(12, "bulk", "", prepaid.slotId);
+    expect(used.granted).toBe(true);
+    await everyKeyExpires(12);
+    // A Retry-After far longer than the state's usual expiry (twenty windows): the block lasts.
+    const until = await limiter.block(13, 60_000);
+    expect(await redis.pttl(`${prefix}:limiter:{13}:lag`)).toBeGreaterThan(55_000);
+    await limiter.observe(13, { remaining: 9, resetMs: 1_000 });
+    expect(await redis.pttl(`${prefix}:limiter:{13}:lag`)).toBeGreaterThan(55_000);
+    expect((await limiter.inspect(13)).blockedUntil).toBe(until);
+    await everyKeyExpires(13);
   });
 });
 

@@ -3,7 +3,7 @@
 
   Input:
     KEYS[1] slots
-    KEYS[2] blocked
+    KEYS[2] lag          hash (includes/lag.lua): `blocked`, until when a 429 blocks the store
     KEYS[3] liveWaiters
     KEYS[4] bulkWaiters
     KEYS[5] live
@@ -16,7 +16,7 @@
 ]]
 -- KEYS
 local slotsKey = KEYS[1]
-local blockedKey = KEYS[2]
+local lagKey = KEYS[2]
 local liveWaitersKey = KEYS[3]
 local bulkWaitersKey = KEYS[4]
 local liveKey = KEYS[5]
@@ -35,7 +35,7 @@ for _, key in ipairs({slotsKey, liveKey, othersKey}) do
   local first = redis.call('ZRANGEBYSCORE', key, floor, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if first[2] and (oldest < 0 or tonumber(first[2]) < oldest) then oldest = tonumber(first[2]) end
 end
-local blocked = tonumber(redis.call('GET', blockedKey) or '0')
+local blocked = tonumber(redis.call('HGET', lagKey, 'blocked') or '0')
 local live = redis.call('ZCOUNT', liveWaitersKey, floor, '+inf')
 local bulk = redis.call('ZCOUNT', bulkWaitersKey, floor, '+inf')
 return {used, blocked, oldest, live, bulk, now}

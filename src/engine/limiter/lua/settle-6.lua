@@ -41,6 +41,9 @@ local first = ARGV[5] or ''
 
 
 --- @include "now"
+--- @include "lag"
 --- @include "settle"
 
-return settle(member, answeredAgoMs, nil)
+local moved = settle(member, answeredAgoMs, nil)
+flushLag()
+return moved

@@ -4,13 +4,13 @@
   keeps its place in line through the block, and those due come back after it one slot
   interval apart, not all at its end. Returns the refusal while blocked.
 ]]
-local blocked = tonumber(redis.call('GET', blockedKey) or '0')
+local blocked = tonumber(lagged[10] or '0')
 if blocked > now then
   -- The line waits out a block in order: a waiter keeps its place, and those due come back
   -- one slot interval apart after it, not all at its end.
   local retry = blocked
   if promised then
-    redis.call('ZADD', promisedIn, promised, waiter)
+    addWaiter(promisedIn, promised, waiter)
     -- (Those due ahead of it: the rest of the line keeps its moments.)
     local ahead = redis.call('ZCOUNT', promisedIn, now - window, '(' .. promised)
     retry = math.max(tonumber(promised), math.ceil(blocked + ahead * window / limit))

@@ -17,8 +17,7 @@ local headroom = 0
 local unseen = 0
 local expected = 0
 if othersUsed > 0 then
-  local seen = tonumber(redis.call('GET', seenKey) or '0')
-  local since = math.min(math.max(now - seen, 0), window)
+  local since = math.min(math.max(now - (seen or 0), 0), window)
   expected = othersUsed * since / window
   unseen = math.floor(expected)
   headroom = sharedHeadroom

@@ -8,10 +8,20 @@
 if prepaid ~= '' then
   for _, key in ipairs({slotsKey, liveKey}) do
     local held = redis.call('ZSCORE', key, prepaid)
-    if held and tonumber(held) > now - life and redis.call('ZREM', key, prepaid) == 1 then
+    if held and tonumber(held) > now - life then
+      -- (Added before the old one leaves, so the ledger is never emptied and made again
+      -- without its expiry; the pending set may be new.)
       redis.call('ZADD', key, now, member)
-      redis.call('ZREM', pendingKey, prepaid)
+      redis.call('ZREM', key, prepaid)
+      if key == liveKey then
+        keepLedger(key, 'liveUntil', 1)
+      else
+        bulkAdded()
+        keepLedger(key, 'slotsUntil', 1)
+      end
       redis.call('ZADD', pendingKey, now, member)
+      redis.call('ZREM', pendingKey, prepaid)
+      redis.call('PEXPIRE', pendingKey, window * 2 + margin)
       markSent(member)
       return {1, now, 'prepaid', limit - used}
     end

@@ -28,7 +28,7 @@ if fits then
   retry = pacedUntil
   if live then
     retry = math.max(pacedUntil, tonumber(lagged[6] or '0') + spread)
-    redis.call('HSET', lagKey, 'liveTold', tostring(retry))
+    writeLag('liveTold', tostring(retry))
   end
 elseif live then
   -- The waiters ahead take the free slots first, then the slots as they free, oldest first.
@@ -60,7 +60,7 @@ if waiter ~= '' then
     place = tonumber(promised)
   end
   if promised and fits then place = tonumber(promised) end
-  redis.call('ZADD', set, place, waiter)
+  addWaiter(set, place, waiter)
   redis.call('HSET', toldKey, waiter, math.ceil(retry) - math.floor(lag.lead))
   -- The set lives as long as its last promise (never shortened by an earlier one).
   local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')

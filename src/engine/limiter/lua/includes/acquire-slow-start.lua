@@ -9,7 +9,7 @@
 -- up to `probeMs`: a blind burst into a shared budget meets 429s that stop the store. Once a
 -- window: an answer without RateLimit headers teaches nothing, but ends the wait.
 local probing = false
-if live and probeMs > 0 and redis.call('EXISTS', seenKey) == 0 then
+if live and probeMs > 0 and not seen then
   local probe = redis.call('HMGET', probeKey, 'at', 'slot')
   if not probe[1] then
     probing = true
@@ -18,7 +18,7 @@ if live and probeMs > 0 and redis.call('EXISTS', seenKey) == 0 then
     local retry = math.min(now + poll, tonumber(probe[1]) + probeMs)
     -- In line already: if the answer is slow and the job leaves the process, it keeps its place.
     if waiter ~= '' then
-      redis.call('ZADD', liveWaitersKey, promised or retry, waiter)
+      addWaiter(liveWaitersKey, promised or retry, waiter)
       local last = redis.call('ZRANGE', liveWaitersKey, -1, -1, 'WITHSCORES')
       redis.call('PEXPIRE', liveWaitersKey, math.ceil(math.max(tonumber(last[2]) - now, 0) + (window + margin) * 2))
     end

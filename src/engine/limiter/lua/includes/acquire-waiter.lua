@@ -13,13 +13,23 @@
 ]]
 -- Most callers find both lines empty: a line is trimmed, and looked in, only when it is not.
 -- `liveCount` and `bulkCount` follow each line's size (after the caller leaves it).
-local liveCount = redis.call('ZCARD', liveWaitersKey)
-if liveCount > 0 then
-  liveCount = liveCount - redis.call('ZREMRANGEBYSCORE', liveWaitersKey, '-inf', now - life)
-end
-local bulkCount = redis.call('ZCARD', bulkWaitersKey)
-if bulkCount > 0 then
-  bulkCount = bulkCount - redis.call('ZREMRANGEBYSCORE', bulkWaitersKey, '-inf', now - life)
+-- (Not counted while the lines are known empty, `noWaiters` in `lag`: every waiter put in line
+-- clears it, and it is set again where both are counted empty.)
+local liveCount = 0
+local bulkCount = 0
+if not lagged[LAGGED.noWaiters] then
+  liveCount = redis.call('ZCARD', liveWaitersKey)
+  if liveCount > 0 then
+    liveCount = liveCount - redis.call('ZREMRANGEBYSCORE', liveWaitersKey, '-inf', now - life)
+  end
+  bulkCount = redis.call('ZCARD', bulkWaitersKey)
+  if bulkCount > 0 then
+    bulkCount = bulkCount - redis.call('ZREMRANGEBYSCORE', bulkWaitersKey, '-inf', now - life)
+  end
+  if liveCount == 0 and bulkCount == 0 then
+    lagged[LAGGED.noWaiters] = '1'
+    writeLag('noWaiters', '1')
+  end
 end
 -- A waiter back for its promised slot keeps its place in line: if it is refused again (the slot
 -- it was promised settled later than promised), only the waiters promised earlier stay ahead.

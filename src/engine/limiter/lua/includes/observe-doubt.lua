@@ -22,25 +22,27 @@ if others > 0 then
   -- request, and learning it late risks a 429 that stops the store for a whole Retry-After.
   -- (If it was ours after all, a later answer shows the surplus and it is forgotten.)
   learned = missing
-  redis.call('DEL', doubtKey)
+  dropDoubt()
 elseif doubt > 0 then
   -- Confirmed only by an answer to a request that left after the doubt was recorded: every
   -- request that could have overtaken the doubted one had left by then, and counts as ours.
-  local held = redis.call('HMGET', doubtKey, 'count', 'at')
-  if held[1] and left and tonumber(left) > tonumber(held[2]) then
-    learned = learned + math.min(doubt, tonumber(held[1]))
-    redis.call('DEL', doubtKey)
+  -- (Held for a window: `doubtUntil`.)
+  local held = lagState.doubtCount and lagState.doubtUntil and now < tonumber(lagState.doubtUntil)
+  if held and left and tonumber(left) > tonumber(lagState.doubtAt) then
+    learned = learned + math.min(doubt, tonumber(lagState.doubtCount))
+    dropDoubt()
   else
     heldBack = true
-    if not held[1] then
+    if not held then
       local t = redis.call('TIME')
-      redis.call('HSET', doubtKey, 'count', doubt, 'at', tonumber(t[1]) * 1000000 + tonumber(t[2]))
-      redis.call('PEXPIRE', doubtKey, window)
+      setLag('doubtCount', doubt)
+      setLag('doubtAt', tonumber(t[1]) * 1000000 + tonumber(t[2]))
+      setLag('doubtUntil', now + window)
     end
   end
 else
-  redis.call('DEL', doubtKey)
+  dropDoubt()
 end
 -- A shortfall held back may be the other client's request: the answer does not count as seen
 -- (the requests expected from that client since the last clear answer stay counted).
-if not heldBack or seenBefore == 0 then markSeen() end
+if not heldBack or seenBefore == 0 then markSeen(learned > 0) end

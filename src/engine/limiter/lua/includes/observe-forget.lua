@@ -8,7 +8,7 @@
 ]]
 if missing <= 0 then
   markSeen()
-  redis.call('DEL', doubtKey)
+  dropDoubt()
   -- The server is the authority when it counts fewer than we do: the other client cannot have
   -- more requests in its window than it counted less ours it surely had, those whose answers
   -- came back before the answered one left (and it). Learned requests beyond that (our own,

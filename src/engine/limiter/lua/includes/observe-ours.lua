@@ -21,23 +21,38 @@ local left = answered and redis.call('ZSCORE', sentKey, answeredSlot)
 -- later answer already said).
 local seenAt = now
 if left then seenAt = math.min(now, math.floor(tonumber(left) / 1000)) end
-local seenBefore = tonumber(redis.call('GET', seenKey) or '0')
-local function markSeen() redis.call('SET', seenKey, math.max(seenAt, seenBefore), 'PX', window) end
+local seenBefore = 0
+if lagState.seenUntil and now < tonumber(lagState.seenUntil) then seenBefore = tonumber(lagState.seen) end
+-- Alone on the store (no other client's request counted, read within two windows or learned
+-- from this answer), the time only says that the budget is known (slow start, `knows`): it is
+-- rewritten once half its window has passed, not at every answer. With another client about
+-- it also says since when that client's requests are unseen (ACQUIRE's headroom): every time.
+local function markSeen(learning)
+  local alone = others == 0 and not learning
+    and not (lagState.othersAt and now - tonumber(lagState.othersAt) < 2 * window)
+  if alone and seenBefore > 0 and tonumber(lagState.seenUntil) - now > window / 2 then return end
+  setLag('seen', math.max(seenAt, seenBefore))
+  setLag('seenUntil', now + window)
+end
+-- Our slots granted after `fromMs`, bulk and live (bulk: none when the latest is older,
+-- `slotsTop` in `lag`, without counting the ledger).
+local function oursFrom(fromMs)
+  local from = '(' .. fromMs
+  local counted = redis.call('ZCOUNT', liveKey, from, '+inf')
+  if lagState.slotsTop and tonumber(lagState.slotsTop) <= fromMs then return counted end
+  return counted + redis.call('ZCOUNT', slotsKey, from, '+inf')
+end
 if answered and left then
-  local from = '(' .. (tonumber(answered) - window - margin)
   -- In flight and not counted: pending, less those that left before it (itself included).
   before = redis.call('ZCOUNT', sentKey, '(' .. (tonumber(left) - window * 2000), left)
   after = redis.call('ZCOUNT', sentKey, '(' .. left, '+inf')
-  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
+  ours = oursFrom(tonumber(answered) - window - margin)
     - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - before, 0)
 elseif answered then
   -- Not marked as sent (a client without the hook): grant order stands for send order.
-  local from = '(' .. (tonumber(answered) - window - margin)
   after = redis.call('ZCOUNT', pendingKey, '(' .. answered, '+inf')
-  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
-    - after
+  ours = oursFrom(tonumber(answered) - window - margin) - after
 else
-  local from = '(' .. (now - window - margin)
-  ours = redis.call('ZCOUNT', slotsKey, from, '+inf') + redis.call('ZCOUNT', liveKey, from, '+inf')
+  ours = oursFrom(now - window - margin)
     - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - 1, 0)
 end

@@ -12,22 +12,22 @@
 -- it would make the count too low by one: in a clump of a dozen in flight, it read 11 for 20,
 -- and the window went over.)
 -- (Nothing to keep while no other client is seen at all: the common case costs no write. The
--- hash's expiry is SETTLE's, which runs after this for the same request.)
+-- hash's expiry is `flushLag`'s, see lag.lua.)
 local read = math.max(limit - serverRemaining - ours, 0)
 if answered and left and after == 0 and before == 1 and (read > 0 or others > 0) then
   -- Up at once, down by one a tenth of a window at most: our requests near the window's edge
   -- are counted by their settled moment (a little after they arrived), so a clump of them there
   -- reads the other client a few requests short (16 for 20), and a count too low puts the window
   -- over. A client that really slows down is followed within a window or two.
-  local kept = redis.call('HMGET', lagKey, 'others', 'othersAt', 'othersDown')
-  local last = tonumber(kept[1] or '')
-  if last and now - tonumber(kept[2]) < 2 * window and read < last then
-    if now - tonumber(kept[3] or '0') >= window / 10 then
+  local last = tonumber(lagState.others or '')
+  if last and lagState.othersAt and now - tonumber(lagState.othersAt) < 2 * window and read < last then
+    if now - tonumber(lagState.othersDown or '0') >= window / 10 then
       read = last - 1
-      redis.call('HSET', lagKey, 'othersDown', now)
+      setLag('othersDown', now)
     else
       read = last
     end
   end
-  redis.call('HSET', lagKey, 'others', read, 'othersAt', now)
+  setLag('others', read)
+  setLag('othersAt', now)
 end

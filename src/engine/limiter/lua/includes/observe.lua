@@ -5,8 +5,20 @@
   (SETTLE, run after it in ANSWERED, reads it instead of asking again; nil until it ran).
 ]]
 local answeredGrant = nil
+local function dropDoubt()
+  dropLag('doubtCount')
+  dropLag('doubtAt')
+  dropLag('doubtUntil')
+end
 local function observe()
-  local others = redis.call('ZCOUNT', othersKey, '(' .. (now - window - margin), '+inf')
+  -- The other client's requests in the window: none when the latest learned one is older
+  -- (`othersTop`, see lag.lua), without counting the ledger.
+  local floor = now - window - margin
+  local others = 0
+  if not lagState.othersTop or tonumber(lagState.othersTop) > floor then
+    others = redis.call('ZCOUNT', othersKey, '(' .. floor, '+inf')
+    if others == 0 then setLag('othersTop', floor) end
+  end
 --- @include "observe-ours"
   answeredGrant = answered
   -- Bounded: one script call must stay short whatever a misconfigured budget says.
@@ -22,5 +34,6 @@ local function observe()
     redis.call('ZADD', othersKey, score, now .. ':' .. i .. ':' .. math.random(1000000))
   end
   redis.call('PEXPIRE', othersKey, window * 2 + margin)
+  setLag('othersTop', math.max(score, tonumber(lagState.othersTop or '0')))
   return learned
 end

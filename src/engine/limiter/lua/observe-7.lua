@@ -16,21 +16,21 @@
   A call made outside a slot (answeredSlot = '') is compared with the ledger, every pending
   request left out (the safe side: one of ours that did arrive is counted twice for a window at
   most, never hides one of the other client's). `seen` holds when the server last told us its
-  count (the answered request's leaving, when known): bulk feeders start slowly until a store's
+  count (the answered request's leaving, when known; in `lag`, see lag.lua): bulk feeders start slowly until a store's
   budget has been learned, and ACQUIRE lowers every cap by the other client's requests expected
   since.
 
   Input:
     KEYS[1] slots
-    KEYS[2] seen         when the server last told us its count
-    KEYS[3] live
-    KEYS[4] others
-    KEYS[5] pending
-    KEYS[6] answered     grant times of answered slots (two windows)
-    KEYS[7] doubt        a shortfall held until a later answer confirms it
-    KEYS[8] sent         pending requests by the moment they left (µs)
-    KEYS[9] lag          hash; `others`, `othersAt`: the other client's requests in the window,
-                         as read from the last answer no request of ours could have overtaken
+    KEYS[2] live
+    KEYS[3] others
+    KEYS[4] pending
+    KEYS[5] answered     grant times of answered slots (two windows)
+    KEYS[6] sent         pending requests by the moment they left (µs)
+    KEYS[7] lag          hash (lag.lua): `seen`, when the server last told us its count;
+                         `others`, `othersAt`, the other client's requests in the window as
+                         read from the last answer no request of ours could have overtaken;
+                         `doubt*`, a shortfall held until a later answer confirms it
     ARGV[1] limit        the smaller of ours and the server's
     ARGV[2] windowMs
     ARGV[3] marginMs
@@ -43,14 +43,12 @@
 ]]
 -- KEYS
 local slotsKey = KEYS[1]
-local seenKey = KEYS[2]
-local liveKey = KEYS[3]
-local othersKey = KEYS[4]
-local pendingKey = KEYS[5]
-local answeredKey = KEYS[6]
-local doubtKey = KEYS[7]
-local sentKey = KEYS[8]
-local lagKey = KEYS[9]
+local liveKey = KEYS[2]
+local othersKey = KEYS[3]
+local pendingKey = KEYS[4]
+local answeredKey = KEYS[5]
+local sentKey = KEYS[6]
+local lagKey = KEYS[7]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -60,6 +58,9 @@ local serverRemaining = tonumber(ARGV[4])
 local answeredSlot = ARGV[6]
 
 --- @include "now"
+--- @include "lag"
 --- @include "observe"
 
-return observe()
+local learned = observe()
+flushLag()
+return learned

@@ -16,18 +16,23 @@
 
   Input:
     KEYS[1]  slots        bulk work's slots (zset: member → grant time, ms)
-    KEYS[2]  blocked      until when a 429 blocks the store (ms)
-    KEYS[3]  liveWaiters  live jobs refused, by their promised moment
-    KEYS[4]  bulkWaiters  bulk jobs refused, by their promised moment
-    KEYS[5]  live         live work's slots
-    KEYS[6]  others       other clients' requests learned from the server's headers
-    KEYS[7]  pending      our slots whose answer is not back yet
-    KEYS[8]  seen         when the server last told us its count
-    KEYS[9]  paced        when the next bulk grant is due (GCRA)
-    KEYS[10] lag          hash: `grant` (how late woken waiters come), `settle` (how far slots move), ms
-    KEYS[11] probe        hash: the live request that went out alone to learn an unknown
+    KEYS[2]  liveWaiters  live jobs refused, by their promised moment
+    KEYS[3]  bulkWaiters  bulk jobs refused, by their promised moment
+    KEYS[4]  live         live work's slots
+    KEYS[5]  others       other clients' requests learned from the server's headers
+    KEYS[6]  pending      our slots whose answer is not back yet
+    KEYS[7]  sent         pending requests by the moment they left (µs; see sent-2.lua)
+    KEYS[8]  paced        when the next bulk grant is due (GCRA)
+    KEYS[9]  lag          hash (lag.lua): `grant` (how late woken waiters come), `settle` (how
+                          far slots move), ms; `seen`, `seenUntil` (when the server last told
+                          us its count); `othersTop` (no learned request later than it);
+                          `blocked` (until when a 429 blocks the store, ms); `liveUntil`,
+                          `slotsUntil` (the ledgers' expiry as last set); `noWaiters` (no
+                          job waits in either line: they are not counted); `slotsTop` (no
+                          bulk slot later than it); `until` (its own)
+    KEYS[10] probe        hash: the live request that went out alone to learn an unknown
                           store's budget (`slot`) and when (`at`)
-    KEYS[12] told         hash: waiter → the moment it was told to come back (its promise less
+    KEYS[11] told         hash: waiter → the moment it was told to come back (its promise less
                           the lead), against which its lateness is measured
     ARGV[1]  limit
     ARGV[2]  windowMs
@@ -41,7 +46,6 @@
     ARGV[10] pace         '1' to pace bulk work
     ARGV[11] again        '1' when the caller asks again without having left the process
     ARGV[12] probeMs      how long live work waits for that request's answer (0: no slow start)
-    KEYS[13] sent         pending requests by the moment they left (µs; see sent-2.lua)
     ARGV[13] sendsNow     '1' when the caller sends the request the moment it is granted (its
                           intent already written): the grant marks it as leaving, as SENT
                           would just before it left
@@ -52,18 +56,16 @@
 ]]
 -- KEYS
 local slotsKey = KEYS[1]
-local blockedKey = KEYS[2]
-local liveWaitersKey = KEYS[3]
-local bulkWaitersKey = KEYS[4]
-local liveKey = KEYS[5]
-local othersKey = KEYS[6]
-local pendingKey = KEYS[7]
-local seenKey = KEYS[8]
-local pacedKey = KEYS[9]
-local lagKey = KEYS[10]
-local probeKey = KEYS[11]
-local toldKey = KEYS[12]
-local sentKey = KEYS[13]
+local liveWaitersKey = KEYS[2]
+local bulkWaitersKey = KEYS[3]
+local liveKey = KEYS[4]
+local othersKey = KEYS[5]
+local pendingKey = KEYS[6]
+local sentKey = KEYS[7]
+local pacedKey = KEYS[8]
+local lagKey = KEYS[9]
+local probeKey = KEYS[10]
+local toldKey = KEYS[11]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -92,14 +94,62 @@ local function markSent(slot)
 end
 
 local life = window + margin
+-- The store's small state (lag.lua), read once. (Positional: the fragments read some by index.)
+local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold',
+  'seen', 'seenUntil', 'othersTop', 'blocked', 'until', 'liveUntil', 'slotsUntil', 'noWaiters',
+  'slotsTop')
+local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13, noWaiters = 14, slotsTop = 15}
+-- Writes to it, each with its expiry kept as lag.lua keeps it (`until`): set when it has none
+-- or less than half of twenty windows is left, so it is never left without one.
+local function writeLag(...)
+  local args = {...}
+  local ttl = window * 20
+  local renew = not lagged[LAGGED['until']] or tonumber(lagged[LAGGED['until']]) - now < ttl / 2
+  if renew then
+    lagged[LAGGED['until']] = now + ttl
+    args[#args + 1] = 'until'
+    args[#args + 1] = now + ttl
+  end
+  redis.call('HSET', lagKey, unpack(args))
+  if renew then redis.call('PEXPIRE', lagKey, ttl) end
+end
+-- A slot ledger's expiry: twice the life of what it holds (a slot is counted for its life and
+-- read a window past it), renewed when less than that life is left, so a slot added now is
+-- kept to its end; set at once where the ledger may be new (nothing counted in it, or its
+-- expiry unknown). Not on every grant: one PEXPIRE per ledger per life instead.
+local ledgerLife = window * 2 + margin
+local function keepLedger(key, field, counted)
+  local untilMs = tonumber(lagged[LAGGED[field]] or '0')
+  if counted > 0 and untilMs - now >= ledgerLife then return end
+  redis.call('PEXPIRE', key, 2 * ledgerLife)
+  lagged[LAGGED[field]] = now + 2 * ledgerLife
+  writeLag(field, now + 2 * ledgerLife)
+end
+-- A bulk slot added: the bulk ledger is no longer known empty from `slotsTop` on.
+local function bulkAdded()
+  if lagged[LAGGED.slotsTop] then
+    lagged[LAGGED.slotsTop] = false
+    redis.call('HDEL', lagKey, 'slotsTop')
+  end
+end
+-- A waiter put in line: the lines are no longer known empty.
+local function addWaiter(set, score, id)
+  redis.call('ZADD', set, score, id)
+  if lagged[LAGGED.noWaiters] then
+    lagged[LAGGED.noWaiters] = false
+    redis.call('HDEL', lagKey, 'noWaiters')
+  end
+end
 --- @include "acquire-waiter"
 --- @include "acquire-block"
 -- The ledgers keep slots one window past their life (OBSERVE reads a late answer against the
 -- ledger as it stood when that request left), pending slots to the end of theirs; each is only
--- ever counted within that range, and trimmed where it grows: a grant here, a learned request
--- in OBSERVE.
+-- ever counted within that range, and trimmed now and then where it grows: a grant here, a
+-- learned request in OBSERVE.
 local alive = '(' .. (now - life)
-local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold')
+-- When the server last told us its count, while that holds (a window; see lag.lua), or nil.
+local seen = nil
+if lagged[8] and now < tonumber(lagged[8]) then seen = tonumber(lagged[7]) end
 local lag = {grant = tonumber(lagged[1] or '0'), settle = tonumber(lagged[2] or '0')}
 -- Handed back the queue's delay early and an interval more, so a woken job is back before its
 -- slot frees and takes it at once; up to a tenth of the window.
@@ -110,9 +160,22 @@ lag.lead = math.min(lag.grant + window / limit, window / 10, 500)
 -- not. Every later round promised that late would leave its slots unused that long, a slot
 -- interval per round at a 2 s window.
 lag.cycle = math.min(lag.settle, math.max(window / limit - margin, 0))
-local bulkUsed = redis.call('ZCOUNT', slotsKey, alive, '+inf')
+-- (Bulk slots: none when the latest is older than the window, `slotsTop`; a live caller that
+-- finds none records it, so a store without bulk work does not count them again.)
+local bulkUsed = 0
+if not lagged[LAGGED.slotsTop] or tonumber(lagged[LAGGED.slotsTop]) > now - life then
+  bulkUsed = redis.call('ZCOUNT', slotsKey, alive, '+inf')
+  if bulkUsed == 0 and live then
+    lagged[LAGGED.slotsTop] = now - life
+    writeLag('slotsTop', now - life)
+  end
+end
 local liveUsed = redis.call('ZCOUNT', liveKey, alive, '+inf')
-local othersUsed = redis.call('ZCOUNT', othersKey, alive, '+inf')
+-- (None when the latest learned request is older than the window: no count of the ledger.)
+local othersUsed = 0
+if not lagged[9] or tonumber(lagged[9]) > now - life then
+  othersUsed = redis.call('ZCOUNT', othersKey, alive, '+inf')
+end
 -- What the other client had in the window at the last answer that read it exactly (see
 -- OBSERVE), if within two windows: it keeps spending at that pace while we do not hear from
 -- the server, though the requests we learned from that answer leave the ledger a window after
@@ -163,18 +226,24 @@ end
 -- bounded so one stalled job cannot skew it).
 if told and not again then
   local late = math.max(math.min(now - told, window / 10), 0)
-  redis.call('HSET', lagKey, 'grant', tostring(lag.grant + (late - lag.grant) / 8))
-  redis.call('PEXPIRE', lagKey, window * 10)
+  writeLag('grant', tostring(lag.grant + (late - lag.grant) / 8))
 end
 if fits and pacedUntil <= now then
   local key = slotsKey
   if live then
     key = liveKey
-    if spread > 0 then redis.call('HSET', lagKey, 'liveAt', tostring(nextAt + spread)) end
+    if spread > 0 then writeLag('liveAt', tostring(nextAt + spread)) end
   elseif pace then redis.call('SET', pacedKey, tostring(nextAt + interval), 'PX', window) end
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window)
+  -- Trimmed now and then, as `pending` and `sent` are: every count and read of a ledger is
+  -- bounded to the range it keeps, so what a trim leaves for later only takes memory.
+  if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window) end
   redis.call('ZADD', key, now, member)
-  redis.call('PEXPIRE', key, window * 2 + margin)
+  if live then
+    keepLedger(key, 'liveUntil', liveUsed)
+  else
+    bulkAdded()
+    keepLedger(key, 'slotsUntil', bulkUsed)
+  end
   if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life) end
   redis.call('ZADD', pendingKey, now, member)
   redis.call('PEXPIRE', pendingKey, window * 2 + margin)

@@ -6,14 +6,13 @@
 
   Input:
     KEYS[1] slots
-    KEYS[2] seen         when the server last told us its count
-    KEYS[3] live
-    KEYS[4] others
-    KEYS[5] pending
-    KEYS[6] answered     grant times of answered slots (two windows)
-    KEYS[7] doubt        a shortfall held until a later answer confirms it
-    KEYS[8] sent         pending requests by the moment they left (µs)
-    KEYS[9] lag          hash (OBSERVE's `others`, `othersAt`; SETTLE's `settle`)
+    KEYS[2] live
+    KEYS[3] others
+    KEYS[4] pending
+    KEYS[5] answered     grant times of answered slots (two windows)
+    KEYS[6] sent         pending requests by the moment they left (µs)
+    KEYS[7] lag          hash (lag.lua): OBSERVE's `seen`, `others*`, `doubt*`; SETTLE's
+                         `settle`; read once and written once per call
     ARGV[1] limit        the smaller of ours and the server's
     ARGV[2] windowMs
     ARGV[3] marginMs
@@ -27,14 +26,12 @@
 ]]
 -- KEYS
 local slotsKey = KEYS[1]
-local seenKey = KEYS[2]
-local liveKey = KEYS[3]
-local othersKey = KEYS[4]
-local pendingKey = KEYS[5]
-local answeredKey = KEYS[6]
-local doubtKey = KEYS[7]
-local sentKey = KEYS[8]
-local lagKey = KEYS[9]
+local liveKey = KEYS[2]
+local othersKey = KEYS[3]
+local pendingKey = KEYS[4]
+local answeredKey = KEYS[5]
+local sentKey = KEYS[6]
+local lagKey = KEYS[7]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -45,10 +42,12 @@ local answeredSlot = ARGV[6]
 local first = ARGV[7]
 
 --- @include "now"
+--- @include "lag"
 --- @include "observe"
 --- @include "settle"
 
 local learned = 0
 if serverRemaining >= 0 then learned = observe() end
 settle(answeredSlot, 0, answeredGrant)
+flushLag()
 return learned
