@@ -12,6 +12,7 @@ import {
 } from "./errors.ts";
 import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-limit-headers.ts";
 import {
+  checkedWith,
   DEFAULT_PAGE_SIZE,
   Fulfillment,
   FulfillmentList,
@@ -493,13 +494,18 @@ function clampPage<T extends PageQuery>(query: T): T {
   return out;
 }
 
-/** Checks a write body against the contract before anything is sent. */
+/**
+ * Checks a write body against the contract before anything is sent: a body `checkWrite` passed
+ * with the same schema is not checked twice.
+ */
 function validate<S extends z.ZodType>(
   schema: S,
   body: unknown,
   method: string,
   path: string,
 ): z.infer<S> {
+  // Checked by this schema already (the mapping's check) and frozen since: sent as it is.
+  if (checkedWith(schema, body)) return body as z.infer<S>;
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const fields = result.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));

@@ -569,3 +569,38 @@ export const ErrorBody = z.object({
   requestId: z.string().optional(),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
+
+// ---------------------------------------------------------------------------------------------
+// Write bodies checked once
+
+/** Bodies that passed `checkWrite`, frozen, with the schema that checked them. */
+const checkedBodies = new WeakMap<object, z.ZodType>();
+
+/**
+ * Checks a write body against its schema, as `schema.safeParse` does; a body that passes comes
+ * back deep-frozen and remembered, so that the client sends it without checking it again (the
+ * mapping checks every order and fulfillment it builds: the same schema ran twice per call).
+ * Frozen, it cannot change between the check and the request.
+ */
+export function checkWrite<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+): z.ZodSafeParseResult<z.infer<S>> {
+  const result = schema.safeParse(body);
+  if (result.success && typeof result.data === "object" && result.data !== null) {
+    checkedBodies.set(deepFreeze(result.data), schema);
+  }
+  return result;
+}
+
+/** Whether `body` is a result of `checkWrite` with this very schema. */
+export function checkedWith(schema: z.ZodType, body: unknown): boolean {
+  return typeof body === "object" && body !== null && checkedBodies.get(body) === schema;
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) {
+    if (typeof inner === "object" && inner !== null && !Object.isFrozen(inner)) deepFreeze(inner);
+  }
+  return Object.freeze(value);
+}

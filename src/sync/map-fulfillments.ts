@@ -1,4 +1,4 @@
-import { FulfillmentWrite } from "../provider/schemas.ts";
+import { checkWrite, FulfillmentWrite } from "../provider/schemas.ts";
 import type { MapError } from "./map-result.ts";
 import type { ShopSettings } from "./settings.ts";
 import type { SourceFulfillment } from "./source-order.ts";
@@ -60,7 +60,7 @@ export function mapFulfillments(
       ...(f.shipmentStatus === "delivered" ? { deliveredOn: f.updatedAt } : {}),
       sourceCreatedOn: f.createdAt,
     };
-    const checked = FulfillmentWrite.safeParse(body);
+    const checked = checkWrite(FulfillmentWrite, body);
     if (checked.success) out.push(checked.data);
     else {
       for (const issue of checked.error.issues) {

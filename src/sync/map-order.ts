@@ -1,4 +1,4 @@
-import { OrderCreate } from "../provider/schemas.ts";
+import { checkWrite, OrderCreate } from "../provider/schemas.ts";
 import { mapAddresses } from "./map-address.ts";
 import { mapCustomer } from "./map-customer.ts";
 import { mapFulfillments } from "./map-fulfillments.ts";
@@ -106,7 +106,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
   };
 
   // The last line of defence: whatever slipped past the rules above is caught here, by field.
-  const checked = OrderCreate.safeParse(body);
+  const checked = checkWrite(OrderCreate, body);
   if (!checked.success) {
     return {
       ok: false,

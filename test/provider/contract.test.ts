@@ -1,5 +1,5 @@
 import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import {
   ProviderAuthError,
   ProviderConflictError,
@@ -8,7 +8,10 @@ import {
   ProviderRateLimitError,
   ProviderValidationError,
 } from "../../src/provider/index.ts";
+import { checkWrite, OrderCreate } from "../../src/provider/schemas.ts";
+import type { SourceOrder } from "../../src/sync/index.ts";
 import { clientFor, orderBody } from "../helpers/provider-fixtures.ts";
+import { mapOk, sourceOrder } from "../sync/factories.ts";
 
 let sandbox: SandboxHandle;
 beforeAll(async () => {
@@ -497,5 +500,40 @@ describe("token renewal", () => {
     expect(JSON.parse((await redis.get(`${prefix}:token:${id}`)) ?? "{}").token).not.toBe(
       "revoked-token",
     );
+  });
+});
+
+describe("write bodies checked once", () => {
+  it("sends an order the mapping checked after one check of the contract, not two", async () => {
+    const { client } = clientFor(sandbox);
+    const checks = vi.spyOn(OrderCreate, "safeParse");
+    onTestFinished(() => checks.mockRestore());
+    const { order } = mapOk(sourceOrder({ id: "5901" as SourceOrder["id"] }));
+    const created = await client.createOrder(order);
+    expect(created.sourceOrderId).toBe("5901");
+    expect(checks).toHaveBeenCalledTimes(1);
+  });
+
+  it("keeps a checked body frozen, so what was checked is what is sent", () => {
+    const checked = checkWrite(OrderCreate, orderBody());
+    if (!checked.success) throw new Error("the fixture must pass");
+    expect(Object.isFrozen(checked.data)).toBe(true);
+    expect(Object.isFrozen(checked.data.lineItems[0])).toBe(true);
+    expect(() => {
+      (checked.data as { totalMoney: number }).totalMoney = 30;
+    }).toThrow(TypeError);
+  });
+
+  it("checks a changed copy of a checked body again, and refuses it before sending", async () => {
+    const { client } = clientFor(sandbox);
+    const checked = checkWrite(OrderCreate, orderBody());
+    if (!checked.success) throw new Error("the fixture must pass");
+    const before = sandbox.state.arrivals.length;
+    const error = await client
+      .createOrder({ ...checked.data, totalMoney: 30 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderValidationError);
+    expect((error as ProviderValidationError).fields.map((f) => f.path)).toContain("totalMoney");
+    expect(sandbox.state.arrivals.length).toBe(before);
   });
 });
