@@ -29,7 +29,7 @@ export default function setup() {
   const pgid = listProcesses().find((info) => info.pid === process.pid)?.pgid;
 
   return async () => {
-    const leftovers = findLeftovers({ runDir, before, pgid });
+    const leftovers = await stillRunning(findLeftovers({ runDir, before, pgid }), EXIT_GRACE_MS);
     rmSync(runDir, { recursive: true, force: true });
     if (leftovers.length === 0) return;
     await kill(leftovers);
@@ -42,6 +42,29 @@ export default function setup() {
 }
 
 const key = (info: ProcessInfo) => `${info.pid}:${info.startTicks}`;
+
+/**
+ * How long a process found at the end may take to finish exiting. A test's child that was told
+ * to stop, or a test worker's, can still be in the kernel's exit path when the check runs: its
+ * command line already empty, gone a few milliseconds later. Only what is still there after
+ * this is left behind.
+ */
+const EXIT_GRACE_MS = 5_000;
+
+/** Those of `processes` still running once each has had `graceMs` to go away. */
+export async function stillRunning(
+  processes: ProcessInfo[],
+  graceMs: number,
+): Promise<ProcessInfo[]> {
+  const deadline = Date.now() + graceMs;
+  let left = processes;
+  for (;;) {
+    const now = new Set(listProcesses().map(key));
+    left = left.filter((info) => now.has(key(info)));
+    if (left.length === 0 || Date.now() >= deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 export function findLeftovers(run: {
   runDir: string;
