@@ -1,4 +1,4 @@
-import { type Attributes, ROOT_CONTEXT } from "@opentelemetry/api";
+import { type Attributes, ROOT_CONTEXT, TraceFlags } from "@opentelemetry/api";
 import { DelayedError, type Job, WaitingChildrenError } from "bullmq";
 import { CONNECTOR, contextFrom, inSpan, MESSAGING, SpanKind, tracingOn } from "../lib/tracing.ts";
 
@@ -62,8 +62,10 @@ export function tracedJob<D, R, A extends unknown[]>(
           }
           throw error;
         } finally {
-          if (options.done) {
-            await options.done(job, span.spanContext().traceId).catch(() => {});
+          // Only a sampled trace reaches the collector: an unsampled one's ID would lead nowhere.
+          const ids = span.spanContext();
+          if (options.done && (ids.traceFlags & TraceFlags.SAMPLED) !== 0) {
+            await options.done(job, ids.traceId).catch(() => {});
           }
         }
       },

@@ -37,6 +37,8 @@ export interface TracingSettings {
   endpoint: string | null;
   /** Where spans are sent: the traces endpoint, or the base endpoint's /v1/traces. */
   url: string | null;
+  /** OTEL_TRACES_SAMPLER and its argument: which traces are kept (the SDK's default: all). */
+  sampler: { name: SamplerName; ratio: number };
   batch: {
     scheduledDelayMillis?: number;
     maxExportBatchSize?: number;
@@ -46,6 +48,36 @@ export interface TracingSettings {
 }
 
 const SUPPORTED_PROTOCOL = "http/json";
+
+/** The OTEL_TRACES_SAMPLER values of the specification that the connector takes. */
+const SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+type SamplerName = (typeof SAMPLERS)[number];
+
+function samplerSettings(value: (name: string) => string | undefined): TracingSettings["sampler"] {
+  const name = (value("OTEL_TRACES_SAMPLER")?.toLowerCase() ??
+    "parentbased_always_on") as SamplerName;
+  if (!SAMPLERS.includes(name)) {
+    throw new ConfigError(
+      `invalid environment:\n  OTEL_TRACES_SAMPLER: ${name} is not supported; use one of ${SAMPLERS.join(", ")}`,
+    );
+  }
+  const raw = value("OTEL_TRACES_SAMPLER_ARG");
+  if (raw === undefined || !name.endsWith("traceidratio")) return { name, ratio: 1 };
+  const ratio = Number(raw);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new ConfigError(
+      "invalid environment:\n  OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1 (the share of traces kept, e.g. 0.1)",
+    );
+  }
+  return { name, ratio };
+}
 
 /**
  * Reads the standard variables. Null (tracing off) when OTEL_SDK_DISABLED=true,
@@ -127,7 +159,7 @@ export function tracingSettings(
       : endpointName === "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
         ? endpoint
         : `${endpoint.replace(/\/+$/, "")}/v1/traces`;
-  return { endpoint, url, batch };
+  return { endpoint, url, sampler: samplerSettings(value), batch };
 }
 
 /**
@@ -140,14 +172,14 @@ export async function startTracing(
 ): Promise<{ shutdown(): Promise<void>; endpoint: string } | null> {
   const settings = tracingSettings(env, options.production);
   if (!settings || sdk) return null;
-  const [{ TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources, core, hooks] =
-    await Promise.all([
-      import("@opentelemetry/sdk-trace"),
-      import("@opentelemetry/exporter-trace-otlp-http"),
-      import("@opentelemetry/resources"),
-      import("@opentelemetry/core"),
-      import("@opentelemetry/context-async-hooks"),
-    ]);
+  const [traceSdk, { OTLPTraceExporter }, resources, core, hooks] = await Promise.all([
+    import("@opentelemetry/sdk-trace"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/core"),
+    import("@opentelemetry/context-async-hooks"),
+  ]);
+  const { TracerProvider, BatchSpanProcessor } = traceSdk;
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, over the connector's own name.
   const resource = resources
     .resourceFromAttributes({ "service.name": DEFAULT_SERVICE_NAME })
@@ -157,6 +189,7 @@ export async function startTracing(
   const exporter = new OTLPTraceExporter(settings.url === null ? {} : { url: settings.url });
   const provider = new TracerProvider({
     resource,
+    sampler: sampler(settings.sampler, traceSdk),
     spanProcessors: [new BatchSpanProcessor({ exporter, ...settings.batch })],
   });
   context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
@@ -178,6 +211,21 @@ export async function startTracing(
       }
     },
   };
+}
+
+/** The sampler OTEL_TRACES_SAMPLER names, as the specification defines each. */
+function sampler(
+  settings: TracingSettings["sampler"],
+  sdkTrace: typeof import("@opentelemetry/sdk-trace"),
+): import("@opentelemetry/sdk-trace").Sampler {
+  const { AlwaysOnSampler, AlwaysOffSampler, TraceIdRatioBasedSampler, ParentBasedSampler } =
+    sdkTrace;
+  const root = settings.name.endsWith("always_off")
+    ? new AlwaysOffSampler()
+    : settings.name.endsWith("traceidratio")
+      ? new TraceIdRatioBasedSampler(settings.ratio)
+      : new AlwaysOnSampler();
+  return settings.name.startsWith("parentbased_") ? new ParentBasedSampler({ root }) : root;
 }
 
 /** Sends what was recorded so far (tests and a graceful stop). */

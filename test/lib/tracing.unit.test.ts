@@ -67,9 +67,9 @@ afterEach(async () => {
   exported.length = 0;
 });
 
-async function on() {
+async function on(more: Record<string, string> = {}) {
   const tracing = await startTracing(
-    { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "50" },
+    { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "50", ...more },
     { production: true },
   );
   if (!tracing) throw new Error("tracing did not start");
@@ -128,6 +128,52 @@ describe("the OTEL_* variables", () => {
       expect(() => tracingSettings(env, false)).toThrow(ConfigError);
       expect(() => tracingSettings(env, false)).toThrow(message);
     }
+  });
+});
+
+describe("sampling (OTEL_TRACES_SAMPLER)", () => {
+  it("takes the specification's samplers and refuses others and a ratio out of range", () => {
+    const at = (more: Record<string, string>) =>
+      tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, ...more }, true)?.sampler;
+    expect(at({})).toEqual({ name: "parentbased_always_on", ratio: 1 });
+    expect(
+      at({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.1" }),
+    ).toEqual({ name: "parentbased_traceidratio", ratio: 0.1 });
+    expect(() => at({ OTEL_TRACES_SAMPLER: "jaeger_remote" })).toThrow(
+      /OTEL_TRACES_SAMPLER: jaeger_remote is not supported; use one of always_on/,
+    );
+    expect(() =>
+      at({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "10%" }),
+    ).toThrow(/OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1/);
+  });
+
+  it("keeps the share of traces asked for: none at 0, every one at 1", async () => {
+    await on({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
+    for (let i = 0; i < 20; i++) await inSpan(`dropped ${i}`, {}, async () => {});
+    await flushTraces();
+    expect(exported).toEqual([]);
+    await stop?.();
+    await on({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1" });
+    for (let i = 0; i < 20; i++) await inSpan(`kept ${i}`, {}, async () => {});
+    await flushTraces();
+    expect(exported.map((span) => span.name).sort()).toHaveLength(20);
+  });
+
+  it("records a job's trace ID on the order only when the trace is kept", async () => {
+    const recorded: string[] = [];
+    const processor = tracedJob(async () => "done", {
+      done: async (_job, traceId) => {
+        recorded.push(traceId);
+      },
+    });
+    await on({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
+    await processor(job({ shop: "a.myshopify.com" }));
+    expect(recorded).toEqual([]);
+    await stop?.();
+    await on();
+    await processor(job({ shop: "a.myshopify.com" }));
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatch(/^[0-9a-f]{32}$/);
   });
 });
 
