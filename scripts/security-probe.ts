@@ -17,11 +17,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startShopifyStandIn } from "@connector/shopify-standin";
+import { freePortPair } from "../test/helpers/ports.ts";
 import {
   type AttackResult,
   adminCookieAfterLogout,
@@ -49,16 +49,6 @@ const { values: opts } = parseArgs({
     "big-mb": { type: "string", default: "300" },
   },
 });
-
-const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 
 /** Waits until the connector answers /healthz (or any answer from its port). */
 async function waitUp(url: string, child: ChildProcess, timeoutMs = 120_000) {
@@ -111,7 +101,9 @@ async function main(): Promise<number> {
         ...(opts.pid ? { pid: Number(opts.pid) } : {}),
       };
     } else {
-      const port = await freePort();
+      // PORT and PORT + 1 (the built-in sandbox's), both free and outside the ports the kernel
+      // hands to outgoing connections.
+      const port = await freePortPair();
       const appUrl = `http://127.0.0.1:${port}`;
       const shopify = await startShopifyStandIn({
         apiKey: DEV_SHOPIFY_KEY,

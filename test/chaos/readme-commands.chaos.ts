@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/lib/redis-server.ts";
 import { collectOutput } from "../helpers/child-output.ts";
 import { bareMachine } from "../helpers/no-toolchain.ts";
 import { oldNode } from "../helpers/old-node.ts";
+import { freePortPair } from "../helpers/ports.ts";
 
 /**
  * The README's two commands, verbatim, on fresh clones of this repository, as a newcomer runs
@@ -62,7 +62,7 @@ function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): Run {
 
 /** `npm install && npm start` until /healthz answers; the seconds it took. */
 async function startUntilHealthy(clone: string, env: NodeJS.ProcessEnv): Promise<[number, string]> {
-  const port = await freePort();
+  const port = await freePortPair(); // npm start puts its sandbox on PORT + 1
   const started = Date.now();
   const run = sh("npm install && npm start", clone, { ...env, PORT: String(port) });
   try {
