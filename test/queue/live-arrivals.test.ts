@@ -1,36 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
-import type { RedisConnection } from "../../src/lib/redis-keys.ts";
-import { createRedis } from "../../src/queue/connection.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { OrderQueues } from "../../src/queue/order-queues.ts";
-import { service } from "../helpers/services.ts";
+import { redisConnections } from "../helpers/redis-connections.ts";
 
 /**
  * A shop's arrival count (OrderQueues.countLive): a sliding window over the caller's clock,
  * one INCR per arrival, on one Redis and on the run's Redis Cluster alike.
  */
 
-const connections: RedisConnection[] = [];
-function connect(kind: "one Redis" | "cluster"): RedisConnection {
-  const target =
-    kind === "cluster"
-      ? {
-          nodes: service("redisClusterNodes")
-            .split(",")
-            .map((entry) => {
-              const [host, port] = entry.split(":");
-              return { host: host as string, port: Number(port) };
-            }),
-          tls: false,
-        }
-      : service("redisUrl");
-  const connection = createRedis(target, "worker", "live-arrivals-test");
-  connections.push(connection);
-  return connection;
-}
-afterAll(() => {
-  for (const connection of connections) connection.disconnect();
-});
+const connect = redisConnections("live-arrivals-test");
 
 const shop = "arrivals-shop.myshopify.com";
 

@@ -2,15 +2,14 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Job } from "bullmq";
 import type { Cluster } from "ioredis";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { type ShardWorkerDeps, startShardWorkers } from "../../src/jobs/sync-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { RedisConnection } from "../../src/lib/redis-keys.ts";
-import { createRedis } from "../../src/queue/connection.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import { OrderQueues, syncDedupId } from "../../src/queue/order-queues.ts";
 import { readLayouts, shardOf, syncShardNames } from "../../src/queue/sync-shards.ts";
-import { service } from "../helpers/services.ts";
+import { redisConnections } from "../helpers/redis-connections.ts";
 
 /**
  * The sync queue in shards (SYNC_QUEUE_SHARDS): a store's jobs in one shard, the shards on
@@ -18,27 +17,7 @@ import { service } from "../helpers/services.ts";
  * queued, and a flooded shard beside a quiet one. Real Redis, real BullMQ workers.
  */
 
-const connections: RedisConnection[] = [];
-function connect(kind: "one Redis" | "cluster"): RedisConnection {
-  const target =
-    kind === "cluster"
-      ? {
-          nodes: service("redisClusterNodes")
-            .split(",")
-            .map((entry) => {
-              const [host, port] = entry.split(":");
-              return { host: host as string, port: Number(port) };
-            }),
-          tls: false,
-        }
-      : service("redisUrl");
-  const connection = createRedis(target, "worker", "sync-shards-test");
-  connections.push(connection);
-  return connection;
-}
-afterAll(() => {
-  for (const connection of connections) connection.disconnect();
-});
+const connect = redisConnections("sync-shards-test");
 
 const live = (shop: string, orderId: string): SyncJobData => ({
   shop,
