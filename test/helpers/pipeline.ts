@@ -19,6 +19,7 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { WebApp } from "../../src/server/app.ts";
 import type { LinkRepository } from "../../src/store/index.ts";
+import { pendingSyncJobs } from "./pending-jobs.ts";
 import { createTestDatabase } from "./postgres.ts";
 import { service } from "./services.ts";
 
@@ -155,20 +156,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
   );
 
   const backfillWorkers: BackfillWorkerHandle[] = [];
-  async function pendingSyncJobs() {
-    let pending = 0;
-    for (const queue of await ctx.queues.allSyncQueues()) {
-      const counts = await queue.getJobCounts(
-        "waiting",
-        "active",
-        "delayed",
-        "prioritized",
-        "waiting-children",
-      );
-      pending += Object.values(counts).reduce((a, b) => a + b, 0);
-    }
-    return pending;
-  }
+
   return {
     ctx,
     web,
@@ -191,12 +179,12 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
         body: signed.body,
       });
     },
-    pendingSyncJobs,
+    pendingSyncJobs: () => pendingSyncJobs(ctx.queues),
     async drain(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       let quiet = 0;
       while (Date.now() < deadline) {
-        const busy = await pendingSyncJobs();
+        const busy = await pendingSyncJobs(ctx.queues);
         quiet = busy === 0 ? quiet + 1 : 0;
         if (quiet >= 3) return;
         await new Promise((r) => setTimeout(r, 25));

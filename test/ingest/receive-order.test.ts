@@ -195,27 +195,7 @@ describe("the receiver's one call on a single Redis", () => {
   });
 
   it("queues a shop's jobs beyond its window's share as a flood (priority 3)", async () => {
-    const prefix = `t-${randomUUID()}`;
-    const queues = new OrderQueues(
-      redis,
-      prefix,
-      {},
-      { liveShare: { limit: 2, windowMs: 60_000 } },
-    );
-    onTestFinished(() => queues.close());
-    const ingest = new WebhookIngest({
-      redis,
-      prefix,
-      snapshots: new SnapshotStore(redis, { prefix }),
-      queues,
-      shops: { shopStatus: async () => "active" },
-      lifecycle: {
-        confirmUninstalled: async () => "uninstalled" as const,
-        appUninstalled: async () => {},
-        shopUpdated: async () => {},
-        privacy: async () => {},
-      },
-    });
+    const { ingest, queues } = receiver({ liveShare: { limit: 2, windowMs: 60_000 } });
     for (let i = 1; i <= 3; i++) expect(await ingest.ingest(delivery(200 + i))).toBe("queued");
     const jobs = await queues.sync.getJobs(["prioritized"]);
     const byOrder = Object.fromEntries(jobs.map((job) => [job.data.orderId, job.priority]));

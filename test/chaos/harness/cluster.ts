@@ -14,6 +14,7 @@ import {
 import { createSecretBox, sealedFor } from "../../../src/lib/secret-box.ts";
 import { OrderQueues } from "../../../src/queue/order-queues.ts";
 import { openDatabase, ShopRepository } from "../../../src/store/index.ts";
+import { pendingSyncJobs } from "../../helpers/pending-jobs.ts";
 import { type PostgresHandle, startPostgres } from "../../helpers/postgres.ts";
 import { type RedisClusterHandle, startRedisCluster } from "../../helpers/redis-cluster.ts";
 import { killOnHarnessExit, ManagedProcess, sleep } from "./processes.ts";
@@ -354,18 +355,7 @@ export class Cluster {
 
   /** Jobs waiting or running in every sync shard (of every shard count still recorded). */
   async pendingJobs(): Promise<number> {
-    let pending = 0;
-    for (const queue of await this.#queue().allSyncQueues({ fresh: true })) {
-      const counts = await queue.getJobCounts(
-        "waiting",
-        "active",
-        "delayed",
-        "prioritized",
-        "waiting-children",
-      );
-      pending += Object.values(counts).reduce((a, b) => a + b, 0);
-    }
-    return pending;
+    return pendingSyncJobs(this.#queue(), { fresh: true });
   }
 
   async jobCounts() {
