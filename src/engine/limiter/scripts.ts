@@ -12,12 +12,12 @@ import type { RedisConnection } from "../../lib/redis-keys.ts";
 const dir = new URL("./lua/", import.meta.url);
 
 const LIMITER_SCRIPTS = {
-  limiterAcquire: loadLua(dir, "acquire-11"),
-  limiterRelease: loadLua(dir, "release-4"),
-  limiterSettle: loadLua(dir, "settle-6"),
-  limiterObserve: loadLua(dir, "observe-7"),
-  limiterAnswered: loadLua(dir, "answered-7"),
-  limiterSent: loadLua(dir, "sent-2"),
+  limiterAcquire: loadLua(dir, "acquire-10"),
+  limiterRelease: loadLua(dir, "release-3"),
+  limiterSettle: loadLua(dir, "settle-5"),
+  limiterObserve: loadLua(dir, "observe-6"),
+  limiterAnswered: loadLua(dir, "answered-6"),
+  limiterSent: loadLua(dir, "sent-1"),
   limiterBlock: loadLua(dir, "block-2"),
   limiterNow: loadLua(dir, "now-0"),
   limiterInspect: loadLua(dir, "inspect-6"),
@@ -37,16 +37,20 @@ export function storeKeys(prefix: string, storeId: number) {
     live: `${base}:slots:live`,
     /** Other clients' requests, learned from the server's RateLimit headers. */
     others: `${base}:others`,
-    /** Our slots whose answer is not back yet (the server may not have counted them). */
-    pending: `${base}:pending`,
-    /** Our answered requests by grant time, for reading an answer's RateLimit headers. */
+    /**
+     * Our slots whose answer is not back yet (the server may not have counted them), by the
+     * moment their request left (see lua/includes/inflight.lua).
+     */
+    inflight: `${base}:inflight`,
+    /**
+     * Our answered requests by grant time, for reading an answer's RateLimit headers (kept
+     * while another client is about).
+     */
     answered: `${base}:answered`,
     /** When the next bulk grant is due (bulk work is paced over the window). */
     paced: `${base}:paced`,
     /** When a live request went out alone to learn the store's budget (slow start). */
     probe: `${base}:probe`,
-    /** Our requests in flight by the moment they left (see lua/sent-2.lua). */
-    sent: `${base}:sent`,
     /**
      * The store's small state, one hash (lua/includes/lag.lua): how late waiters are granted
      * and slots settled on average (see lua/includes/kth.lua), the time of the last answer
@@ -63,7 +67,7 @@ export function storeKeys(prefix: string, storeId: number) {
 
 export type StoreKeys = ReturnType<typeof storeKeys>;
 
-/** What ACQUIRE is told (lua/acquire-11.lua names each in its header). */
+/** What ACQUIRE is told (lua/acquire-10.lua names each in its header). */
 export interface AcquireArgs {
   limit: number;
   windowMs: number;
@@ -97,6 +101,8 @@ export interface AcquireReply {
   remaining: number;
   /** How much earlier than `timeMs` a job parked in the queue is handed back. */
   leadMs: number;
+  /** Granted to a caller that sends at once: the moment its request left (µs), for ANSWERED. */
+  sentAtUs: string | undefined;
 }
 
 export interface ObserveArgs {
@@ -106,8 +112,16 @@ export interface ObserveArgs {
   marginMs: number;
   serverRemaining: number;
   serverResetMs: number;
-  /** The answered request's slot, or "" for a call the limiter did not grant. */
-  answeredSlot: string;
+}
+
+/** The slot an answer is for, as its grant (and SENT) told it. */
+export interface AnsweredSlot {
+  member: string;
+  priority: "live" | "bulk";
+  /** Its grant time (ms), when known. */
+  grantedAtMs?: number | undefined;
+  /** The moment its request left (µs), when known. */
+  sentAtUs?: string | undefined;
 }
 
 export interface InspectReply {
@@ -137,7 +151,7 @@ export class LimiterScripts {
 
   async acquire(storeId: number, a: AcquireArgs): Promise<AcquireReply> {
     const k = this.keys(storeId);
-    const [granted, time, reason, remaining, lead] = (await this.#run(
+    const [granted, time, reason, remaining, lead, left] = (await this.#run(
       "limiterAcquire",
       [
         k.slots,
@@ -145,8 +159,7 @@ export class LimiterScripts {
         k.bulkWaiters,
         k.live,
         k.others,
-        k.pending,
-        k.sent,
+        k.inflight,
         k.paced,
         k.lag,
         k.probe,
@@ -167,20 +180,22 @@ export class LimiterScripts {
         a.probeMs,
         a.sendsNow ? "1" : "0",
       ],
-    )) as [number, number, AcquireReply["reason"], number, number | undefined];
+    )) as [number, number, AcquireReply["reason"], number, number | undefined, string | undefined];
     return {
       granted: granted === 1,
       timeMs: time,
       reason,
       remaining,
       leadMs: Number(lead ?? 0),
+      sentAtUs: left ? String(left) : undefined,
     };
   }
 
-  /** Marks the slot's request as leaving now; 1 when the slot is pending. */
-  async sent(storeId: number, a: { member: string; windowMs: number }): Promise<number> {
+  /** Marks the slot's request as leaving now: the moment (µs) when the slot is in flight. */
+  async sent(storeId: number, a: { member: string }): Promise<string | undefined> {
     const k = this.keys(storeId);
-    return (await this.#run("limiterSent", [k.pending, k.sent], [a.member, a.windowMs])) as number;
+    const left = (await this.#run("limiterSent", [k.inflight], [a.member])) as string | number;
+    return left ? String(left) : undefined;
   }
 
   /** Settles a slot at its answer; 1 when the slot moved later. */
@@ -193,13 +208,15 @@ export class LimiterScripts {
       answeredAgoMs: number;
       /** The slot's ledger, when known: looked in first. */
       priority?: "live" | "bulk" | undefined;
+      /** Its grant time (ms), when known. */
+      grantedAtMs?: number | undefined;
     },
   ): Promise<number> {
     const k = this.keys(storeId);
     return (await this.#run(
       "limiterSettle",
-      [k.slots, k.live, k.pending, k.answered, k.lag, k.sent],
-      [a.member, a.marginMs, a.windowMs, a.answeredAgoMs, a.priority ?? ""],
+      [k.slots, k.live, k.inflight, k.answered, k.lag],
+      [a.member, a.marginMs, a.windowMs, a.answeredAgoMs, a.priority ?? "", a.grantedAtMs ?? ""],
     )) as number;
   }
 
@@ -211,21 +228,23 @@ export class LimiterScripts {
     storeId: number,
     a: Omit<ObserveArgs, "serverRemaining"> & {
       serverRemaining: number | undefined;
-      priority: "live" | "bulk";
+      slot: AnsweredSlot;
     },
   ): Promise<number> {
     const k = this.keys(storeId);
     return (await this.#run(
       "limiterAnswered",
-      [k.slots, k.live, k.others, k.pending, k.answered, k.sent, k.lag],
+      [k.slots, k.live, k.others, k.inflight, k.answered, k.lag],
       [
         a.limit,
         a.windowMs,
         a.marginMs,
         a.serverRemaining ?? "",
         a.serverResetMs,
-        a.answeredSlot,
-        a.priority,
+        a.slot.member,
+        a.slot.priority,
+        a.slot.grantedAtMs ?? "",
+        a.slot.sentAtUs ?? "",
       ],
     )) as number;
   }
@@ -233,20 +252,19 @@ export class LimiterScripts {
   /** Gives a slot back; 1 when it was held. */
   async release(storeId: number, a: { member: string }): Promise<number> {
     const k = this.keys(storeId);
-    return (await this.#run(
-      "limiterRelease",
-      [k.slots, k.live, k.pending, k.sent],
-      [a.member],
-    )) as number;
+    return (await this.#run("limiterRelease", [k.slots, k.live, k.inflight], [a.member])) as number;
   }
 
-  /** Learns from an answer's RateLimit headers; how many other-client requests were learned. */
+  /**
+   * Learns from the RateLimit headers of an answer to a call made outside a slot; how many
+   * other-client requests were learned. (A slot's answer: `answered`.)
+   */
   async observe(storeId: number, a: ObserveArgs): Promise<number> {
     const k = this.keys(storeId);
     return (await this.#run(
       "limiterObserve",
-      [k.slots, k.live, k.others, k.pending, k.answered, k.sent, k.lag],
-      [a.limit, a.windowMs, a.marginMs, a.serverRemaining, a.serverResetMs, a.answeredSlot],
+      [k.slots, k.live, k.others, k.inflight, k.answered, k.lag],
+      [a.limit, a.windowMs, a.marginMs, a.serverRemaining, a.serverResetMs],
     )) as number;
   }
 

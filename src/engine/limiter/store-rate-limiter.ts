@@ -49,7 +49,14 @@ export interface LimiterOptions {
 export type Priority = "live" | "bulk";
 
 export type Decision =
-  | { granted: true; remaining: number; slotId: string; grantedAtMs: number }
+  | {
+      granted: true;
+      remaining: number;
+      slotId: string;
+      grantedAtMs: number;
+      /** Granted to a caller that sends at once: the moment its request left (Redis's clock, µs). */
+      sentAtUs?: string | undefined;
+    }
   | {
       granted: false;
       retryAtMs: number;
@@ -132,6 +139,10 @@ interface SpentSlot {
   id: string;
   /** Its ledger, when known (SETTLE looks there first). */
   priority?: Priority | undefined;
+  /** Its grant time (ms), when known: ANSWERED and SETTLE need not read it. */
+  grantedAtMs?: number | undefined;
+  /** The moment its request left (µs), when known (its grant or SENT told it). */
+  sentAtUs?: string | undefined;
   answeredAt?: number;
   /**
    * The ANSWERED script(s) run at the answer: the slot is settled there and then, so `spend`
@@ -259,7 +270,10 @@ export class StoreRateLimiter {
       try {
         return {
           done: true,
-          value: await this.spend(storeId, slot.id, () => request(slot), priority, sendsAtGrant),
+          value: await this.spend(storeId, slot.id, () => request(slot), priority, sendsAtGrant, {
+            grantedAtMs: decision.grantedAtMs,
+            sentAtUs: decision.sentAtUs,
+          }),
         };
       } catch (error) {
         if (!(error instanceof ProviderRateLimitError)) throw error;
@@ -330,7 +344,13 @@ export class StoreRateLimiter {
       sendsNow,
     });
     if (reply.granted) {
-      return { granted: true, remaining: reply.remaining, slotId, grantedAtMs: reply.timeMs };
+      return {
+        granted: true,
+        remaining: reply.remaining,
+        slotId,
+        grantedAtMs: reply.timeMs,
+        sentAtUs: reply.sentAtUs,
+      };
     }
     const now = await this.nowMs();
     return {
@@ -373,7 +393,8 @@ export class StoreRateLimiter {
    * the slot is settled on the answer or the failure, so it covers the request's real arrival.
    * Settled at the moment the answer came (`observe`), not when `request` returns: what the
    * caller does with the answer (writing its links) would otherwise keep the slot that much
-   * longer, every window. `call` uses it; so do tests of settling.
+   * longer, every window. `call` uses it (with what the grant told: `granted`); so do tests of
+   * settling.
    */
   async spend<T>(
     storeId: number,
@@ -381,9 +402,10 @@ export class StoreRateLimiter {
     request: () => Promise<T>,
     priority?: Priority,
     sent = false,
+    granted: { grantedAtMs?: number | undefined; sentAtUs?: string | undefined } = {},
   ): Promise<T> {
     let failed = false;
-    const slot: SpentSlot = { id: slotId, priority, sent };
+    const slot: SpentSlot = { id: slotId, priority, sent, ...granted };
     try {
       return await this.#slot.run(slot, request);
     } catch (error) {
@@ -402,9 +424,11 @@ export class StoreRateLimiter {
         ));
       if (!answered) {
         const ago = slot.answeredAt === undefined ? 0 : performance.now() - slot.answeredAt;
-        await this.settle(storeId, slotId, ago, priority).catch((error: unknown) => {
-          if (!failed) throw error;
-        });
+        await this.settle(storeId, slotId, ago, priority, slot.grantedAtMs).catch(
+          (error: unknown) => {
+            if (!failed) throw error;
+          },
+        );
       }
     }
   }
@@ -418,20 +442,22 @@ export class StoreRateLimiter {
     const spent = this.#slot.getStore();
     // (Marked by its grant: the caller sent it at once.)
     if (!spent || spent.sent) return;
-    const slotId = spent.id;
-    await this.#scripts.sent(storeId, { member: slotId, windowMs: this.windowMs });
+    const left = await this.#scripts.sent(storeId, { member: spent.id });
+    if (left !== undefined) spent.sentAtUs = left;
   }
 
   /**
    * After a request's answer or failure: its slot starts no earlier than the answer's moment
    * (now, or `answeredAgoMs` before now) less the margin, so a request that left late is never
-   * forgotten before the server forgets it (see lua/settle-6.lua).
+   * forgotten before the server forgets it (see lua/settle-5.lua). `grantedAtMs`, when the
+   * caller knows it, spares the script reading it.
    */
   async settle(
     storeId: number,
     slotId: string,
     answeredAgoMs = 0,
     priority?: Priority,
+    grantedAtMs?: number,
   ): Promise<void> {
     await this.#scripts.settle(storeId, {
       member: slotId,
@@ -439,6 +465,7 @@ export class StoreRateLimiter {
       windowMs: this.windowMs,
       answeredAgoMs: Math.max(0, Math.floor(answeredAgoMs)),
       priority,
+      grantedAtMs,
     });
   }
 
@@ -483,8 +510,12 @@ export class StoreRateLimiter {
         serverRemaining:
           remaining === undefined ? undefined : Math.min(serverLimit, Math.floor(remaining)),
         serverResetMs: Math.floor(info.resetMs ?? 0),
-        answeredSlot: slot.id,
-        priority: slot.priority ?? "bulk",
+        slot: {
+          member: slot.id,
+          priority: slot.priority ?? "bulk",
+          grantedAtMs: slot.grantedAtMs,
+          sentAtUs: slot.sentAtUs,
+        },
       });
       // A second answer for the slot (a request sent again after a 401) waits for the first.
       slot.answer = slot.answer ? Promise.all([slot.answer, answer]) : answer;
@@ -497,7 +528,6 @@ export class StoreRateLimiter {
       marginMs: this.marginMs,
       serverRemaining: Math.min(serverLimit, Math.floor(remaining)),
       serverResetMs: Math.floor(info.resetMs ?? 0),
-      answeredSlot: "",
     });
   }
 

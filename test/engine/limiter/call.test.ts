@@ -92,14 +92,17 @@ describe("StoreRateLimiter.call, the one door", () => {
     const prefix = `t-${randomUUID()}`;
     const limiter = limiterFor({ limit: 5, windowMs: 10_000 }, prefix);
     let granted = 0;
+    let slotId = "";
     await expect(
       limiter.call(4, "bulk", async (slot) => {
         granted = slot.grantedAtMs;
+        slotId = slot.id;
+        expect(await redis.zscore(`${prefix}:limiter:{4}:inflight`, slotId)).not.toBeNull();
         await sleep(60);
         throw new Error("connection reset");
       }),
     ).rejects.toThrow("connection reset");
-    expect(await redis.zcard(`${prefix}:limiter:{4}:pending`)).toBe(0);
+    expect(await redis.zscore(`${prefix}:limiter:{4}:inflight`, slotId)).toBeNull();
     const [, start] = await redis.zrange(`${prefix}:limiter:{4}:slots`, "0", "0", "WITHSCORES");
     // Settled at the failure, less the margin: about 55 ms after its grant.
     expect(Number(start) - granted).toBeGreaterThanOrEqual(50);

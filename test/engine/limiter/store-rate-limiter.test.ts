@@ -397,4 +397,33 @@ describe("StoreRateLimiter.spend", () => {
       }),
     ).rejects.toBeInstanceOf(RateLimited);
   });
+
+  it("starts the settle average again from zero at an answer on time while nobody waits", async () => {
+    const redis = connect();
+    const prefix = `t-${randomUUID()}`;
+    const limiter = limiterFor({ limit: 2, windowMs: 10_000, marginMs: 5 }, redis, prefix);
+    const average = async (store: number) =>
+      Number(await redis.hget(`${prefix}:limiter:{${store}}:lag`, "settle"));
+    const granted = async (store: number) => {
+      const slot = await limiter.acquire(store);
+      if (!slot.granted) throw new Error("expected a grant");
+      return slot.slotId;
+    };
+    const slow = async (store: number) =>
+      limiter.spend(store, await granted(store), () => new Promise((r) => setTimeout(r, 60)));
+    // A slow answer (60 ms against a 5 ms margin) moves the average up.
+    await slow(31);
+    expect(await average(31)).toBeGreaterThan(5);
+    // Nobody in line: the next answer on time starts it again (one write, not one per answer
+    // while it decays); the average only serves promises to waiters.
+    await limiter.spend(31, await granted(31), async () => {});
+    expect(await average(31)).toBe(0);
+    // With a waiter in line it decays, an eighth at a time, as the line's promises need.
+    await slow(32);
+    const moved = await average(32);
+    const last = await granted(32);
+    expect((await limiter.acquire(32, "live", "a-waiter")).granted).toBe(false);
+    await limiter.spend(32, last, async () => {});
+    expect(await average(32)).toBeCloseTo((moved * 7) / 8, 6);
+  });
 });

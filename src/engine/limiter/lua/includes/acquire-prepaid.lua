@@ -10,7 +10,7 @@ if prepaid ~= '' then
     local held = redis.call('ZSCORE', key, prepaid)
     if held and tonumber(held) > now - life then
       -- (Added before the old one leaves, so the ledger is never emptied and made again
-      -- without its expiry; the pending set may be new.)
+      -- without its expiry.)
       redis.call('ZADD', key, now, member)
       redis.call('ZREM', key, prepaid)
       if key == liveKey then
@@ -19,11 +19,8 @@ if prepaid ~= '' then
         bulkAdded()
         keepLedger(key, 'slotsUntil', 1)
       end
-      redis.call('ZADD', pendingKey, now, member)
-      redis.call('ZREM', pendingKey, prepaid)
-      redis.call('PEXPIRE', pendingKey, window * 2 + margin)
-      markSent(member)
-      return {1, now, 'prepaid', limit - used}
+      redis.call('ZREM', inflightKey, prepaid)
+      return {1, now, 'prepaid', limit - used, 0, addInflight(member)}
     end
   end
 end

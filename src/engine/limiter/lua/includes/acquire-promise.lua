@@ -43,13 +43,13 @@ elseif live then
     -- and a line of a thousand drift a slot interval per 25 promises behind its share.
     retry = tonumber(last) + spread
   else
-    retry = kth(ours, ahead, share, now, life, lag, pendingKey, spread > 0 and spread or nil)
+    retry = kth(ours, ahead, share, now, life, lag, inflightKey, spread > 0 and spread or nil)
   end
 else
   local bulkAhead = inLine(bulkWaitersKey)
   retry = math.max(
-    kth(ours, ahead + bulkAhead, cap - othersUsed, now, life, lag, pendingKey),
-    kth({slotsKey}, bulkAhead, bulkCap - othersUsed, now, life, lag, pendingKey))
+    kth(ours, ahead + bulkAhead, cap - othersUsed, now, life, lag, inflightKey),
+    kth({slotsKey}, bulkAhead, bulkCap - othersUsed, now, life, lag, inflightKey))
 end
 if waiter ~= '' then
   local set = bulkWaitersKey

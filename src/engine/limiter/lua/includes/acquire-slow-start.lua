@@ -13,7 +13,7 @@ if live and probeMs > 0 and not seen then
   local probe = redis.call('HMGET', probeKey, 'at', 'slot')
   if not probe[1] then
     probing = true
-  elseif now < tonumber(probe[1]) + probeMs and redis.call('ZSCORE', pendingKey, probe[2]) then
+  elseif now < tonumber(probe[1]) + probeMs and redis.call('ZSCORE', inflightKey, probe[2]) then
     local poll = math.max(1, math.min(math.ceil(window / limit), 50))
     local retry = math.min(now + poll, tonumber(probe[1]) + probeMs)
     -- In line already: if the answer is slow and the job leaves the process, it keeps its place.

@@ -20,7 +20,7 @@
   that free together are taken again over the window, not at once (a flood while another
   client spends; see ACQUIRE).
 ]]
-local function kth(keys, ahead, cap, now, life, lag, pending, spread)
+local function kth(keys, ahead, cap, now, life, lag, inflight, spread)
   local round = life + lag.cycle + math.max(lag.grant - lag.lead, 0)
   local floor = '(' .. (now - life)
   cap = math.max(cap, 1)
@@ -42,7 +42,7 @@ local function kth(keys, ahead, cap, now, life, lag, pending, spread)
     if j < 0 then return now end
     local slot = slots[j + 1]
     local at = slot[1] + life
-    if redis.call('ZSCORE', pending, slot[2]) then at = at + lag.settle end
+    if redis.call('ZSCORE', inflight, slot[2]) then at = at + lag.settle end
     return at
   end
   if not spread then return math.ceil(frees(index) + round * cycles) end

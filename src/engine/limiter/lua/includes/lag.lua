@@ -14,13 +14,15 @@
     slotsTop               no bulk slot is later than this (ACQUIRE sets it where it counts
                            none for a live caller, and drops it where it adds one; SETTLE
                            where it moves one past it)
+    noWaiters              no job waits in either line (ACQUIRE; SETTLE reads it)
     until                  the hash's expiry as last set
   The hash's expiry (twenty windows) is set when a write finds it without one (new, or written
   by a script that does not keep `until`) or with less than ten windows left: never a hash
   without expiry, never one whose averages are lost sooner than ten windows after a write.
 ]]
 local LAG_FIELDS = {'grant', 'settle', 'others', 'othersAt', 'othersDown', 'othersTop', 'seen',
-  'seenUntil', 'doubtCount', 'doubtAt', 'doubtUntil', 'answeredUntil', 'slotsTop', 'until'}
+  'seenUntil', 'doubtCount', 'doubtAt', 'doubtUntil', 'answeredUntil', 'slotsTop', 'noWaiters',
+  'until'}
 local lagState = {}
 do
   local values = redis.call('HMGET', lagKey, unpack(LAG_FIELDS))

@@ -3,19 +3,18 @@
   locals). The answer is compared with our requests as the server saw them when the answered
   one arrived: those in the ledger in the window before its grant (slots that have expired
   since, while its answer was on the way, were still counted), less our requests still in
-  flight that left after it (`sent`, see SENT) or have not left at all. Comparing it with the
+  flight that left after it (`inflight`, see SENT) or have not left at all. Comparing it with the
   ledger as it is now instead would mistake our own requests for another client's whenever the
   answer took longer than theirs: a burst of live orders, with dozens in flight, then fills the
   window with phantom requests that hold real slots for a whole window.
 
-  Sets: `ours`, `after` (ours in flight that left after it), `before` (ours in flight that left
-  before it, itself included), `answered`, `left`, `seenAt`, `seenBefore`, `markSeen()`.
+  Reads `answered` (the answered slot's grant time while it was in flight, else false) and
+  `left` (when it left, µs, or nil), set by its caller (includes/inflight-take.lua).
+  Sets: `ours`, `after` (ours in flight that left after it), `countBefore()` (ours in flight
+  that left before it, counted only where it is read), `seenAt`, `seenBefore`, `markSeen()`.
 ]]
 local ours
 local after = 0
-local before = 0
-local answered = answeredSlot ~= '' and redis.call('ZSCORE', pendingKey, answeredSlot)
-local left = answered and redis.call('ZSCORE', sentKey, answeredSlot)
 -- The answer tells the server's count as of its request's arrival, which under load can be a
 -- good part of a slot before we read it: what is unseen starts there (never earlier than a
 -- later answer already said).
@@ -42,17 +41,42 @@ local function oursFrom(fromMs)
   if lagState.slotsTop and tonumber(lagState.slotsTop) <= fromMs then return counted end
   return counted + redis.call('ZCOUNT', slotsKey, from, '+inf')
 end
+-- Our requests in flight that left before the answered one (it has left the set): read only
+-- where an answer alone in flight matters (observe-read).
+local function countBefore()
+  return redis.call('ZCOUNT', inflightKey, usArg(tonumber(left) - window * 2000), left)
+end
+-- Our slots granted but not marked leaving, within their life: in flight after any answer.
+local function unsentAlive()
+  return redis.call('ZCOUNT', inflightKey, '(' .. usArg(UNSENT + (now - window - margin) * 1000), '+inf')
+end
 if answered and left then
-  -- In flight and not counted: pending, less those that left before it (itself included).
-  before = redis.call('ZCOUNT', sentKey, '(' .. (tonumber(left) - window * 2000), left)
-  after = redis.call('ZCOUNT', sentKey, '(' .. left, '+inf')
-  ours = oursFrom(tonumber(answered) - window - margin)
-    - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - before, 0)
+  -- In flight and not counted: those that left after it, and those not marked leaving yet
+  -- (counted apart only when the set holds any after it).
+  local notBefore = redis.call('ZCOUNT', inflightKey, '(' .. left, '+inf')
+  after = notBefore
+  local unsent = 0
+  if notBefore > 0 then
+    after = redis.call('ZCOUNT', inflightKey, '(' .. left, '(' .. usArg(UNSENT))
+    if notBefore > after then
+      unsent = unsentAlive()
+      -- Past their life, never marked leaving (a lost process's): trimmed where they cost.
+      if notBefore - after > unsent then
+        redis.call('ZREMRANGEBYSCORE', inflightKey, '(' .. usArg(UNSENT),
+          usArg(UNSENT + (now - window - margin) * 1000))
+      end
+    end
+  end
+  ours = oursFrom(answered - window - margin) - after - unsent
 elseif answered then
-  -- Not marked as sent (a client without the hook): grant order stands for send order.
-  after = redis.call('ZCOUNT', pendingKey, '(' .. answered, '+inf')
-  ours = oursFrom(tonumber(answered) - window - margin) - after
+  -- Not marked as sent (a client without the hook): grant order stands for send order, for
+  -- those not marked either; those marked count by when they left.
+  local grantUs = usArg(answered * 1000)
+  after = redis.call('ZCOUNT', inflightKey, '(' .. grantUs, '(' .. usArg(UNSENT))
+    + redis.call('ZCOUNT', inflightKey, '(' .. usArg(UNSENT + answered * 1000), '+inf')
+  ours = oursFrom(answered - window - margin) - after
 else
-  ours = oursFrom(now - window - margin)
-    - math.max(redis.call('ZCOUNT', pendingKey, '(' .. (now - window - margin), '+inf') - 1, 0)
+  local inFlight = redis.call('ZCOUNT', inflightKey, '(' .. usArg((now - window - margin) * 1000), '(' .. usArg(UNSENT))
+    + unsentAlive()
+  ours = oursFrom(now - window - margin) - math.max(inFlight - 1, 0)
 end

@@ -14,7 +14,7 @@
 -- (Nothing to keep while no other client is seen at all: the common case costs no write. The
 -- hash's expiry is `flushLag`'s, see lag.lua.)
 local read = math.max(limit - serverRemaining - ours, 0)
-if answered and left and after == 0 and before == 1 and (read > 0 or others > 0) then
+if answered and left and after == 0 and (read > 0 or others > 0) and countBefore() == 0 then
   -- Up at once, down by one a tenth of a window at most: our requests near the window's edge
   -- are counted by their settled moment (a little after they arrived), so a clump of them there
   -- reads the other client a few requests short (16 for 20), and a count too low puts the window

@@ -1,10 +1,11 @@
 --[[
   OBSERVE's steps as a function, `observe()`, returning how many other-client requests were
-  learned (a fragment: it runs with the script's locals: the KEYS and ARGV of OBSERVE, `now`).
-  It also sets `answeredGrant`: the answered slot's grant time while it is pending, or false
-  (SETTLE, run after it in ANSWERED, reads it instead of asking again; nil until it ran).
+  learned (a fragment: it runs with the script's locals: the KEYS and ARGV of OBSERVE, `now`,
+  and `answered` and `left`, the answered slot as it was in flight; see observe-ours). It also
+  sets `othersCounted`: the other client's requests it counted in the window (ANSWERED keeps
+  the answered slot's grant time in `answered` only while that client is about; see settle).
 ]]
-local answeredGrant = nil
+local othersCounted = 0
 local function dropDoubt()
   dropLag('doubtCount')
   dropLag('doubtAt')
@@ -19,8 +20,8 @@ local function observe()
     others = redis.call('ZCOUNT', othersKey, '(' .. floor, '+inf')
     if others == 0 then setLag('othersTop', floor) end
   end
+  othersCounted = others
 --- @include "observe-ours"
-  answeredGrant = answered
   -- Bounded: one script call must stay short whatever a misconfigured budget says.
   local missing = math.min(limit - ours - others - serverRemaining, 10000)
 --- @include "observe-read"

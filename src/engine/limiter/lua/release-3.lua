@@ -4,8 +4,7 @@
   Input:
     KEYS[1] slots
     KEYS[2] live
-    KEYS[3] pending
-    KEYS[4] sent
+    KEYS[3] inflight
     ARGV[1] member
 
   Output:
@@ -14,11 +13,9 @@
 -- KEYS
 local slotsKey = KEYS[1]
 local liveKey = KEYS[2]
-local pendingKey = KEYS[3]
-local sentKey = KEYS[4]
+local inflightKey = KEYS[3]
 -- ARGV
 local member = ARGV[1]
 
-redis.call('ZREM', pendingKey, member)
-redis.call('ZREM', sentKey, member)
+redis.call('ZREM', inflightKey, member)
 return redis.call('ZREM', slotsKey, member) + redis.call('ZREM', liveKey, member)

@@ -5,22 +5,22 @@
   answer came on its own clock, before this call left, so the moment read here is never earlier
   than the real one.
   However long the request took to leave (a busy event loop, a slow connection), the ledger then
-  frees the slot no earlier than the server does. The slot is no longer pending; its grant time
-  moves to `answered` (kept two windows), which OBSERVE reads answers against. How far slots
-  move is averaged in `lag` (field `settle`): waiters are promised their slots that much later.
+  frees the slot no earlier than the server does. The slot is no longer in flight. How far
+  slots move is averaged in `lag` (field `settle`): waiters are promised their slots that much
+  later. (No answer read: its grant time is not kept in `answered`; see includes/settle.lua.)
 
   Input:
     KEYS[1] slots
     KEYS[2] live
-    KEYS[3] pending
+    KEYS[3] inflight
     KEYS[4] answered
     KEYS[5] lag
-    KEYS[6] sent
     ARGV[1] member
     ARGV[2] marginMs
     ARGV[3] windowMs
     ARGV[4] answeredAgoMs  how long before this call the answer came (0: now)
     ARGV[5] priority       'live' | 'bulk' | '': the slot ledger to look in first
+    ARGV[6] grantedAtMs    the slot's grant time as ACQUIRE told it, or '' (then read)
 
   Output:
     1 when the slot moved later, else 0
@@ -28,10 +28,9 @@
 -- KEYS
 local slotsKey = KEYS[1]
 local liveKey = KEYS[2]
-local pendingKey = KEYS[3]
+local inflightKey = KEYS[3]
 local answeredKey = KEYS[4]
 local lagKey = KEYS[5]
-local sentKey = KEYS[6]
 -- ARGV
 local member = ARGV[1]
 local margin = tonumber(ARGV[2])
@@ -42,8 +41,12 @@ local first = ARGV[5] or ''
 
 --- @include "now"
 --- @include "lag"
+--- @include "inflight"
+--- @include "inflight-take"
 --- @include "settle"
 
-local moved = settle(member, answeredAgoMs, nil)
+-- (When it left is not read here.)
+local granted = takeInflight(member, ARGV[6] or '', false)
+local moved = settle(member, answeredAgoMs, granted, false)
 flushLag()
 return moved

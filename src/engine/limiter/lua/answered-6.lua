@@ -8,10 +8,10 @@
     KEYS[1] slots
     KEYS[2] live
     KEYS[3] others
-    KEYS[4] pending
-    KEYS[5] answered     grant times of answered slots (two windows)
-    KEYS[6] sent         pending requests by the moment they left (µs)
-    KEYS[7] lag          hash (lag.lua): OBSERVE's `seen`, `others*`, `doubt*`; SETTLE's
+    KEYS[4] inflight     our requests in flight (includes/inflight.lua)
+    KEYS[5] answered     grant times of answered slots (two windows), kept while another
+                         client is about (see includes/settle.lua)
+    KEYS[6] lag          hash (lag.lua): OBSERVE's `seen`, `others*`, `doubt*`; SETTLE's
                          `settle`; read once and written once per call
     ARGV[1] limit        the smaller of ours and the server's
     ARGV[2] windowMs
@@ -19,7 +19,10 @@
     ARGV[4] serverRemaining  '' when the answer had no RateLimit headers (nothing to learn)
     ARGV[5] serverResetMs
     ARGV[6] answeredSlot the answered request's slot
-    ARGV[7] priority     'live' | 'bulk': the slot ledger SETTLE looks in first
+    ARGV[7] priority     'live' | 'bulk': the slot ledger it is in
+    ARGV[8] grantedAtMs  the slot's grant time as ACQUIRE told it, or '' (then read)
+    ARGV[9] leftUs       the moment its request left as ACQUIRE or SENT told it, or '' (then
+                         read)
 
   Output:
     how many other-client requests were learned
@@ -28,10 +31,9 @@
 local slotsKey = KEYS[1]
 local liveKey = KEYS[2]
 local othersKey = KEYS[3]
-local pendingKey = KEYS[4]
+local inflightKey = KEYS[4]
 local answeredKey = KEYS[5]
-local sentKey = KEYS[6]
-local lagKey = KEYS[7]
+local lagKey = KEYS[6]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -43,11 +45,15 @@ local first = ARGV[7]
 
 --- @include "now"
 --- @include "lag"
+--- @include "inflight"
+--- @include "inflight-take"
+-- The answered slot, out of the set of requests in flight.
+local answered, left = takeInflight(answeredSlot, ARGV[8], ARGV[9])
 --- @include "observe"
 --- @include "settle"
 
 local learned = 0
 if serverRemaining >= 0 then learned = observe() end
-settle(answeredSlot, 0, answeredGrant)
+settle(answeredSlot, 0, answered, othersCounted > 0 or learned > 0)
 flushLag()
 return learned

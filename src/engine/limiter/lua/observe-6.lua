@@ -13,8 +13,8 @@
     observe-doubt   a shortfall our own reordered requests may explain is held until confirmed
     (here)          the other client's requests learned, as of now, for a window
 
-  A call made outside a slot (answeredSlot = '') is compared with the ledger, every pending
-  request left out (the safe side: one of ours that did arrive is counted twice for a window at
+  Run alone for a call made outside a slot (ANSWERED runs it for a slot's answer): compared
+  with the ledger, every request of ours in flight left out (the safe side: one of ours that did arrive is counted twice for a window at
   most, never hides one of the other client's). `seen` holds when the server last told us its
   count (the answered request's leaving, when known; in `lag`, see lag.lua): bulk feeders start slowly until a store's
   budget has been learned, and ACQUIRE lowers every cap by the other client's requests expected
@@ -24,10 +24,9 @@
     KEYS[1] slots
     KEYS[2] live
     KEYS[3] others
-    KEYS[4] pending
+    KEYS[4] inflight     our requests in flight (includes/inflight.lua)
     KEYS[5] answered     grant times of answered slots (two windows)
-    KEYS[6] sent         pending requests by the moment they left (µs)
-    KEYS[7] lag          hash (lag.lua): `seen`, when the server last told us its count;
+    KEYS[6] lag          hash (lag.lua): `seen`, when the server last told us its count;
                          `others`, `othersAt`, the other client's requests in the window as
                          read from the last answer no request of ours could have overtaken;
                          `doubt*`, a shortfall held until a later answer confirms it
@@ -36,7 +35,6 @@
     ARGV[3] marginMs
     ARGV[4] serverRemaining
     ARGV[5] serverResetMs
-    ARGV[6] answeredSlot the answered request's slot, or ''
 
   Output:
     how many other-client requests were learned
@@ -45,20 +43,21 @@
 local slotsKey = KEYS[1]
 local liveKey = KEYS[2]
 local othersKey = KEYS[3]
-local pendingKey = KEYS[4]
+local inflightKey = KEYS[4]
 local answeredKey = KEYS[5]
-local sentKey = KEYS[6]
-local lagKey = KEYS[7]
+local lagKey = KEYS[6]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local serverRemaining = tonumber(ARGV[4])
 -- (ARGV[5], serverResetMs, is not read: RateLimit-Reset is rounded to whole seconds.)
-local answeredSlot = ARGV[6]
 
 --- @include "now"
 --- @include "lag"
+--- @include "inflight"
+-- (A call outside a slot: no answered slot; see ANSWERED for one.)
+local answered, left = false, nil
 --- @include "observe"
 
 local learned = observe()

@@ -20,19 +20,20 @@
     KEYS[3]  bulkWaiters  bulk jobs refused, by their promised moment
     KEYS[4]  live         live work's slots
     KEYS[5]  others       other clients' requests learned from the server's headers
-    KEYS[6]  pending      our slots whose answer is not back yet
-    KEYS[7]  sent         pending requests by the moment they left (µs; see sent-2.lua)
-    KEYS[8]  paced        when the next bulk grant is due (GCRA)
-    KEYS[9]  lag          hash (lag.lua): `grant` (how late woken waiters come), `settle` (how
+    KEYS[6]  inflight     our slots whose answer is not back yet, by the moment their request
+                          left (µs; see includes/inflight.lua)
+    KEYS[7]  paced        when the next bulk grant is due (GCRA)
+    KEYS[8]  lag          hash (lag.lua): `grant` (how late woken waiters come), `settle` (how
                           far slots move), ms; `seen`, `seenUntil` (when the server last told
                           us its count); `othersTop` (no learned request later than it);
                           `blocked` (until when a 429 blocks the store, ms); `liveUntil`,
                           `slotsUntil` (the ledgers' expiry as last set); `noWaiters` (no
                           job waits in either line: they are not counted); `slotsTop` (no
-                          bulk slot later than it); `until` (its own)
-    KEYS[10] probe        hash: the live request that went out alone to learn an unknown
+                          bulk slot later than it); `inflightUntil` (the inflight set's
+                          expiry as last set); `until` (its own)
+    KEYS[9]  probe        hash: the live request that went out alone to learn an unknown
                           store's budget (`slot`) and when (`at`)
-    KEYS[11] told         hash: waiter → the moment it was told to come back (its promise less
+    KEYS[10] told         hash: waiter → the moment it was told to come back (its promise less
                           the lead), against which its lateness is measured
     ARGV[1]  limit
     ARGV[2]  windowMs
@@ -52,7 +53,8 @@
 
   Output:
     {granted (1|0), time (grant time or retry-at), reason, remaining,
-     lead (how much earlier than retry-at a job parked in the queue is handed back, ms)}
+     lead (how much earlier than retry-at a job parked in the queue is handed back, ms),
+     left (granted to a caller that sends at once: the moment its request left, µs; else '')}
 ]]
 -- KEYS
 local slotsKey = KEYS[1]
@@ -60,12 +62,11 @@ local liveWaitersKey = KEYS[2]
 local bulkWaitersKey = KEYS[3]
 local liveKey = KEYS[4]
 local othersKey = KEYS[5]
-local pendingKey = KEYS[6]
-local sentKey = KEYS[7]
-local pacedKey = KEYS[8]
-local lagKey = KEYS[9]
-local probeKey = KEYS[10]
-local toldKey = KEYS[11]
+local inflightKey = KEYS[6]
+local pacedKey = KEYS[7]
+local lagKey = KEYS[8]
+local probeKey = KEYS[9]
+local toldKey = KEYS[10]
 -- ARGV
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -84,21 +85,15 @@ local sendsNow = ARGV[13] == '1'
 
 --- @include "now"
 --- @include "kth"
--- A grant to a caller that sends at once is marked as leaving now (SENT's record).
-local function markSent(slot)
-  if not sendsNow then return end
-  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  if us % 8 == 0 then redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', us - window * 2000) end
-  redis.call('ZADD', sentKey, us, slot)
-  redis.call('PEXPIRE', sentKey, window * 2)
-end
+--- @include "inflight"
 
 local life = window + margin
 -- The store's small state (lag.lua), read once. (Positional: the fragments read some by index.)
 local lagged = redis.call('HMGET', lagKey, 'grant', 'settle', 'others', 'othersAt', 'liveAt', 'liveTold',
   'seen', 'seenUntil', 'othersTop', 'blocked', 'until', 'liveUntil', 'slotsUntil', 'noWaiters',
-  'slotsTop')
-local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13, noWaiters = 14, slotsTop = 15}
+  'slotsTop', 'inflightUntil')
+local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13, noWaiters = 14, slotsTop = 15,
+  inflightUntil = 16}
 -- Writes to it, each with its expiry kept as lag.lua keeps it (`until`): set when it has none
 -- or less than half of twenty windows is left, so it is never left without one.
 local function writeLag(...)
@@ -125,6 +120,32 @@ local function keepLedger(key, field, counted)
   lagged[LAGGED[field]] = now + 2 * ledgerLife
   writeLag(field, now + 2 * ledgerLife)
 end
+-- Sets that grow with every grant (the ledgers, `inflight`) are trimmed at one grant in
+-- sixteen, picked by the new slot's id (random; the clock's milliseconds fall in step with a
+-- steady stream of jobs): every count and read of them is bounded to the range they keep, so
+-- what a trim leaves for later only takes memory.
+local trimming = member:byte(1) == 48
+-- A granted slot is in flight (includes/inflight.lua): marked as leaving now when its caller sends
+-- at once (SENT's record), else by its grant time above every moment of leaving until SENT. What
+-- a lost process left there is trimmed: leavings two windows old here (OBSERVE reads none
+-- older), slots never marked leaving where OBSERVE finds them past their life. The set's expiry
+-- is renewed as a ledger's is (its marker keeps it from being emptied in between, so it
+-- holds). Returns the moment of leaving (µs) to a caller that sends at once, else ''.
+local function addInflight(slot)
+  local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if trimming then redis.call('ZREMRANGEBYSCORE', inflightKey, '(0', usArg(nowUs - window * 2000)) end
+  local score = nowUs
+  if not sendsNow then score = UNSENT + nowUs end
+  redis.call('ZADD', inflightKey, usArg(score), slot)
+  if tonumber(lagged[LAGGED.inflightUntil] or '0') - now < ledgerLife then
+    redis.call('ZADD', inflightKey, 0, '~')
+    redis.call('PEXPIRE', inflightKey, 2 * ledgerLife)
+    lagged[LAGGED.inflightUntil] = now + 2 * ledgerLife
+    writeLag('inflightUntil', now + 2 * ledgerLife)
+  end
+  if sendsNow then return usArg(nowUs) end
+  return ''
+end
 -- A bulk slot added: the bulk ledger is no longer known empty from `slotsTop` on.
 local function bulkAdded()
   if lagged[LAGGED.slotsTop] then
@@ -143,8 +164,8 @@ end
 --- @include "acquire-waiter"
 --- @include "acquire-block"
 -- The ledgers keep slots one window past their life (OBSERVE reads a late answer against the
--- ledger as it stood when that request left), pending slots to the end of theirs; each is only
--- ever counted within that range, and trimmed now and then where it grows: a grant here, a
+-- ledger as it stood when that request left), requests in flight two windows after they left;
+-- each is only ever counted within that range, and trimmed now and then where it grows: a grant here, a
 -- learned request in OBSERVE.
 local alive = '(' .. (now - life)
 -- When the server last told us its count, while that holds (a window; see lag.lua), or nil.
@@ -234,9 +255,7 @@ if fits and pacedUntil <= now then
     key = liveKey
     if spread > 0 then writeLag('liveAt', tostring(nextAt + spread)) end
   elseif pace then redis.call('SET', pacedKey, tostring(nextAt + interval), 'PX', window) end
-  -- Trimmed now and then, as `pending` and `sent` are: every count and read of a ledger is
-  -- bounded to the range it keeps, so what a trim leaves for later only takes memory.
-  if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window) end
+  if trimming then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - life - window) end
   redis.call('ZADD', key, now, member)
   if live then
     keepLedger(key, 'liveUntil', liveUsed)
@@ -244,14 +263,11 @@ if fits and pacedUntil <= now then
     bulkAdded()
     keepLedger(key, 'slotsUntil', bulkUsed)
   end
-  if now % 8 == 0 then redis.call('ZREMRANGEBYSCORE', pendingKey, '-inf', now - life) end
-  redis.call('ZADD', pendingKey, now, member)
-  redis.call('PEXPIRE', pendingKey, window * 2 + margin)
+  local left = addInflight(member)
   if probing then
     redis.call('HSET', probeKey, 'at', now, 'slot', member)
     redis.call('PEXPIRE', probeKey, window)
   end
-  markSent(member)
-  return {1, now, 'ok', limit - used - 1, 0}
+  return {1, now, 'ok', limit - used - 1, 0, left}
 end
 --- @include "acquire-promise"
