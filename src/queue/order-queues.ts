@@ -184,11 +184,17 @@ export class OrderQueues {
    */
   async enqueueSync(
     data: SyncJobData,
-    options: { delayMs?: number; liveCount?: Promise<number> } = {},
+    options: {
+      delayMs?: number;
+      liveCount?: Promise<number>;
+      /** A new id by construction (the receiver's, src/ingest/receive-order.ts); else BullMQ's. */
+      jobId?: string;
+    } = {},
   ) {
     const queue = await this.syncQueueFor(data.shop, data.orderId);
     return queue.add(SYNC_JOB_NAME, withTraceContext(data), {
       ...this.#jobOptions,
+      ...(options.jobId ? { jobId: options.jobId } : {}),
       priority: await this.#priorityOf(data, options.liveCount),
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
       ...(options.delayMs ? { delay: options.delayMs } : {}),
