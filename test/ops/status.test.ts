@@ -63,7 +63,7 @@ function expectBusyStatus(status: ConnectorStatus) {
 describe("status", { timeout: 120_000 }, () => {
   it("reports queues, budget, last sync, dead letters and backfills from the CLI", async () => {
     pipeline = await busyPipeline();
-    // The synced order's job was removed as it finished; the dead-lettered one failed for good.
+    // Both jobs (the synced order's and the dead-lettered one's) were removed as they finished.
     expect(await pipeline.ctx.queues.sync.getJobCounts("completed")).toEqual({ completed: 0 });
     const json = await runCli(pipeline.ctx, ["status", "--json"]);
     expect(json.stderr).toBe("");
