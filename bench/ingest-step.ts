@@ -8,11 +8,10 @@
  */
 import { readFileSync } from "node:fs";
 import { OrderReceiver } from "../src/ingest/receive-order.ts";
-import { SnapshotStore } from "../src/ingest/snapshot-store.ts";
+import { orderMarkId, SnapshotStore } from "../src/ingest/snapshot-store.ts";
 import { WebhookIngest } from "../src/ingest/webhook-ingest.ts";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { createRedis } from "../src/queue/connection.ts";
-import { dedupeKey } from "../src/queue/names.ts";
 import { OrderQueues } from "../src/queue/order-queues.ts";
 import { normalizeWebhook, parseShopifyJson } from "../src/shopify/index.ts";
 import type { ShopDomain, SourceOrder } from "../src/sync/source-order.ts";
@@ -76,7 +75,7 @@ const steps: Record<string, () => Promise<unknown>> = {
     return receiver.receive(snapshots.orderWrite({ ...order, id } as SourceOrder), {
       ttlMs: snapshots.ttlMs,
       liveAt: Date.now(),
-      seen: { key: dedupeKey(prefix, shop, "orders/create", `r-${id}`, id), ttlSeconds: 60 },
+      seen: { id: orderMarkId("orders/create", `r-${id}`), ttlSeconds: 60 },
       plan,
       data: { shop, orderId: id, priority: "live", trigger: "orders/create", receivedAt: 0 },
     });
@@ -85,7 +84,7 @@ const steps: Record<string, () => Promise<unknown>> = {
     const id = String(seq++);
     return snapshots.storeOrder({ ...order, id } as SourceOrder, {
       live: true,
-      seen: { key: dedupeKey(prefix, shop, "orders/create", `s-${id}`, id), ttlSeconds: 60 },
+      seen: { id: orderMarkId("orders/create", `s-${id}`), ttlSeconds: 60 },
     });
   },
   "BullMQ add (enqueueSync)": () =>

@@ -4,26 +4,32 @@ import { defineScripts, type LuaScript, loadLua } from "../lib/lua.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
 import { LIVE_ARRIVALS_LUA, type LiveJobPlan } from "../queue/order-queues.ts";
-import type { SnapshotWrite } from "./snapshot-store.ts";
+import {
+  type OrderMark,
+  SNAPSHOT_WRITE_LUA,
+  type SnapshotWrite,
+  snapshotWriteArgs,
+} from "./snapshot-store.ts";
 
 /**
  * The receiver's durable step for an event about an order in one Redis call on a single Redis
- * (lua/receive-order.lua): dedupe check, newer-only snapshot, the shop's arrival count, the
- * order's sync job and the dedupe mark. The script is put together from the scripts each part
- * already has, each run unchanged as a local function: the snapshot scripts beside it, the
- * arrival counter of src/queue/, and lua/add-live-job.lua, BullMQ's addPrioritizedJob for this
- * one kind of job with its two queue meta reads merged, so a job added here is the job
- * `OrderQueues.enqueueSync` adds (test/ingest/receive-order.test.ts compares the two on every
- * path, and pins the BullMQ script it follows).
+ * (lua/receive-order.lua): newer-only snapshot with the dedupe mark in it, the shop's arrival
+ * count and the order's sync job. The script is put together from the scripts each part already
+ * has, each run unchanged as a local function: the snapshot write beside it, the arrival counter
+ * of src/queue/, and lua/add-live-job.lua, BullMQ's addPrioritizedJob for this one kind of job,
+ * so a job added here is the job `OrderQueues.enqueueSync` adds with the same id
+ * (test/ingest/receive-order.test.ts compares the two on every path, and pins the BullMQ script
+ * it follows).
  *
- * Per order webhook that is 15 Redis commands, scripts' own included: the script, the mark
- * (SET NX EX), the snapshot's version read, write and expiry (HGET, HSET, PEXPIRE), the arrival
- * count (INCR), and BullMQ's add: job id (INCR), queue meta (HMGET), deduplication key (SET NX),
- * job hash (HMSET), 'added' event (XADD), priority counter (INCR), prioritized set and marker
- * (ZADD, ZADD), 'waiting' event (XADD). Fewer would break a contract: BullMQ's job (its hash,
- * counters, deduplication key, marker) and its events stream, read by QueueEvents; the
- * snapshot's expiry, which Redis 7 cannot set with HSET; the mark, whose 72 hours differ from
- * the snapshot's lifetime and which answers a redelivery "duplicate".
+ * Per order webhook that is 12 Redis commands, scripts' own included, for a new order (11 for
+ * one whose snapshot is kept): the script; the snapshot's read (HMGET: the part's version, the
+ * marks, its expiry moment and job stamp), write (HSET: the part, the mark, the job stamp) and,
+ * for a new hash or one with less than half its lifetime left, expiry (PEXPIRE); the arrival
+ * count (INCR); and BullMQ's add: deduplication key (SET NX), job hash (HMSET), 'added' event
+ * (XADD), priority counter (INCR), prioritized set and marker (ZADD, ZADD), 'waiting' event
+ * (XADD). Fewer would break a contract: BullMQ's job (its hash, deduplication key, priority
+ * order, marker) and its events stream, read by QueueEvents; a snapshot hash always has an
+ * expiry, which Redis 7 cannot set with HSET.
  */
 
 const dir = new URL("./lua/", import.meta.url);
@@ -33,11 +39,10 @@ const asFunction = (name: string, body: string) =>
 const RECEIVE_ORDER: LuaScript = {
   numberOfKeys: undefined,
   lua: [
-    asFunction("snapshotPart", loadLua(dir, "snapshot-part").lua),
-    asFunction("snapshotHint", loadLua(dir, "snapshot-hint").lua),
+    asFunction("snapshotWrite", SNAPSHOT_WRITE_LUA.lua),
     asFunction("countLive", LIVE_ARRIVALS_LUA),
     `local function addLiveJob(KEYS, prefix, name, timestamp, dedupKey, dedupId, data, optsJson,
-      priority)\n${loadLua(dir, "add-live-job").lua}\nend\n`,
+      priority, jobId, maxEvents)\n${loadLua(dir, "add-live-job").lua}\nend\n`,
     loadLua(dir, "receive-order").lua,
   ].join("\n"),
 };
@@ -45,7 +50,7 @@ const RECEIVE_ORDER: LuaScript = {
 declare module "ioredis" {
   interface RedisCommander<Context> {
     receiveOrder(
-      numberOfKeys: 12 | 13,
+      numberOfKeys: 12,
       ...keysAndArgs: (string | number)[]
     ): Result<[number, string?, number?], Context>;
   }
@@ -86,7 +91,16 @@ interface QueueArgs {
   deduplicationPrefix: string;
   /** The options' stored JSON without its closing brace, to append `de` to. */
   optionsHead: string;
+  /** The queue's events cap (BullMQ's Queue keeps it in the queue meta). */
+  maxEvents: number;
 }
+
+/**
+ * The id of an order's job added by the receiver: '<shop>|<order>|<stamp>', the stamp taken by
+ * the snapshot write (lua/snapshot-write.lua). BullMQ's custom ids may not be integers nor hold
+ * ':'; a shop's domain and an order's ID hold neither.
+ */
+export const receiverJobIdPrefix = (shop: string, orderId: string) => `${shop}|${orderId}|`;
 
 export class OrderReceiver {
   readonly #redis: RedisConnection;
@@ -107,28 +121,31 @@ export class OrderReceiver {
     options: {
       ttlMs: number;
       liveAt: number;
-      seen: { key: string; ttlSeconds: number } | null;
+      seen: OrderMark | null;
       plan: LiveJobPlan;
       data: SyncJobData;
     },
   ): Promise<{ code: number; jobId: string | null }> {
-    const { plan, seen } = options;
+    const { plan, seen, data } = options;
     const queue = this.#queueArgs(plan);
-    const part =
-      write.kind === "part"
-        ? [write.field, write.versionField, write.json, write.version]
-        : ["", "", "", write.atMs];
     const id = JSON.stringify(plan.deduplicationId);
     const now = Date.now();
+    const snapshotArgs = snapshotWriteArgs(write, {
+      ttlMs: options.ttlMs,
+      liveAt: options.liveAt,
+      now,
+      seen,
+      markAlways: true,
+      stamp: true,
+    });
     const [code, jobId] = await this.#redis.receiveOrder(
-      seen ? 13 : 12,
+      12,
       ...queue.keys,
       write.key,
       ...plan.arrivalKeys(now),
-      ...(seen ? [seen.key] : []),
-      ...part,
-      options.ttlMs,
-      options.liveAt,
+      // The snapshot write's arguments but its clock, the mark behaviour and the stamp.
+      ...snapshotArgs.slice(0, 6),
+      seen?.id ?? "",
       seen?.ttlSeconds ?? 0,
       plan.share.windowMs,
       plan.share.limit,
@@ -138,8 +155,10 @@ export class OrderReceiver {
       plan.jobName,
       now,
       `${queue.deduplicationPrefix}${plan.deduplicationId}`,
-      JSON.stringify(options.data),
+      JSON.stringify(data),
       `${queue.optionsHead}"de":{"id":${id},"keepLastIfActive":true}}`,
+      receiverJobIdPrefix(data.shop, data.orderId),
+      queue.maxEvents,
     );
     return { code, jobId: jobId ?? null };
   }
@@ -160,6 +179,7 @@ export class OrderReceiver {
         jobPrefix: key(""),
         deduplicationPrefix: `${key("de")}:`,
         optionsHead: stored === "{}" ? "{" : `${stored.slice(0, -1)},`,
+        maxEvents: plan.queue.opts.streams?.events?.maxLen ?? 10_000,
       };
       this.#queues.set(plan.queue, args);
     }

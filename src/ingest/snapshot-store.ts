@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Result } from "ioredis";
 import { defineScripts, loadLua } from "../lib/lua.ts";
 import { deleteKeys, type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
@@ -14,18 +15,22 @@ import type { SourceFulfillment, SourceOrder } from "../sync/source-order.ts";
  *   f:<id> / fv:<id>  a fulfillment from a fulfillments/* webhook and its version
  *   h             newest "order changed, payload incomplete" hint (orders/edited, refunds)
  *   lv            when a live event last touched the order (for priority and lag metrics)
- * Every write is one script call: it keeps a part only when strictly newer, so an older
- * delivery arriving late can never overwrite a newer state.
+ *   m             the receiver's dedupe marks of the deliveries about the order (72 hours each)
+ *   x             when the hash expires (its expiry is renewed once less than half is left)
+ *   j             the stamp of the order's last job id made by the receiver
+ * Every write is one script call (lua/snapshot-write.lua): it keeps a part only when strictly
+ * newer, so an older delivery arriving late can never overwrite a newer state.
  */
 
 /** The receiver's dedupe mark was already there: nothing was written (see lua/). */
 const DUPLICATE = 3;
 
-/** The snapshot scripts (`lua/`): one for a versioned part (the order, a fulfillment), one for hints. */
+/** The snapshot scripts (`lua/`): the newer-only write (a versioned part or a hint), the mark. */
 const dir = new URL("./lua/", import.meta.url);
+export const SNAPSHOT_WRITE_LUA = loadLua(dir, "snapshot-write-1");
 const SNAPSHOT_SCRIPTS = {
-  snapshotPart: loadLua(dir, "snapshot-part"),
-  snapshotHint: loadLua(dir, "snapshot-hint"),
+  snapshotWrite: SNAPSHOT_WRITE_LUA,
+  snapshotMark: loadLua(dir, "snapshot-mark-1"),
 };
 
 /** What a snapshot write did: kept the newer state, met the same version, or met a newer one. */
@@ -47,27 +52,76 @@ export type SnapshotWrite =
     }
   | { kind: "hint"; key: string; atMs: number };
 
-/** The receiver's dedupe mark for one event: Redis key and how long it is kept. */
+/** The receiver's dedupe mark for an event about no order: Redis key and how long it is kept. */
 export interface SeenMark {
   key: string;
   ttlSeconds: number;
 }
 
+/**
+ * The receiver's dedupe mark for an event about an order, kept in the order's snapshot hash
+ * (field m, lua/snapshot-write.lua): its id and how long it is kept.
+ */
+export interface OrderMark {
+  id: string;
+  ttlSeconds: number;
+}
+
+/**
+ * A delivery's mark id: 16 hex digits of a hash of its topic and event id (the event id is
+ * shared across topics, so it only names a delivery together with the topic). Of fixed length
+ * and form, whatever the unsigned header held.
+ */
+export const orderMarkId = (topic: string, eventId: string): string =>
+  createHash("sha1").update(`${topic}\n${eventId}`).digest("hex").slice(0, 16);
+
 interface WriteOptions {
   /** Records when a live event last touched the order. */
   live?: boolean;
   /** Checks this mark first (see above); the outcome may then be "duplicate". */
-  seen?: SeenMark;
+  seen?: OrderMark;
 }
 
-/**
- * Each script takes one key (the snapshot) or two (and the receiver's dedupe mark): the count
- * comes first, then the keys, then the arguments its header names.
- */
+/** The arguments of lua/snapshot-write.lua after its key, in its header's order. */
+export function snapshotWriteArgs(
+  write: SnapshotWrite,
+  options: {
+    ttlMs: number;
+    liveAt: number | "";
+    now: number;
+    seen: OrderMark | null | undefined;
+    markAlways: boolean;
+    stamp: boolean;
+  },
+): (string | number)[] {
+  const part =
+    write.kind === "part"
+      ? [write.field, write.versionField, write.json, write.version]
+      : ["", "", "", write.atMs];
+  return [
+    ...part,
+    options.ttlMs,
+    options.liveAt,
+    options.now,
+    options.seen?.id ?? "",
+    options.seen?.ttlSeconds ?? 0,
+    options.markAlways ? "1" : "",
+    options.stamp ? "1" : "",
+  ];
+}
+
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    snapshotPart(numberOfKeys: 1 | 2, ...keysAndArgs: (string | number)[]): Result<number, Context>;
-    snapshotHint(numberOfKeys: 1 | 2, ...keysAndArgs: (string | number)[]): Result<number, Context>;
+    snapshotWrite(
+      snapshot: string,
+      ...args: (string | number)[]
+    ): Result<number | [number, number], Context>;
+    snapshotMark(
+      snapshot: string,
+      mark: string,
+      ttlSeconds: number,
+      now: number,
+    ): Result<number, Context>;
   }
 }
 
@@ -180,21 +234,47 @@ export class SnapshotStore {
     return outcome === "duplicate" ? "duplicate" : "stored";
   }
 
-  /** One write (lua/snapshot-part.lua for a versioned part, lua/snapshot-hint.lua for a hint). */
+  /** One write (lua/snapshot-write.lua). */
   async write(write: SnapshotWrite, options: WriteOptions = {}): Promise<ReceiveOutcome> {
-    const liveAt = options.live ? String(Date.now()) : "";
-    const { seen } = options;
-    if (write.kind === "hint") {
-      const code = seen
-        ? await this.#redis.snapshotHint(2, write.key, seen.key, write.atMs, this.#ttlMs, liveAt)
-        : await this.#redis.snapshotHint(1, write.key, write.atMs, this.#ttlMs, liveAt);
-      return putOutcome(code);
-    }
-    const args = [write.field, write.versionField, write.json, write.version, this.#ttlMs];
-    const code = seen
-      ? await this.#redis.snapshotPart(2, write.key, seen.key, ...args, liveAt, seen.ttlSeconds)
-      : await this.#redis.snapshotPart(1, write.key, ...args, liveAt);
-    return putOutcome(code);
+    // Without the stamp the answer is the code alone.
+    return putOutcome((await this.#write(write, options, false)) as number);
+  }
+
+  /**
+   * One write that takes the order's next job stamp when it needs a job (see
+   * lua/snapshot-write.lua): the receiver's first call on a Redis Cluster.
+   */
+  async writeForJob(
+    write: SnapshotWrite,
+    options: WriteOptions = {},
+  ): Promise<{ outcome: ReceiveOutcome; stamp: number | null }> {
+    const answer = await this.#write(write, options, true);
+    return Array.isArray(answer)
+      ? { outcome: putOutcome(answer[0]), stamp: answer[1] }
+      : { outcome: putOutcome(answer), stamp: null };
+  }
+
+  #write(write: SnapshotWrite, options: WriteOptions, stamp: boolean) {
+    const now = Date.now();
+    return this.#redis.snapshotWrite(
+      write.key,
+      ...snapshotWriteArgs(write, {
+        ttlMs: this.#ttlMs,
+        liveAt: options.live ? now : "",
+        now,
+        seen: options.seen,
+        markAlways: false,
+        stamp,
+      }),
+    );
+  }
+
+  /**
+   * Marks a delivery about this order once its job is queued (lua/snapshot-mark.lua): false when
+   * the snapshot is gone (the mark is then not kept; a redelivery is processed again).
+   */
+  async mark(key: string, seen: OrderMark): Promise<boolean> {
+    return (await this.#redis.snapshotMark(key, seen.id, seen.ttlSeconds, Date.now())) === 1;
   }
 
   async get(shop: string, orderId: string): Promise<OrderSnapshot | null> {

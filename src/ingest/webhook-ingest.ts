@@ -12,8 +12,10 @@ import {
   TopicMismatchError,
 } from "../shopify/index.ts";
 import type { ShopDomain } from "../sync/source-order.ts";
-import { OrderReceiver } from "./receive-order.ts";
+import { OrderReceiver, receiverJobIdPrefix } from "./receive-order.ts";
 import {
+  type OrderMark,
+  orderMarkId,
   putOutcome,
   type ReceiveOutcome,
   type SeenMark,
@@ -239,18 +241,27 @@ export class WebhookIngest {
   }
 
   /**
-   * The event's dedupe mark, or null without the duplicate check (a re-ingest). The event id is
-   * shared across topics, so it is only a safe key together with the topic. The mark of an event
-   * about an order carries the order's hash tag, as its snapshot does: the script that checks one
-   * and writes the other stays within one Redis Cluster slot.
+   * The dedupe mark of an event about no order, or null without the duplicate check (a
+   * re-ingest). The event id is shared across topics, so it is only a safe key together with the
+   * topic.
    */
-  #seenMark(webhook: VerifiedWebhook, dedupe: boolean, orderId?: string): SeenMark | null {
+  #seenMark(webhook: VerifiedWebhook, dedupe: boolean): SeenMark | null {
     if (!dedupe) return null;
     const eventId = webhook.eventId ?? webhook.webhookId;
     return {
-      key: dedupeKey(this.#deps.prefix, webhook.shop, webhook.topic, eventId, orderId),
+      key: dedupeKey(this.#deps.prefix, webhook.shop, webhook.topic, eventId),
       ttlSeconds: DEDUPE_TTL_SECONDS,
     };
+  }
+
+  /**
+   * The dedupe mark of an event about an order, kept in the order's snapshot hash (read and
+   * written with it: lua/snapshot-write.lua), or null without the duplicate check.
+   */
+  #orderMark(webhook: VerifiedWebhook, dedupe: boolean): OrderMark | null {
+    if (!dedupe) return null;
+    const eventId = webhook.eventId ?? webhook.webhookId;
+    return { id: orderMarkId(webhook.topic, eventId), ttlSeconds: DEDUPE_TTL_SECONDS };
   }
 
   /** The rarer events: the dedupe check, the work, then the mark. */
@@ -278,7 +289,7 @@ export class WebhookIngest {
     const { snapshots, queues } = this.#deps;
     const receivedAt = Date.now();
     const orderId = event.kind === "order" ? event.order.id : event.orderId;
-    const mark = this.#seenMark(webhook, dedupe, orderId);
+    const mark = this.#orderMark(webhook, dedupe);
     let write: SnapshotWrite;
     if (event.kind === "order") {
       write = snapshots.orderWrite(event.order);
@@ -311,14 +322,21 @@ export class WebhookIngest {
       return settled(putOutcome(code));
     }
     // A Redis Cluster: the queue's keys are in another slot than the order's. The dedupe check
-    // and the snapshot in one script; then the arrival count, only for a delivery that queues a
-    // job as the one script counts (OrderQueues.countLive); then the job, then the mark.
-    const put = await snapshots.write(write, { live: true, ...(mark ? { seen: mark } : {}) });
-    if (put === "duplicate" || put === "older") return settled(put);
+    // and the snapshot in one script, which takes the job's stamp; then the arrival count, only
+    // for a delivery that queues a job as the one script counts (OrderQueues.countLive); then
+    // the job, with the id the one script gives it; then the mark, into the snapshot.
+    const { outcome, stamp } = await snapshots.writeForJob(write, {
+      live: true,
+      ...(mark ? { seen: mark } : {}),
+    });
+    if (outcome === "duplicate" || outcome === "older" || stamp === null) return settled(outcome);
     const liveCount = queues.countLive(webhook.shop, receivedAt);
     liveCount.catch(() => {}); // enqueueSync awaits it, after its choice of the order's queue
-    await queues.enqueueSync(data, { liveCount });
-    await this.#mark(mark);
+    await queues.enqueueSync(data, {
+      liveCount,
+      jobId: `${receiverJobIdPrefix(webhook.shop, orderId)}${stamp}`,
+    });
+    if (mark) await snapshots.mark(write.key, mark);
     return "queued";
   }
 

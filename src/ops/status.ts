@@ -1,4 +1,4 @@
-import { Queue } from "bullmq";
+import { type JobType, Queue } from "bullmq";
 import type { BackfillRecord, BackfillRepository } from "../backfill/index.ts";
 import type { LimiterInspection, StoreRateLimiter } from "../engine/limiter/index.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
@@ -62,16 +62,23 @@ export interface ConnectorStatus {
   backfills: BackfillStatus[];
 }
 
-async function queueStatus(queue: Queue): Promise<QueueStatus> {
-  const counts = await queue.getJobCounts(
-    "waiting",
-    "prioritized",
-    "active",
-    "delayed",
-    "failed",
-    "completed",
-    "waiting-children",
-  );
+const COUNTED: JobType[] = [
+  "waiting",
+  "prioritized",
+  "active",
+  "delayed",
+  "failed",
+  "waiting-children",
+];
+
+/**
+ * One queue's counts and oldest pending job. A sync shard has no `completed` count: its jobs are
+ * removed as they finish (SYNC_JOB_OPTIONS), and the orders synced are counted per shop from the
+ * database (`shops[].orders.synced`).
+ */
+async function queueStatus(queue: Queue, keepsCompleted: boolean): Promise<QueueStatus> {
+  const states: JobType[] = keepsCompleted ? [...COUNTED, "completed"] : COUNTED;
+  const counts = await queue.getJobCounts(...states);
   const now = Date.now();
   let oldest: number | null = null;
   let approximate = false;
@@ -130,9 +137,10 @@ export async function collectStatus(
   try {
     // The sync queue as each of its shards (and those of an older shard count still draining).
     const sync = await ctx.queues.allSyncQueues();
-    const queues = await Promise.all(
-      [...sync, ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue)),
-    );
+    const queues = await Promise.all([
+      ...sync.map((q) => queueStatus(q as Queue, false)),
+      ...[ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue, true)),
+    ]);
     const shopRecords = (await ctx.shops.listShops()).filter(
       (s) => !filter.shop || s.shop === filter.shop,
     );

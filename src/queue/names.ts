@@ -18,22 +18,14 @@ export const DEFAULT_PREFIX = "connector";
 
 /**
  * Snapshot and dedupe keys share the deployment prefix with BullMQ's own keys. An order's
- * snapshot and the dedupe mark of an event about that order carry the same hash tag (the shop
- * and the order), so the one script that checks the mark and writes the snapshot touches one
- * Redis Cluster slot; a mark for an event about no order (lifecycle, privacy) has no tag.
+ * snapshot carries its hash tag (the shop and the order), and so do the dedupe marks of the
+ * events about the order, which are kept in it (src/ingest/snapshot-store.ts); a mark for an
+ * event about no order (lifecycle, privacy) is a key of its own.
  */
 export const snapshotKey = (prefix: string, shop: string, orderId: string) =>
   `${prefix}:snap:{${shop}:${orderId}}`;
-export const dedupeKey = (
-  prefix: string,
-  shop: string,
-  topic: string,
-  eventId: string,
-  orderId?: string,
-) =>
-  orderId === undefined
-    ? `${prefix}:seen:${shop}:${topic}:${eventId}`
-    : `${prefix}:seen:{${shop}:${orderId}}:${topic}:${eventId}`;
+export const dedupeKey = (prefix: string, shop: string, topic: string, eventId: string) =>
+  `${prefix}:seen:${shop}:${topic}:${eventId}`;
 
 /**
  * BullMQ's options for one of our queues. On a Redis Cluster every key of a queue must live in

@@ -77,17 +77,19 @@ export interface LiveShare {
  * about as long as Shopify keeps retrying a webhook. Rate limiting is not a failure: it moves
  * the job to the delayed set without spending an attempt (see the worker).
  *
- * Completed jobs: the last 10,000 are kept, for the dashboard and `connector status` (their
- * count). By count only, not also by age: BullMQ then checks both on every finished job, a
- * command more per order, and the age bound only ever applied below 10,000 orders an hour,
- * where 10,000 small job hashes cost nothing (a job holds the shop, the order ID and how it was
- * queued, no customer data). The order's pending job (deduplication), its links and the
- * dead-letter queue do not read completed jobs.
+ * Completed jobs are removed as they finish (`removeOnComplete: true`, one DEL where keeping
+ * them cost an entry in the completed set, the finish time and return value written into the
+ * job, and the trimming of the oldest: five commands more per order). Nothing reads a completed
+ * sync job: the order's own record is in the database (`connector orders show`: its links,
+ * synced mark and trace ID), `connector status` counts orders synced per shop from there, the
+ * metrics count syncs, the order's pending job (deduplication) and the dead-letter queue look
+ * only at jobs still to run, and the dashboard lists the sync shards' waiting, active, delayed
+ * and failed jobs. Failed jobs are kept a week, for the dashboard.
  */
 export const SYNC_JOB_OPTIONS: JobsOptions = {
   attempts: 12,
   backoff: { type: "exponential", delay: 2_000, jitter: 0.5 },
-  removeOnComplete: { count: 10_000 },
+  removeOnComplete: true,
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 
@@ -182,11 +184,17 @@ export class OrderQueues {
    */
   async enqueueSync(
     data: SyncJobData,
-    options: { delayMs?: number; liveCount?: Promise<number> } = {},
+    options: {
+      delayMs?: number;
+      liveCount?: Promise<number>;
+      /** A new id by construction (the receiver's, src/ingest/receive-order.ts); else BullMQ's. */
+      jobId?: string;
+    } = {},
   ) {
     const queue = await this.syncQueueFor(data.shop, data.orderId);
     return queue.add(SYNC_JOB_NAME, withTraceContext(data), {
       ...this.#jobOptions,
+      ...(options.jobId ? { jobId: options.jobId } : {}),
       priority: await this.#priorityOf(data, options.liveCount),
       deduplication: { id: syncDedupId(data.shop, data.orderId), keepLastIfActive: true },
       ...(options.delayMs ? { delay: options.delayMs } : {}),

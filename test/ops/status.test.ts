@@ -40,6 +40,10 @@ async function busyPipeline() {
 function expectBusyStatus(status: ConnectorStatus) {
   const sync = status.queues.find((q) => q.name === "sync");
   expect(sync?.counts).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+  // Sync jobs are removed as they finish: no completed count that would always be 0; the
+  // orders synced are the shop's, from the database (below).
+  expect(sync?.counts).not.toHaveProperty("completed");
+  expect(status.queues.find((q) => q.name === "backfill")?.counts).toHaveProperty("completed");
   expect(sync?.oldestPendingAgeMs).toBeNull();
   expect(status.queues.map((q) => q.name).sort()).toEqual(
     ["backfill", "dead-letter", "maintenance", "product-import", "provider-events", "sync"].sort(),
@@ -59,6 +63,8 @@ function expectBusyStatus(status: ConnectorStatus) {
 describe("status", { timeout: 120_000 }, () => {
   it("reports queues, budget, last sync, dead letters and backfills from the CLI", async () => {
     pipeline = await busyPipeline();
+    // Both jobs (the synced order's and the dead-lettered one's) were removed as they finished.
+    expect(await pipeline.ctx.queues.sync.getJobCounts("completed")).toEqual({ completed: 0 });
     const json = await runCli(pipeline.ctx, ["status", "--json"]);
     expect(json.stderr).toBe("");
     expectBusyStatus(JSON.parse(json.stdout) as ConnectorStatus);
@@ -80,6 +86,19 @@ describe("status", { timeout: 120_000 }, () => {
     const status = (await response.json()) as ConnectorStatus;
     expectBusyStatus(status);
     expect(status.shops.map((s) => s.shop)).toEqual([TEST_SHOP]);
+
+    // The dashboard shows the sync queue without a completed tab, and says why.
+    const board = await pipeline.web.app.request("/admin/queues/api/queues", {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const listed = (await board.json()) as {
+      queues: { name: string; statuses: string[]; description?: string }[];
+    };
+    const sync = listed.queues.find((q) => q.name === "sync");
+    expect(sync?.statuses).toContain("failed");
+    expect(sync?.statuses).not.toContain("completed");
+    expect(sync?.description).toContain("removed as they finish");
+    expect(listed.queues.find((q) => q.name === "backfill")?.statuses).toContain("completed");
 
     const bad = await pipeline.web.app.request("/admin/api/status?shop=nope", {
       headers: { authorization: `Bearer ${TOKEN}` },

@@ -1,13 +1,22 @@
 --[[
   BullMQ's addPrioritizedJob (bullmq 6.7, scripts/addPrioritizedJob-9.lua) for the one kind of
-  job the receiver adds: a new job with a counter id, a priority, no delay, no parent, no repeat,
-  deduplicated by id with keepLastIfActive and no ttl. Every step that job takes there is taken
-  here, in its order, with the same arguments, so the keys it leaves are the same (the job hash,
-  the deduplication key and its next-job hash, the prioritized set and its counter, the marker,
-  the events); test/ingest/receive-order.test.ts compares the two on every path. Two of its reads
-  are merged: the queue meta's events cap and its paused and concurrency fields come in one
-  HMGET (nothing writes between them). What BullMQ's script does for other jobs (delay, parent, repeat, replace, ttl, extend,
-  reschedule, custom id) is not here: a job that needs it must go through BullMQ's add.
+  job the receiver adds: a new job with a priority, no delay, no parent, no repeat, deduplicated
+  by id with keepLastIfActive and no ttl. Every step that job takes there is taken here, in its
+  order, with the same arguments, so the keys it leaves are the same (the job hash, the
+  deduplication key and its next-job hash, the prioritized set and its counter, the marker, the
+  events); test/ingest/receive-order.test.ts compares the two on every path. Two reads of it are
+  not made:
+  - the job id is the caller's, new by construction ('<shop>|<order>|<stamp>', see
+    snapshot-write.lua), where BullMQ takes a counter's next value (INCR) or, given an id,
+    checks that no job has it (EXISTS). BullMQ's add gets the same id on the cluster's path;
+  - the queue meta is not read (HMGET): its events cap is the one the queue was opened with
+    (BullMQ's Queue writes it there), and the marker that wakes a worker is always added, where
+    BullMQ leaves it out while the queue is paused or at its global concurrency. A worker woken
+    then takes no job (its own script checks both) and waits again: a wake-up, nothing else. The
+    connector never pauses the sync queue nor sets its global concurrency; an operator can, on
+    the dashboard.
+  What BullMQ's script does for other jobs (delay, parent, repeat, replace, ttl, extend,
+  reschedule) is not here: a job that needs it must go through BullMQ's add.
 
   Called as a local function of receive-order.lua, with:
     KEYS      the queue's keys in addPrioritizedJob's order: marker, meta, id, prioritized,
@@ -20,20 +29,14 @@
     data      the job's data (JSON)
     optsJson  the job's options as BullMQ stores them, priority included (cjson.encode)
     priority  the job's priority (a number)
+    jobId     the job's id, new by construction
+    maxEvents the events stream's cap (the queue's, 10,000 unless set)
 
   Output: the job's id, or the id of the job it was deduplicated into (as BullMQ's add)
 ]]
 local rcall = redis.call
-local markerKey, metaKey, idKey, priorityKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local activeKey, eventsKey, priorityCounterKey = KEYS[7], KEYS[8], KEYS[9]
-
-local jobId = rcall('INCR', idKey) .. ''
-local meta = rcall('HMGET', metaKey, 'opts.maxLenEvents', 'paused', 'concurrency')
-local maxEvents = meta[1]
-if not maxEvents then
-  maxEvents = 10000
-  rcall('HSET', metaKey, 'opts.maxLenEvents', maxEvents)
-end
+local markerKey, priorityKey = KEYS[1], KEYS[4]
+local eventsKey, priorityCounterKey = KEYS[8], KEYS[9]
 
 -- deduplicateJob: keepLastIfActive without ttl sets the key with no expiry.
 -- (SET NX GET would save the GET, but needs Redis 7; BullMQ runs on Redis 5 and later.)
@@ -73,15 +76,9 @@ rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', optsJson, 't
   timestamp, 'delay', 0, 'priority', priority, 'deid', dedupId)
 rcall('XADD', eventsKey, '*', 'event', 'added', 'jobId', jobId, 'name', name)
 
--- isQueuePausedOrMaxed, then addJobWithPriority
-local pausedOrMaxed = false
-if meta[2] then
-  pausedOrMaxed = true
-elseif meta[3] then
-  pausedOrMaxed = rcall('LLEN', activeKey) >= tonumber(meta[3])
-end
+-- addJobWithPriority (the marker whether or not the queue is paused or maxed: see above)
 local score = priority * 0x100000000 + rcall('INCR', priorityCounterKey) % 0x100000000
 rcall('ZADD', priorityKey, score, jobId)
-if not pausedOrMaxed then rcall('ZADD', markerKey, 0, '0') end
+rcall('ZADD', markerKey, 0, '0')
 rcall('XADD', eventsKey, 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', jobId)
 return jobId

@@ -21,11 +21,28 @@ class DeadLetterAdapter extends BullMQAdapter {
 }
 
 /**
+ * A sync shard: its jobs are removed as they finish (SYNC_JOB_OPTIONS), so the board shows no
+ * "completed" tab that would always be empty, and says where synced orders are counted.
+ */
+class SyncShardAdapter extends BullMQAdapter {
+  constructor(queue: Queue) {
+    super(queue, {
+      description:
+        "Jobs are removed as they finish: orders synced per shop are in `connector status`, each order's record in `connector orders show`.",
+    });
+  }
+
+  override getJobStatuses(): ReturnType<BullMQAdapter["getJobStatuses"]> {
+    return super.getJobStatuses().filter((status) => status !== "completed");
+  }
+}
+
+/**
  * The queue dashboard (bull-board) at /admin/queues, behind the admin guard like the rest of
  * /admin (the browser holds the session cookie, which its API calls carry too). Every queue the
  * connector names is shown, the sync queue as each of its shards (`sync`, or `sync-1of3` …, and
  * those of an older shard count still draining), read again at most every REGISTER_MS when the
- * board is opened. The dead-letter queue is read-only here: its entries are retried
+ * board is opened. The sync shards show no completed jobs: none are kept. The dead-letter queue is read-only here: its entries are retried
  * through the API or the CLI, which reconcile from the latest state; bull-board's own retry
  * would not apply to jobs that no worker runs.
  */
@@ -57,7 +74,7 @@ export function queueDashboard(deps: AdminDeps): Hono {
   const serverAdapter = new HonoAdapter(serveStatic);
   serverAdapter.setBasePath(DASHBOARD_PATH);
   const board = createBullBoard({
-    queues: [new BullMQAdapter(ctx.queues.sync), ...others],
+    queues: [new SyncShardAdapter(ctx.queues.sync), ...others],
     serverAdapter,
     options: { uiConfig: { boardTitle: "Connector queues" } },
   });
@@ -69,7 +86,7 @@ export function queueDashboard(deps: AdminDeps): Hono {
     if (names === shown) return;
     for (const name of shown.split(",")) board.removeQueue(name);
     for (const queue of others) board.removeQueue(queue.getName());
-    board.setQueues([...shards.map((q) => new BullMQAdapter(q)), ...others]);
+    board.setQueues([...shards.map((q) => new SyncShardAdapter(q)), ...others]);
     shown = names;
   };
   const dashboard = new Hono();
