@@ -358,20 +358,14 @@ export class Cluster {
     return pendingSyncJobs(this.#queue(), { fresh: true });
   }
 
+  /** The dead letters waiting for an operator (sync jobs are removed as they finish). */
   async jobCounts() {
-    const sync = { completed: 0, failed: 0 };
-    for (const queue of await this.#queue().allSyncQueues({ fresh: true })) {
-      const counts = await queue.getJobCounts("completed", "failed");
-      sync.completed += counts.completed ?? 0;
-      sync.failed += counts.failed ?? 0;
-    }
     const deadLetters = await this.#queue().deadLetter.getJobs([
       "waiting",
       "delayed",
       "prioritized",
     ]);
     return {
-      ...sync,
       deadLetters: deadLetters.map(
         (j) => j.data as { orderId: string | null; reason: string; category: string },
       ),
