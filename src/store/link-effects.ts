@@ -50,9 +50,17 @@ export type OrderKey = { shop: string; sourceOrderId: string };
 
 /** Runs link programs on one engine. */
 export interface LinkExecutor {
-  /** Outside a transaction: a single statement, or reads. */
+  /** Outside a transaction: reads. */
   read<T>(program: LinkProgram<T>): Promise<T>;
-  /** In one transaction holding the order's lock: every step commits, or none. */
+  /**
+   * A single-statement write, committed before the promise resolves: on its own on Postgres;
+   * on SQLite with the other writes of the same event-loop turn (group commit).
+   */
+  commit<T>(program: LinkProgram<T>): Promise<T>;
+  /**
+   * In one transaction holding the order's lock: every step commits, or none (on SQLite a
+   * savepoint in the turn's group commit; a failing program rolls back only its own steps).
+   */
   write<T>(order: OrderKey, program: LinkProgram<T>): Promise<T>;
   /**
    * Writes each order `select` finds and adds up the answers: SQLite in one transaction (its

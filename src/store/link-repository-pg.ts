@@ -219,6 +219,7 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
 
   return {
     read: (program) => drive(pool, program),
+    commit: (program) => drive(pool, program),
     write: transaction,
     async writeEach(select, program) {
       let total = 0;
