@@ -3,6 +3,7 @@ import { createCipheriv } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import {
@@ -287,6 +288,33 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
       orderHash: "h2",
       syncedVersion: "2026-11-01T10:05:00Z",
     });
+  });
+
+  it("reads a shop with every column under its property, as drizzle's select maps it", async () => {
+    const shops = new ShopRepository(db);
+    await shops.upsertShop("a.myshopify.com", {
+      storeId: 1001,
+      sendTestOrders: true,
+      protectionVariantIds: ["gid://shopify/ProductVariant/1"],
+      locationMap: { "655441491": 7 },
+      defaultLocationId: 7,
+      shopCurrency: "EUR",
+    });
+    await shops.upsertShop("b.myshopify.com", {});
+    for (const shop of ["a.myshopify.com", "b.myshopify.com"]) {
+      const [row] = await db.orm.select().from(db.t.shops).where(eq(db.t.shops.shop, shop));
+      expect(await shops.getShop(shop)).toEqual({
+        ...row,
+        protectionVariantIds: JSON.parse(row?.protectionVariantIds ?? ""),
+        locationMap: JSON.parse(row?.locationMap ?? ""),
+      });
+    }
+    expect(await shops.getShop("a.myshopify.com")).toMatchObject({
+      sendTestOrders: true,
+      storeId: 1001,
+      locationMap: { "655441491": 7 },
+    });
+    expect((await shops.getShop("b.myshopify.com"))?.sendTestOrders).toBe(false);
   });
 
   it("reads a shop's status alone, as the sync loop re-checks it before each call", async () => {
