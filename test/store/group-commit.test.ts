@@ -64,7 +64,9 @@ describe("the SQLite link store's group commit", () => {
     expect(walFrames()).toBe(0);
 
     const orders = Array.from({ length: 10 }, (_, i) => String(2 + i));
-    await Promise.all(orders.map((id) => links.beginIntent(shop, id, "createOrder", "createOrder")));
+    await Promise.all(
+      orders.map((id) => links.beginIntent(shop, id, "createOrder", "createOrder")),
+    );
     await Promise.all(orders.map((id) => links.recordOrderCreated(created(id, 200 + Number(id)))));
     // Two turns (the intents, then the effects): two commits of about one write's pages each.
     // One commit per write appended each shared page ten times over.
