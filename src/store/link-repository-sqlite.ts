@@ -54,6 +54,14 @@ export function sqliteLinkExecutor(db: Extract<Db, { dialect: "sqlite" }>): Link
         const row = statements.selectState.get(key) as StateRow | undefined;
         return orderStateOf(s.sourceOrderId, row, () => children(key));
       }
+      case "orderLink": {
+        const { shop, sourceOrderId, at } = s.order;
+        statements.upsertOrderLink.run(s.order);
+        for (const line of s.lines) {
+          statements.upsertLineItemLink.run({ ...line, shop, sourceOrderId, at });
+        }
+        return undefined;
+      }
       case "finish":
         statements.completeIntent.run(s.params);
         if (s.synced) statements.markSynced.run(s.params);

@@ -290,6 +290,38 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
     });
   });
 
+  it("records a create's line-item links as one upsert after another would", async () => {
+    const links = createLinkRepository(db);
+    const shop = "lines.myshopify.com";
+    await links.beginIntent(shop, "6001", "createOrder", "createOrder");
+    const create = {
+      shop,
+      sourceOrderId: "6001",
+      key: "createOrder",
+      storeId: 1001,
+      providerBaseUrl: "http://provider.test/v1",
+      orderId: 60,
+      orderHash: "h",
+      orderName: "#6001",
+      lineItems: [
+        { sourceLineItemId: "a", lineItemId: 601, hash: "la" },
+        { sourceLineItemId: "b", lineItemId: 602, hash: "lb" },
+        // The same provider line twice: the first row's source line, the last hash.
+        { sourceLineItemId: "c", lineItemId: 601, hash: "la2" },
+      ],
+    };
+    await links.recordOrderCreated(create);
+    const lines = (await links.loadLinks(shop, "6001"))?.lineItems ?? [];
+    expect([...lines].sort((x, y) => Number(x.lineItemId) - Number(y.lineItemId))).toEqual([
+      { sourceLineItemId: "a", lineItemId: 601, hash: "la2", canceledAt: null },
+      { sourceLineItemId: "b", lineItemId: 602, hash: "lb", canceledAt: null },
+    ]);
+    // A create recorded again (an adoption after a lost answer) updates the same rows.
+    await links.beginIntent(shop, "6001", "createOrder", "createOrder");
+    await links.recordOrderCreated({ ...create, orderHash: "h2", lineItems: [] });
+    expect(await links.loadLinks(shop, "6001")).toMatchObject({ orderId: 60, orderHash: "h2" });
+  });
+
   it("reads a shop with every column under its property, as drizzle's select maps it", async () => {
     const shops = new ShopRepository(db);
     await shops.upsertShop("a.myshopify.com", {
