@@ -345,7 +345,7 @@ for (const r of rows) {
   );
 }
 console.log(
-  "\nSQLite per synced one-line order (from the code path): the intent insert (committed before the provider call), then one transaction with the order link, its line-item link, the intent completion and the synced mark: 2 transactions.",
+  "\nSQLite per synced one-line order (from the code path): the intent insert (committed before the provider call), then one transaction with the order link, its line-item link, the intent completion and the synced mark: 2 transactions, each a savepoint in the one commit of the writes of its event-loop turn (group commit).",
 );
 if (otel) console.log(`spans received by the OTLP sink: ${otel.spans()}`);
 await sandbox.close();

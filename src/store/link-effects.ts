@@ -34,6 +34,11 @@ export type LinkStep =
   | { kind: "rows"; statement: LinkStatement; params: object }
   /** Answers the order's links (`OrderLinks`), or null: each engine reads them its fastest way. */
   | { kind: "links"; shop: string; sourceOrderId: string }
+  /**
+   * Upserts the order link (`upsertOrderLink` with `order`) and each of `lines`
+   * (`upsertLineItemLink`, the order's keys and `at` added): one statement on Postgres.
+   */
+  | { kind: "orderLink"; order: object & OrderKey & { at: string }; lines: object[] }
   /** Answers the order's `OrderState` (links, space, failure): one statement on Postgres. */
   | { kind: "state"; shop: string; sourceOrderId: string }
   /**
@@ -50,9 +55,17 @@ export type OrderKey = { shop: string; sourceOrderId: string };
 
 /** Runs link programs on one engine. */
 export interface LinkExecutor {
-  /** Outside a transaction: a single statement, or reads. */
+  /** Outside a transaction: reads. */
   read<T>(program: LinkProgram<T>): Promise<T>;
-  /** In one transaction holding the order's lock: every step commits, or none. */
+  /**
+   * A single-statement write, committed before the promise resolves: on its own on Postgres;
+   * on SQLite with the other writes of the same event-loop turn (group commit).
+   */
+  commit<T>(program: LinkProgram<T>): Promise<T>;
+  /**
+   * In one transaction holding the order's lock: every step commits, or none (on SQLite a
+   * savepoint in the turn's group commit; a failing program rolls back only its own steps).
+   */
   write<T>(order: OrderKey, program: LinkProgram<T>): Promise<T>;
   /**
    * Writes each order `select` finds and adds up the answers: SQLite in one transaction (its
@@ -170,15 +183,7 @@ export const RECORD = {
           });
         }
         const orderHash = others.length > 0 ? "" : input.orderHash;
-        yield* run("upsertOrderLink", { ...input, orderHash, at });
-        for (const line of input.lineItems) {
-          yield* run("upsertLineItemLink", {
-            ...line,
-            shop: input.shop,
-            sourceOrderId: input.sourceOrderId,
-            at,
-          });
-        }
+        yield { kind: "orderLink", order: { ...input, orderHash, at }, lines: input.lineItems };
         // Creating the order clears its failure record (unless it is known to have none).
         if (input.clearFailure !== false) yield* run("clearFailure", input);
       },

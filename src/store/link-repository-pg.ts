@@ -121,6 +121,21 @@ const SAME_PROVIDER_ORDER_LOCKED = new Statement(
    LEFT JOIN LATERAL (${LINK_SQL.sameProviderOrder}) q ON true`,
 );
 
+/**
+ * The order link and its line-item links upserted in one statement (a create's links), the
+ * lines passed as one JSON array. Each line-item ID once: a second row for the same ID in one
+ * INSERT … ON CONFLICT would fail, where one upsert after another updated the first.
+ */
+const ORDER_WITH_LINES = new Statement(
+  "links_order_with_lines",
+  `WITH o AS (${LINK_SQL.upsertOrderLink})
+   INSERT INTO line_item_links (shop, source_order_id, source_line_item_id, line_item_id, hash, created_at)
+   SELECT CAST(@shop AS TEXT), CAST(@sourceOrderId AS TEXT), l."sourceLineItemId", l."lineItemId", l.hash, CAST(@at AS TEXT)
+   FROM jsonb_to_recordset(CAST(@lines AS jsonb)) AS l("sourceLineItemId" text, "lineItemId" bigint, hash text)
+   ON CONFLICT (shop, source_order_id, line_item_id) DO UPDATE SET
+     hash = excluded.hash, canceled_at = NULL`,
+);
+
 /** An intent completed and the order marked synced, in one statement. */
 const FINISH_SYNCED = new Statement(
   "links_finish_synced",
@@ -172,6 +187,17 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
             fulfillments: row?.fulfillments ?? [],
           })),
         );
+      case "orderLink": {
+        if (s.lines.length === 0) return S.upsertOrderLink.run(on, s.order);
+        // As one upsert after another left them: a repeated line-item ID keeps its first row's
+        // source line and takes the last hash.
+        const byId = new Map<unknown, Record<string, unknown>>();
+        for (const line of s.lines as Record<string, unknown>[]) {
+          const first = byId.get(line.lineItemId);
+          byId.set(line.lineItemId, first ? { ...first, hash: line.hash } : line);
+        }
+        return ORDER_WITH_LINES.run(on, { ...s.order, lines: JSON.stringify([...byId.values()]) });
+      }
       case "finish":
         return (s.synced ? FINISH_SYNCED : S.completeIntent).run(on, s.params);
     }
@@ -219,6 +245,7 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
 
   return {
     read: (program) => drive(pool, program),
+    commit: (program) => drive(pool, program),
     write: transaction,
     async writeEach(select, program) {
       let total = 0;

@@ -117,7 +117,7 @@ class Links extends LinkQueries {
     kind: string,
   ): Promise<IntentRow> {
     const params = { shop, sourceOrderId, key, kind, at: now() };
-    return (await this.#exec.read(row<IntentRow>("beginIntent", params))) as IntentRow;
+    return (await this.#exec.commit(row<IntentRow>("beginIntent", params))) as IntentRow;
   }
 
   /**
@@ -126,7 +126,7 @@ class Links extends LinkQueries {
    * sends its create without first looking for what a lost answer could have created.
    */
   async releaseIntent(shop: string, sourceOrderId: string, key: string): Promise<void> {
-    await this.#exec.read(run("releaseIntent", { shop, sourceOrderId, key }));
+    await this.#exec.commit(run("releaseIntent", { shop, sourceOrderId, key }));
   }
 
   recordOrderCreated(input: OrderCreated, check?: SyncedCheck): Promise<boolean> {

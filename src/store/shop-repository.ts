@@ -1,4 +1,4 @@
-import { and, count, eq, ne, sql } from "drizzle-orm";
+import { and, count, eq, getTableColumns, ne, sql } from "drizzle-orm";
 import { type Db, reachable, writeTogether } from "./database.ts";
 import type { shops } from "./schema.ts";
 
@@ -71,14 +71,21 @@ export class ShopRepository {
 
   constructor(private readonly db: Db) {
     if (db.dialect === "sqlite") {
-      const { shops } = db.t;
-      const prepared = db.sqlite
-        .select()
-        .from(shops)
-        .where(eq(shops.shop, sql.placeholder("shop")))
-        .prepare();
+      // The row as drizzle's select gives it, without its row mapping (a share of a sync
+      // job's CPU): each column under its property name, its boolean columns turned to booleans.
+      const columns = Object.entries(getTableColumns(db.t.shops));
+      const select = db.sqlite.$client.prepare(
+        `SELECT ${columns.map(([key, c]) => `"${c.name}" AS "${key}"`).join(", ")} FROM shops WHERE shop = ?`,
+      );
+      const booleans = columns
+        .filter(([, c]) => c.columnType === "SQLiteBoolean")
+        .map(([key]) => key);
       const status = db.sqlite.$client.prepare("SELECT status FROM shops WHERE shop = ?").pluck();
-      this.#selectShop = async (shop: string) => prepared.get({ shop });
+      this.#selectShop = async (shop: string) => {
+        const row = select.get(shop) as Record<string, unknown> | undefined;
+        if (row) for (const key of booleans) row[key] = Boolean(row[key]);
+        return row as Row | undefined;
+      };
       this.#selectStatus = async (shop: string) => status.get(shop) as ShopStatus | undefined;
     } else {
       // Named prepared statements: each pooled connection plans them once.

@@ -3,6 +3,7 @@ import { createCipheriv } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import {
@@ -287,6 +288,65 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
       orderHash: "h2",
       syncedVersion: "2026-11-01T10:05:00Z",
     });
+  });
+
+  it("records a create's line-item links as one upsert after another would", async () => {
+    const links = createLinkRepository(db);
+    const shop = "lines.myshopify.com";
+    await links.beginIntent(shop, "6001", "createOrder", "createOrder");
+    const create = {
+      shop,
+      sourceOrderId: "6001",
+      key: "createOrder",
+      storeId: 1001,
+      providerBaseUrl: "http://provider.test/v1",
+      orderId: 60,
+      orderHash: "h",
+      orderName: "#6001",
+      lineItems: [
+        { sourceLineItemId: "a", lineItemId: 601, hash: "la" },
+        { sourceLineItemId: "b", lineItemId: 602, hash: "lb" },
+        // The same provider line twice: the first row's source line, the last hash.
+        { sourceLineItemId: "c", lineItemId: 601, hash: "la2" },
+      ],
+    };
+    await links.recordOrderCreated(create);
+    const lines = (await links.loadLinks(shop, "6001"))?.lineItems ?? [];
+    expect([...lines].sort((x, y) => Number(x.lineItemId) - Number(y.lineItemId))).toEqual([
+      { sourceLineItemId: "a", lineItemId: 601, hash: "la2", canceledAt: null },
+      { sourceLineItemId: "b", lineItemId: 602, hash: "lb", canceledAt: null },
+    ]);
+    // A create recorded again (an adoption after a lost answer) updates the same rows.
+    await links.beginIntent(shop, "6001", "createOrder", "createOrder");
+    await links.recordOrderCreated({ ...create, orderHash: "h2", lineItems: [] });
+    expect(await links.loadLinks(shop, "6001")).toMatchObject({ orderId: 60, orderHash: "h2" });
+  });
+
+  it("reads a shop with every column under its property, as drizzle's select maps it", async () => {
+    const shops = new ShopRepository(db);
+    await shops.upsertShop("a.myshopify.com", {
+      storeId: 1001,
+      sendTestOrders: true,
+      protectionVariantIds: ["gid://shopify/ProductVariant/1"],
+      locationMap: { "655441491": 7 },
+      defaultLocationId: 7,
+      shopCurrency: "EUR",
+    });
+    await shops.upsertShop("b.myshopify.com", {});
+    for (const shop of ["a.myshopify.com", "b.myshopify.com"]) {
+      const [row] = await db.orm.select().from(db.t.shops).where(eq(db.t.shops.shop, shop));
+      expect(await shops.getShop(shop)).toEqual({
+        ...row,
+        protectionVariantIds: JSON.parse(row?.protectionVariantIds ?? ""),
+        locationMap: JSON.parse(row?.locationMap ?? ""),
+      });
+    }
+    expect(await shops.getShop("a.myshopify.com")).toMatchObject({
+      sendTestOrders: true,
+      storeId: 1001,
+      locationMap: { "655441491": 7 },
+    });
+    expect((await shops.getShop("b.myshopify.com"))?.sendTestOrders).toBe(false);
   });
 
   it("reads a shop's status alone, as the sync loop re-checks it before each call", async () => {
