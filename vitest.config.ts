@@ -1,10 +1,26 @@
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Files whose assertions are about the limiter's real clock (Redis TIME) over windows of one or
+ * two seconds: they run last, one at a time, with nothing else competing for the CPU. Every
+ * other file runs two at a time at least (vitest's default on a two-core machine is one).
+ */
+const TIMED = [
+  "test/engine/limiter/**/*.test.ts",
+  "test/engine/budget-feeder.test.ts",
+  "test/integration/throttle.test.ts",
+  "test/integration/rate-limited-create.test.ts",
+  "test/queue/queue-fairness.test.ts",
+  "test/queue/live-arrivals.test.ts",
+  "test/bench/benches.test.ts",
+];
+const INCLUDE = ["test/**/*.test.ts", "test/**/*.test.tsx"];
+// Fixtures are run by the tests that need them, under a config of their own.
+const EXCLUDE = [...configDefaults.exclude, "test/fixtures/**"];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
-    // Fixtures are run by the tests that need them, under a config of their own.
-    exclude: [...configDefaults.exclude, "test/fixtures/**"],
     // The leak check first: its teardown runs last, after the workers and the shared servers.
     globalSetup: ["test/helpers/leak-check.ts", "test/helpers/global-setup.ts"],
     // In a `*.unit.test.*` file, starting a process fails with the unit tier's rule, as in
@@ -14,5 +30,20 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: "forks",
     reporters: ["default", "./test/helpers/summary-reporter.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "suite",
+          include: INCLUDE,
+          exclude: [...EXCLUDE, ...TIMED],
+          maxWorkers: Math.max(2, availableParallelism() - 1),
+        },
+      },
+      {
+        extends: true,
+        test: { name: "timed", include: TIMED, exclude: EXCLUDE, fileParallelism: false },
+      },
+    ],
   },
 });
