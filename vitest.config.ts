@@ -38,6 +38,10 @@ export default defineConfig({
           include: INCLUDE,
           exclude: [...EXCLUDE, ...TIMED],
           maxWorkers: Math.max(2, availableParallelism() - 1),
+          // Two files at once on two cores: a file that starts several processes may wait for
+          // the CPU. Its own deadlines poll; these only stop a test that hangs.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {
