@@ -96,17 +96,9 @@ local LAGGED = {['until'] = 11, liveUntil = 12, slotsUntil = 13, noWaiters = 14,
   inflightUntil = 16}
 -- Writes to it, each with its expiry kept as lag.lua keeps it (`until`): set when it has none
 -- or less than half of twenty windows is left, so it is never left without one.
+--- @include "lag-write"
 local function writeLag(...)
-  local args = {...}
-  local ttl = window * 20
-  local renew = not lagged[LAGGED['until']] or tonumber(lagged[LAGGED['until']]) - now < ttl / 2
-  if renew then
-    lagged[LAGGED['until']] = now + ttl
-    args[#args + 1] = 'until'
-    args[#args + 1] = now + ttl
-  end
-  redis.call('HSET', lagKey, unpack(args))
-  if renew then redis.call('PEXPIRE', lagKey, ttl) end
+  lagged[LAGGED['until']] = hsetLag({...}, lagged[LAGGED['until']])
 end
 -- A slot ledger's expiry: twice the life of what it holds (a slot is counted for its life and
 -- read a window past it), renewed when less than that life is left, so a slot added now is

@@ -20,6 +20,7 @@
   by a script that does not keep `until`) or with less than ten windows left: never a hash
   without expiry, never one whose averages are lost sooner than ten windows after a write.
 ]]
+--- @include "lag-write"
 local LAG_FIELDS = {'grant', 'settle', 'others', 'othersAt', 'othersDown', 'othersTop', 'seen',
   'seenUntil', 'doubtCount', 'doubtAt', 'doubtUntil', 'answeredUntil', 'slotsTop', 'noWaiters',
   'until'}
@@ -53,13 +54,5 @@ local function flushLag()
   lagSets = {}
   lagDrops = {}
   if #args == 0 then return end
-  local ttl = window * 20
-  local renew = not lagState['until'] or tonumber(lagState['until']) - now < ttl / 2
-  if renew then
-    lagState['until'] = now + ttl
-    args[#args + 1] = 'until'
-    args[#args + 1] = now + ttl
-  end
-  redis.call('HSET', lagKey, unpack(args))
-  if renew then redis.call('PEXPIRE', lagKey, ttl) end
+  lagState['until'] = hsetLag(args, lagState['until'])
 end
