@@ -14,15 +14,10 @@
   Output:
     1 marked, 0 no snapshot to mark
 ]]
-local MAX_MARKS = 100
+--- @include "marks"
 local held = redis.call('HMGET', KEYS[1], 'm', 'x')
 if not held[2] then return 0 end
 local nowSec = math.floor(tonumber(ARGV[3]) / 1000)
-local marks = {}
-for id, expires in string.gmatch(held[1] or '', '(%x+):(%d+);') do
-  if tonumber(expires) > nowSec and id ~= ARGV[1] then marks[#marks + 1] = id .. ':' .. expires .. ';' end
-end
-local first = math.max(1, #marks - MAX_MARKS + 2)
-redis.call('HSET', KEYS[1], 'm', table.concat(marks, '', first) .. ARGV[1] .. ':' ..
-  string.format('%.0f', nowSec + tonumber(ARGV[2])) .. ';')
+local marks = liveMarks(held[1], nowSec, ARGV[1])
+redis.call('HSET', KEYS[1], 'm', withMark(marks, ARGV[1], nowSec, ARGV[2]))
 return 1

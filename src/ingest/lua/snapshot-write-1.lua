@@ -7,10 +7,8 @@
 
   With a mark (the receiver's calls), the delivery's dedupe mark is checked in the same read: a
   mark already there answers 3 ("duplicate") before anything is written. The marks of the
-  deliveries about an order are the hash's field m, one entry per delivery, `<id>:<expiry>;`
-  (the id: 16 hex digits of the topic's and event's hash, see SnapshotStore; the expiry: epoch
-  seconds), oldest first; expired entries are dropped at each write, and at most MAX_MARKS are
-  kept (the oldest go first: a redelivery of one is processed again, which is harmless). The
+  deliveries about an order are the hash's field m (includes/marks.lua); expired entries are
+  dropped at each write, and at most MAX_MARKS are kept. The
   mark is written with the snapshot, in the same HSET: always with `markAlways` (the one script,
   where the job is added in the same call), else only for an older delivery, which needs no job
   (the caller marks the others once their job is queued, lua/snapshot-mark.lua).
@@ -44,7 +42,7 @@
     1 stored, 2 the same version was kept, 0 a newer one was kept, 3 duplicate; with `stamp`,
     { 1 or 2, stamp } when the write needs a job
 ]]
-local MAX_MARKS = 100
+--- @include "marks"
 local snapshot = KEYS[1]
 local field, vfield = ARGV[1], ARGV[2]
 local incoming = tonumber(ARGV[4])
@@ -57,13 +55,10 @@ local hint = field == ''
 local held = redis.call('HMGET', snapshot, hint and 'h' or vfield, 'm', 'x', 'j')
 local nowSec = math.floor(now / 1000)
 local marks = {}
-if mark ~= '' and held[2] then
-  for id, expires in string.gmatch(held[2], '(%x+):(%d+);') do
-    if tonumber(expires) > nowSec then
-      if id == mark then return 3 end
-      marks[#marks + 1] = id .. ':' .. expires .. ';'
-    end
-  end
+if mark ~= '' then
+  local found
+  marks, found = liveMarks(held[2], nowSec, mark)
+  if found then return 3 end
 end
 
 local current = tonumber(held[1] or '-1')
@@ -85,10 +80,8 @@ if liveAt ~= '' then
   writes[#writes + 1] = liveAt
 end
 if mark ~= '' and (stored == 0 or ARGV[10] == '1') then
-  local first = math.max(1, #marks - MAX_MARKS + 2)
   writes[#writes + 1] = 'm'
-  writes[#writes + 1] = table.concat(marks, '', first) .. mark .. ':' ..
-    string.format('%.0f', nowSec + tonumber(ARGV[9])) .. ';'
+  writes[#writes + 1] = withMark(marks, mark, nowSec, ARGV[9])
 end
 local stamp
 if ARGV[11] == '1' and stored ~= 0 then
