@@ -72,7 +72,8 @@ export class ShopRepository {
   constructor(private readonly db: Db) {
     if (db.dialect === "sqlite") {
       // The row as drizzle's select gives it, without its row mapping (a share of a sync
-      // job's CPU): each column under its property name, its boolean columns turned to booleans.
+      // job's CPU): each column under its property name, its boolean columns turned to booleans
+      // (null stays null, as drizzle leaves it).
       const columns = Object.entries(getTableColumns(db.t.shops));
       const select = db.sqlite.$client.prepare(
         `SELECT ${columns.map(([key, c]) => `"${c.name}" AS "${key}"`).join(", ")} FROM shops WHERE shop = ?`,
@@ -83,7 +84,7 @@ export class ShopRepository {
       const status = db.sqlite.$client.prepare("SELECT status FROM shops WHERE shop = ?").pluck();
       this.#selectShop = async (shop: string) => {
         const row = select.get(shop) as Record<string, unknown> | undefined;
-        if (row) for (const key of booleans) row[key] = Boolean(row[key]);
+        if (row) for (const key of booleans) if (row[key] !== null) row[key] = Boolean(row[key]);
         return row as Row | undefined;
       };
       this.#selectStatus = async (shop: string) => status.get(shop) as ShopStatus | undefined;
