@@ -42,9 +42,9 @@ class SyncShardAdapter extends BullMQAdapter {
  * /admin (the browser holds the session cookie, which its API calls carry too). Every queue the
  * connector names is shown, the sync queue as each of its shards (`sync`, or `sync-1of3` …, and
  * those of an older shard count still draining), read again at most every REGISTER_MS when the
- * board is opened. The sync shards show no completed jobs: none are kept. The dead-letter queue is read-only here: its entries are retried
- * through the API or the CLI, which reconcile from the latest state; bull-board's own retry
- * would not apply to jobs that no worker runs.
+ * board is opened. The sync shards show no completed jobs: none are kept. The dead-letter queue
+ * is read-only here: its entries are retried through the API or the CLI, which reconcile from
+ * the latest state; bull-board's own retry would not apply to jobs that no worker runs.
  */
 export function queueDashboard(deps: AdminDeps): Hono {
   const { ctx } = deps;
