@@ -6,6 +6,12 @@ import { cpSync, globSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 
+/**
+ * The product's entry points: the process (`dist/main.mjs`) and the `connector` command
+ * (`dist/cli.mjs`), each a small file that turns on the compile cache and then loads its code.
+ */
+export const PRODUCT_ENTRIES = { main: "src/start.ts", cli: "src/cli/start.ts" } as const;
+
 /** Copies every `lua` folder under src/ into `<outdir>/lua/`; two scripts of one name are an error. */
 function copyLua(root: string, outdir: string): void {
   const target = join(outdir, "lua");
@@ -34,7 +40,12 @@ export async function bundle(
   await build({
     entryPoints,
     ...out,
-    ...("outdir" in out ? { outExtension: { ".js": ".mjs" } } : {}),
+    // Several entry points share their code in chunks; what a process imports only when it
+    // needs it (the web role in a worker, the tracing SDK when traces are off) is a chunk of its
+    // own, so a process compiles and loads only the code it runs.
+    ...("outdir" in out
+      ? { outExtension: { ".js": ".mjs" }, splitting: true, chunkNames: "[name]-[hash]" }
+      : {}),
     bundle: true,
     platform: "node",
     format: "esm",

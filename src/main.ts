@@ -3,10 +3,9 @@ import type { Logger } from "pino";
 import { createConnector } from "./app/connector.ts";
 import { DEMO_SHOP, registerDemoShop, resolveServices, Started } from "./app/development.ts";
 import { databaseTarget } from "./app/infrastructure.ts";
-import { startWebRole } from "./app/web.ts";
-import { startWorkerRole } from "./app/worker.ts";
 import { ConfigError, type Env, parseEnv } from "./config/env.ts";
 import { resolveRuntimeConfig } from "./config/runtime-config.ts";
+import { flushCompileCache } from "./lib/compile-cache.ts";
 import { createLogger } from "./lib/logger.ts";
 import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
 import { startTracing } from "./lib/tracing.ts";
@@ -142,11 +141,13 @@ async function main() {
   const closers: { close: () => Promise<void>; what: string }[] = [];
   let listening: string | undefined;
   if (role !== "worker") {
+    const { startWebRole } = await import("./app/web.ts");
     const web = await startWebRole(connector);
     listening = web.url;
     closers.push({ close: () => web.close(), what: "the web server to close" });
   }
   if (role !== "web") {
+    const { startWorkerRole } = await import("./app/worker.ts");
     const workers = await startWorkerRole(connector);
     // Workers first: running backfills save their cursor before the web process goes.
     closers.unshift({ close: () => workers.close(), what: "the workers to stop" });
@@ -191,6 +192,7 @@ async function main() {
     { ...(listening ? { url: listening } : {}), role },
     `connector ready (${roles}${listening ? ` on ${listening}` : ""}); ${next}`,
   );
+  flushCompileCache();
 }
 
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;

@@ -1,5 +1,14 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -88,8 +97,11 @@ describe("production bundle", () => {
   });
 
   it("contains neither development stand-in, and names what to set when one is asked for", () => {
-    for (const file of ["dist/main.mjs", "dist/cli.mjs"]) {
-      const code = readFileSync(file, "utf8");
+    // The entry points and every chunk they load.
+    const files = readdirSync("dist").filter((name) => name.endsWith(".mjs"));
+    expect(files).toEqual(expect.arrayContaining(["main.mjs", "cli.mjs"]));
+    for (const file of files) {
+      const code = readFileSync(join("dist", file), "utf8");
       // The provider sandbox's app, the stand-in Shopify's app, and graphql-js they need.
       expect(code).not.toMatch(/function createSandboxApp|function createShopifyStandInApp/);
       expect(code).not.toMatch(/node_modules\/graphql\//);
@@ -102,5 +114,45 @@ describe("production bundle", () => {
     expect(run.stderr.trim()).toBe(
       "connector sandbox is a development tool and is not in the production build: run it from a source checkout after `npm install`",
     );
+  });
+
+  describe("compile cache", () => {
+    // The cache lives under the temporary directory unless NODE_COMPILE_CACHE says otherwise;
+    // Node turns that variable on itself, so these runs leave it unset and move TMPDIR.
+    const run = (tmp: string) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, LOG_LEVEL: "silent" };
+      delete env.NODE_COMPILE_CACHE;
+      return spawnSync(process.execPath, ["dist/cli.mjs", "--help"], { encoding: "utf8", env });
+    };
+    const cacheDir = (tmp: string) =>
+      join(tmp, `connector-compile-cache-${process.getuid?.() ?? 0}`);
+    const filesUnder = (root: string): string[] =>
+      readdirSync(root, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => join(entry.parentPath, entry.name));
+
+    it("keeps the compiled code in a private directory, and starts from a damaged one", () => {
+      const tmp = mkdtempSync(join(dir, "tmp-"));
+      const first = run(tmp);
+      expect(first.status).toBe(0);
+      expect(first.stdout).toMatch(/^Usage: connector/);
+      expect(statSync(cacheDir(tmp)).mode & 0o777).toBe(0o700);
+      const cached = filesUnder(cacheDir(tmp));
+      expect(cached.length).toBeGreaterThan(0);
+      // A crash halfway through writing, or a disk that garbled it.
+      for (const file of cached) writeFileSync(file, Buffer.alloc(4096, 0x5a));
+      const second = run(tmp);
+      expect(second.status).toBe(0);
+      expect(second.stdout).toBe(first.stdout);
+    });
+
+    it("is not used from a directory other users can write to", () => {
+      const tmp = mkdtempSync(join(dir, "tmp-"));
+      mkdirSync(cacheDir(tmp));
+      chmodSync(cacheDir(tmp), 0o777);
+      const result = run(tmp);
+      expect(result.status).toBe(0);
+      expect(filesUnder(cacheDir(tmp))).toEqual([]);
+    });
   });
 });

@@ -14,7 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
-import { bundle } from "../../scripts/bundle.ts";
+import { bundle, PRODUCT_ENTRIES } from "../../scripts/bundle.ts";
 import { freePort } from "../../src/lib/redis-server.ts";
 import { bareMachine } from "../helpers/no-toolchain.ts";
 
@@ -78,7 +78,9 @@ async function buildImageIn(root: string): Promise<string> {
   const app = join(root, "app");
   mkdirSync(app, { mode: 0o755 });
   await bundle(
-    { main: join(source, "src/main.ts"), cli: join(source, "src/cli/index.ts") },
+    Object.fromEntries(
+      Object.entries(PRODUCT_ENTRIES).map(([name, entry]) => [name, join(source, entry)]),
+    ),
     { outdir: join(app, "dist") },
     { leaveOut: /^@connector\// },
   );
