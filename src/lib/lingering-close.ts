@@ -65,7 +65,8 @@ function linger(socket: Socket, req: IncomingMessage): void {
   let read = 0;
   const count = (chunk: Buffer) => {
     read += chunk.length;
-    // A paused request stops the parser reading the socket once its small buffer is full.
+    // A paused request stops the parser reading the socket once its small buffer is full; any
+    // chunk past the budget pauses it again (@hono/node-server's drain resumes it once).
     if (read >= LINGER_MAX_BYTES) req.pause();
   };
   const timer = setTimeout(() => socket.destroy(), LINGER_MAX_MS);
