@@ -2,6 +2,7 @@ import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { ConfigError } from "../config/env.ts";
 import { errorResponse } from "../lib/http-errors.ts";
+import { LINGERING_CLOSE } from "../lib/lingering-close.ts";
 import { tokenMatches } from "../lib/token-match.ts";
 import type { ConnectorMetrics } from "./connector-metrics.ts";
 
@@ -46,6 +47,7 @@ export async function startMetricsServer(
     fetch: app.fetch,
     port: options.port,
     ...(options.host ? { hostname: options.host } : {}),
+    serverOptions: LINGERING_CLOSE,
   });
   // A port in use is a configuration error: say which variable, do not crash on an 'error' event.
   await new Promise<void>((resolve, reject) => {

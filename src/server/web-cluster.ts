@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import type { Logger } from "pino";
 import { AggregatorRegistry, type Registry } from "prom-client";
 import { ConfigError } from "../config/env.ts";
+import { LINGERING_CLOSE } from "../lib/lingering-close.ts";
 import { metricsRoute } from "../metrics/index.ts";
 
 /**
@@ -140,7 +141,12 @@ async function serveClusterMetrics({
       token,
     ),
   );
-  const server = serve({ fetch: app.fetch, port, ...(host ? { hostname: host } : {}) });
+  const server = serve({
+    fetch: app.fetch,
+    port,
+    ...(host ? { hostname: host } : {}),
+    serverOptions: LINGERING_CLOSE,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", () => resolve());
     server.once("error", (error: NodeJS.ErrnoException) =>
