@@ -4,9 +4,9 @@ import { LINGERING_CLOSE } from "./lingering-close.ts";
 
 /**
  * Serves `fetch` on host:port and resolves once it listens; an answer sent before its request's
- * body was read closes the connection with a lingering close (./lingering-close.ts). A port another program holds (or
- * one this user may not bind) is a configuration error naming `what` (the variable), never an
- * unhandled 'error' event.
+ * body was read closes the connection with a lingering close (./lingering-close.ts). A port
+ * another program holds (or one this user may not bind) is a configuration error naming `what`
+ * (the variable), never an unhandled 'error' event.
  */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,

@@ -17,6 +17,7 @@ import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
 import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
+import { LINGERING_CLOSE } from "../../src/lib/lingering-close.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { WebApp } from "../../src/server/app.ts";
 import { service } from "./services.ts";
@@ -163,7 +164,11 @@ export async function startInstallHarness(
 
   const web = composeWebApp(ctx);
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: web.app.fetch, hostname: "127.0.0.1", port }, () => resolve(s));
+    // As the web role serves it (src/lib/listen.ts).
+    const s = serve(
+      { fetch: web.app.fetch, hostname: "127.0.0.1", port, serverOptions: LINGERING_CLOSE },
+      () => resolve(s),
+    );
     s.once("error", reject);
   });
 
