@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SandboxHandle, type SandboxOptions, startSandbox } from "@connector/provider-sandbox";
@@ -17,6 +16,7 @@ import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
 import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
+import { freePort } from "../../src/lib/free-port.ts";
 import { LINGERING_CLOSE } from "../../src/lib/lingering-close.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { WebApp } from "../../src/server/app.ts";
@@ -28,17 +28,6 @@ export const APP_SECRET = "install-test-api-secret";
 /** The Shopify library answers 410 to bots (it checks the User-Agent): requests come as a browser. */
 export const BROWSER_UA =
   "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 /** A cookie jar just big enough for one browser-less install: name=value pairs by name. */
 export class CookieJar {
