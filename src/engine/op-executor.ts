@@ -282,6 +282,15 @@ async function findLiveLineItem(
 }
 
 /**
+ * Whether the provider holds `want` as we would send it: the same value, or one whose JSON is
+ * the same with keys in any order. Most fields are strings and numbers held as sent, which the
+ * first test settles without serialising either side.
+ */
+function sameValue(want: unknown, have: unknown): boolean {
+  return want === have || canonicalJson(want) === canonicalJson(have);
+}
+
+/**
  * The order we adopt may be exactly what we sent (a lost answer) or an older state sent by an
  * earlier attempt. Its hash is trusted only when every order-level field we mean to send is
  * already there; otherwise an empty hash makes the next plan send an update.
@@ -289,9 +298,7 @@ async function findLiveLineItem(
 function adoptedOrderHash(order: Order, op: Extract<SyncOp, { kind: "createOrder" }>): string {
   const wanted = orderLevel(op.body) as Record<string, unknown>;
   const have = order as Record<string, unknown>;
-  const same = Object.entries(wanted).every(
-    ([key, value]) => canonicalJson(value) === canonicalJson(have[key]),
-  );
+  const same = Object.entries(wanted).every(([key, value]) => sameValue(value, have[key]));
   return same ? op.orderHash : "";
 }
 
@@ -305,9 +312,7 @@ function adoptedLineItems(order: Order, op: Extract<SyncOp, { kind: "createOrder
       const have = item as Record<string, unknown>;
       const same =
         mine !== undefined &&
-        Object.entries(mine).every(
-          ([key, value]) => canonicalJson(value) === canonicalJson(have[key]),
-        );
+        Object.entries(mine).every(([key, value]) => sameValue(value, have[key]));
       return {
         sourceLineItemId: item.sourceLineItemId,
         lineItemId: item.lineItemId as ProviderLineItemId,

@@ -109,6 +109,26 @@ function roundMoney(key: string, value: unknown): unknown {
   return MONEY_KEYS.has(key) && typeof value === "number" ? Math.round(value * 100) / 100 : value;
 }
 
+/**
+ * A write body as JSON, money rounded. A replacer takes JSON.stringify off its fast path (a
+ * call per value), and amounts mapped from whole cents need no rounding: the replacer runs only
+ * for a body that holds an amount it would change.
+ */
+function bodyJson(body: unknown): string {
+  return hasUnroundedMoney(body) ? JSON.stringify(body, roundMoney) : JSON.stringify(body);
+}
+
+function hasUnroundedMoney(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some(hasUnroundedMoney);
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v === "number") {
+      if (MONEY_KEYS.has(key) && Math.round(v * 100) / 100 !== v) return true;
+    } else if (hasUnroundedMoney(v)) return true;
+  }
+  return false;
+}
+
 /** Responses may come bare or wrapped (`{ order: … }`); both are accepted. */
 function unwrap(body: unknown, key: string): unknown {
   if (body && typeof body === "object" && key in body && !Array.isArray(body)) {
@@ -410,7 +430,7 @@ export class ProviderClient {
         method: call.method,
         url,
         headers,
-        ...(hasBody ? { body: JSON.stringify(call.body, roundMoney) } : {}),
+        ...(hasBody ? { body: bodyJson(call.body) } : {}),
         signal: timeout.signal,
       });
     } catch (cause) {
