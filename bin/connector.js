@@ -51,12 +51,12 @@ if (existsSync(wrapper)) {
   process.exit(1);
 }
 
-// V8's code cache on disk (Node 22.1 on): the bundle is compiled once, not on every call.
-module.enableCompileCache?.();
-
 const entry = join(ROOT, "src", "cli", "index.ts");
 const production = join(ROOT, "dist", "cli.mjs");
 if (existsSync(entry) && existsSync(join(ROOT, "node_modules", "esbuild"))) {
+  // V8's code cache on disk (Node 22.1 on): the bundle is compiled once, not on every call. The
+  // production bundle's entry turns on its own, in a directory private to the user.
+  module.enableCompileCache?.();
   const bundle = await devBundle().catch((error) => {
     // esbuild has printed where the sources do not build.
     console.error(
