@@ -6,8 +6,10 @@ import { QUEUE } from "../src/queue/names.ts";
 const connection = new Redis(process.argv[2] ?? process.env.REDIS_URL ?? "", {
   maxRetriesPerRequest: null,
 });
-new Worker(QUEUE.sync, async () => {}, {
+const worker = new Worker(QUEUE.sync, async () => {}, {
   connection,
   prefix: process.env.PREFIX ?? "bench-bare",
   concurrency: 16,
 });
+// bench:startup reads the process's CPU at this line.
+worker.on("ready", () => console.log("ready"));

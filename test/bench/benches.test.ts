@@ -42,8 +42,8 @@ function rows(out: string): string[] {
 }
 
 // Every bench at a tiny size, so that none can rot: each must finish and print its rows. The
-// figures mean nothing at this size. bench:worker and the flash sale both build dist/, so they
-// run one after the other.
+// figures mean nothing at this size. bench:worker, the flash sale and bench:startup each build
+// dist/, so they run one after the other.
 describe.concurrent("every bench runs at a tiny size", () => {
   it("bench:throttle (steady)", async () => {
     const { code, out, err } = await bench("throttle.ts", [
@@ -89,7 +89,7 @@ describe.concurrent("every bench runs at a tiny size", () => {
       expect(row).toMatch(/^\| receiver, 2 processes, .* \| \d+ \| \d+ \| \d+ \| 0 \|/);
   }, 150_000);
 
-  it("bench:worker, then bench:throttle --scenario flash-sale", async () => {
+  it("bench:worker, then bench:throttle --scenario flash-sale, then bench:startup", async () => {
     const worker = await bench("worker.ts", ["--jobs", "20", "--stores", "2", "--processes", "1"])
       .done;
     expect(worker.code, worker.err).toBe(0);
@@ -122,6 +122,16 @@ describe.concurrent("every bench runs at a tiny size", () => {
     expect(flashRows[1]).toMatch(
       /^\| BullMQ queue limiter \| 20 \| 0\.5 s \| plain \| 1 \| [\d.]+ % \|/,
     );
+
+    const startup = await bench("startup.ts", ["--starts", "1"]).done;
+    expect(startup.code, startup.err).toBe(0);
+    const startupRows = rows(startup.out).filter((row) => !row.startsWith("| process |"));
+    expect(startupRows.map((row) => row.split(" | ")[0])).toEqual([
+      "| connector worker, compile cache warm",
+      "| connector worker, compile cache off",
+      "| bare BullMQ worker",
+    ]);
+    for (const row of startupRows) expect(row).toMatch(/ \| [1-9]\d* \| \d+ \| \d+ \| \d+ \|$/);
   }, 150_000);
 });
 
