@@ -7,7 +7,7 @@ import {
   type ProviderStoreId,
 } from "../provider/index.ts";
 import type { IntentRow, LinkRepository, SyncedCheck } from "../store/index.ts";
-import { canonicalHash, canonicalJson, orderLevel, type SyncOp } from "../sync/index.ts";
+import { canonicalHash, orderLevel, type SyncOp, sameJson } from "../sync/index.ts";
 
 /** What an operation calls at the provider (a shop's ProviderClient, or a scripted one in tests). */
 export type OpProvider = Pick<
@@ -282,15 +282,6 @@ async function findLiveLineItem(
 }
 
 /**
- * Whether the provider holds `want` as we would send it: the same value, or one whose JSON is
- * the same with keys in any order. Most fields are strings and numbers held as sent, which the
- * first test settles without serialising either side.
- */
-function sameValue(want: unknown, have: unknown): boolean {
-  return want === have || canonicalJson(want) === canonicalJson(have);
-}
-
-/**
  * The order we adopt may be exactly what we sent (a lost answer) or an older state sent by an
  * earlier attempt. Its hash is trusted only when every order-level field we mean to send is
  * already there; otherwise an empty hash makes the next plan send an update.
@@ -298,7 +289,7 @@ function sameValue(want: unknown, have: unknown): boolean {
 function adoptedOrderHash(order: Order, op: Extract<SyncOp, { kind: "createOrder" }>): string {
   const wanted = orderLevel(op.body) as Record<string, unknown>;
   const have = order as Record<string, unknown>;
-  const same = Object.entries(wanted).every(([key, value]) => sameValue(value, have[key]));
+  const same = Object.entries(wanted).every(([key, value]) => sameJson(value, have[key]));
   return same ? op.orderHash : "";
 }
 
@@ -312,7 +303,7 @@ function adoptedLineItems(order: Order, op: Extract<SyncOp, { kind: "createOrder
       const have = item as Record<string, unknown>;
       const same =
         mine !== undefined &&
-        Object.entries(mine).every(([key, value]) => sameValue(value, have[key]));
+        Object.entries(mine).every(([key, value]) => sameJson(value, have[key]));
       return {
         sourceLineItemId: item.sourceLineItemId,
         lineItemId: item.lineItemId as ProviderLineItemId,
