@@ -80,9 +80,17 @@ export function sqliteLinkExecutor(db: Extract<Db, { dialect: "sqlite" }>): Link
   // transaction, each in a savepoint of its own, and each answer is given once that
   // transaction has committed. A commit (its WAL pages) cost more CPU than the statements it
   // held (bench:worker profile); one commit per turn writes the pages the writes share once.
-  // A write that fails rolls back to its savepoint and rejects alone; the others commit.
+  // A write that fails rolls back to its savepoint and rejects alone; the others commit. A
+  // write alone in its turn runs without a savepoint (two statements fewer).
   const each = client.transaction((program: LinkProgram<unknown>) => drive(program));
   const together = client.transaction((batch: Queued[]) => {
+    // Alone in its turn (the usual case outside a flood), a write needs no savepoint: if it
+    // fails, the transaction it would have shared is its own, and rolls back whole.
+    const [only] = batch;
+    if (batch.length === 1 && only) {
+      only.result = { ok: true, value: drive(only.program) };
+      return;
+    }
     for (const queued of batch) {
       try {
         queued.result = { ok: true, value: each(queued.program) };

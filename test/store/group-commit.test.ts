@@ -103,6 +103,23 @@ describe("the SQLite link store's group commit", () => {
     ]);
   });
 
+  it("rolls back a failing write alone in its turn whole, and rejects it", async () => {
+    await links.beginIntent(shop, "4", "createOrder", "createOrder");
+    await expect(links.recordOrderCreated(created("4", null))).rejects.toThrow(
+      /NOT NULL constraint failed: line_item_links\.line_item_id/,
+    );
+    expect(sqlite().inTransaction).toBe(false);
+    expect(await links.loadLinks(shop, "4")).toBeNull();
+    expect(await links.beginIntent(shop, "4", "createOrder", "createOrder")).toMatchObject({
+      attempts: 2,
+    });
+    // The next write of its own turn commits as usual.
+    await links.recordOrderCreated(created("4", 104));
+    expect((await links.loadLinks(shop, "4"))?.lineItems).toEqual([
+      expect.objectContaining({ lineItemId: 104 }),
+    ]);
+  });
+
   it("answers an intent only once it is committed: another connection reads it", async () => {
     const intent = links.beginIntent(shop, "7", "createOrder", "createOrder");
     await intent;
