@@ -5,6 +5,7 @@
  * other processes stopped, exit code 1.
  */
 import type { ChildProcess } from "node:child_process";
+import { constants } from "node:os";
 import { basename } from "node:path";
 
 const needed = new Map<ChildProcess, string>();
@@ -28,6 +29,36 @@ export function needChild<T extends ChildProcess>(child: T, name: string): T {
   );
   child.once("error", (error) => died(`could not run (${error.message})`));
   return child;
+}
+
+/** What else the bench started that must not outlive it (a Postgres server), stopped at its end. */
+const atExit = new Set<() => void>();
+
+/** Runs `stop` when the bench ends, however it ends, unless it ran its own stop first. */
+export function stopAtExit(stop: () => void): () => void {
+  atExit.add(stop);
+  return () => atExit.delete(stop);
+}
+
+// However the bench itself ends: an error it did not catch (Node still emits 'exit'), or a
+// signal (Ctrl-C, kill), which would otherwise end it at once. The processes it still needs
+// would be left running: a private redis-server, workers, receivers, a Postgres server.
+process.on("exit", () => {
+  for (const child of needed.keys()) child.kill("SIGKILL");
+  needed.clear();
+  for (const stop of atExit) {
+    try {
+      stop();
+    } catch {
+      // already gone
+    }
+  }
+});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`bench:${bench}: ${signal}; stopping the processes it started\n`);
+    process.exit(128 + (constants.signals[signal] ?? 0));
+  });
 }
 
 /** The bench stops `child` itself from here on: its exit is expected. */

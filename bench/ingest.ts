@@ -19,7 +19,7 @@ import autocannon from "autocannon";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { createTestDatabase, startPostgres } from "../test/helpers/postgres.ts";
-import { needChild, release } from "./children.ts";
+import { needChild, release, stopAtExit } from "./children.ts";
 import { otelFromArgs } from "./otel-sink.ts";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -45,6 +45,10 @@ type RedisMode = { appendonly: false } | { appendonly: true; appendfsync: "alway
 // BENCH_DATABASE=postgres: the receivers' link store on a private Postgres (the receiver reads
 // the shop's status from it, cached 5 s).
 const postgres = process.env.BENCH_DATABASE === "postgres" ? await startPostgres() : undefined;
+// SIGQUIT: Postgres's immediate shutdown, its backends with it.
+const forgetPostgres = postgres
+  ? stopAtExit(() => process.kill(postgres.pid(), "SIGQUIT"))
+  : () => false;
 
 async function startReceiver(mode: RedisMode, processes: number) {
   const redis = await startRedisServer(mode);
@@ -236,5 +240,6 @@ for (const row of rows) {
 console.log(`\nsync jobs queued by the run (every accepted webhook is one): ${queued}`);
 if (otel) console.log(`spans received by the OTLP sink: ${otel.spans()}`);
 if (PROFILE_DIR) console.log(`CPU profiles of the receiver processes: ${PROFILE_DIR}`);
+forgetPostgres();
 await postgres?.stop();
 process.exit(0);

@@ -25,7 +25,7 @@ import {
   startPostgres,
 } from "../test/helpers/postgres.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
-import { needChild, release } from "./children.ts";
+import { needChild, release, stopAtExit } from "./children.ts";
 import { benchContext } from "./context.ts";
 import { otelFromArgs } from "./otel-sink.ts";
 
@@ -66,6 +66,10 @@ const sandbox = await startSandbox({
 const postgres: PostgresHandle | undefined = DATABASES.includes("postgres")
   ? await startPostgres({ preload: ["pg_stat_statements"] })
   : undefined;
+// SIGQUIT: Postgres's immediate shutdown, its backends with it.
+const forgetPostgres = postgres
+  ? stopAtExit(() => process.kill(postgres.pid(), "SIGQUIT"))
+  : () => false;
 
 async function pgQuery(sql: string): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: postgres?.url });
@@ -373,6 +377,7 @@ console.log(
 );
 if (otel) console.log(`spans received by the OTLP sink: ${otel.spans()}`);
 await sandbox.close();
+forgetPostgres();
 await postgres?.stop();
 redis.disconnect();
 release(redisServer.process);

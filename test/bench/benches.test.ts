@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { descendantsOf } from "../helpers/processes.ts";
+import { descendantsOf, listProcesses } from "../helpers/processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -166,3 +166,31 @@ async function pollFor<T>(find: () => T | undefined): Promise<T> {
     .toBe(true);
   return found as T;
 }
+
+it("a bench stopped by a signal stops the processes it started", async () => {
+  // kill, or a terminal closed: the bench's redis-server and receivers were left running.
+  const run = bench("ingest.ts", [], { BENCH_SECONDS: "30", BENCH_PROCESSES: "1" });
+  await pollFor(() =>
+    descendantsOf(run.child.pid as number).find((info) =>
+      info.command.includes("bench-ingest-server.mjs"),
+    ),
+  );
+  const started = descendantsOf(run.child.pid as number).map((info) => info.pid);
+  expect(started.length).toBeGreaterThanOrEqual(2);
+  process.kill(run.child.pid as number, "SIGTERM");
+  const { code, err } = await run.done;
+  expect(code).toBe(143);
+  expect(err).toContain("bench:ingest: SIGTERM; stopping the processes it started");
+  await expect
+    .poll(
+      () =>
+        listProcesses()
+          .filter((info) => started.includes(info.pid))
+          .map((i) => i.command),
+      {
+        timeout: 10_000,
+        interval: 100,
+      },
+    )
+    .toEqual([]);
+}, 90_000);
