@@ -12,16 +12,17 @@ import { ensurePrivateDir } from "./private-files.ts";
  * halfway through writing, a new build), and anything that keeps the cache from being used
  * leaves the process as it would be without one.
  *
- * Where: NODE_COMPILE_CACHE when set (Node's own variable), else a directory of this user's
- * under the system's temporary directory. Code loaded from a directory another user can write
- * to would run as the connector, so one that is not private to this user is not used.
+ * Where: NODE_COMPILE_CACHE when set (Node's own variable: Node has then turned the cache on
+ * itself, in the directory the operator chose), else a directory of this user's under the
+ * system's temporary directory. Code loaded from a directory another user can write to would
+ * run as the connector, so one that is not private to this user is not used.
  */
 export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): string | null {
   if (typeof module.enableCompileCache !== "function" || env.NODE_DISABLE_COMPILE_CACHE) {
     return null;
   }
-  const dir =
-    env.NODE_COMPILE_CACHE || join(tmpdir(), `connector-compile-cache-${process.getuid?.() ?? 0}`);
+  if (env.NODE_COMPILE_CACHE) return module.getCompileCacheDir?.() ?? null;
+  const dir = join(tmpdir(), `connector-compile-cache-${process.getuid?.() ?? 0}`);
   try {
     ensurePrivateDir(dir);
     const stat = lstatSync(dir);
