@@ -59,7 +59,14 @@ describe.concurrent("every bench runs at a tiny size", () => {
       "50",
     ]).done;
     expect(code, err).toBe(0);
-    expect(out).toMatch(/\| hot store utilization while saturated .*\| \d+\.\d% +\| \d+\.\d% +\|/);
+    // A side whose backlog was done within the first window has no saturated span to measure
+    // (at this size, on a fast moment of the machine): it says so instead of a figure.
+    const figure = String.raw`(\d+\.\d%|— \(done in the first window\))`;
+    expect(out).toMatch(
+      new RegExp(
+        String.raw`\| hot store utilization while saturated .*\| ${figure} +\| ${figure} +\|`,
+      ),
+    );
     expect(out).toMatch(/\| total time to drain \(s\) +\| [\d.]+ +\| [\d.]+ +\|/);
   }, 150_000);
 
