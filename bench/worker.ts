@@ -16,8 +16,10 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { startRedisServer } from "../src/lib/redis-server.ts";
+import type { ProviderStoreId } from "../src/provider/schemas.ts";
 import { QUEUE } from "../src/queue/names.ts";
 import { SYNC_JOB_OPTIONS, syncDedupId } from "../src/queue/order-queues.ts";
+import { mapOrder } from "../src/sync/map-order.ts";
 import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import {
   createTestDatabase,
@@ -51,13 +53,17 @@ const otel = await otelFromArgs(args.otel);
 execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { stdio: "inherit" });
 const { bundle } = await import("../scripts/bundle.ts");
 await bundle(["bench/bare-worker.ts"], { outfile: "dist/bench-bare-worker.mjs" });
+await bundle(["bench/floor-worker.ts"], { outfile: "dist/bench-floor-worker.mjs" });
 
 const redisServer = await startRedisServer();
 needChild(redisServer.process, "redis-server");
 const redis = new Redis(redisServer.url);
 const storeIds = Array.from({ length: STORES }, (_, i) => 2001 + i);
+// The floor's orders go to stores of their own: the connector's limiter counts the requests other
+// clients made in a store's window, and would do that work for the floor's.
+const floorStoreIds = storeIds.map((id) => id + 100_000);
 const sandbox = await startSandbox({
-  stores: storeIds,
+  stores: [...storeIds, ...floorStoreIds],
   rateLimit: 1_000_000_000,
   windowMs: 60_000,
 });
@@ -318,6 +324,71 @@ const rows: Row[] = [];
     ),
   );
   await queue.close();
+}
+
+// The floor: the same BullMQ worker doing only the external work every exactly-once connector
+// does per order (bench/floor-worker.ts): what the connector's own code adds is above it.
+{
+  const prefix = "bench-floor";
+  const dir = mkdtempSync(join(tmpdir(), "bench-floor-"));
+  const firstId = 50_000_000 + 1_000_000 * runIndex++;
+  const queue = new Queue(QUEUE.sync, { connection: redis, prefix });
+  for (let i = 0; i < JOBS; i += 1000) {
+    const jobs = [];
+    for (let k = i; k < Math.min(i + 1000, JOBS); k++) {
+      const storeId = floorStoreIds[k % STORES] as number;
+      const order = sourceOrder({
+        shop: `bench-${storeId}.myshopify.com` as ShopDomain,
+        id: String(firstId + k) as ShopifyOrderId,
+      });
+      const mapped = mapOrder(order, {
+        storeId: storeId as ProviderStoreId,
+        currency: "USD",
+        protectionVariantIds: [],
+        locationMap: {},
+        defaultLocationId: null,
+      });
+      if (!mapped.ok)
+        throw new Error(`the floor's order did not map: ${mapped.errors[0]?.message}`);
+      await redis.set(
+        `${prefix}:floor-body:${order.shop}:${order.id}`,
+        JSON.stringify(mapped.order),
+      );
+      jobs.push({
+        name: "sync",
+        data: { shop: order.shop, orderId: order.id, storeId },
+        opts: { removeOnComplete: true },
+      });
+    }
+    await queue.addBulk(jobs);
+  }
+  const before = sandbox.state.orders.size;
+  const children = spawnWorkers(
+    1,
+    {
+      REDIS_URL: redisServer.url,
+      PREFIX: prefix,
+      DATABASE_PATH: join(dir, "floor.sqlite"),
+      PROVIDER_BASE_URL: sandbox.url,
+      PROVIDER_AUTH_URL: sandbox.authUrl,
+      PROVIDER_AUDIENCE: sandbox.audience,
+      PROVIDER_CLIENT_ID: sandbox.clientId,
+      PROVIDER_CLIENT_SECRET: sandbox.clientSecret,
+    },
+    ["dist/bench-floor-worker.mjs"],
+  );
+  rows.push(
+    await measure(
+      "floor: the external work alone, SQLite (1 process)",
+      children,
+      async () => sandbox.state.orders.size - before,
+    ),
+  );
+  // A floor whose jobs failed after the provider's answer did not do the work it stands for.
+  const [failed] = await queue.getFailed(0, 0);
+  if (failed) throw new Error(`bench:worker: the floor's jobs failed: ${failed.failedReason}`);
+  await queue.close();
+  rmSync(dir, { recursive: true, force: true });
 }
 
 for (const processes of PROCESSES) {

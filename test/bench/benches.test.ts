@@ -102,9 +102,12 @@ describe.concurrent("every bench runs at a tiny size", () => {
     expect(worker.code, worker.err).toBe(0);
     expect(worker.out).toMatch(/^traces: off \(no OTLP endpoint/m);
     const workerRows = rows(worker.out);
-    expect(workerRows).toHaveLength(2);
+    expect(workerRows).toHaveLength(3);
     expect(workerRows[0]).toMatch(/^\| bare BullMQ worker, no-op \(1 process\) \| \d+ \|/);
-    expect(workerRows[1]).toMatch(/^\| connector sync worker, SQLite \(1 process\) \| \d+ \|/);
+    expect(workerRows[1]).toMatch(
+      /^\| floor: the external work alone, SQLite \(1 process\) \| \d+ \| \d+% \| [\d.]+ \([\d.]+×\) \|/,
+    );
+    expect(workerRows[2]).toMatch(/^\| connector sync worker, SQLite \(1 process\) \| \d+ \|/);
 
     const flash = await bench("throttle.ts", [
       "--scenario",
