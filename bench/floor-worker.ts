@@ -5,18 +5,21 @@
  * - the order's body read from Redis (GET), as the connector reads the webhook's snapshot;
  * - one Lua script on the store's budget key (INCR, PEXPIRE), as a limiter shared by every
  *   process needs at least one round trip before each call;
- * - the intent committed to SQLite before the call, so a crash after it is not a duplicate;
+ * - the intent committed before the call (SQLite or Postgres, as the connector's row), so a
+ *   crash after it is not a duplicate;
  * - the POST to the provider sandbox (undici `request`, keep-alive), its JSON answer parsed;
  * - the link and the intent's completion committed in one transaction.
  * Its CPU per job is what the connector's own code adds on top of. The bodies are mapped by the
  * bench (the parent process) before the run, so the provider accepts them.
  *
- * Arguments come from the environment: REDIS_URL, PREFIX, DATABASE_PATH, PROVIDER_BASE_URL,
- * PROVIDER_AUTH_URL, PROVIDER_AUDIENCE, PROVIDER_CLIENT_ID, PROVIDER_CLIENT_SECRET.
+ * Arguments come from the environment: REDIS_URL, PREFIX, DATABASE_PATH or DATABASE_URL,
+ * PROVIDER_BASE_URL, PROVIDER_AUTH_URL, PROVIDER_AUDIENCE, PROVIDER_CLIENT_ID and
+ * PROVIDER_CLIENT_SECRET.
  */
 import Database from "better-sqlite3";
 import { Worker } from "bullmq";
 import { Redis } from "ioredis";
+import pg from "pg";
 import { Agent, request } from "undici";
 import { QUEUE } from "../src/queue/names.ts";
 
@@ -46,30 +49,66 @@ const headers = {
 };
 const dispatcher = new Agent({ keepAliveTimeout: 4_000 });
 
-const db = new Database(env("DATABASE_PATH"));
-db.pragma("journal_mode = WAL");
-db.pragma("synchronous = NORMAL");
-db.exec(`
+/** The two writes, on SQLite (DATABASE_PATH) or on Postgres (DATABASE_URL). */
+interface Store {
+  intent(shop: string, id: string): Promise<void> | void;
+  link(shop: string, id: string, orderId: number): Promise<void> | void;
+}
+const TABLES = `
   CREATE TABLE IF NOT EXISTS intents (
     shop TEXT NOT NULL, source_order_id TEXT NOT NULL, state TEXT NOT NULL,
     PRIMARY KEY (shop, source_order_id));
   CREATE TABLE IF NOT EXISTS links (
-    shop TEXT NOT NULL, source_order_id TEXT NOT NULL, order_id INTEGER NOT NULL,
+    shop TEXT NOT NULL, source_order_id TEXT NOT NULL, order_id BIGINT NOT NULL,
     PRIMARY KEY (shop, source_order_id));
-`);
-const insertIntent = db.prepare(
-  "INSERT INTO intents (shop, source_order_id, state) VALUES (?, ?, 'pending')",
-);
-const insertLink = db.prepare(
-  "INSERT INTO links (shop, source_order_id, order_id) VALUES (?, ?, ?)",
-);
-const completeIntent = db.prepare(
-  "UPDATE intents SET state = 'done' WHERE shop = ? AND source_order_id = ?",
-);
-const recordLink = db.transaction((shop: string, id: string, orderId: number) => {
-  insertLink.run(shop, id, orderId);
-  completeIntent.run(shop, id);
-});
+`;
+const INSERT_INTENT =
+  "INSERT INTO intents (shop, source_order_id, state) VALUES ($1, $2, 'pending')";
+const INSERT_LINK = "INSERT INTO links (shop, source_order_id, order_id) VALUES ($1, $2, $3)";
+const COMPLETE_INTENT =
+  "UPDATE intents SET state = 'done' WHERE shop = $1 AND source_order_id = $2";
+
+async function openStore(): Promise<Store> {
+  const url = process.env.DATABASE_URL;
+  if (url) {
+    // Named statements, as the connector's: each pooled connection plans them once.
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    await pool.query(TABLES);
+    return {
+      async intent(shop, id) {
+        await pool.query({ name: "intent", text: INSERT_INTENT, values: [shop, id] });
+      },
+      async link(shop, id, orderId) {
+        const client = await pool.connect();
+        try {
+          await client.query("BEGIN");
+          await client.query({ name: "link", text: INSERT_LINK, values: [shop, id, orderId] });
+          await client.query({ name: "complete", text: COMPLETE_INTENT, values: [shop, id] });
+          await client.query("COMMIT");
+        } finally {
+          client.release();
+        }
+      },
+    };
+  }
+  const db = new Database(env("DATABASE_PATH"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec(TABLES);
+  const sqlite = (text: string) => db.prepare(text.replace(/\$\d/g, "?"));
+  const insertIntent = sqlite(INSERT_INTENT);
+  const insertLink = sqlite(INSERT_LINK);
+  const completeIntent = sqlite(COMPLETE_INTENT);
+  const recordLink = db.transaction((shop: string, id: string, orderId: number) => {
+    insertLink.run(shop, id, orderId);
+    completeIntent.run(shop, id);
+  });
+  return {
+    intent: (shop, id) => void insertIntent.run(shop, id),
+    link: (shop, id, orderId) => recordLink(shop, id, orderId),
+  };
+}
+const store = await openStore();
 
 // The bodies and the budget: short commands, auto-pipelined as the connector's own are.
 const side = new Redis(env("REDIS_URL"), { enableAutoPipelining: true });
@@ -88,7 +127,7 @@ const worker = new Worker(
     const body = await side.get(`${prefix}:floor-body:${shop}:${orderId}`);
     if (!body) throw new Error(`no body for ${shop} ${orderId}`);
     await spend(`${prefix}:floor-budget:${storeId}`);
-    insertIntent.run(shop, orderId);
+    await store.intent(shop, orderId);
     const answer = await request(`${base}/orders`, { method: "POST", headers, body, dispatcher });
     // The order, bare or wrapped (docs/provider-contract.md).
     const created = (await answer.body.json()) as {
@@ -99,7 +138,7 @@ const worker = new Worker(
     if (answer.statusCode !== 201 || typeof providerId !== "number") {
       throw new Error(`the provider answered ${answer.statusCode}`);
     }
-    recordLink(shop, orderId, providerId);
+    await store.link(shop, orderId, providerId);
   },
   { connection, prefix, concurrency: 16 },
 );

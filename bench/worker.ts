@@ -58,12 +58,14 @@ await bundle(["bench/floor-worker.ts"], { outfile: "dist/bench-floor-worker.mjs"
 const redisServer = await startRedisServer();
 needChild(redisServer.process, "redis-server");
 const redis = new Redis(redisServer.url);
-const storeIds = Array.from({ length: STORES }, (_, i) => 2001 + i);
-// The floor's orders go to stores of their own: the connector's limiter counts the requests other
-// clients made in a store's window, and would do that work for the floor's.
-const floorStoreIds = storeIds.map((id) => id + 100_000);
+// Every run (a floor or a connector row) syncs to stores of its own: the connector's limiter
+// counts the requests other clients made in a store's window (the previous run's, within its
+// minute), and would do that work for them.
+const RUNS = DATABASES.length * (PROCESSES.length + 1);
+const storesOfRun = (run: number) =>
+  Array.from({ length: STORES }, (_, i) => 2001 + 100_000 * run + i);
 const sandbox = await startSandbox({
-  stores: [...storeIds, ...floorStoreIds],
+  stores: Array.from({ length: RUNS }, (_, run) => storesOfRun(run)).flat(),
   rateLimit: 1_000_000_000,
   windowMs: 60_000,
 });
@@ -165,6 +167,7 @@ interface Row {
 let runIndex = 0;
 async function prepare(prefix: string, database: string) {
   // Each run syncs orders the sandbox has not seen (it keeps state across runs).
+  const storeIds = storesOfRun(runIndex);
   const firstId = 50_000_000 + 1_000_000 * runIndex++;
   const ctx = await benchContext({
     env: {
@@ -327,16 +330,22 @@ const rows: Row[] = [];
 }
 
 // The floor: the same BullMQ worker doing only the external work every exactly-once connector
-// does per order (bench/floor-worker.ts): what the connector's own code adds is above it.
-{
-  const prefix = "bench-floor";
+// does per order (bench/floor-worker.ts), on each database: what the connector's own code adds
+// is above it.
+for (const database of DATABASES) {
+  const prefix = `bench-floor-${database}`;
   const dir = mkdtempSync(join(tmpdir(), "bench-floor-"));
+  const target: Record<string, string> =
+    database === "postgres"
+      ? { DATABASE_URL: await createTestDatabase(postgres?.url as string) }
+      : { DATABASE_PATH: join(dir, "floor.sqlite") };
+  const storeIds = storesOfRun(runIndex);
   const firstId = 50_000_000 + 1_000_000 * runIndex++;
   const queue = new Queue(QUEUE.sync, { connection: redis, prefix });
   for (let i = 0; i < JOBS; i += 1000) {
     const jobs = [];
     for (let k = i; k < Math.min(i + 1000, JOBS); k++) {
-      const storeId = floorStoreIds[k % STORES] as number;
+      const storeId = storeIds[k % STORES] as number;
       const order = sourceOrder({
         shop: `bench-${storeId}.myshopify.com` as ShopDomain,
         id: String(firstId + k) as ShopifyOrderId,
@@ -368,7 +377,7 @@ const rows: Row[] = [];
     {
       REDIS_URL: redisServer.url,
       PREFIX: prefix,
-      DATABASE_PATH: join(dir, "floor.sqlite"),
+      ...target,
       PROVIDER_BASE_URL: sandbox.url,
       PROVIDER_AUTH_URL: sandbox.authUrl,
       PROVIDER_AUDIENCE: sandbox.audience,
@@ -379,7 +388,7 @@ const rows: Row[] = [];
   );
   rows.push(
     await measure(
-      "floor: the external work alone, SQLite (1 process)",
+      `floor: the external work alone, ${database === "postgres" ? "Postgres" : "SQLite"} (1 process)`,
       children,
       async () => sandbox.state.orders.size - before,
     ),
