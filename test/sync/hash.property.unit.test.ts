@@ -41,6 +41,10 @@ describe("canonicalJson (the hashes stored in the links)", () => {
     expect(canonicalJson({ quantity: 2, name: "T-shirt", price: 10 })).toBe(
       '{"name":"T-shirt","price":10,"quantity":2}',
     );
+    // And so would another digest of it: SHA-256 in hex, as every earlier version stored it.
+    expect(canonicalHash({ quantity: 2, name: "T-shirt", price: 10 })).toBe(
+      "24dab8b283858d98f29af91332c80674531630b5698842e7bb1b3ea1c59563f1",
+    );
   });
 
   it("sameJson says two values are the same exactly when their canonical JSON is", () => {
