@@ -185,6 +185,11 @@ function openPostgres(url: string, options: PostgresOptions): Db {
     connectionTimeoutMillis: 5_000,
     statement_timeout: options.statementTimeoutMs ?? 10_000,
     types,
+    // A query goes out as soon as it is asked for, behind those still in flight on the
+    // connection (node-postgres's pipeline mode): the link store's write transactions send the
+    // statements whose answers they do not need without waiting (link-repository-pg.ts). Each
+    // query still ends in its own Sync, so outside a transaction one failing fails alone.
+    pipeline: true,
   });
   // A dropped connection fails the query that used it; an idle one's error must not crash.
   pool.on("error", () => {});

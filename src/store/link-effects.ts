@@ -26,8 +26,11 @@ import {
 export type LinkStatement = keyof typeof LINK_SQL;
 
 export type LinkStep =
-  /** Runs the statement; answers the number of rows it changed. */
-  | { kind: "run"; statement: LinkStatement; params: object }
+  /**
+   * Runs the statement; answers the number of rows it changed. `unanswered`: the program does
+   * not use the answer, so an executor may send the statement without waiting for it.
+   */
+  | { kind: "run"; statement: LinkStatement; params: object; unanswered?: true }
   /** Answers the statement's first row, or undefined. */
   | { kind: "row"; statement: LinkStatement; params: object }
   /** Answers every row of the statement. */
@@ -81,6 +84,11 @@ export function* run(statement: LinkStatement, params: object): LinkProgram<numb
   return (yield { kind: "run", statement, params }) as number;
 }
 
+/** Runs the statement, its answer unused (see `unanswered`). */
+export function* exec(statement: LinkStatement, params: object): LinkProgram<void> {
+  yield { kind: "run", statement, params, unanswered: true };
+}
+
 export function* row<T>(statement: LinkStatement, params: object): LinkProgram<T | undefined> {
   return (yield { kind: "row", statement, params }) as T | undefined;
 }
@@ -108,7 +116,7 @@ type Retirement = OrderKey & { reason: string; at: string };
  */
 export function* retire(order: Retirement): LinkProgram<number> {
   const archived = yield* run("archive", order);
-  for (const statement of RETIRE) yield* run(statement, order);
+  for (const statement of RETIRE) yield* exec(statement, order);
   return archived;
 }
 
@@ -129,8 +137,8 @@ export function* synced(
   clearFailure = true,
 ): LinkProgram<void> {
   const key = { shop: order.shop, sourceOrderId: order.sourceOrderId };
-  yield* run("markSynced", { ...key, version, at });
-  if (clearFailure) yield* run("clearFailure", key);
+  yield* exec("markSynced", { ...key, version, at });
+  if (clearFailure) yield* exec("clearFailure", key);
 }
 
 /**
@@ -149,13 +157,13 @@ function* recorded(
   yield* effect(at);
   const intent = { ...input, resultId, at };
   if (!check) {
-    yield* run("completeIntent", intent);
+    yield* exec("completeIntent", intent);
     return false;
   }
   const links = yield* loadLinks(input.shop, input.sourceOrderId);
   const done = settled(check, () => links);
   yield { kind: "finish", params: { ...intent, version: check.version }, synced: done };
-  if (done && !cleared && check.clearFailure !== false) yield* run("clearFailure", input);
+  if (done && !cleared && check.clearFailure !== false) yield* exec("clearFailure", input);
   return done;
 }
 
@@ -185,7 +193,7 @@ export const RECORD = {
         const orderHash = others.length > 0 ? "" : input.orderHash;
         yield { kind: "orderLink", order: { ...input, orderHash, at }, lines: input.lineItems };
         // Creating the order clears its failure record (unless it is known to have none).
-        if (input.clearFailure !== false) yield* run("clearFailure", input);
+        if (input.clearFailure !== false) yield* exec("clearFailure", input);
       },
       true,
     ),

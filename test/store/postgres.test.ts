@@ -88,6 +88,89 @@ describe("the Postgres link store", () => {
     }
   });
 
+  it("writes a create in three round trips, the statements it needs no answer from sent at once", async () => {
+    const { db } = await postgresStore();
+    if (db.dialect !== "postgres") throw new Error("a Postgres store");
+    // Every socket write of every pooled connection: a round trip starts with one.
+    let writes = 0;
+    const counted = new WeakSet<object>();
+    db.pg.$client.on("acquire", (client) => {
+      const socket = (client as pg.PoolClient & { connection: pg.Connection }).connection.stream;
+      if (counted.has(socket)) return;
+      counted.add(socket);
+      const { _write, _writev } = socket as unknown as Record<string, (...a: unknown[]) => void>;
+      Object.assign(socket, {
+        _write: (...a: unknown[]) => {
+          writes += 1;
+          return _write?.apply(socket, a);
+        },
+        _writev: (...a: unknown[]) => {
+          writes += 1;
+          return _writev?.apply(socket, a);
+        },
+      });
+    });
+    const repo = createLinkRepository(db);
+    const shop = "pipelined.myshopify.com";
+    await repo.beginIntent(shop, "801", "create", "createOrder");
+    writes = 0;
+    const synced = await repo.recordOrderCreated(
+      {
+        shop,
+        sourceOrderId: "801",
+        key: "create",
+        storeId: 1001,
+        providerBaseUrl: "https://api.example/v1",
+        orderId: 9_801,
+        orderHash: "h",
+        orderName: "#801",
+        lineItems: [{ sourceLineItemId: "1", lineItemId: 77_801, hash: "l" }],
+      },
+      { version: "v1", done: (links) => links?.lineItems.length === 1 },
+    );
+    // BEGIN with the lock and the check; the links with their read-back; the completion and
+    // the synced mark with COMMIT. One at a time, it was six.
+    expect(writes).toBe(3);
+    expect(synced).toBe(true);
+    const links = await repo.loadLinks(shop, "801");
+    expect(links).toMatchObject({ orderId: 9_801, syncedVersion: "v1" });
+    expect(links?.lineItems).toEqual([
+      expect.objectContaining({ sourceLineItemId: "1", lineItemId: 77_801 }),
+    ]);
+  });
+
+  it("rolls back a create whose links fail while later statements are in flight, with that failure's error", async () => {
+    const { db } = await postgresStore();
+    const repo = createLinkRepository(db);
+    const shop = "aborted.myshopify.com";
+    await repo.beginIntent(shop, "802", "create", "createOrder");
+    const create = {
+      shop,
+      sourceOrderId: "802",
+      key: "create",
+      storeId: 1001,
+      providerBaseUrl: "https://api.example/v1",
+      orderId: 9_802,
+      orderHash: "h",
+      orderName: "#802",
+      // Not a BIGINT: the order's links fail in Postgres, after the read-back was sent.
+      lineItems: [
+        { sourceLineItemId: "1", lineItemId: "not-a-number" as unknown as number, hash: "l" },
+      ],
+    };
+    const written = repo.recordOrderCreated(create, { version: "v1", done: () => true });
+    // The statement's own error, not the "transaction is aborted" of those sent behind it.
+    await expect(written).rejects.toMatchObject({ code: "22P02" });
+    expect(await repo.loadLinks(shop, "802")).toBeNull();
+    // Nothing of the transaction stayed: the intent is still open, and the connection is usable.
+    const again = await repo.recordOrderCreated(
+      { ...create, lineItems: [{ sourceLineItemId: "1", lineItemId: 77_802, hash: "l" }] },
+      { version: "v1", done: (links) => links?.lineItems.length === 1 },
+    );
+    expect(again).toBe(true);
+    expect(await repo.loadLinks(shop, "802")).toMatchObject({ orderId: 9_802 });
+  });
+
   it("keeps the Shopify sessions on the same database, their tokens sealed", async () => {
     const { db, url } = await postgresStore();
     const box = createSecretBox(Buffer.alloc(32, 9).toString("base64"));
