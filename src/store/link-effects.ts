@@ -18,8 +18,9 @@ import {
 /**
  * The link store's writes, each written once as a program of steps that an engine's executor
  * runs: better-sqlite3 synchronously inside one `BEGIN IMMEDIATE` transaction (the worker's hot
- * path pays no promise per statement), Postgres awaiting each step on a pooled connection inside
- * a transaction that holds the order's lock. A program is a generator: it yields a step (a
+ * path pays no promise per statement), Postgres on a pooled connection inside a transaction that
+ * holds the order's lock, waiting only for the answers the program reads (the others are sent
+ * behind the statements in flight). A program is a generator: it yields a step (a
  * statement of `LINK_SQL` with its named parameters, or "load the order's links"), and the
  * executor sends back what the step returned.
  */
