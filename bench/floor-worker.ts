@@ -9,8 +9,10 @@
  *   crash after it is not a duplicate;
  * - the POST to the provider sandbox (undici `request`, keep-alive), its JSON answer parsed;
  * - the link and the intent's completion committed in one transaction.
- * Its CPU per job is what the connector's own code adds on top of. The bodies are mapped by the
- * bench (the parent process) before the run, so the provider accepts them.
+ * Each step is done plainly: one commit per write on SQLite (no group commit), one statement per
+ * round trip on Postgres (no pipelining). Its CPU per job is what the connector's own code adds
+ * on top of. The bodies are mapped by the bench (the parent process) before the run, so the
+ * provider accepts them.
  *
  * Arguments come from the environment: REDIS_URL, PREFIX, DATABASE_PATH or DATABASE_URL,
  * PROVIDER_BASE_URL, PROVIDER_AUTH_URL, PROVIDER_AUDIENCE, PROVIDER_CLIENT_ID and
