@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
 import { createLinkRepository, type Db, openDatabase } from "../../src/store/index.ts";
+import type { OrderCreated } from "../../src/store/link-queries.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
 
@@ -20,6 +21,19 @@ async function postgresStore(): Promise<{ db: Db; url: string }> {
   await db.ready();
   return { db, url };
 }
+
+/** A create's record: order `id` of `shop`, given provider order ID 9,000 + id and `lineItems`. */
+const created = (shop: string, id: number, lineItems: OrderCreated["lineItems"]): OrderCreated => ({
+  shop,
+  sourceOrderId: String(id),
+  key: "create",
+  storeId: 1001,
+  providerBaseUrl: "https://api.example/v1",
+  orderId: 9_000 + id,
+  orderHash: "h",
+  orderName: `#${id}`,
+  lineItems,
+});
 
 describe("the Postgres link store", () => {
   it("migrates once when every process of a deployment starts at the same moment", async () => {
@@ -115,17 +129,7 @@ describe("the Postgres link store", () => {
     await repo.beginIntent(shop, "801", "create", "createOrder");
     writes = 0;
     const synced = await repo.recordOrderCreated(
-      {
-        shop,
-        sourceOrderId: "801",
-        key: "create",
-        storeId: 1001,
-        providerBaseUrl: "https://api.example/v1",
-        orderId: 9_801,
-        orderHash: "h",
-        orderName: "#801",
-        lineItems: [{ sourceLineItemId: "1", lineItemId: 77_801, hash: "l" }],
-      },
+      created(shop, 801, [{ sourceLineItemId: "1", lineItemId: 77_801, hash: "l" }]),
       { version: "v1", done: (links) => links?.lineItems.length === 1 },
     );
     // BEGIN with the lock and the check; the links with their read-back; the completion and
@@ -144,27 +148,17 @@ describe("the Postgres link store", () => {
     const repo = createLinkRepository(db);
     const shop = "aborted.myshopify.com";
     await repo.beginIntent(shop, "802", "create", "createOrder");
-    const create = {
-      shop,
-      sourceOrderId: "802",
-      key: "create",
-      storeId: 1001,
-      providerBaseUrl: "https://api.example/v1",
-      orderId: 9_802,
-      orderHash: "h",
-      orderName: "#802",
-      // Not a BIGINT: the order's links fail in Postgres, after the read-back was sent.
-      lineItems: [
-        { sourceLineItemId: "1", lineItemId: "not-a-number" as unknown as number, hash: "l" },
-      ],
-    };
+    // Not a BIGINT: the order's links fail in Postgres, after the read-back was sent.
+    const create = created(shop, 802, [
+      { sourceLineItemId: "1", lineItemId: "not-a-number" as unknown as number, hash: "l" },
+    ]);
     const written = repo.recordOrderCreated(create, { version: "v1", done: () => true });
     // The statement's own error, not the "transaction is aborted" of those sent behind it.
     await expect(written).rejects.toMatchObject({ code: "22P02" });
     expect(await repo.loadLinks(shop, "802")).toBeNull();
-    // Nothing of the transaction stayed: the intent is still open, and the connection is usable.
+    // Nothing of the transaction stayed, and the connection is usable: the same create goes through.
     const again = await repo.recordOrderCreated(
-      { ...create, lineItems: [{ sourceLineItemId: "1", lineItemId: 77_802, hash: "l" }] },
+      created(shop, 802, [{ sourceLineItemId: "1", lineItemId: 77_802, hash: "l" }]),
       { version: "v1", done: (links) => links?.lineItems.length === 1 },
     );
     expect(again).toBe(true);
