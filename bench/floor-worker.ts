@@ -131,13 +131,13 @@ const worker = new Worker(
     await spend(`${prefix}:floor-budget:${storeId}`);
     await store.intent(shop, orderId);
     const answer = await request(`${base}/orders`, { method: "POST", headers, body, dispatcher });
-    // The order, bare or wrapped (docs/provider-contract.md).
+    // 201 or 200, the order bare or wrapped (docs/provider-contract.md).
     const created = (await answer.body.json()) as {
       orderId?: number;
       order?: { orderId?: number };
     };
     const providerId = created.order?.orderId ?? created.orderId;
-    if (answer.statusCode !== 201 || typeof providerId !== "number") {
+    if (answer.statusCode >= 300 || typeof providerId !== "number") {
       throw new Error(`the provider answered ${answer.statusCode}`);
     }
     await store.link(shop, orderId, providerId);
