@@ -289,10 +289,10 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
       together();
       const committed = await answer(client.query("COMMIT"));
       // A transaction that a statement aborted answers COMMIT with ROLLBACK, not an error.
-      const failed = await cause(null);
-      if (failed !== null) throw failed;
       if (committed.command !== "COMMIT") {
-        throw new Error(`the order's links were not written: COMMIT answered ${committed.command}`);
+        throw await cause(
+          new Error(`the order's links were not written: COMMIT answered ${committed.command}`),
+        );
       }
       return result;
     } catch (error) {
