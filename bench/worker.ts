@@ -164,11 +164,24 @@ interface Row {
   pgCpuMsPerJob: number;
 }
 
+/**
+ * The next run's stores and orders: the stores its own, the orders ones the sandbox has not seen
+ * (it keeps state across runs). `order(i)` is the run's i-th one-line order, on store i mod STORES.
+ */
 let runIndex = 0;
-async function prepare(prefix: string, database: string) {
-  // Each run syncs orders the sandbox has not seen (it keeps state across runs).
+function nextRun() {
   const storeIds = storesOfRun(runIndex);
   const firstId = 50_000_000 + 1_000_000 * runIndex++;
+  const order = (i: number) => {
+    const storeId = storeIds[i % STORES] as number;
+    const shop = `bench-${storeId}.myshopify.com` as ShopDomain;
+    return { storeId, order: sourceOrder({ shop, id: String(firstId + i) as ShopifyOrderId }) };
+  };
+  return { storeIds, order };
+}
+
+async function prepare(prefix: string, database: string) {
+  const run = nextRun();
   const ctx = await benchContext({
     env: {
       ...(database.startsWith("postgres")
@@ -179,15 +192,11 @@ async function prepare(prefix: string, database: string) {
     redisUrl: redisServer.url,
     prefix,
     provider: { ...sandbox, baseUrl: sandbox.url },
-    shops: storeIds.map((storeId) => ({ shop: `bench-${storeId}.myshopify.com`, storeId })),
+    shops: run.storeIds.map((storeId) => ({ shop: `bench-${storeId}.myshopify.com`, storeId })),
   });
   const jobs = [];
   for (let i = 0; i < JOBS; i++) {
-    const storeId = storeIds[i % STORES] as number;
-    const order = sourceOrder({
-      shop: `bench-${storeId}.myshopify.com` as ShopDomain,
-      id: String(firstId + i) as ShopifyOrderId,
-    });
+    const { order } = run.order(i);
     await ctx.snapshots.storeOrder(order);
     jobs.push({
       name: "sync",
@@ -339,17 +348,12 @@ for (const database of DATABASES) {
     database === "postgres"
       ? { DATABASE_URL: await createTestDatabase(postgres?.url as string) }
       : { DATABASE_PATH: join(dir, "floor.sqlite") };
-  const storeIds = storesOfRun(runIndex);
-  const firstId = 50_000_000 + 1_000_000 * runIndex++;
+  const run = nextRun();
   const queue = new Queue(QUEUE.sync, { connection: redis, prefix });
   for (let i = 0; i < JOBS; i += 1000) {
     const jobs = [];
     for (let k = i; k < Math.min(i + 1000, JOBS); k++) {
-      const storeId = storeIds[k % STORES] as number;
-      const order = sourceOrder({
-        shop: `bench-${storeId}.myshopify.com` as ShopDomain,
-        id: String(firstId + k) as ShopifyOrderId,
-      });
+      const { storeId, order } = run.order(k);
       const mapped = mapOrder(order, {
         storeId: storeId as ProviderStoreId,
         currency: "USD",
