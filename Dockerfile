@@ -13,14 +13,17 @@ RUN npm run build
 # Run: production dependencies only (better-sqlite3 is native and stays in node_modules: it
 # loads the binary its package ships, since .npmrc runs no install script and this base has no
 # compiler; the stand-ins are dev dependencies, so `npm ci --omit=dev` installs neither), the
-# bundle with its Redis scripts (dist/lua), the migrations and the `connector` command. Heap sized for a service
-# whose live data is small (~35 MB per worker under load, BENCHMARKS.md): an 8 MB young
-# generation and old space capped at 160 MB keep each process under 200 MB; a process that
-# outgrows it fails loudly and its jobs resume from the links.
+# bundle with its Redis scripts (dist/lua), the migrations and the `connector` command. Heap
+# sized for a service whose live data is small (~40 MB per worker under load, BENCHMARKS.md): an
+# 8 MB young generation and old space capped at 160 MB; glibc's malloc held to two arenas (one
+# per allocating thread, its default, grew a worker's memory outside the heap). Together they
+# keep each process under 200 MB; a process that outgrows it fails loudly and its jobs resume
+# from the links. The benches run their processes the same way (bench/production.ts).
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 ENV NODE_OPTIONS="--enable-source-maps --max-semi-space-size=8 --max-old-space-size=160"
+ENV MALLOC_ARENA_MAX=2
 ENV DATABASE_PATH=/data/connector.sqlite
 COPY package.json package-lock.json .npmrc ./
 # Before the install: npm links the `connector` command from it (the @connector/cli dependency).

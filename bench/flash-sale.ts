@@ -43,6 +43,7 @@ import type { ShopDomain, ShopifyOrderId } from "../src/sync/source-order.ts";
 import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { needChild, release } from "./children.ts";
 import { benchContext } from "./context.ts";
+import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS } from "./production.ts";
 
 const { values: args } = parseArgs({
   strict: false,
@@ -221,10 +222,10 @@ async function startWorkers(mode: Mode, count: number, env: Record<string, strin
       const port = await freePort();
       const child = spawn(
         process.execPath,
-        // The flags the Dockerfile and `npm run start:prod` run the process with.
-        ["--max-semi-space-size=8", "--max-old-space-size=160", ...script],
+        // As the Dockerfile and `npm run start:prod` run the process.
+        [...PRODUCTION_NODE_FLAGS, ...script],
         {
-          env: { ...process.env, ...env, METRICS_PORT: String(port) },
+          env: { ...process.env, ...PRODUCTION_ENV, ...env, METRICS_PORT: String(port) },
           stdio: ["ignore", "ignore", "inherit"],
         },
       );

@@ -21,6 +21,7 @@ import { startRedisServer } from "../src/lib/redis-server.ts";
 import { createTestDatabase, startPostgres } from "../test/helpers/postgres.ts";
 import { needChild, release, stopAtExit } from "./children.ts";
 import { otelFromArgs } from "./otel-sink.ts";
+import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS } from "./production.ts";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const PROCESS_COUNTS = (process.env.BENCH_PROCESSES ?? "1,2").split(",").map(Number);
@@ -60,14 +61,13 @@ async function startReceiver(mode: RedisMode, processes: number) {
     process.execPath,
     [
       ...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
-      "--max-semi-space-size=8",
-      "--max-old-space-size=160",
+      ...PRODUCTION_NODE_FLAGS,
       "dist/bench-ingest-server.mjs",
       redis.url,
       databasePath,
       String(processes),
     ],
-    { stdio: ["ignore", "pipe", "inherit"] },
+    { env: { ...process.env, ...PRODUCTION_ENV }, stdio: ["ignore", "pipe", "inherit"] },
   );
   needChild(server, `receiver (${processes} web process${processes > 1 ? "es" : ""})`);
   // The primary (when there is one) and every web process: CPU is counted over all of them.

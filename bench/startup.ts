@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startRedisServer } from "../src/lib/redis-server.ts";
 import { needChild, release } from "./children.ts";
+import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS } from "./production.ts";
 
 const { values: args } = parseArgs({
   options: { starts: { type: "string", default: "5" } },
@@ -27,8 +28,8 @@ await bundle(["bench/bare-worker.ts"], { outfile: "dist/bench-bare-worker.mjs" }
 const redisServer = await startRedisServer();
 needChild(redisServer.process, "redis-server");
 const dir = mkdtempSync(join(tmpdir(), "bench-startup-"));
-// The flags the Dockerfile and `npm run start:prod` run the process with.
-const FLAGS = ["--max-semi-space-size=8", "--max-old-space-size=160"];
+// As the Dockerfile and `npm run start:prod` run the process.
+const FLAGS = PRODUCTION_NODE_FLAGS;
 
 /** CPU (user + system) of a running process, in ms. */
 function cpuMs(pid: number): number {
@@ -80,7 +81,12 @@ let started = 0;
 /** Starts one process, reads its CPU at its ready line, and stops it. */
 async function startOnce(kind: Kind): Promise<number> {
   started += 1;
-  const env: NodeJS.ProcessEnv = { ...process.env, ...connectorEnv(started), ...kind.env };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...PRODUCTION_ENV,
+    ...connectorEnv(started),
+    ...kind.env,
+  };
   if (!kind.env.NODE_DISABLE_COMPILE_CACHE) delete env.NODE_DISABLE_COMPILE_CACHE;
   delete env.NODE_COMPILE_CACHE;
   const child = needChild(

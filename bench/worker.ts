@@ -30,6 +30,7 @@ import { sourceOrder } from "../test/helpers/source-order-factory.ts";
 import { needChild, release, stopAtExit } from "./children.ts";
 import { benchContext } from "./context.ts";
 import { otelFromArgs } from "./otel-sink.ts";
+import { PRODUCTION_ENV, PRODUCTION_NODE_FLAGS } from "./production.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -229,14 +230,12 @@ function spawnWorkers(
       process.execPath,
       [
         ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
-        // The flags the Dockerfile and `npm run start:prod` run the process with.
-        ...(process.env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=8 --max-old-space-size=160")
-          .split(" ")
-          .filter(Boolean),
+        // As the Dockerfile and `npm run start:prod` run the process, unless BENCH_NODE_FLAGS.
+        ...(process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? PRODUCTION_NODE_FLAGS),
         ...script,
       ],
       {
-        env: { ...process.env, ...env },
+        env: { ...process.env, ...PRODUCTION_ENV, ...env },
         stdio: ["ignore", "ignore", "inherit"],
       },
     ),
