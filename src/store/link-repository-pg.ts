@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { OrderLinks } from "../sync/links.ts";
-import type { Db } from "./database.ts";
+import type { Db, TurnQueries } from "./database.ts";
 import type {
   LinkExecutor,
   LinkProgram,
@@ -18,7 +18,7 @@ import {
 
 /** A statement's input: any record whose keys name its parameters (others are ignored). */
 type Params = object;
-type Queryable = pg.Pool | pg.PoolClient;
+type Queryable = TurnQueries;
 
 /**
  * One of the shared statements with its named parameters numbered for Postgres, sent as a named
@@ -154,6 +154,7 @@ const FINISH_SYNCED = new Statement(
  */
 export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkExecutor {
   const pool = db.pg.$client;
+  const batched = db.turn;
 
   const loadLinks = async (
     on: Queryable,
@@ -307,12 +308,12 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
   };
 
   return {
-    read: (program) => drive(pool, program),
-    commit: (program) => drive(pool, program),
+    read: (program) => drive(batched, program),
+    commit: (program) => drive(batched, program),
     write: transaction,
     async writeEach(select, program) {
       let total = 0;
-      for (const order of await drive(pool, select)) {
+      for (const order of await drive(batched, select)) {
         total += await transaction(order, program(order));
       }
       return total;

@@ -1,4 +1,4 @@
-import { and, count, eq, getTableColumns, ne, sql } from "drizzle-orm";
+import { and, count, eq, getTableColumns, ne } from "drizzle-orm";
 import { type Db, reachable, writeTogether } from "./database.ts";
 import type { shops } from "./schema.ts";
 
@@ -58,14 +58,8 @@ function toColumns(input: ShopSettingsInput) {
   };
 }
 
-/** A Postgres select (typed as SQLite's, see `Db`), whose `prepare` takes a statement name. */
-interface PgPrepareable {
-  prepare(name: string): { execute(values: Record<string, unknown>): Promise<unknown[]> };
-}
-
 export class ShopRepository {
-  // SQLite: prepared once, as every sync job reads its shop, and its status again before each
-  // call. Postgres: the same queries through the pool.
+  // Prepared once, as every sync job reads its shop, and its status again before each call.
   readonly #selectShop;
   readonly #selectStatus;
 
@@ -89,20 +83,25 @@ export class ShopRepository {
       };
       this.#selectStatus = async (shop: string) => status.get(shop) as ShopStatus | undefined;
     } else {
-      // Named prepared statements: each pooled connection plans them once.
-      const { shops } = db.t;
-      const byShop = eq(shops.shop, sql.placeholder("shop"));
-      const prepared = db.orm.select().from(shops).where(byShop) as unknown as PgPrepareable;
-      const status = db.orm
-        .select({ status: shops.status })
-        .from(shops)
-        .where(byShop) as unknown as PgPrepareable;
-      const selectShop = prepared.prepare("shops_get");
-      const selectStatus = status.prepare("shops_status");
+      // Named prepared statements (each pooled connection plans them once), sent with the other
+      // reads of the same event-loop turn on one connection (database.ts, `turnBatched`). The
+      // row as drizzle's select gives it: each column under its property name (BIGINT is a
+      // number and BOOLEAN a boolean as the pool parses them).
+      const columns = Object.entries(getTableColumns(db.t.shops));
+      const shopQuery = {
+        name: "shops_get",
+        text: `SELECT ${columns.map(([key, c]) => `"${c.name}" AS "${key}"`).join(", ")} FROM shops WHERE shop = $1`,
+      };
+      const statusQuery = {
+        name: "shops_status",
+        text: "SELECT status FROM shops WHERE shop = $1",
+      };
       this.#selectShop = async (shop: string) =>
-        ((await selectShop.execute({ shop })) as (typeof shops.$inferSelect)[])[0];
+        (await db.turn.query({ ...shopQuery, values: [shop] })).rows[0] as Row | undefined;
       this.#selectStatus = async (shop: string) =>
-        ((await selectStatus.execute({ shop })) as { status: ShopStatus }[])[0]?.status;
+        (await db.turn.query({ ...statusQuery, values: [shop] })).rows[0]?.status as
+          | ShopStatus
+          | undefined;
     }
   }
 

@@ -4,7 +4,12 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
-import { createLinkRepository, type Db, openDatabase } from "../../src/store/index.ts";
+import {
+  createLinkRepository,
+  type Db,
+  openDatabase,
+  ShopRepository,
+} from "../../src/store/index.ts";
 import type { OrderCreated } from "../../src/store/link-queries.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
@@ -34,6 +39,34 @@ const created = (shop: string, id: number, lineItems: OrderCreated["lineItems"])
   orderName: `#${id}`,
   lineItems,
 });
+
+/**
+ * Counts every socket write of the store's pooled connections (a round trip starts with one),
+ * and the connections taken from the pool.
+ */
+function countWrites(db: Db): { count: number; acquired: number } {
+  if (db.dialect !== "postgres") throw new Error("a Postgres store");
+  const counter = { count: 0, acquired: 0 };
+  const counted = new WeakSet<object>();
+  db.pg.$client.on("acquire", (client) => {
+    counter.acquired += 1;
+    const socket = (client as pg.PoolClient & { connection: pg.Connection }).connection.stream;
+    if (counted.has(socket)) return;
+    counted.add(socket);
+    const { _write, _writev } = socket as unknown as Record<string, (...a: unknown[]) => void>;
+    Object.assign(socket, {
+      _write: (...a: unknown[]) => {
+        counter.count += 1;
+        return _write?.apply(socket, a);
+      },
+      _writev: (...a: unknown[]) => {
+        counter.count += 1;
+        return _writev?.apply(socket, a);
+      },
+    });
+  });
+  return counter;
+}
 
 describe("the Postgres link store", () => {
   it("migrates once when every process of a deployment starts at the same moment", async () => {
@@ -105,36 +138,18 @@ describe("the Postgres link store", () => {
   it("writes a create in three round trips, the statements it needs no answer from sent at once", async () => {
     const { db } = await postgresStore();
     if (db.dialect !== "postgres") throw new Error("a Postgres store");
-    // Every socket write of every pooled connection: a round trip starts with one.
-    let writes = 0;
-    const counted = new WeakSet<object>();
-    db.pg.$client.on("acquire", (client) => {
-      const socket = (client as pg.PoolClient & { connection: pg.Connection }).connection.stream;
-      if (counted.has(socket)) return;
-      counted.add(socket);
-      const { _write, _writev } = socket as unknown as Record<string, (...a: unknown[]) => void>;
-      Object.assign(socket, {
-        _write: (...a: unknown[]) => {
-          writes += 1;
-          return _write?.apply(socket, a);
-        },
-        _writev: (...a: unknown[]) => {
-          writes += 1;
-          return _writev?.apply(socket, a);
-        },
-      });
-    });
+    const writes = countWrites(db);
     const repo = createLinkRepository(db);
     const shop = "pipelined.myshopify.com";
     await repo.beginIntent(shop, "801", "create", "createOrder");
-    writes = 0;
+    writes.count = 0;
     const synced = await repo.recordOrderCreated(
       created(shop, 801, [{ sourceLineItemId: "1", lineItemId: 77_801, hash: "l" }]),
       { version: "v1", done: (links) => links?.lineItems.length === 1 },
     );
     // BEGIN with the lock and the check; the links with their read-back; the completion and
     // the synced mark with COMMIT. One at a time, it was six.
-    expect(writes).toBe(3);
+    expect(writes.count).toBe(3);
     expect(synced).toBe(true);
     const links = await repo.loadLinks(shop, "801");
     expect(links).toMatchObject({ orderId: 9_801, syncedVersion: "v1" });
@@ -163,6 +178,47 @@ describe("the Postgres link store", () => {
     );
     expect(again).toBe(true);
     expect(await repo.loadLinks(shop, "802")).toMatchObject({ orderId: 9_802 });
+  });
+
+  it("sends the reads and intents of one event-loop turn on one connection, in one socket write", async () => {
+    const { db } = await postgresStore();
+    const repo = createLinkRepository(db);
+    const shops = new ShopRepository(db);
+    const shop = "turn.myshopify.com";
+    await shops.upsertShop(shop, { storeId: 1001 });
+    await repo.beginIntent(shop, "901", "create", "createOrder");
+    const writes = countWrites(db);
+    // What the sync jobs whose answers arrived together ask for: their shop, their orders'
+    // states, a new intent.
+    const [record, state, other, intent] = await Promise.all([
+      shops.getShop(shop),
+      repo.orderState(shop, "901"),
+      repo.orderState(shop, "902"),
+      repo.beginIntent(shop, "903", "create", "createOrder"),
+    ]);
+    // One at a time, each took a connection and a write of its own: four.
+    expect(writes).toEqual({ count: 1, acquired: 1 });
+    expect(record).toMatchObject({ shop, storeId: 1001 });
+    expect(state.links).toBeNull();
+    expect(other.failure).toBeNull();
+    expect(intent).toMatchObject({ status: "pending", attempts: 1 });
+  });
+
+  it("fails a query of a turn alone: the others of its turn are answered", async () => {
+    const { db } = await postgresStore();
+    if (db.dialect !== "postgres") throw new Error("a Postgres store");
+    const writes = countWrites(db);
+    const [before, failed, after] = await Promise.allSettled([
+      db.turn.query({ text: "SELECT 1 AS one" }),
+      db.turn.query({ text: "SELECT CAST('x' AS BIGINT)" }),
+      db.turn.query({ text: "SELECT 2 AS two" }),
+    ]);
+    expect(writes).toEqual({ count: 1, acquired: 1 });
+    expect(before).toMatchObject({ status: "fulfilled", value: { rows: [{ one: 1 }] } });
+    expect(failed).toMatchObject({ status: "rejected", reason: { code: "22P02" } });
+    expect(after).toMatchObject({ status: "fulfilled", value: { rows: [{ two: 2 }] } });
+    // The connection went back to the pool usable.
+    expect((await db.turn.query({ text: "SELECT 3 AS three" })).rows).toEqual([{ three: 3 }]);
   });
 
   it("keeps the Shopify sessions on the same database, their tokens sealed", async () => {
