@@ -187,7 +187,11 @@ export interface TurnQueries {
  * and intents of the sync jobs whose answers arrived together) share one pooled connection and
  * leave in one socket write, where each took a connection of its own and a round trip: a sync
  * job paid three. The pool's connections are in pipeline mode (`openPostgres`), and each query
- * ends in its own Sync, so one that fails fails alone. Each answer is given as it arrives.
+ * ends in its own Sync, so one that fails fails alone. Each answer is given as it arrives;
+ * Postgres answers a connection's queries in order, so a slow one holds back those behind it in
+ * its turn. The link store's queries outside a transaction are keyed lookups and single-row
+ * writes, but for the select of a shop's orders when its links are retired (rare: after the
+ * shop's provider store changes), and the statement timeout bounds any of them.
  */
 function turnBatched(pool: pg.Pool): TurnQueries {
   type Queued = {
