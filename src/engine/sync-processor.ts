@@ -98,6 +98,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       trigger: job.data.trigger,
     });
     log.debug({ attempt: job.attemptsMade + 1 }, "sync job started");
+    // The order's state is asked for with the shop, in the same turn: on Postgres the two
+    // queries share a connection and a socket write (src/store/database.ts, `turnBatched`). It
+    // goes unused when the shop is unknown, uninstalled or paused; readWork reports its failure.
+    const stateRead = deps.links.orderState(shop, orderId);
+    stateRead.catch(() => {});
     const shopRecord = await deps.shops.getShop(shop).catch((error: unknown) => {
       // The link store is down (a Postgres restart, a locked SQLite file): BullMQ retries.
       log.warn({ err: describe(error) }, "could not read the shop; will retry");
@@ -117,7 +122,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       lastBody: undefined,
     };
     try {
-      const work = await readWork(deps, shopRecord, orderId, attempt, log);
+      const work = await readWork(deps, shopRecord, stateRead, orderId, attempt, log);
       if ("outcome" in work) return work;
       const sent = await sendUntilSynced(deps, job, token, work, attempt, log);
       if ("outcome" in sent) return sent;
@@ -245,6 +250,7 @@ interface Attempt {
 async function readWork(
   deps: SyncProcessorDeps,
   shopRecord: ShopRecord,
+  stateRead: Promise<OrderState>,
   orderId: string,
   attempt: Attempt,
   log: JobLog,
@@ -264,7 +270,7 @@ async function readWork(
   const storeId = shopRecord.storeId as ProviderStoreId;
   // Read before any call: creating the order clears the failure record. The links and where
   // they point come in the same read (one statement), for the first plan.
-  const state = await deps.links.orderState(shop, orderId);
+  const state = await stateRead;
   attempt.wasDeadLettered = state.failure === "dead-lettered";
   const order = await loadOrder(deps, shopRecord, orderId);
   attempt.orderName = order?.name ?? null;

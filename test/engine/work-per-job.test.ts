@@ -55,14 +55,36 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Statements sent by every pg client of this process while `counting`. */
+/**
+ * Statements sent by every pg client of this process while `counting`, and its connections'
+ * socket writes (a round trip starts with one).
+ */
 let counting = false;
 let statements = 0;
+let socketWrites = 0;
 const query = pg.Client.prototype.query;
+const watched = new WeakSet<object>();
+function watchWrites(client: pg.Client) {
+  const socket = (client as pg.Client & { connection: pg.Connection }).connection.stream;
+  if (watched.has(socket)) return;
+  watched.add(socket);
+  const { _write, _writev } = socket as unknown as Record<string, (...a: unknown[]) => void>;
+  Object.assign(socket, {
+    _write: (...a: unknown[]) => {
+      if (counting) socketWrites++;
+      return _write?.apply(socket, a);
+    },
+    _writev: (...a: unknown[]) => {
+      if (counting) socketWrites++;
+      return _writev?.apply(socket, a);
+    },
+  });
+}
 beforeAll(() => {
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const first = args[0] as string | { text?: string } | undefined;
     const text = typeof first === "string" ? first : first?.text;
+    watchWrites(this);
     if (counting && text && !/^\s*(BEGIN|COMMIT|ROLLBACK)\s*$/i.test(text)) statements++;
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
@@ -219,6 +241,7 @@ async function perOrder(ctx: Connector, store: number, firstId: number) {
   const origins = await watchOrigins();
   const before = await commandsByName();
   statements = 0;
+  socketWrites = 0;
   counting = true;
   try {
     for (const job of measured) expect((await process(job)).outcome).toBe("synced");
@@ -235,7 +258,13 @@ async function perOrder(ctx: Connector, store: number, firstId: number) {
       .filter(([, n]) => n > 0),
   );
   const redisCommands = Object.values(byName).reduce((sum, n) => sum + n, 0);
-  return { redis: redisCommands, statements: statements / ORDERS, byName, byOrigin };
+  return {
+    redis: redisCommands,
+    statements: statements / ORDERS,
+    roundTrips: socketWrites / ORDERS,
+    byName,
+    byOrigin,
+  };
 }
 
 /** The limiter's own commands per order: its two scripts, each with what it ran. */
@@ -265,7 +294,7 @@ describe("the work of one synced one-line order, outside the queue", () => {
     }
   });
 
-  it("Postgres: at most 7 statements (15, then 8 before) and 14 Redis commands", async () => {
+  it("Postgres: at most 7 statements (15, then 8 before) in 5 round trips, and 14 Redis commands", async () => {
     const url = await createTestDatabase(service("postgresUrl"));
     const ctx = await context({ DATABASE_URL: url }, "work-postgres", STORES.postgres);
     try {
@@ -273,6 +302,9 @@ describe("the work of one synced one-line order, outside the queue", () => {
       console.log(`Postgres, per synced one-line order: ${JSON.stringify(cost)}`);
       // The create's order link and line-item links in one statement (8 when one each).
       expect(cost.statements).toBeLessThanOrEqual(7);
+      // The shop with the order's state; the intent; the create's write in three (each of
+      // them a round trip of its own before: 6).
+      expect(cost.roundTrips).toBeLessThanOrEqual(5);
       expect(cost.redis).toBeLessThanOrEqual(14);
     } finally {
       await ctx.close();
