@@ -17,7 +17,7 @@ import { type RedisServerHandle, startRedisServer } from "../../src/lib/redis-se
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
+import { createTestDatabase, onSocketWrites } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
@@ -63,28 +63,13 @@ let counting = false;
 let statements = 0;
 let socketWrites = 0;
 const query = pg.Client.prototype.query;
-const watched = new WeakSet<object>();
-function watchWrites(client: pg.Client) {
-  const socket = (client as pg.Client & { connection: pg.Connection }).connection.stream;
-  if (watched.has(socket)) return;
-  watched.add(socket);
-  const { _write, _writev } = socket as unknown as Record<string, (...a: unknown[]) => void>;
-  Object.assign(socket, {
-    _write: (...a: unknown[]) => {
-      if (counting) socketWrites++;
-      return _write?.apply(socket, a);
-    },
-    _writev: (...a: unknown[]) => {
-      if (counting) socketWrites++;
-      return _writev?.apply(socket, a);
-    },
-  });
-}
 beforeAll(() => {
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const first = args[0] as string | { text?: string } | undefined;
     const text = typeof first === "string" ? first : first?.text;
-    watchWrites(this);
+    onSocketWrites(this, () => {
+      if (counting) socketWrites++;
+    });
     if (counting && text && !/^\s*(BEGIN|COMMIT|ROLLBACK)\s*$/i.test(text)) statements++;
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;

@@ -201,3 +201,26 @@ export async function createTestDatabase(adminUrl: string): Promise<string> {
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+const watchedSockets = new WeakSet<object>();
+
+/**
+ * Calls `onWrite` on every socket write of a pg client's connection from now on (a round trip
+ * starts with one), once per connection however often it is asked.
+ */
+export function onSocketWrites(client: pg.ClientBase, onWrite: () => void): void {
+  const socket = (client as pg.ClientBase & { connection: pg.Connection }).connection.stream;
+  if (watchedSockets.has(socket)) return;
+  watchedSockets.add(socket);
+  const { _write, _writev } = socket as unknown as Record<string, (...a: unknown[]) => void>;
+  Object.assign(socket, {
+    _write: (...a: unknown[]) => {
+      onWrite();
+      return _write?.apply(socket, a);
+    },
+    _writev: (...a: unknown[]) => {
+      onWrite();
+      return _writev?.apply(socket, a);
+    },
+  });
+}

@@ -11,7 +11,7 @@ import {
   ShopRepository,
 } from "../../src/store/index.ts";
 import type { OrderCreated } from "../../src/store/link-queries.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
+import { createTestDatabase, onSocketWrites } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
 
 const opened: Db[] = [];
@@ -47,22 +47,10 @@ const created = (shop: string, id: number, lineItems: OrderCreated["lineItems"])
 function countWrites(db: Db): { count: number; acquired: number } {
   if (db.dialect !== "postgres") throw new Error("a Postgres store");
   const counter = { count: 0, acquired: 0 };
-  const counted = new WeakSet<object>();
   db.pg.$client.on("acquire", (client) => {
     counter.acquired += 1;
-    const socket = (client as pg.PoolClient & { connection: pg.Connection }).connection.stream;
-    if (counted.has(socket)) return;
-    counted.add(socket);
-    const { _write, _writev } = socket as unknown as Record<string, (...a: unknown[]) => void>;
-    Object.assign(socket, {
-      _write: (...a: unknown[]) => {
-        counter.count += 1;
-        return _write?.apply(socket, a);
-      },
-      _writev: (...a: unknown[]) => {
-        counter.count += 1;
-        return _writev?.apply(socket, a);
-      },
+    onSocketWrites(client, () => {
+      counter.count += 1;
     });
   });
   return counter;
