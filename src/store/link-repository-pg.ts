@@ -18,7 +18,6 @@ import {
 
 /** A statement's input: any record whose keys name its parameters (others are ignored). */
 type Params = object;
-type Queryable = TurnQueries;
 
 /**
  * One of the shared statements with its named parameters numbered for Postgres, sent as a named
@@ -40,15 +39,15 @@ class Statement {
     });
   }
 
-  async rows<T>(on: Queryable, params: Params): Promise<T[]> {
+  async rows<T>(on: TurnQueries, params: Params): Promise<T[]> {
     return (await on.query(this.#config(params))).rows as T[];
   }
 
-  async row<T>(on: Queryable, params: Params): Promise<T | undefined> {
+  async row<T>(on: TurnQueries, params: Params): Promise<T | undefined> {
     return (await this.rows<T>(on, params))[0];
   }
 
-  async run(on: Queryable, params: Params): Promise<number> {
+  async run(on: TurnQueries, params: Params): Promise<number> {
     return (await on.query(this.#config(params))).rowCount ?? 0;
   }
 
@@ -154,10 +153,9 @@ const FINISH_SYNCED = new Statement(
  */
 export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkExecutor {
   const pool = db.pg.$client;
-  const batched = db.turn;
 
   const loadLinks = async (
-    on: Queryable,
+    on: TurnQueries,
     shop: string,
     sourceOrderId: string,
   ): Promise<OrderLinks | null> => {
@@ -168,7 +166,7 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
     return order ? orderLinksOf(sourceOrderId, order, order.lineItems, order.fulfillments) : null;
   };
 
-  const step = (on: Queryable, s: LinkStep): Promise<unknown> => {
+  const step = (on: TurnQueries, s: LinkStep): Promise<unknown> => {
     switch (s.kind) {
       case "run":
         return S[s.statement].run(on, s.params);
@@ -204,7 +202,7 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
     }
   };
 
-  const drive = async <T>(on: Queryable, program: LinkProgram<T>): Promise<T> => {
+  const drive = async <T>(on: TurnQueries, program: LinkProgram<T>): Promise<T> => {
     let next = program.next();
     while (!next.done) next = program.next(await step(on, next.value));
     return next.value;
@@ -308,12 +306,12 @@ export function pgLinkExecutor(db: Extract<Db, { dialect: "postgres" }>): LinkEx
   };
 
   return {
-    read: (program) => drive(batched, program),
-    commit: (program) => drive(batched, program),
+    read: (program) => drive(db.turn, program),
+    commit: (program) => drive(db.turn, program),
     write: transaction,
     async writeEach(select, program) {
       let total = 0;
-      for (const order of await drive(batched, select)) {
+      for (const order of await drive(db.turn, select)) {
         total += await transaction(order, program(order));
       }
       return total;

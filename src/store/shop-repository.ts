@@ -64,18 +64,18 @@ export class ShopRepository {
   readonly #selectStatus;
 
   constructor(private readonly db: Db) {
+    // The row as drizzle's select gives it, without its row mapping (a share of a sync job's
+    // CPU): each column under its property name.
+    const columns = Object.entries(getTableColumns(db.t.shops));
+    const selectShop = `SELECT ${columns.map(([key, c]) => `"${c.name}" AS "${key}"`).join(", ")} FROM shops WHERE shop = `;
+    const selectStatus = "SELECT status FROM shops WHERE shop = ";
     if (db.dialect === "sqlite") {
-      // The row as drizzle's select gives it, without its row mapping (a share of a sync
-      // job's CPU): each column under its property name, its boolean columns turned to booleans
-      // (null stays null, as drizzle leaves it).
-      const columns = Object.entries(getTableColumns(db.t.shops));
-      const select = db.sqlite.$client.prepare(
-        `SELECT ${columns.map(([key, c]) => `"${c.name}" AS "${key}"`).join(", ")} FROM shops WHERE shop = ?`,
-      );
+      // Its boolean columns turned to booleans (null stays null, as drizzle leaves it).
+      const select = db.sqlite.$client.prepare(`${selectShop}?`);
       const booleans = columns
         .filter(([, c]) => c.columnType === "SQLiteBoolean")
         .map(([key]) => key);
-      const status = db.sqlite.$client.prepare("SELECT status FROM shops WHERE shop = ?").pluck();
+      const status = db.sqlite.$client.prepare(`${selectStatus}?`).pluck();
       this.#selectShop = async (shop: string) => {
         const row = select.get(shop) as Record<string, unknown> | undefined;
         if (row) for (const key of booleans) if (row[key] !== null) row[key] = Boolean(row[key]);
@@ -84,18 +84,10 @@ export class ShopRepository {
       this.#selectStatus = async (shop: string) => status.get(shop) as ShopStatus | undefined;
     } else {
       // Named prepared statements (each pooled connection plans them once), sent with the other
-      // reads of the same event-loop turn on one connection (database.ts, `turnBatched`). The
-      // row as drizzle's select gives it: each column under its property name (BIGINT is a
-      // number and BOOLEAN a boolean as the pool parses them).
-      const columns = Object.entries(getTableColumns(db.t.shops));
-      const shopQuery = {
-        name: "shops_get",
-        text: `SELECT ${columns.map(([key, c]) => `"${c.name}" AS "${key}"`).join(", ")} FROM shops WHERE shop = $1`,
-      };
-      const statusQuery = {
-        name: "shops_status",
-        text: "SELECT status FROM shops WHERE shop = $1",
-      };
+      // reads of the same event-loop turn on one connection (database.ts, `turnBatched`). BIGINT
+      // is a number and BOOLEAN a boolean as the pool parses them.
+      const shopQuery = { name: "shops_get", text: `${selectShop}$1` };
+      const statusQuery = { name: "shops_status", text: `${selectStatus}$1` };
       this.#selectShop = async (shop: string) =>
         (await db.turn.query({ ...shopQuery, values: [shop] })).rows[0] as Row | undefined;
       this.#selectStatus = async (shop: string) =>
