@@ -177,6 +177,18 @@ const types = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * Whether a query's failure took its connection with it, so that the connection must not go
+ * back to the pool: a failure of the socket (no SQLSTATE), or one the server ends the session
+ * with (severity FATAL or PANIC: a shutdown, a restart, pg_terminate_backend), which it sends
+ * just before it closes the socket. Any other failure (a constraint, a statement timeout) leaves
+ * the connection usable.
+ */
+export function connectionLost(error: unknown): boolean {
+  const e = error as { code?: unknown; severity?: unknown };
+  return typeof e?.code !== "string" || e.severity === "FATAL" || e.severity === "PANIC";
+}
+
 /** Runs a query outside a transaction (see `turnBatched`). */
 export interface TurnQueries {
   query(config: pg.QueryConfig): Promise<pg.QueryResult>;
@@ -210,13 +222,13 @@ function turnBatched(pool: pg.Pool): TurnQueries {
       for (const queued of batch) queued.reject(error);
       return;
     }
-    // A failure without a SQLSTATE is the connection's own: it must not go back to the pool.
+    // A connection that a failure took with it must not go back to the pool.
     let broken: Error | undefined;
     const socket = (client as pg.PoolClient & { connection: pg.Connection }).connection.stream;
     socket.cork();
     const answers = batch.map((queued) =>
-      client.query(queued.config).then(queued.resolve, (error: Error & { code?: string }) => {
-        if (error.code === undefined) broken = error;
+      client.query(queued.config).then(queued.resolve, (error: Error) => {
+        if (connectionLost(error)) broken = error;
         queued.reject(error);
       }),
     );
@@ -248,8 +260,14 @@ function openPostgres(url: string, options: PostgresOptions): Db {
     // query still ends in its own Sync, so outside a transaction one failing fails alone.
     pipeline: true,
   });
-  // A dropped connection fails the query that used it; an idle one's error must not crash.
+  // A connection dropped by the server (a restart, a failover, an administrator) fails the
+  // queries in flight on it, and the pool discards it. node-postgres also emits the error on
+  // the client, and on the pool while the client is idle: with no listener there, the process
+  // would crash. The pool listens only while a client is idle, so every client gets a listener
+  // of its own when it connects, for the time it is checked out (a turn's queries, a
+  // transaction).
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = drizzlePg(pool, { schema: pgSchema }) as PgDb;
   let migrated: Promise<void> | undefined;
   const migrate = async () => {

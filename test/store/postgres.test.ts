@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Session } from "@shopify/shopify-api";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
 import {
@@ -235,4 +237,53 @@ describe("the Postgres link store", () => {
     expect(rows[0]?.accessToken).toMatch(/^v2:/);
     expect(JSON.stringify(rows)).not.toContain("shpat_postgres_token");
   });
+});
+
+describe("a Postgres connection dropped under a query", () => {
+  const FIXTURE = resolve(import.meta.dirname, "../fixtures/dropped-postgres.ts");
+
+  /** Runs the fixture, ends its waiting query's connection from the server, returns its output. */
+  async function dropUnder(where: "turn" | "transaction") {
+    const url = await createTestDatabase(service("postgresUrl"));
+    const child = spawn(process.execPath, ["--import", "tsx", FIXTURE, url, where], {
+      cwd: resolve(import.meta.dirname, "../.."),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+    onTestFinished(() => {
+      child.kill("SIGKILL");
+    });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    onTestFinished(() => admin.end());
+    const waiting = async () =>
+      (
+        await admin.query(
+          `SELECT pid FROM pg_stat_activity
+            WHERE query LIKE '%dropped_by_test%' AND pid <> pg_backend_pid()`,
+        )
+      ).rows.length;
+    await expect.poll(waiting, { timeout: 30_000 }).toBe(1);
+    await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE query LIKE '%dropped_by_test%' AND pid <> pg_backend_pid()`,
+    );
+    return { code: await exited, output };
+  }
+
+  it("fails a read outside a transaction, and the process goes on with a new connection", async () => {
+    const { code, output } = await dropUnder("turn");
+    // 57P01: the server's "terminating connection due to administrator command".
+    expect(output).toBe("failed 57P01\nanswered 1\n");
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it("fails a transaction, and the process goes on with a new connection", async () => {
+    const { code, output } = await dropUnder("transaction");
+    expect(output).toBe("failed without a SQLSTATE\nanswered 1\n");
+    expect(code).toBe(0);
+  }, 60_000);
 });
