@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Env } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { watchRedis } from "../lib/redis-wait.ts";
 import { createSecretBox, type SecretBox } from "../lib/secret-box.ts";
 import { ConnectorMetrics } from "../metrics/index.ts";
 import { createRedis, type RedisTarget } from "../queue/connection.ts";
@@ -66,6 +67,7 @@ export function openInfrastructure(options: InfrastructureOptions): Infrastructu
   const ingestRedis = createRedis(options.redis, "ingest", "connector-ingest");
   const jobRedis = createRedis(options.redis, "pipelined", "connector-jobs");
   const connections = [redis, ingestRedis, jobRedis];
+  watchRedis(redis, options.redis, logger);
   const db = openDatabase(databaseTarget(config.env), {
     poolSize: config.env.DATABASE_POOL_SIZE,
     statementTimeoutMs: config.env.DATABASE_STATEMENT_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 import { Queue } from "bullmq";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { BackfillRecord, BackfillRepository } from "./backfill-repository.ts";
 
@@ -23,6 +24,7 @@ export class BackfillQueue {
     private readonly repo: BackfillRepository,
   ) {
     this.queue = new Queue<BackfillJobData>(QUEUE.backfill, queueOptions(connection, prefix));
+    onQueueErrors(this.queue);
   }
 
   async start(

@@ -1,6 +1,7 @@
 import { type Job, Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import {
   type AdminClientFactory,
@@ -126,6 +127,7 @@ export class SweepScheduler {
     private readonly everyMs: number,
   ) {
     this.queue = new Queue<SweepJobData>(QUEUE.maintenance, queueOptions(connection, prefix));
+    onQueueErrors(this.queue);
   }
 
   /** Creates or updates the shop's scheduler (idempotent; safe at every start). */

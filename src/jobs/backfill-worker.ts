@@ -6,6 +6,7 @@ import {
   createBackfillProcessor,
 } from "../backfill/index.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import { tracedJob } from "./traced-job.ts";
 
@@ -53,7 +54,7 @@ export function startBackfillWorker(
       lockDuration: 60_000,
     },
   );
-  worker.on("error", (error) =>
+  onQueueErrors(worker, (error) =>
     ctx.logger.error({ err: { message: error.message } }, "backfill worker error"),
   );
   return {

@@ -6,6 +6,7 @@ import {
 } from "../engine/provider-event-processor.ts";
 import { releaseLock } from "../lib/lock.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import { type ProviderEventJobData, ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { tracedJob } from "./traced-job.ts";
@@ -70,7 +71,7 @@ export async function startProviderEventWorker(
     ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
     concurrency: options.concurrency ?? 4,
   });
-  worker.on("error", (error) =>
+  onQueueErrors(worker, (error) =>
     logger.error({ err: { message: error.message } }, "provider event worker error"),
   );
   worker.on("failed", (job, error) =>

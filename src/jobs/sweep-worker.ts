@@ -6,6 +6,7 @@ import {
   SweepScheduler,
 } from "../backfill/index.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
 import type { ProviderEventRepository } from "../store/index.ts";
@@ -64,7 +65,7 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
     concurrency: 2,
     lockDuration: 120_000,
   });
-  worker.on("error", (error) =>
+  onQueueErrors(worker, (error) =>
     ctx.logger.error({ err: { message: error.message } }, "sweep worker error"),
   );
   const refresh = setInterval(() => {

@@ -7,6 +7,7 @@ import {
   type SyncProcessorDeps,
 } from "../engine/sync-processor.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { CONNECTOR } from "../lib/tracing.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
@@ -169,7 +170,7 @@ export function startShardWorkers(
       stalledInterval: ctx.config.env.WORKER_LOCK_MS,
       maxStalledCount: 10,
     });
-    worker.on("error", (error) =>
+    onQueueErrors(worker, (error) =>
       logger.error({ err: { message: error.message }, queue: name }, "sync worker error"),
     );
     workers.set(name, worker);

@@ -2,7 +2,12 @@ import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
 import { nextPause } from "./backoff.ts";
-import { describeTarget, isClusterTarget, type RedisTarget } from "./redis-keys.ts";
+import {
+  describeTarget,
+  isClusterTarget,
+  type RedisConnection,
+  type RedisTarget,
+} from "./redis-keys.ts";
 
 /**
  * Waits until Redis answers PING, trying again with a growing pause (0.5 s doubling to 15 s,
@@ -81,5 +86,69 @@ function probeConnection(target: RedisTarget): Redis | Cluster {
       ...(target.password ? { password: target.password } : {}),
       ...(target.tls ? { tls: {} } : {}),
     },
+  });
+}
+
+/**
+ * Tells the operator when a running process loses its Redis and when it has it back: one
+ * warning line when the connection closes (naming REDIS_URL, the cause and the fix), one line
+ * when it is ready again. In between, ioredis reconnects by itself, work waits (a worker's jobs
+ * stay in Redis; the receiver answers 503 and Shopify sends the webhook again), and queues and
+ * workers do not report each failed attempt (`isConnectionError`).
+ */
+export function watchRedis(redis: RedisConnection, target: RedisTarget, logger: Logger): void {
+  const variable = isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+  const where = describeTarget(target);
+  let ready = redis.status === "ready";
+  let lostAt: number | undefined;
+  let cause: string | undefined;
+  redis.on("error", (error: NodeJS.ErrnoException) => {
+    cause ??= error.code ?? error.message;
+  });
+  redis.on("close", () => {
+    if (!ready) return;
+    ready = false;
+    lostAt = Date.now();
+    logger.warn(
+      `${variable} ${where} is unreachable (${cause ?? "the connection closed"}): work waits until it is back, and webhooks are answered 503 so that Shopify sends them again; if it stays away, start Redis or check ${variable}`,
+    );
+  });
+  redis.on("ready", () => {
+    ready = true;
+    cause = undefined;
+    if (lostAt === undefined) return;
+    logger.info(
+      `${variable} ${where} is reachable again after ${Math.round((Date.now() - lostAt) / 1000)} s`,
+    );
+    lostAt = undefined;
+  });
+}
+
+/**
+ * Whether an ioredis or BullMQ error is Redis being out of reach (refused, reset, timed out, the
+ * connection closed) rather than a fault of its own: `watchRedis` reports that once per process,
+ * and each command that needed Redis fails with it.
+ */
+export function isConnectionError(error: unknown): boolean {
+  const e = error as NodeJS.ErrnoException | undefined;
+  if (typeof e?.syscall === "string") return true;
+  return /Connection is closed|Stream isn't writeable|max retries per request/i.test(
+    e?.message ?? "",
+  );
+}
+
+/**
+ * Listens to a BullMQ queue's or worker's 'error' event, which it emits at every failed
+ * reconnect attempt of its connection. Without a listener a queue prints each one with its stack
+ * trace (BullMQ's fallback) and a worker's would crash the process. Redis being out of reach is
+ * left to `watchRedis`; any other error goes to `report` (a queue's commands fail to their
+ * callers, so a queue needs none).
+ */
+export function onQueueErrors(
+  emitter: { on(event: "error", listener: (error: Error) => void): unknown },
+  report?: (error: Error) => void,
+): void {
+  emitter.on("error", (error) => {
+    if (!isConnectionError(error)) report?.(error);
   });
 }

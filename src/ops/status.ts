@@ -1,6 +1,7 @@
 import { type JobType, Queue } from "bullmq";
 import type { BackfillRecord, BackfillRepository } from "../backfill/index.ts";
 import type { LimiterInspection, StoreRateLimiter } from "../engine/limiter/index.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { LinkRepository } from "../store/index.ts";
 import { createDeadLetters, type DeadLetterOpsDeps } from "./dead-letters.ts";
@@ -133,7 +134,11 @@ export async function collectStatus(
 ): Promise<ConnectorStatus> {
   const extra = Object.values(QUEUE)
     .filter((name) => name !== QUEUE.sync && name !== QUEUE.deadLetter)
-    .map((name) => new Queue(name, queueOptions(ctx.redis, ctx.prefix)));
+    .map((name) => {
+      const queue = new Queue(name, queueOptions(ctx.redis, ctx.prefix));
+      onQueueErrors(queue);
+      return queue;
+    });
   try {
     // The sync queue as each of its shards (and those of an older shard count still draining).
     const sync = await ctx.queues.allSyncQueues();

@@ -2,6 +2,7 @@ import { type JobsOptions, Queue } from "bullmq";
 import { Cluster, type Result } from "ioredis";
 import { defineScripts, loadLua } from "../lib/lua.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { withTraceContext } from "../lib/tracing.ts";
 import { recordDeadLetter, resolveDeadLetter } from "./dead-letter-record.ts";
 import type { DeadLetterData, SyncJobData } from "./jobs.ts";
@@ -175,6 +176,8 @@ export class OrderQueues {
     this.sync = new Queue<SyncJobData>(QUEUE.sync, queueOptions(connection, prefix));
     this.#shardQueues.set(QUEUE.sync, this.sync);
     this.deadLetter = new Queue<DeadLetterData>(QUEUE.deadLetter, queueOptions(connection, prefix));
+    onQueueErrors(this.sync);
+    onQueueErrors(this.deadLetter);
   }
 
   /**
@@ -210,6 +213,7 @@ export class OrderQueues {
         name,
         syncShardOptions(this.#redis, this.#prefix, count, index),
       );
+      onQueueErrors(queue);
       this.#shardQueues.set(name, queue);
     }
     return queue;

@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue } from "bullmq";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "./names.ts";
 
 /** One stored provider event to process (its row in provider_events). */
@@ -30,7 +31,7 @@ export class ProviderEventQueue {
       queueOptions(connection, prefix),
     );
     // A lost connection surfaces as a refused add (the route answers 503), not as an event.
-    this.queue.on("error", () => {});
+    onQueueErrors(this.queue);
   }
 
   async enqueue(eventRowId: number, options: JobsOptions = {}): Promise<void> {

@@ -1,6 +1,7 @@
 import { Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { RedisConnection } from "../../lib/redis-keys.ts";
+import { onQueueErrors } from "../../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
 import type { ShopRecord } from "../../store/index.ts";
 import { ImportBusyError, type ImportTarget, type ProductImporter } from "./product-importer.ts";
@@ -24,6 +25,7 @@ export class ProductImportQueue {
       QUEUE.productImport,
       queueOptions(connection, prefix),
     );
+    onQueueErrors(this.queue);
   }
 
   async enqueue(data: ProductImportJobData): Promise<void> {

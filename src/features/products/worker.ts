@@ -1,6 +1,7 @@
 import { Worker } from "bullmq";
 import { tracedJob } from "../../jobs/traced-job.ts";
 import { duplicateConnection, type RedisConnection } from "../../lib/redis-keys.ts";
+import { onQueueErrors } from "../../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
 import {
   createProductImportProcessor,
@@ -28,7 +29,7 @@ export function startProductImportWorker(ctx: ProductImportWorkerDeps) {
       lockDuration: 60_000,
     },
   );
-  worker.on("error", (error) =>
+  onQueueErrors(worker, (error) =>
     ctx.logger.error({ err: { message: error.message } }, "product import worker error"),
   );
   return {

@@ -4,6 +4,7 @@ import { HonoAdapter } from "@bull-board/hono";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Queue } from "bullmq";
 import { Hono } from "hono";
+import { onQueueErrors } from "../../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
@@ -55,6 +56,7 @@ export function queueDashboard(deps: AdminDeps): Hono {
       let queue = own.get(name);
       if (!queue) {
         queue = new Queue(name, queueOptions(ctx.redis, ctx.prefix));
+        onQueueErrors(queue);
         const opened = queue;
         deps.onClose?.(() => opened.close());
       }
