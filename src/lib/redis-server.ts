@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { freePort } from "./free-port.ts";
 
+/** A port the kernel says is free right now (the caller retries if it loses the race). */
 export { freePort };
 
 export interface RedisServerOptions {
@@ -33,7 +34,6 @@ export interface RedisServerHandle {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** A port the kernel says is free right now (the caller retries if it loses the race). */
 /**
  * A one-shot client for a redis-server on this machine's loopback: it connects when asked, never
  * retries, and its failures are answered by the caller's own try, not logged.

@@ -72,20 +72,21 @@ describe("StoreRateLimiter.call, the one door", () => {
       await sleep(60);
       learned = await hooks.answered(3, { limit: 10, remaining: 5, resetMs: 9_000 });
       // What the caller then does with the answer does not keep the slot.
-      await sleep(300);
+      await sleep(1_500);
     });
     // The server counts 5, we made 1: another client made 4.
     expect(learned).toBe(4);
     const inspection = await limiter.inspect(3);
     expect(inspection.used).toBe(5);
-    // Settled at the answer (about 60 ms after the grant), not when the request returned.
+    // Settled at the answer (about 60 ms after the grant), not when the request returned (past
+    // 1,500 ms); the bound between leaves a loaded machine a second to answer in.
     const slotStart = Math.max(
       ...(await redis.zrange(`${prefix}:limiter:{3}:slots:live`, "0", "-1", "WITHSCORES"))
         .filter((_, i) => i % 2 === 1)
         .map(Number),
     );
     expect(slotStart - granted).toBeGreaterThanOrEqual(50);
-    expect(slotStart - granted).toBeLessThan(200);
+    expect(slotStart - granted).toBeLessThan(1_000);
   });
 
   it("lets a request's other error through, with its slot settled and no longer pending", async () => {
