@@ -91,7 +91,7 @@ function probeConnection(target: RedisTarget): Redis | Cluster {
 
 /**
  * Tells the operator when a running process loses its Redis and when it has it back: one
- * warning line when the connection closes (naming REDIS_URL, the cause and the fix), one line
+ * warning line when the connection is lost (naming REDIS_URL, the cause and the fix), one line
  * when it is ready again. In between, ioredis reconnects by itself, work waits (a worker's jobs
  * stay in Redis; the receiver answers 503 and Shopify sends the webhook again), and queues and
  * workers do not report each failed attempt (`isConnectionError`).
@@ -105,7 +105,9 @@ export function watchRedis(redis: RedisConnection, target: RedisTarget, logger: 
   redis.on("error", (error: NodeJS.ErrnoException) => {
     cause ??= error.code ?? error.message;
   });
-  redis.on("close", () => {
+  // Not 'close': a connection closed on purpose (a CLI command ending, a shutdown) closes too,
+  // but only a lost one is reconnected.
+  redis.on("reconnecting", () => {
     if (!ready) return;
     ready = false;
     lostAt = Date.now();
