@@ -15,3 +15,14 @@ export function collectOutput(child: ChildProcess): {
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   return { out: () => out, exited };
 }
+
+/** Asks each child still running to stop (SIGTERM) and waits until it has exited. */
+export async function stopChildren(children: ChildProcess[]): Promise<void> {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    }
+  }
+}

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort, type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
-import { collectOutput } from "../helpers/child-output.ts";
+import { collectOutput, stopChildren } from "../helpers/child-output.ts";
 
 /**
  * What an operator reads while Redis goes away under a running web and worker role, and comes
@@ -16,13 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), "redis-loss-"));
 const children: ChildProcess[] = [];
 let redis: RedisServerHandle | undefined;
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    }
-  }
+  await stopChildren(children);
   await redis?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

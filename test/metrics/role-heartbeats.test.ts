@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
-import { collectOutput } from "../helpers/child-output.ts";
+import { collectOutput, stopChildren } from "../helpers/child-output.ts";
 import { service } from "../helpers/services.ts";
 
 /**
@@ -17,13 +17,7 @@ import { service } from "../helpers/services.ts";
 const dir = mkdtempSync(join(tmpdir(), "role-heartbeats-"));
 const children: ChildProcess[] = [];
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    }
-  }
+  await stopChildren(children);
   rmSync(dir, { recursive: true, force: true });
 });
 
