@@ -71,6 +71,7 @@ export function openInfrastructure(options: InfrastructureOptions): Infrastructu
   const db = openDatabase(databaseTarget(config.env), {
     poolSize: config.env.DATABASE_POOL_SIZE,
     statementTimeoutMs: config.env.DATABASE_STATEMENT_TIMEOUT_MS,
+    logger,
   });
   return {
     config,

@@ -23,6 +23,8 @@ export type PgDb = NodePgDatabase<typeof pgSchema> & { $client: pg.Pool };
 export interface PostgresOptions {
   poolSize?: number;
   statementTimeoutMs?: number;
+  /** Where a running process says that it lost Postgres, and that it has it back (`watched`). */
+  logger?: Logger;
 }
 
 /**
@@ -244,6 +246,64 @@ function turnBatched(pool: pg.Pool): TurnQueries {
   return { query };
 }
 
+/**
+ * The pool's connections, for a running process that tells the operator when it loses Postgres
+ * and when it has it back: one warning line at the first connection that fails once one had
+ * worked (a restart, a failover, the network; it names DATABASE_URL, the cause and the fix),
+ * one line at the first that connects again. In between, the queries fail, and their jobs are
+ * retried with their own lines. Before any connection worked, `waitForDatabase` speaks.
+ */
+function watched(where: string, logger: Logger): typeof pg.Client {
+  let up = false;
+  let lostAt: number | undefined;
+  const lost = (error: Error & { code?: string; severity?: string }) => {
+    if (!up || lostAt !== undefined) return;
+    lostAt = Date.now();
+    // The server's own words when it said why (a shutdown, an administrator), else the socket's.
+    const cause = error.severity ? error.message : (error.code ?? error.message);
+    logger.warn(
+      `DATABASE_URL ${where} is unreachable (${cause}): the jobs that need it fail and are retried until it is back; if it stays away, start Postgres or check DATABASE_URL`,
+    );
+  };
+  const connected = () => {
+    up = true;
+    if (lostAt === undefined) return;
+    logger.info(
+      `DATABASE_URL ${where} is reachable again after ${Math.round((Date.now() - lostAt) / 1000)} s`,
+    );
+    lostAt = undefined;
+  };
+  return class WatchedClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      // A connection that worked and ends without being asked to (see openPostgres).
+      this.on("error", lost);
+    }
+    // The pool connects its clients with a callback.
+    override connect(): Promise<pg.Client>;
+    override connect(callback: (err: Error) => void): void;
+    override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
+      if (!callback) {
+        return super.connect().then(
+          (client) => {
+            connected();
+            return client;
+          },
+          (error: Error) => {
+            lost(error);
+            throw error;
+          },
+        );
+      }
+      super.connect((error: Error) => {
+        if (error) lost(error);
+        else connected();
+        callback(error);
+      });
+    }
+  };
+}
+
 /** Every process may start at once: the first takes this lock and migrates, the others wait. */
 const MIGRATION_LOCK = 7_413_220_021;
 
@@ -259,6 +319,7 @@ function openPostgres(url: string, options: PostgresOptions): Db {
     // statements whose answers they do not need without waiting (link-repository-pg.ts). Each
     // query still ends in its own Sync, so outside a transaction one failing fails alone.
     pipeline: true,
+    ...(options.logger ? { Client: watched(redactedUrl(url), options.logger) } : {}),
   });
   // A connection dropped by the server (a restart, a failover, an administrator) fails the
   // queries in flight on it, and the pool discards it. node-postgres also emits the error on

@@ -1,9 +1,12 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { Writable } from "node:stream";
 import { Session } from "@shopify/shopify-api";
+import { sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { createLogger } from "../../src/lib/logger.ts";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
 import {
@@ -286,4 +289,48 @@ describe("a Postgres connection dropped under a query", () => {
     expect(output).toBe("failed without a SQLSTATE\nanswered 1\n");
     expect(code).toBe(0);
   }, 60_000);
+});
+
+describe("a running process's Postgres lost and back", () => {
+  it("says once that DATABASE_URL is unreachable and once that it answers again", async () => {
+    const url = await createTestDatabase(service("postgresUrl"));
+    const messages: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        messages.push(JSON.parse(String(chunk)).msg);
+        done();
+      },
+    });
+    const db = openDatabase(url, { logger: createLogger("info", sink) });
+    opened.push(db);
+    await db.ready();
+    if (db.dialect !== "postgres") throw new Error("a Postgres store");
+    // Four connections in use, as a busy worker's are.
+    await Promise.all([1, 2, 3, 4].map(() => db.pg.execute(sql`SELECT pg_sleep(0.05)`)));
+    // Every one of them ends, as in a restart of the server.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    onTestFinished(() => admin.end());
+    const name = new URL(url).pathname.slice(1);
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+      [name],
+    );
+    // The pool learns of it as each connection's end arrives, then connects again.
+    await expect
+      .poll(async () => {
+        try {
+          return (await db.turn.query({ text: "SELECT 1 AS one" })).rows[0].one;
+        } catch {
+          return 0;
+        }
+      })
+      .toBe(1);
+    const where = `127.0.0.1:${new URL(url).port}/${name}`;
+    const said = messages.filter((m) => m.startsWith("DATABASE_URL"));
+    expect(said).toHaveLength(2);
+    expect(said[0]).toMatch(/^DATABASE_URL \S+ is unreachable \(.+\): the jobs that need it fail/);
+    expect(said[0]).toContain(where);
+    expect(said[1]).toMatch(/^DATABASE_URL \S+ is reachable again after \d+ s$/);
+  });
 });
