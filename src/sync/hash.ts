@@ -71,7 +71,9 @@ export function sameJson(a: unknown, b: unknown): boolean {
     const value = left[key];
     if (value === undefined) continue;
     defined += 1;
-    if (!Object.hasOwn(right, key) || !sameJson(value, right[key])) return false;
+    // A property undefined on the right is left out of its JSON, as one it lacks.
+    const other = Object.hasOwn(right, key) ? right[key] : undefined;
+    if (other === undefined || !sameJson(value, other)) return false;
   }
   let other = 0;
   for (const key of Object.keys(right)) if (right[key] !== undefined) other += 1;
