@@ -224,3 +224,21 @@ export function onSocketWrites(client: pg.ClientBase, onWrite: () => void): void
     },
   });
 }
+
+/**
+ * Ends, from the server's side, the connections to `url`'s database that `which` picks (a
+ * condition on pg_stat_activity), as a restart or an administrator does; the number ended.
+ */
+export async function terminateBackends(url: string, which = "true"): Promise<number> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const ended = await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND (${which})`,
+    );
+    return ended.rowCount ?? 0;
+  } finally {
+    await admin.end();
+  }
+}

@@ -16,7 +16,7 @@ import {
   ShopRepository,
 } from "../../src/store/index.ts";
 import type { OrderCreated } from "../../src/store/link-queries.ts";
-import { createTestDatabase, onSocketWrites } from "../helpers/postgres.ts";
+import { createTestDatabase, onSocketWrites, terminateBackends } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
 
 const opened: Db[] = [];
@@ -259,21 +259,10 @@ describe("a Postgres connection dropped under a query", () => {
     onTestFinished(() => {
       child.kill("SIGKILL");
     });
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    onTestFinished(() => admin.end());
-    const waiting = async () =>
-      (
-        await admin.query(
-          `SELECT pid FROM pg_stat_activity
-            WHERE query LIKE '%dropped_by_test%' AND pid <> pg_backend_pid()`,
-        )
-      ).rows.length;
-    await expect.poll(waiting, { timeout: 30_000 }).toBe(1);
-    await admin.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE query LIKE '%dropped_by_test%' AND pid <> pg_backend_pid()`,
-    );
+    // Its query is ended as soon as the server shows it.
+    await expect
+      .poll(() => terminateBackends(url, "query LIKE '%dropped_by_test%'"), { timeout: 30_000 })
+      .toBe(1);
     return { code: await exited, output };
   }
 
@@ -308,14 +297,8 @@ describe("a running process's Postgres lost and back", () => {
     // Four connections in use, as a busy worker's are.
     await Promise.all([1, 2, 3, 4].map(() => db.pg.execute(sql`SELECT pg_sleep(0.05)`)));
     // Every one of them ends, as in a restart of the server.
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    onTestFinished(() => admin.end());
+    expect(await terminateBackends(url)).toBeGreaterThanOrEqual(1);
     const name = new URL(url).pathname.slice(1);
-    await admin.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-      [name],
-    );
     // The pool learns of it as each connection's end arrives, then connects again.
     await expect
       .poll(async () => {
