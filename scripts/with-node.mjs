@@ -9,9 +9,10 @@
 //   npm registry (the `node-<platform>-<arch>` package: the binary and its headers, no install
 //   scripts), fetched once into a per-user cache: $CONNECTOR_NODE_CACHE, else
 //   $XDG_CACHE_HOME/order-sync-connector, else ~/.cache/order-sync-connector.
-// - "New enough" is package.json's engines major *and* Node-API 10: better-sqlite3's prebuilt
-//   binaries need it (Node 22.14 on), and under an older Node-API they end in a segmentation
-//   fault rather than an error.
+// - "New enough" is package.json's engines minimum (">=22.15": the oldest Node every dependency
+//   declares it runs on) *and* Node-API 10: better-sqlite3's prebuilt binaries need it (Node 23.0
+//   to 23.5 lack it), and under an older Node-API they end in a segmentation fault rather than an
+//   error.
 // - Native modules: the chosen Node loads each one once before the command runs; one that does
 //   not load stops the command with the fix (a stale build: `rm -rf node_modules && npm ci`).
 //   Nothing is compiled: better-sqlite3 ships binaries for every supported platform.
@@ -39,19 +40,28 @@ function fail(line) {
   process.exit(1);
 }
 
-/** The oldest Node major the connector runs on, from package.json's engines (">=22"). */
-export function requiredMajor() {
+/** The oldest Node the connector runs on, from package.json's engines (">=22.15"): "22.15". */
+export function requiredVersion() {
   const engines = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).engines ?? {};
-  const match = /(\d+)/.exec(engines.node ?? "");
-  return match ? Number(match[1]) : 22;
+  return /(\d+(?:\.\d+){0,2})/.exec(engines.node ?? "")?.[1] ?? "22.15";
+}
+
+/** Whether version a ("22.14.0") comes before version b ("22.15"), a missing part being 0. */
+function before(a, b) {
+  const x = a.split(".").map(Number);
+  const y = b.split(".").map(Number);
+  for (let i = 0; i < 3; i++) {
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) < (y[i] ?? 0);
+  }
+  return false;
 }
 
 /** Why a Node with these `process.versions` cannot run the connector, or null when it can. */
 export function tooOld(versions = process.versions) {
-  const required = requiredMajor();
-  if (Number(versions.node.split(".")[0]) < required) return `older than ${required}`;
+  const required = requiredVersion();
+  if (before(versions.node, required)) return `older than ${required}`;
   if (Number(versions.napi ?? 0) < NODE_API) {
-    return `without Node-API ${NODE_API} (better-sqlite3 needs it: Node 22.14 or newer)`;
+    return `without Node-API ${NODE_API} (better-sqlite3 needs it)`;
   }
   return null;
 }

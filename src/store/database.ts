@@ -282,7 +282,7 @@ function watched(where: string, logger: Logger): typeof pg.Client {
     // The pool connects its clients with a callback.
     override connect(): Promise<pg.Client>;
     override connect(callback: (err: Error) => void): void;
-    override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
+    override connect(callback?: (err: Error) => void): Promise<pg.Client> | undefined {
       if (!callback) {
         return super.connect().then(
           (client) => {

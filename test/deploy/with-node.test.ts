@@ -149,21 +149,27 @@ describe("scripts/with-node.mjs", () => {
     expect(fixed.stdout).toBe("loaded\n");
   }, 120_000);
 
-  it("counts a Node 22 without Node-API 10 as too old: better-sqlite3 would crash under it", () => {
+  it("counts a Node below engines' minimum, or without Node-API 10, as too old", () => {
     const verdicts = execFileSync(
       process.execPath,
       [
         "--input-type=module",
         "-e",
         `const { tooOld } = await import(${JSON.stringify(WRAPPER)});
-         console.log(JSON.stringify([["20.20.2", "9"], ["22.5.1", "9"], ["22.14.0", "10"], ["24.21.0", "10"]]
+         console.log(JSON.stringify([["20.20.2", "9"], ["22.5.1", "9"], ["22.14.0", "10"],
+           ["22.15.0", "10"], ["23.0.0", "9"], ["23.6.0", "10"], ["24.21.0", "10"]]
            .map(([node, napi]) => tooOld({ node, napi }))));`,
       ],
       { encoding: "utf8" },
     );
     expect(JSON.parse(verdicts)).toEqual([
-      "older than 22",
-      "without Node-API 10 (better-sqlite3 needs it: Node 22.14 or newer)",
+      "older than 22.15",
+      "older than 22.15",
+      // Node-API 10, but below the OpenTelemetry packages' floor (package.json's engines).
+      "older than 22.15",
+      null,
+      // New enough by number, but better-sqlite3's binaries would crash under it.
+      "without Node-API 10 (better-sqlite3 needs it)",
       null,
       null,
     ]);

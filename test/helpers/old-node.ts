@@ -11,6 +11,6 @@ export function oldNode(): string {
       const run = spawnSync(path, ["-p", "process.versions.napi"], { encoding: "utf8" });
       return run.status === 0 && Number(run.stdout) < 10;
     });
-  if (!found) throw new Error("these tests need a Node older than 22.14 on PATH, as Debian's 20");
+  if (!found) throw new Error("these tests need a Node older than 22.15 on PATH, as Debian's 20");
   return found;
 }
