@@ -18,6 +18,7 @@ import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { SyncJobData } from "../../src/queue/jobs.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { createTestDatabase, onSocketWrites } from "../helpers/postgres.ts";
+import { monitorRedis } from "../helpers/redis-monitor.ts";
 import { service } from "../helpers/services.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
 
@@ -136,11 +137,10 @@ const SCRIPT_NAMES = new Map(
  * (INFO, which reads the counts, left out).
  */
 async function watchOrigins(): Promise<{ stop(): Promise<Record<string, string[]>> }> {
-  const monitor = await redis.monitor();
   const calls: { origin: string; commands: string[] }[] = [];
   let ended = false;
   const END = "work-per-job:end";
-  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+  const monitor = await monitorRedis(redisServer.url, ({ args, source }) => {
     const name = (args[0] ?? "").toLowerCase();
     if (name === "echo" && args[1] === END) ended = true;
     else if (source === "lua") calls.at(-1)?.commands.push(name);
@@ -161,7 +161,7 @@ async function watchOrigins(): Promise<{ stop(): Promise<Record<string, string[]
         await redis.echo(END);
         await expect.poll(() => ended).toBe(true);
       } finally {
-        monitor.disconnect();
+        monitor.stop();
       }
       const byOrigin: Record<string, string[]> = {};
       for (const { origin, commands } of calls) {

@@ -10,6 +10,7 @@ import {
 } from "../../src/queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
 import { OrderQueues } from "../../src/queue/order-queues.ts";
+import { monitorRedis } from "../helpers/redis-monitor.ts";
 import { service } from "../helpers/services.ts";
 
 const redis = new Redis(service("redisUrl"), { maxRetriesPerRequest: null });
@@ -62,9 +63,8 @@ describe("dead-letter records", () => {
     expect(token).not.toBeNull();
     // …and the retried order fails again before the retry removed the old entry. Redis's own
     // log of commands shows the recorder asking for the lock, refused, and asking again.
-    const monitor = await redis.monitor();
     let lockRequests = 0;
-    monitor.on("monitor", (_time: string, args: string[]) => {
+    const monitor = await monitorRedis(service("redisUrl"), ({ args }) => {
       if (args[0]?.toLowerCase() === "set" && args[1]?.startsWith(prefix) && args.includes("NX")) {
         lockRequests++;
       }
@@ -76,7 +76,7 @@ describe("dead-letter records", () => {
     try {
       await expect.poll(() => lockRequests).toBeGreaterThanOrEqual(2);
     } finally {
-      monitor.disconnect();
+      monitor.stop();
     }
     // Refused twice while the retry holds the lock: it waits, nothing is recorded yet.
     expect(recorded).toBe(false);
