@@ -80,11 +80,20 @@ export function findLeftovers(run: {
   return all.filter(
     (info) =>
       info.pid !== process.pid &&
-      info.command !== "vitest-watchdog" && // vitest's own, ends after the main process
+      !isVitestWatchdog(info) &&
       !run.before.has(key(info)) &&
       (mine.has(info.pid) || (run.pgid !== undefined && info.pgid === run.pgid) || inRunDir(info)),
   );
 }
+
+/**
+ * vitest's own watchdog, which ends after the main process. It names itself "vitest-watchdog"
+ * once it runs; one that has just started still shows its script (a suite run under load found
+ * it so, and counted it as a leak).
+ */
+const isVitestWatchdog = (info: ProcessInfo) =>
+  info.command === "vitest-watchdog" ||
+  /[\\/]node_modules[\\/]vitest[\\/]dist[\\/]workers[\\/]watchdog\.js$/.test(info.command);
 
 async function kill(processes: ProcessInfo[]): Promise<void> {
   const signal = (info: ProcessInfo, name: NodeJS.Signals) => {
