@@ -2,6 +2,7 @@ import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
 import { nextPause } from "./backoff.ts";
+import { outageLines } from "./outage.ts";
 import {
   describeTarget,
   isClusterTarget,
@@ -98,9 +99,14 @@ function probeConnection(target: RedisTarget): Redis | Cluster {
  */
 export function watchRedis(redis: RedisConnection, target: RedisTarget, logger: Logger): void {
   const variable = isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
-  const where = describeTarget(target);
+  const outage = outageLines(logger, {
+    variable,
+    where: describeTarget(target),
+    meanwhile:
+      "work waits until it is back, and webhooks are answered 503 so that Shopify sends them again",
+    fix: `start Redis or check ${variable}`,
+  });
   let ready = redis.status === "ready";
-  let lostAt: number | undefined;
   let cause: string | undefined;
   redis.on("error", (error: NodeJS.ErrnoException) => {
     cause ??= error.code ?? error.message;
@@ -110,19 +116,12 @@ export function watchRedis(redis: RedisConnection, target: RedisTarget, logger: 
   redis.on("reconnecting", () => {
     if (!ready) return;
     ready = false;
-    lostAt = Date.now();
-    logger.warn(
-      `${variable} ${where} is unreachable (${cause ?? "the connection closed"}): work waits until it is back, and webhooks are answered 503 so that Shopify sends them again; if it stays away, start Redis or check ${variable}`,
-    );
+    outage.lost(cause ?? "the connection closed");
   });
   redis.on("ready", () => {
     ready = true;
     cause = undefined;
-    if (lostAt === undefined) return;
-    logger.info(
-      `${variable} ${where} is reachable again after ${Math.round((Date.now() - lostAt) / 1000)} s`,
-    );
-    lostAt = undefined;
+    outage.back();
   });
 }
 

@@ -11,6 +11,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
 import { nextPause } from "../lib/backoff.ts";
+import { outageLines } from "../lib/outage.ts";
 import { ensurePrivateDir } from "../lib/private-files.ts";
 import { redactedUrl } from "../lib/redact.ts";
 import * as schema from "./schema.ts";
@@ -254,24 +255,21 @@ function turnBatched(pool: pg.Pool): TurnQueries {
  * retried with their own lines. Before any connection worked, `waitForDatabase` speaks.
  */
 function watched(where: string, logger: Logger): typeof pg.Client {
+  const outage = outageLines(logger, {
+    variable: "DATABASE_URL",
+    where,
+    meanwhile: "the jobs that need it fail and are retried until it is back",
+    fix: "start Postgres or check DATABASE_URL",
+  });
   let up = false;
-  let lostAt: number | undefined;
   const lost = (error: Error & { code?: string; severity?: string }) => {
-    if (!up || lostAt !== undefined) return;
-    lostAt = Date.now();
+    if (!up) return;
     // The server's own words when it said why (a shutdown, an administrator), else the socket's.
-    const cause = error.severity ? error.message : (error.code ?? error.message);
-    logger.warn(
-      `DATABASE_URL ${where} is unreachable (${cause}): the jobs that need it fail and are retried until it is back; if it stays away, start Postgres or check DATABASE_URL`,
-    );
+    outage.lost(error.severity ? error.message : (error.code ?? error.message));
   };
   const connected = () => {
     up = true;
-    if (lostAt === undefined) return;
-    logger.info(
-      `DATABASE_URL ${where} is reachable again after ${Math.round((Date.now() - lostAt) / 1000)} s`,
-    );
-    lostAt = undefined;
+    outage.back();
   };
   return class WatchedClient extends pg.Client {
     constructor(config?: string | pg.ClientConfig) {
