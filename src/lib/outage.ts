@@ -1,4 +1,6 @@
 import type { Logger } from "pino";
+import { ConfigError } from "../config/env.ts";
+import { nextPause } from "./backoff.ts";
 
 /** A service a running process needs (Redis, Postgres), as its operator's lines name it. */
 export interface WatchedService {
@@ -37,4 +39,37 @@ export function outageLines(logger: Logger, service: WatchedService) {
       lostAt = undefined;
     },
   };
+}
+
+/**
+ * Waits at start-up until `attempt` finds the service answering (it resolves null; else it gives
+ * the reason), trying again with a growing pause (0.5 s doubling to 15 s, the last one cut so
+ * that the last attempt falls on `giveUpAfterMs`) and one warning line per attempt that names
+ * the setting. With `giveUpAfterMs` it then stops with one line, the fix in it; without, it
+ * waits as long as it takes.
+ */
+export async function waitUntilReachable(
+  service: Pick<WatchedService, "variable" | "where"> & { startFix: string },
+  attempt: () => Promise<string | null>,
+  options: { logger: Logger; giveUpAfterMs?: number },
+): Promise<void> {
+  const { variable, where } = service;
+  const started = Date.now();
+  let pause = 500;
+  for (let tries = 1; ; tries++) {
+    const reason = await attempt();
+    if (reason === null) return;
+    const waited = Date.now() - started;
+    const wait = nextPause(waited, pause, options.giveUpAfterMs);
+    if (wait === null) {
+      throw new ConfigError(
+        `${variable} ${where} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: ${service.startFix}`,
+      );
+    }
+    options.logger.warn(
+      `${variable} ${where} is unreachable (${reason}); attempt ${tries}, trying again in ${wait / 1000} s`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    pause = Math.min(pause * 2, 15_000);
+  }
 }

@@ -1,8 +1,6 @@
 import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
-import { ConfigError } from "../config/env.ts";
-import { nextPause } from "./backoff.ts";
-import { outageLines } from "./outage.ts";
+import { outageLines, waitUntilReachable } from "./outage.ts";
 import {
   describeTarget,
   isClusterTarget,
@@ -22,46 +20,35 @@ export async function waitForRedis(
   options: { logger: Logger; giveUpAfterMs?: number },
 ): Promise<void> {
   const variable = isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
-  const where = describeTarget(target);
-  const started = Date.now();
-  let pause = 500;
-  for (let attempt = 1; ; attempt++) {
-    const probe = probeConnection(target);
-    // The socket's own error (ECONNREFUSED, ENOTFOUND…) says more than the closed connection.
-    let socketError: NodeJS.ErrnoException | undefined;
-    probe.on("error", (error: NodeJS.ErrnoException) => {
-      socketError ??= error;
-    });
-    let reason: string;
-    try {
-      await probe.connect();
-      if (probe instanceof Cluster) {
-        const info = String(await probe.cluster("INFO"));
-        if (/cluster_state:ok/.test(info)) return;
-        reason = "the cluster's state is not ok (a master without its slots?)";
-      } else if ((await probe.ping()) === "PONG") {
-        return;
-      } else {
-        reason = "it did not answer PING";
-      }
-    } catch (error) {
-      reason =
-        socketError?.code ?? (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    } finally {
-      probe.disconnect();
+  const service = {
+    variable,
+    where: describeTarget(target),
+    startFix: `start Redis or point ${variable} at it`,
+  };
+  await waitUntilReachable(service, () => attemptConnection(target), options);
+}
+
+/** One attempt to reach Redis: null when it answers, else why not. */
+async function attemptConnection(target: RedisTarget): Promise<string | null> {
+  const probe = probeConnection(target);
+  // The socket's own error (ECONNREFUSED, ENOTFOUND…) says more than the closed connection.
+  let socketError: NodeJS.ErrnoException | undefined;
+  probe.on("error", (error: NodeJS.ErrnoException) => {
+    socketError ??= error;
+  });
+  try {
+    await probe.connect();
+    if (probe instanceof Cluster) {
+      const info = String(await probe.cluster("INFO"));
+      return /cluster_state:ok/.test(info)
+        ? null
+        : "the cluster's state is not ok (a master without its slots?)";
     }
-    const waited = Date.now() - started;
-    const wait = nextPause(waited, pause, options.giveUpAfterMs);
-    if (wait === null) {
-      throw new ConfigError(
-        `${variable} ${where} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: start Redis or point ${variable} at it`,
-      );
-    }
-    options.logger.warn(
-      `${variable} ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${wait / 1000} s`,
-    );
-    await new Promise((resolve) => setTimeout(resolve, wait));
-    pause = Math.min(pause * 2, 15_000);
+    return (await probe.ping()) === "PONG" ? null : "it did not answer PING";
+  } catch (error) {
+    return socketError?.code ?? (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  } finally {
+    probe.disconnect();
   }
 }
 

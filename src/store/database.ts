@@ -9,9 +9,7 @@ import { drizzle as drizzlePg, type NodePgDatabase } from "drizzle-orm/node-post
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import type { Logger } from "pino";
-import { ConfigError } from "../config/env.ts";
-import { nextPause } from "../lib/backoff.ts";
-import { outageLines } from "../lib/outage.ts";
+import { outageLines, waitUntilReachable } from "../lib/outage.ts";
 import { ensurePrivateDir } from "../lib/private-files.ts";
 import { redactedUrl } from "../lib/redact.ts";
 import * as schema from "./schema.ts";
@@ -405,29 +403,18 @@ export async function waitForDatabase(
   options: { logger: Logger; giveUpAfterMs?: number; url?: string },
 ): Promise<void> {
   if (db.dialect === "sqlite") return;
-  const where = redactedUrl(db.pg.$client.options.connectionString ?? "");
-  const started = Date.now();
-  let pause = 500;
-  for (let attempt = 1; ; attempt++) {
-    let reason: string;
-    try {
-      await db.ready();
-      return;
-    } catch (error) {
-      const e = error as NodeJS.ErrnoException;
-      reason = e.code ?? e.message;
-    }
-    const waited = Date.now() - started;
-    const wait = nextPause(waited, pause, options.giveUpAfterMs);
-    if (wait === null) {
-      throw new ConfigError(
-        `DATABASE_URL ${where} is unreachable (${reason}) after ${Math.round(waited / 1000)} s: start Postgres or point DATABASE_URL at it`,
-      );
-    }
-    options.logger.warn(
-      `DATABASE_URL ${where} is unreachable (${reason}); attempt ${attempt}, trying again in ${wait / 1000} s`,
-    );
-    await new Promise((resolve) => setTimeout(resolve, wait));
-    pause = Math.min(pause * 2, 15_000);
-  }
+  const service = {
+    variable: "DATABASE_URL",
+    where: redactedUrl(db.pg.$client.options.connectionString ?? ""),
+    startFix: "start Postgres or point DATABASE_URL at it",
+  };
+  await waitUntilReachable(
+    service,
+    () =>
+      db.ready().then(
+        () => null,
+        (error: NodeJS.ErrnoException) => error.code ?? error.message,
+      ),
+    options,
+  );
 }
