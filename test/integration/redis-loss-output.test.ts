@@ -23,13 +23,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The roles' queues, where the test also waits for their start-up chores. */
+const PREFIX = "loss";
+
 function startRole(role: "web" | "worker", redisUrl: string, port: number) {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", role], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       REDIS_URL: redisUrl,
-      REDIS_PREFIX: "loss",
+      REDIS_PREFIX: PREFIX,
       PORT: String(port),
       DATABASE_PATH: join(dir, "links.sqlite"),
       SHOPIFY_API_SECRET: "redis-loss-test-secret",
@@ -71,7 +74,7 @@ describe("Redis lost under running roles", { timeout: 120_000 }, () => {
       .toBe(true);
     const maintenance = new Queue(QUEUE.maintenance, {
       connection: { host: "127.0.0.1", port },
-      prefix: "loss",
+      prefix: PREFIX,
     });
     try {
       await expect.poll(() => maintenance.getActiveCount(), { timeout: 30_000 }).toBe(0);
