@@ -43,12 +43,19 @@ if (existsSync(wrapper)) {
     });
     process.exit(run.status ?? 1);
   }
-} else if (Number(process.versions.napi ?? 0) < 10) {
-  // An install without scripts/ (the container image, whose Node is new enough).
-  console.error(
-    `connector: Node ${process.versions.node} is too old; the connector needs Node 22.14 or newer`,
-  );
-  process.exit(1);
+} else {
+  // An install without scripts/ (the container image, whose Node is new enough): the same floor,
+  // package.json's engines minimum and Node-API 10, said in one line.
+  const engines = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).engines?.node;
+  const minimum = /\d+(\.\d+){0,2}/.exec(engines ?? "")?.[0] ?? "22.15";
+  const [have, want] = [process.versions.node, minimum].map((v) => v.split(".").map(Number));
+  const older = want.findIndex((part, i) => (have[i] ?? 0) !== part);
+  if ((older >= 0 && have[older] < want[older]) || Number(process.versions.napi ?? 0) < 10) {
+    console.error(
+      `connector: Node ${process.versions.node} is too old; the connector needs Node ${minimum} or newer`,
+    );
+    process.exit(1);
+  }
 }
 
 const entry = join(ROOT, "src", "cli", "index.ts");

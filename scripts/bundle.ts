@@ -2,7 +2,7 @@
 // processes (scripts/build.ts) and the benchmarks' helper processes. Native addons stay in
 // node_modules; CommonJS dependencies get a require() of their own. The Redis scripts (every
 // `lua/` folder under src/) are copied into `<out>/lua/`, where src/lib/lua.ts finds them.
-import { cpSync, globSync } from "node:fs";
+import { cpSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 
@@ -12,12 +12,20 @@ import { build } from "esbuild";
  */
 export const PRODUCT_ENTRIES = { main: "src/start.ts", cli: "src/cli/start.ts" } as const;
 
-/** Copies every `lua` folder under src/ into `<outdir>/lua/`; two scripts of one name are an error. */
+/**
+ * Copies every `lua` folder under src/ into `<outdir>/lua/`; two scripts of one name are an error.
+ * (`readdirSync`'s recursive walk, not `globSync`: that is experimental in Node 22, and printed a
+ * warning on the first `npx connector` of a checkout.)
+ */
 function copyLua(root: string, outdir: string): void {
   const target = join(outdir, "lua");
   const seen = new Map<string, string>();
-  for (const dir of globSync("src/**/lua", { cwd: root }).map((d) => join(root, d))) {
-    for (const file of globSync("**/*.lua", { cwd: dir })) {
+  const folders = readdirSync(join(root, "src"), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name === "lua")
+    .map((entry) => join(entry.parentPath, entry.name));
+  for (const dir of folders) {
+    const files = readdirSync(dir, { recursive: true, encoding: "utf8" });
+    for (const file of files.filter((path) => path.endsWith(".lua"))) {
       const other = seen.get(file);
       if (other) throw new Error(`two Lua scripts would both be lua/${file}: ${other} and ${dir}`);
       seen.set(file, dir);

@@ -83,14 +83,13 @@ function versionOf(nodePath) {
 }
 
 /**
- * Fetches Node 24 into the cache, into a directory of its own first and then renamed into place,
- * so that an interrupted download or two commands fetching at once never leave half a Node.
+ * Fetches a Node (`version`: "24", or an exact "22.15.0") into `home`, into a directory of its
+ * own first and then renamed into place, so that an interrupted download or two commands fetching
+ * at once never leave half a Node.
  */
-function fetchNode(home, reason) {
-  const spec = `${nodePackage()}@${NODE_MAJOR}`;
-  say(
-    `this machine's Node is ${reason}: fetching ${spec} from the npm registry into ${home} (once)`,
-  );
+function fetchNode(home, version, why) {
+  const spec = `${nodePackage()}@${version}`;
+  say(`${why}: fetching ${spec} from the npm registry into ${home} (once)`);
   const partial = `${home}.partial-${process.pid}`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
@@ -124,6 +123,26 @@ function fetchNode(home, reason) {
 }
 
 /**
+ * A Node from the per-user cache: { path, version, from }, fetched from the npm registry the first
+ * time (`why` says so on stderr). `version` is a major ("24") or an exact version ("22.15.0").
+ */
+export function cachedNode(version, why) {
+  const home = join(cacheDir(), `node-${version}-${process.platform}-${process.arch}`);
+  const path = join(home, "node_modules", nodePackage(), "bin", "node");
+  let found = versionOf(path);
+  if (!found) {
+    fetchNode(home, version, why);
+    found = versionOf(path);
+    if (!found) {
+      fail(
+        `could not fetch ${nodePackage()}@${version} from the npm registry; install Node ${version} (https://nodejs.org) and run the command again`,
+      );
+    }
+  }
+  return { path, version: found, from: home };
+}
+
+/**
  * The Node to run under: { path, version, from }. Fetches Node 24 into the cache when
  * the running Node cannot run the connector and the cache has none yet.
  */
@@ -131,20 +150,10 @@ export function ensureNode() {
   const reason = tooOld();
   if (!reason)
     return { path: process.execPath, version: process.versions.node, from: "this machine" };
-  const home = join(cacheDir(), `node-${NODE_MAJOR}-${process.platform}-${process.arch}`);
-  const dir = join(home, "node_modules", nodePackage());
-  const path = join(dir, "bin", "node");
-  let version = versionOf(path);
-  if (!version) {
-    fetchNode(home, `${process.versions.node}, ${reason}`);
-    version = versionOf(path);
-    if (!version) {
-      fail(
-        `could not fetch ${nodePackage()}@${NODE_MAJOR} from the npm registry; install Node ${NODE_MAJOR} (https://nodejs.org) and run the command again`,
-      );
-    }
-  }
-  return { path, version, from: home };
+  return cachedNode(
+    String(NODE_MAJOR),
+    `this machine's Node is ${process.versions.node}, ${reason}`,
+  );
 }
 
 /** The environment a child runs in: the chosen Node first on PATH. */

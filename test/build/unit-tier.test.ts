@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { globSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createVitest } from "vitest/node";
@@ -23,6 +23,14 @@ async function filesOf(config: string): Promise<string[]> {
   }
 }
 
+/** Every `*.unit.test.ts(x)` under test/, outside its fixtures (paths from the root). */
+function unitTestFiles(): string[] {
+  return readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
+    .map((path) => join("test", path))
+    .filter((file) => /\.unit\.test\.tsx?$/.test(file) && !file.startsWith("test/fixtures/"))
+    .sort();
+}
+
 /** vitest's own variables, which would make the child think it runs inside this run. */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -34,9 +42,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 describe("the unit tier (npm run test:unit)", () => {
   it("picks up every *.unit.test.* file and nothing else; npm test runs them too", async () => {
-    const unitFiles = globSync("test/**/*.unit.test.{ts,tsx}", { cwd: ROOT })
-      .filter((file) => !file.startsWith("test/fixtures/"))
-      .sort();
+    const unitFiles = unitTestFiles();
     expect(unitFiles.length).toBeGreaterThan(20);
     const tier = await filesOf("vitest.unit.config.ts");
     expect(tier).toEqual(unitFiles);
@@ -54,10 +60,8 @@ describe("the unit tier (npm run test:unit)", () => {
   });
 
   it("gives a file of its own module graph to each unit test that mocks a module", () => {
-    const mocking = globSync("test/**/*.unit.test.{ts,tsx}", { cwd: ROOT }).filter(
-      (file) =>
-        !file.startsWith("test/fixtures/") &&
-        /\bvi\.(mock|doMock)\(/.test(readFileSync(join(ROOT, file), "utf8")),
+    const mocking = unitTestFiles().filter((file) =>
+      /\bvi\.(mock|doMock)\(/.test(readFileSync(join(ROOT, file), "utf8")),
     );
     expect(mocking.sort()).toEqual([...MOCKING_UNIT_TESTS].sort());
   });

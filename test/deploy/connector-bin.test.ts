@@ -1,5 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -74,4 +83,23 @@ describe("npx connector", () => {
     expect(warm.stderr).toBe(`connector: using Node ${process.versions.node} from ${cachedHome}\n`);
     expect(statSync(bundle).mtimeMs).toBe(built);
   }, 150_000);
+
+  it("in an install without scripts/ (the image), stops an old Node with one line naming engines' minimum", () => {
+    const install = join(dir, "image");
+    mkdirSync(join(install, "bin"), { recursive: true });
+    copyFileSync(join(ROOT, "bin", "connector.js"), join(install, "bin", "connector.js"));
+    copyFileSync(join(ROOT, "package.json"), join(install, "package.json"));
+    const minimum = /\d+(\.\d+)*/.exec(
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).engines.node,
+    )?.[0];
+    const run = spawnSync(OLD_NODE, [join(install, "bin", "connector.js"), "--help"], {
+      encoding: "utf8",
+    });
+    const version = spawnSync(OLD_NODE, ["-p", "process.versions.node"], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      `connector: Node ${version.stdout.trim()} is too old; the connector needs Node ${minimum} or newer\n`,
+    );
+  });
 });
