@@ -31,7 +31,19 @@ export function explainCliError(
       code: 1,
     };
   }
-  const fsError = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  // fetch wraps a failure to connect in TypeError("fetch failed"), whose cause is the socket's
+  // own error (ECONNREFUSED, ENOTFOUND…): that cause is what to explain.
+  if (error instanceof TypeError && error.message === "fetch failed" && error.cause) {
+    const explained = explainCliError(error.cause, context);
+    if (!explained.line.endsWith(DEBUG_HINT)) return explained;
+    const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+    return { line: `connector: the request failed (${cause})${DEBUG_HINT}`, code: 1 };
+  }
+  const fsError = error as NodeJS.ErrnoException & {
+    address?: string;
+    port?: number;
+    hostname?: string;
+  };
   if (fsError?.code === "ENOENT" && fsError.path) {
     return { line: `connector: no such file: ${fsError.path}`, code: 1 };
   }
@@ -40,10 +52,18 @@ export function explainCliError(
   }
   if (fsError?.code === "ECONNREFUSED") {
     return {
-      line: `connector: nothing answers at ${fsError.address ?? "the address"}:${fsError.port ?? "?"} (is the connector running? check REDIS_URL and APP_URL)`,
+      line: `connector: nothing answers at ${fsError.address ?? "the address"}:${fsError.port ?? "?"} (is the connector running? check REDIS_URL and APP_URL, or the command's --url)`,
+      code: 1,
+    };
+  }
+  if ((fsError?.code === "ENOTFOUND" || fsError?.code === "EAI_AGAIN") && fsError.hostname) {
+    return {
+      line: `connector: the host ${fsError.hostname} could not be resolved (check the URL, and this machine's DNS)`,
       code: 1,
     };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { line: `connector: ${message} (LOG_LEVEL=debug shows the stack)`, code: 1 };
+  return { line: `connector: ${message}${DEBUG_HINT}`, code: 1 };
 }
+
+const DEBUG_HINT = " (LOG_LEVEL=debug shows the stack)";

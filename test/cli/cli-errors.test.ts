@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/lib/redis-server.ts";
 import { captureLogs } from "../helpers/captured-logs.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
@@ -15,6 +16,7 @@ import { service } from "../helpers/services.ts";
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const NO_TOKEN_SHOP = "no-token.myshopify.com";
+const FILE = "examples/orders-create.json";
 let p: Pipeline;
 beforeAll(async () => {
   p = await startPipeline();
@@ -88,6 +90,33 @@ describe("CLI errors an operator can act on", () => {
     ]);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe("connector: no such file: missing.json");
+  });
+
+  it("webhook send to a receiver that is not running names the address, not `fetch failed`", async () => {
+    const port = await freePort();
+    const send = (url: string) =>
+      cli([
+        "webhook",
+        "send",
+        "--topic",
+        "orders/create",
+        "--shop",
+        TEST_SHOP,
+        "--file",
+        FILE,
+        "--url",
+        url,
+      ]);
+    const refused = await send(`http://127.0.0.1:${port}/webhooks/shopify`);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(
+      `connector: nothing answers at 127.0.0.1:${port} (is the connector running? check REDIS_URL and APP_URL, or the command's --url)`,
+    );
+    const unknown = await send("http://no-such-host.invalid/webhooks/shopify");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe(
+      "connector: the host no-such-host.invalid could not be resolved (check the URL, and this machine's DNS)",
+    );
   });
 
   it("a bad environment names the variable, exit 2, and LOG_LEVEL=debug adds the stack", async () => {
