@@ -8,7 +8,7 @@ import type {
 } from "../engine/dead-letters.ts";
 import { createDeadLetters } from "../ops/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
-import { formatTable } from "./table.ts";
+import { formatTable, printable } from "./table.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
@@ -92,7 +92,7 @@ function printBulk(report: BulkRetryReport) {
     `matched ${report.matched}: retried ${report.retried}, skipped ${report.skipped}, failed ${report.failed}`,
   );
   // Every entry by name: what was retried as much as what was not.
-  for (const o of report.outcomes) console.log(`  ${o.result} ${o.id}: ${o.message}`);
+  for (const o of report.outcomes) console.log(`  ${o.result} ${o.id}: ${printable(o.message)}`);
 }
 
 /**
@@ -188,7 +188,7 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         if (id) {
           const outcome = await withContext(config, (ctx) => createDeadLetters(ctx).retry(id));
           if (opts.json) console.log(JSON.stringify(outcome, null, 2));
-          else console.log(`${outcome.result} ${outcome.id}: ${outcome.message}`);
+          else console.log(`${outcome.result} ${outcome.id}: ${printable(outcome.message)}`);
           if (outcome.result === "skipped" || outcome.result === "failed") process.exitCode = 1;
           return;
         }

@@ -2,6 +2,7 @@ import { HttpRequestError } from "@shopify/shopify-api";
 import { ConfigError } from "../config/env.ts";
 import { RegistrationsUnavailableError } from "../features/registrations/index.ts";
 import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
+import { printable } from "./table.ts";
 
 /**
  * What the CLI prints for a failure: one line naming the cause and the fix, and the exit code
@@ -37,7 +38,7 @@ export function explainCliError(
     const explained = explainCliError(error.cause, context);
     if (!explained.line.endsWith(DEBUG_HINT)) return explained;
     const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
-    return { line: `connector: the request failed (${cause})${DEBUG_HINT}`, code: 1 };
+    return { line: `connector: the request failed (${printable(cause)})${DEBUG_HINT}`, code: 1 };
   }
   const fsError = error as NodeJS.ErrnoException & {
     address?: string;
@@ -63,7 +64,7 @@ export function explainCliError(
     };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { line: `connector: ${message}${DEBUG_HINT}`, code: 1 };
+  return { line: `connector: ${printable(message)}${DEBUG_HINT}`, code: 1 };
 }
 
 const DEBUG_HINT = " (LOG_LEVEL=debug shows the stack)";

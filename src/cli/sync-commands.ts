@@ -13,6 +13,7 @@ import {
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { ShopRepository } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
+import { printable } from "./table.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
@@ -194,7 +195,7 @@ async function follow(repo: BackfillRepository, id: number, scopes: string | nul
       if (record.status === "completed" || record.status === "failed" || stop) {
         bar.stop();
         if (record.status === "failed") {
-          console.error(`backfill ${id} failed: ${record.error ?? "unknown error"}`);
+          console.error(`backfill ${id} failed: ${printable(record.error ?? "unknown error")}`);
           process.exitCode = 1;
         } else if (stop) {
           console.log(`stopped watching; backfill ${id} goes on in the workers`);

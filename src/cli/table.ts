@@ -4,6 +4,22 @@ import Table from "cli-table3";
 const IDENTIFIER = /^(id|shop|handle|sku|claim|event|order)$|id$/i;
 
 /**
+ * Text as it may go to a terminal: each control character (a line break, which would split a
+ * table's row, or an escape sequence, which would recolour or rewrite the operator's screen) is
+ * shown escaped, `\n` or `\u001b`; everything else is left as it is. For what the CLI prints
+ * of text it did not write itself: dead-letter messages, the provider's answers, webhook bodies.
+ */
+export function printable(text: string): string {
+  // \p{Cc}: U+0000–U+001F, U+007F–U+009F.
+  return text.replace(
+    /\p{Cc}/gu,
+    (c) => ESCAPED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+const ESCAPED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
  * The width a table must fit, or undefined for none: `COLUMNS` when set (as `ls` and `git` read
  * it), else the terminal's width; when stdout is not a terminal (a pipe, a file) rows are
  * printed whole, since nothing would wrap them and a cut cell cannot be read back.
@@ -25,7 +41,8 @@ export interface TableOptions {
 }
 
 /**
- * Rows as a table: a header, no index column, no quoted strings. On a terminal (or within
+ * Rows as a table: a header, no index column, no quoted strings, one line a row (cells
+ * {@link printable}). On a terminal (or within
  * `COLUMNS`) long cells are cut with "…" so a row stays one line, shrinking the widest column
  * first; identifiers are never cut (`--json` has the full text). Piped, rows are whole.
  */
@@ -39,7 +56,7 @@ export function formatTable(
   // Every row's keys, in order of first appearance: a column only some rows have still shows.
   const head = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const cells = rows.map((r) =>
-    head.map((h) => (r[h] === null || r[h] === undefined ? "" : String(r[h]))),
+    head.map((h) => (r[h] === null || r[h] === undefined ? "" : printable(String(r[h])))),
   );
   const widths = head.map(
     (h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)) + 2,

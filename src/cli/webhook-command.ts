@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { TOPICS } from "../shopify/topics.ts";
 
 export interface SignedWebhook {
   headers: Record<string, string>;
@@ -64,11 +65,15 @@ export function registerWebhookCommand(
           const response = await fetch(opts.url, { method: "POST", headers: signed.headers, body });
           const answer = await response.text();
           console.log(`${response.status} ${answer}`);
-          if (!response.ok) process.exitCode = 1;
-          else if (outcomeOf(answer) === "unknown-shop") {
-            // Shopify gets a 200 (retrying would not help), but whoever sent it by hand must know
-            // that nothing was queued.
-            console.error(notInstalled(opts.shop, opts.url));
+          if (!response.ok) {
+            process.exitCode = 1;
+            continue;
+          }
+          // Shopify gets a 200 for these (retrying would not help), but whoever sent the webhook
+          // by hand must know that nothing was queued, and why.
+          const dropped = droppedBecause(outcomeOf(answer), opts);
+          if (dropped) {
+            console.error(dropped);
             process.exitCode = 1;
             return;
           }
@@ -82,6 +87,23 @@ function outcomeOf(answer: string): unknown {
     return (JSON.parse(answer) as { outcome?: unknown }).outcome;
   } catch {
     return undefined;
+  }
+}
+
+/** Why the receiver queued nothing for a webhook it answered 200, or null when it queued it. */
+function droppedBecause(
+  outcome: unknown,
+  sent: { topic: string; shop: string; url: string },
+): string | null {
+  switch (outcome) {
+    case "unknown-shop":
+      return notInstalled(sent.shop, sent.url);
+    case "dead-lettered":
+      return `connector: the receiver dead-lettered the webhook, as its body could not be used: \`npx connector dlq list --shop ${sent.shop}\` says why`;
+    case "ignored":
+      return `connector: the receiver ignored the webhook: the connector does not handle the topic ${sent.topic} (it handles ${Object.keys(TOPICS).join(", ")})`;
+    default:
+      return null;
   }
 }
 

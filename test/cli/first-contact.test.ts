@@ -48,6 +48,40 @@ describe("webhook send to a shop that is not installed", () => {
   });
 });
 
+describe("webhook send of a webhook the receiver answers 200 but queues nothing", () => {
+  it("says why and exits non-zero: a body it could not use, a topic it does not handle", async () => {
+    const notJson = join(p.ctx.config.env.DATABASE_PATH, "..", "notes.md");
+    writeFileSync(notJson, "# not an order\n");
+    const send = (topic: string, file: string) =>
+      runCli(p.ctx, [
+        "webhook",
+        "send",
+        "--topic",
+        topic,
+        "--file",
+        file,
+        "--shop",
+        TEST_SHOP,
+        "--url",
+        receiver,
+      ]);
+    const unusable = await send("orders/create", notJson);
+    expect(unusable.stdout.trim()).toBe('200 {"ok":true,"outcome":"dead-lettered"}');
+    expect(unusable.code).toBe(1);
+    expect(unusable.stderr.trim()).toBe(
+      `connector: the receiver dead-lettered the webhook, as its body could not be used: \`npx connector dlq list --shop ${TEST_SHOP}\` says why`,
+    );
+    const order = join(p.ctx.config.env.DATABASE_PATH, "..", "order.json");
+    writeFileSync(order, JSON.stringify(standInOrder(2, "2026-10-01T12:00:00Z").payload));
+    const unknownTopic = await send("orders/bogus", order);
+    expect(unknownTopic.stdout.trim()).toBe('200 {"ok":true,"outcome":"ignored"}');
+    expect(unknownTopic.code).toBe(1);
+    expect(unknownTopic.stderr.trim()).toMatch(
+      /^connector: the receiver ignored the webhook: the connector does not handle the topic orders\/bogus \(it handles orders\/create, orders\/updated, .*shop\/redact\)$/,
+    );
+  });
+});
+
 describe("orders show for a shop that is not installed", () => {
   it("says the shop is unknown, not that the order is not linked", async () => {
     const run = await runCli(p.ctx, ["orders", "show", "--shop", UNKNOWN_SHOP, "--order", "#1001"]);
@@ -102,9 +136,12 @@ describe("tables piped or narrowed", () => {
     const piped = await runCli(p.ctx, ["dlq", "list"]);
     expect(piped.code).toBe(0);
     expect(piped.stdout).not.toContain("…");
+    // One line an entry, a line break in a message shown as \n (an earlier test dead-letters a
+    // body that is not JSON, whose message quotes it).
+    expect(piped.stdout.trim().split("\n")).toHaveLength(entries.length + 2);
     for (const entry of entries) {
       expect(piped.stdout).toContain(entry.id);
-      expect(piped.stdout).toContain(entry.reason);
+      expect(piped.stdout).toContain(entry.reason.replaceAll("\n", "\\n"));
     }
     const narrow = await runCli(p.ctx, ["dlq", "list"], { COLUMNS: "100" });
     const rows = narrow.stdout.split("\n").slice(1, 1 + entries.length);
