@@ -47,12 +47,12 @@ function describeEntry(e: DeadLetterEntry): string {
   const lines = [
     `${e.id}`,
     `  shop ${e.shop}, ${e.orderId ? `order ${e.orderId}` : "webhook payload (no order)"}, topic ${e.topic ?? "-"}`,
-    `  reason: ${e.category}: ${e.reason}`,
+    `  reason: ${e.category}: ${printable(e.reason)}`,
     `  error class: ${e.errorClass}`,
     `  attempts ${e.attempts}, retried by an operator ${e.retries ?? 0} time(s)`,
     `  first failed ${e.firstFailedAt}, last failed ${e.lastFailedAt}`,
     ...(e.fields?.length
-      ? ["  fields:", ...e.fields.map((f) => `    ${f.path}: ${f.message}`)]
+      ? ["  fields:", ...e.fields.map((f) => `    ${printable(f.path)}: ${printable(f.message)}`)]
       : []),
     ...(e.lastRetry ? [`  last retry ${e.lastRetry.at}: ${e.lastRetry.result}`] : []),
     ...(e.request
@@ -67,13 +67,16 @@ function describeEntry(e: DeadLetterEntry): string {
           indent(JSON.stringify(e.response.body ?? null, null, 2)),
         ]
       : []),
-    ...(e.rawPayload ? ["  webhook body:", indent(clip(e.rawPayload, 2_000))] : []),
+    // The body as received, its own line breaks kept; any other control character escaped.
+    ...(e.rawPayload
+      ? ["  webhook body:", indent(clip(e.rawPayload, 2_000).split("\n").map(printable).join("\n"))]
+      : []),
     ...(e.history?.length
       ? [
           "  earlier failures:",
           ...e.history.map(
             (h) =>
-              `    ${h.at} ${h.category} (${h.errorClass}${h.status ? `, ${h.status}` : ""}): ${clip(h.reason, 100)}`,
+              `    ${h.at} ${h.category} (${h.errorClass}${h.status ? `, ${h.status}` : ""}): ${printable(clip(h.reason, 100))}`,
           ),
         ]
       : []),

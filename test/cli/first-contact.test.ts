@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatTable } from "../../src/cli/table.ts";
+import { formatTable, printable } from "../../src/cli/table.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -51,7 +51,8 @@ describe("webhook send to a shop that is not installed", () => {
 describe("webhook send of a webhook the receiver answers 200 but queues nothing", () => {
   it("says why and exits non-zero: a body it could not use, a topic it does not handle", async () => {
     const notJson = join(p.ctx.config.env.DATABASE_PATH, "..", "notes.md");
-    writeFileSync(notJson, "# not an order\n");
+    // With an escape sequence that would clear the operator's screen, were it printed as it is.
+    writeFileSync(notJson, "# not an order\n\u001b[2J\n");
     const send = (topic: string, file: string) =>
       runCli(p.ctx, [
         "webhook",
@@ -71,6 +72,15 @@ describe("webhook send of a webhook the receiver answers 200 but queues nothing"
     expect(unusable.stderr.trim()).toBe(
       `connector: the receiver dead-lettered the webhook, as its body could not be used: \`npx connector dlq list --shop ${TEST_SHOP}\` says why`,
     );
+    const listed = await runCli(p.ctx, ["dlq", "list", "--json", "--shop", TEST_SHOP]);
+    const { entries } = JSON.parse(listed.stdout) as { entries: { id: string; reason: string }[] };
+    const entry = entries.find((e) => e.reason.includes("# not an order"));
+    const shown = await runCli(p.ctx, ["dlq", "show", entry?.id ?? "none"]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toContain("\u001b");
+    expect(shown.stdout).toContain('"# not an order\\n\\u001b[2J\\n" is not valid JSON');
+    // The body as received: its line breaks kept, the escape shown.
+    expect(shown.stdout).toContain("  webhook body:\n    # not an order\n    \\u001b[2J\n");
     const order = join(p.ctx.config.env.DATABASE_PATH, "..", "order.json");
     writeFileSync(order, JSON.stringify(standInOrder(2, "2026-10-01T12:00:00Z").payload));
     const unknownTopic = await send("orders/bogus", order);
@@ -136,12 +146,12 @@ describe("tables piped or narrowed", () => {
     const piped = await runCli(p.ctx, ["dlq", "list"]);
     expect(piped.code).toBe(0);
     expect(piped.stdout).not.toContain("…");
-    // One line an entry, a line break in a message shown as \n (an earlier test dead-letters a
-    // body that is not JSON, whose message quotes it).
+    // One line an entry, control characters in a message shown escaped (an earlier test
+    // dead-letters a body that is not JSON, whose message quotes it).
     expect(piped.stdout.trim().split("\n")).toHaveLength(entries.length + 2);
     for (const entry of entries) {
       expect(piped.stdout).toContain(entry.id);
-      expect(piped.stdout).toContain(entry.reason.replaceAll("\n", "\\n"));
+      expect(piped.stdout).toContain(printable(entry.reason));
     }
     const narrow = await runCli(p.ctx, ["dlq", "list"], { COLUMNS: "100" });
     const rows = narrow.stdout.split("\n").slice(1, 1 + entries.length);
