@@ -14,7 +14,7 @@ import {
   waitForDatabase,
 } from "../store/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
-import { formatTable } from "./table.ts";
+import { formatTable, printable } from "./table.ts";
 
 export const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
@@ -307,7 +307,7 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
       console.log(
         [
           `${view.orderName ?? sourceOrderId} (Shopify ${sourceOrderId}) → provider order ${view.providerOrderId} in store ${view.providerStoreId}`,
-          `  last result: ${view.lastResult ?? "in progress"}${view.lastError ? ` (${view.lastError})` : ""}, synced version ${view.syncedVersion ?? "-"}`,
+          `  last result: ${view.lastResult ?? "in progress"}${view.lastError ? ` (${printable(view.lastError)})` : ""}, synced version ${view.syncedVersion ?? "-"}`,
           ...(view.lastTraceId ? [`  last sync trace: ${view.lastTraceId}`] : []),
           ...(view.canceledAt ? [`  canceled at ${view.canceledAt}`] : []),
           ...detail.lineItems.map(

@@ -3,6 +3,7 @@ import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { type ConnectorStatus, collectStatus } from "../ops/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
+import { printable } from "./table.ts";
 
 const shopDomain = (value: string) => {
   const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
@@ -54,7 +55,7 @@ export function formatStatus(status: ConnectorStatus): string {
   if (status.backfills.length === 0) out.push("  none");
   for (const b of status.backfills) {
     out.push(
-      `  #${b.id} ${b.shop} ${b.status}: ${b.done}${b.total !== null ? `/${b.total} (${b.percent}%)` : ""}${b.etaSeconds !== null ? `, about ${formatDuration(b.etaSeconds * 1000)} left` : ""}${b.error ? `; ${b.error}` : ""}`,
+      `  #${b.id} ${b.shop} ${b.status}: ${b.done}${b.total !== null ? `/${b.total} (${b.percent}%)` : ""}${b.etaSeconds !== null ? `, about ${formatDuration(b.etaSeconds * 1000)} left` : ""}${b.error ? `; ${printable(b.error)}` : ""}`,
     );
   }
   return out.join("\n");

@@ -4,7 +4,7 @@ import { Presets, SingleBar } from "cli-progress";
 import { type Command, InvalidArgumentError } from "commander";
 import { withProducts } from "../../app/cli.ts";
 import type { Core } from "../../app/connector.ts";
-import { formatTable } from "../../cli/table.ts";
+import { formatTable, printable } from "../../cli/table.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import { type Product, type ProviderClient, ProviderNotFoundError } from "../../provider/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
@@ -54,7 +54,7 @@ export function registerProductsCommand(program: Command, config: RuntimeConfig)
       if (!(error instanceof ProductsCommandError || error instanceof ImportBusyError)) {
         throw error;
       }
-      console.error(`connector: ${error.message}`);
+      console.error(`connector: ${printable(error.message)}`);
       process.exitCode = 1;
     }
   };
@@ -248,7 +248,7 @@ async function runWithProgress(
 
 function problemLine(p: FileProblem): string {
   const where = p.line === null ? "file" : `line ${p.line}`;
-  return `${where}${p.field ? ` ${p.field}` : ""}: ${p.message}`;
+  return `${where}${p.field ? ` ${p.field}` : ""}: ${printable(p.message)}`;
 }
 
 /** The summary: one JSON document, or the problems then one line of counts. */
@@ -278,7 +278,7 @@ function report(summary: ImportSummary, opts: { json?: boolean; skipInvalid?: bo
     );
   } else if (summary.status === "interrupted") {
     console.log(`import ${summary.importId} stopped: ${counts}`);
-    console.error(`connector: ${summary.error}`);
+    console.error(`connector: ${printable(summary.error ?? "interrupted")}`);
   } else console.log(`import ${summary.importId}: ${counts}`);
 }
 

@@ -102,6 +102,21 @@ describe("connector products import", () => {
   );
 
   it(
+    "shows a bad row's quoted value with its control characters escaped",
+    async () => {
+      const bad = file(
+        "escape.csv",
+        [HEADER, "old-lamp,Old lamp,,,LAMP-1,\u001b[2J9.00,"].join("\n"),
+      );
+      const rejected = await products("import", "--shop", TEST_SHOP, "--file", bad);
+      expect(rejected.code).toBe(1);
+      expect(rejected.stderr).not.toContain("\u001b");
+      expect(rejected.stderr).toMatch(/^line 2 price: "\\u001b\[2J9\.00" /);
+    },
+    CLI_TEST_MS,
+  );
+
+  it(
     "reports each bad row by line and field, refuses Shopify's own products, sends nothing",
     async () => {
       const bad = file(
