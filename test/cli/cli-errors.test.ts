@@ -49,6 +49,20 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   }
 }
 
+/** `webhook send` of an order webhook for the test shop. */
+const sendWebhook = (file: string, more: string[] = []) =>
+  cli([
+    "webhook",
+    "send",
+    "--topic",
+    "orders/create",
+    "--shop",
+    TEST_SHOP,
+    "--file",
+    file,
+    ...more,
+  ]);
+
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |\.ts:\d+:\d+/);
 
 describe("CLI errors an operator can act on", () => {
@@ -78,35 +92,14 @@ describe("CLI errors an operator can act on", () => {
   });
 
   it("webhook send with a missing file names the file", async () => {
-    const run = await cli([
-      "webhook",
-      "send",
-      "--topic",
-      "orders/create",
-      "--shop",
-      TEST_SHOP,
-      "--file",
-      "missing.json",
-    ]);
+    const run = await sendWebhook("missing.json");
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe("connector: no such file: missing.json");
   });
 
   it("webhook send to a receiver that is not running names the address, not `fetch failed`", async () => {
     const port = await freePort();
-    const send = (url: string) =>
-      cli([
-        "webhook",
-        "send",
-        "--topic",
-        "orders/create",
-        "--shop",
-        TEST_SHOP,
-        "--file",
-        FILE,
-        "--url",
-        url,
-      ]);
+    const send = (url: string) => sendWebhook(FILE, ["--url", url]);
     const refused = await send(`http://127.0.0.1:${port}/webhooks/shopify`);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toBe(
