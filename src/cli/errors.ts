@@ -12,6 +12,11 @@ export function explainCliError(
   error: unknown,
   context: { appUrl?: string; production?: boolean } = {},
 ): { line: string; code: number } {
+  // fetch wraps a failure to connect in TypeError("fetch failed"), whose cause is the socket's
+  // own error (ECONNREFUSED, ENOTFOUND…): that cause is what to explain.
+  if (error instanceof TypeError && error.message === "fetch failed" && error.cause) {
+    return explainCliError(error.cause, context);
+  }
   if (error instanceof ConfigError) return { line: error.message, code: 2 };
   // The provider's answer in words (credentials, busy, unreachable); never a stack.
   if (error instanceof RegistrationsUnavailableError) {
@@ -31,14 +36,6 @@ export function explainCliError(
       line: `connector: Shopify could not be reached (${error.message}); in local development set SHOPIFY_ADMIN_URL to the stand-in Shopify (npx connector shopify-standin), in production check the network`,
       code: 1,
     };
-  }
-  // fetch wraps a failure to connect in TypeError("fetch failed"), whose cause is the socket's
-  // own error (ECONNREFUSED, ENOTFOUND…): that cause is what to explain.
-  if (error instanceof TypeError && error.message === "fetch failed" && error.cause) {
-    const explained = explainCliError(error.cause, context);
-    if (!explained.line.endsWith(DEBUG_HINT)) return explained;
-    const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
-    return { line: `connector: the request failed (${printable(cause)})${DEBUG_HINT}`, code: 1 };
   }
   const fsError = error as NodeJS.ErrnoException & {
     address?: string;
@@ -64,7 +61,5 @@ export function explainCliError(
     };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { line: `connector: ${printable(message)}${DEBUG_HINT}`, code: 1 };
+  return { line: `connector: ${printable(message)} (LOG_LEVEL=debug shows the stack)`, code: 1 };
 }
-
-const DEBUG_HINT = " (LOG_LEVEL=debug shows the stack)";
