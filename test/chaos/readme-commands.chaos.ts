@@ -1,11 +1,11 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
 import { bareMachine } from "../helpers/no-toolchain.ts";
-import { oldNode } from "../helpers/old-node.ts";
+import { enginesMinimum, oldNode } from "../helpers/old-node.ts";
 import { freePortPair } from "../helpers/ports.ts";
 
 /**
@@ -92,12 +92,8 @@ async function testCommand(clone: string, env: NodeJS.ProcessEnv): Promise<[numb
   return [(Date.now() - started) / 1000, run.output()];
 }
 
-// package.json's engines minimum ("22.15"), as the wrapper names it.
-const MINIMUM = /\d+(\.\d+)*/.exec(
-  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).engines.node,
-)?.[0];
 const fetchLine = (home: string) =>
-  `this machine's Node is ${execFileSync(OLD_NODE, ["-p", "process.versions.node"], { encoding: "utf8" }).trim()}, older than ${MINIMUM}: fetching node-${process.platform}-${process.arch}@24 from the npm registry into ${home}/.cache/order-sync-connector/node-24-${process.platform}-${process.arch} (once)`;
+  `this machine's Node is ${execFileSync(OLD_NODE, ["-p", "process.versions.node"], { encoding: "utf8" }).trim()}, older than ${enginesMinimum()}: fetching node-${process.platform}-${process.arch}@24 from the npm registry into ${home}/.cache/order-sync-connector/node-24-${process.platform}-${process.arch} (once)`;
 
 describe("the README's commands on a fresh machine with Node 20", () => {
   const starter = newcomer("start");

@@ -4,7 +4,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -12,7 +11,7 @@ import {
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { oldNode } from "../helpers/old-node.ts";
+import { enginesMinimum, oldNode } from "../helpers/old-node.ts";
 
 /**
  * `npx connector …` as a newcomer runs it, on a machine whose Node is too old (Debian's 20) and
@@ -89,9 +88,6 @@ describe("npx connector", () => {
     mkdirSync(join(install, "bin"), { recursive: true });
     copyFileSync(join(ROOT, "bin", "connector.js"), join(install, "bin", "connector.js"));
     copyFileSync(join(ROOT, "package.json"), join(install, "package.json"));
-    const minimum = /\d+(\.\d+)*/.exec(
-      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).engines.node,
-    )?.[0];
     const run = spawnSync(OLD_NODE, [join(install, "bin", "connector.js"), "--help"], {
       encoding: "utf8",
     });
@@ -99,7 +95,7 @@ describe("npx connector", () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(
-      `connector: Node ${version.stdout.trim()} is too old; the connector needs Node ${minimum} or newer\n`,
+      `connector: Node ${version.stdout.trim()} is too old; the connector needs Node ${enginesMinimum()} or newer\n`,
     );
   });
 });

@@ -1,4 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 /** A Node on this machine too old for the connector (Debian's Node 20 here), as a newcomer has. */
 export function oldNode(): string {
@@ -13,4 +15,13 @@ export function oldNode(): string {
     });
   if (!found) throw new Error("these tests need a Node older than 22.15 on PATH, as Debian's 20");
   return found;
+}
+
+/** package.json's engines minimum ("22.15"), as the wrapper and the image's command name it. */
+export function enginesMinimum(): string {
+  const root = resolve(import.meta.dirname, "../..");
+  const engines = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).engines.node;
+  const minimum = /\d+(\.\d+)*/.exec(engines)?.[0];
+  if (!minimum) throw new Error(`package.json's engines.node names no version: ${engines}`);
+  return minimum;
 }
