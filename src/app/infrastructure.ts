@@ -63,16 +63,18 @@ export const databaseTarget = (env: Env) => env.DATABASE_URL ?? env.DATABASE_PAT
 
 export function openInfrastructure(options: InfrastructureOptions): Infrastructure {
   const { config, logger } = options;
-  const redis = createRedis(options.redis, "worker", "connector");
-  const ingestRedis = createRedis(options.redis, "ingest", "connector-ingest");
-  const jobRedis = createRedis(options.redis, "pipelined", "connector-jobs");
-  const connections = [redis, ingestRedis, jobRedis];
-  watchRedis(redis, options.redis, logger);
+  // First: a database path the connector cannot use throws here, before a Redis connection
+  // is open that would keep a failed command's process alive.
   const db = openDatabase(databaseTarget(config.env), {
     poolSize: config.env.DATABASE_POOL_SIZE,
     statementTimeoutMs: config.env.DATABASE_STATEMENT_TIMEOUT_MS,
     logger,
   });
+  const redis = createRedis(options.redis, "worker", "connector");
+  const ingestRedis = createRedis(options.redis, "ingest", "connector-ingest");
+  const jobRedis = createRedis(options.redis, "pipelined", "connector-jobs");
+  const connections = [redis, ingestRedis, jobRedis];
+  watchRedis(redis, options.redis, logger);
   return {
     config,
     logger,

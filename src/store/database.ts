@@ -1,7 +1,7 @@
-import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import BetterSqlite3 from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import { type BetterSQLite3Database, drizzle as drizzleSqlite } from "drizzle-orm/better-sqlite3";
 import { readMigrationFiles } from "drizzle-orm/migrator";
@@ -10,10 +10,10 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import type { Logger } from "pino";
 import { outageLines, waitUntilReachable } from "../lib/outage.ts";
-import { ensurePrivateDir } from "../lib/private-files.ts";
 import { redactedUrl } from "../lib/redact.ts";
 import * as schema from "./schema.ts";
 import * as pgSchema from "./schema-pg.ts";
+import { openSqliteFile } from "./sqlite-file.ts";
 
 export type SqliteDb = BetterSQLite3Database<typeof schema> & { $client: BetterSqlite3.Database };
 export type PgDb = NodePgDatabase<typeof pgSchema> & { $client: pg.Pool };
@@ -79,24 +79,13 @@ export function openDatabase(target: string, options: PostgresOptions = {}): Db 
  * process starting at the same moment may hold.
  */
 function openSqlite(path: string): Db {
-  if (path !== ":memory:") {
-    // Links and sealed secrets: readable by the connector's user only. SQLite gives its -wal
-    // and -shm files the database file's mode.
-    ensurePrivateDir(dirname(path));
-    closeSync(openSync(path, "a", 0o600));
-    chmodSync(path, 0o600);
-  }
-  const sqlite = new BetterSqlite3(path);
-  try {
-    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    useWal(sqlite);
-    sqlite.pragma("synchronous = NORMAL");
-    sqlite.pragma("foreign_keys = ON");
-    migrateSqliteFile(sqlite);
-  } catch (error) {
-    sqlite.close();
-    throw error;
-  }
+  const sqlite = openSqliteFile(path, (opened) => {
+    opened.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    useWal(opened);
+    opened.pragma("synchronous = NORMAL");
+    opened.pragma("foreign_keys = ON");
+    migrateSqliteFile(opened);
+  });
   const db = drizzleSqlite(sqlite, { schema }) as SqliteDb;
   return {
     dialect: "sqlite",

@@ -1,5 +1,7 @@
 import { execFile } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
@@ -119,6 +121,22 @@ describe("CLI errors an operator can act on", () => {
     noStack(run.stderr);
     const debug = await cli(["status"], { PORT: "eighty", LOG_LEVEL: "debug" });
     expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+
+  it("a DATABASE_PATH that is not a database is one line, exit 2, and the file is untouched", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cli-not-a-db-"));
+    try {
+      const notes = join(dir, "notes.txt");
+      writeFileSync(notes, "not a database\n", { mode: 0o644 });
+      const run = await cli(["status"], { DATABASE_PATH: notes });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `DATABASE_PATH ${notes}: it is not a SQLite database (SQLITE_NOTADB); set DATABASE_PATH to the connector's database or to a new file`,
+      );
+      expect(statSync(notes).mode & 0o777).toBe(0o644);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
