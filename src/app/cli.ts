@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { pino } from "pino";
-import { ConfigError } from "../config/env.ts";
+import { ConfigError, configuredProvider } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { createProducts, type ProductsKit } from "../features/products/compose.ts";
@@ -9,7 +9,6 @@ import { createLogger } from "../lib/logger.ts";
 import type { RedisTarget } from "../lib/redis-keys.ts";
 import { startTracing } from "../lib/tracing.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
-import { stagingEndpoints } from "./development.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
 
 /**
@@ -75,18 +74,8 @@ export async function withContext<T>(
  */
 export function resolveProviderEndpoints(config: RuntimeConfig): ProviderEndpoints | null {
   const { env } = config;
-  if (env.PROVIDER_BASE_URL) {
-    if (!env.PROVIDER_AUTH_URL || !env.PROVIDER_AUDIENCE) {
-      throw new ConfigError(
-        "PROVIDER_AUTH_URL and PROVIDER_AUDIENCE are required with PROVIDER_BASE_URL",
-      );
-    }
-    return {
-      baseUrl: env.PROVIDER_BASE_URL,
-      authUrl: env.PROVIDER_AUTH_URL,
-      audience: env.PROVIDER_AUDIENCE,
-    };
-  }
+  const provider = configuredProvider(env, "production");
+  if (provider) return provider;
   if (env.NODE_ENV === "production") return null;
   const file = sandboxEndpointsFile(env.DATABASE_PATH);
   if (!existsSync(file)) return null;
@@ -117,7 +106,7 @@ export async function withProvider<T>(
   return withContext(config, (core) => {
     const providers = createProviderClients(core, {
       providerDefaults: defaults ?? NO_PROVIDER,
-      providerStaging: stagingEndpoints(config.env),
+      providerStaging: configuredProvider(config.env, "staging"),
     });
     return action({ ...core, providers }, defaults);
   });

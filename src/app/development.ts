@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Logger } from "pino";
-import { ConfigError, type Env } from "../config/env.ts";
+import { ConfigError, configuredProvider, type Env } from "../config/env.ts";
 import { sandboxStatePath } from "../config/runtime-config.ts";
 import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { loadDevTool } from "../lib/dev-tools.ts";
@@ -138,20 +138,12 @@ export async function resolveServices(
     );
   }
 
-  const staging = stagingEndpoints(env);
-  if (env.PROVIDER_BASE_URL) {
-    if (!env.PROVIDER_AUTH_URL || !env.PROVIDER_AUDIENCE) {
-      throw new ConfigError(
-        "invalid environment:\n  PROVIDER_AUTH_URL, PROVIDER_AUDIENCE: required with PROVIDER_BASE_URL",
-      );
-    }
+  const staging = configuredProvider(env, "staging");
+  const providerSet = configuredProvider(env, "production");
+  if (providerSet) {
     return {
       redis,
-      provider: {
-        baseUrl: env.PROVIDER_BASE_URL,
-        authUrl: env.PROVIDER_AUTH_URL,
-        audience: env.PROVIDER_AUDIENCE,
-      },
+      provider: providerSet,
       ...(staging ? { providerStaging: staging } : {}),
       sandbox: false,
     };
@@ -196,20 +188,6 @@ export async function resolveServices(
     provider,
     ...(staging ? { providerStaging: staging } : {}),
     sandbox: true,
-  };
-}
-
-export function stagingEndpoints(env: Env): ProviderEndpoints | undefined {
-  if (!env.PROVIDER_STAGING_BASE_URL) return undefined;
-  if (!env.PROVIDER_STAGING_AUTH_URL || !env.PROVIDER_STAGING_AUDIENCE) {
-    throw new ConfigError(
-      "invalid environment:\n  PROVIDER_STAGING_AUTH_URL, PROVIDER_STAGING_AUDIENCE: required with PROVIDER_STAGING_BASE_URL",
-    );
-  }
-  return {
-    baseUrl: env.PROVIDER_STAGING_BASE_URL,
-    authUrl: env.PROVIDER_STAGING_AUTH_URL,
-    audience: env.PROVIDER_STAGING_AUDIENCE,
   };
 }
 

@@ -64,9 +64,23 @@ const strictBoolean = z.stringbool({
 
 const PROXY_HOPS = "must be true, false or the number of proxies in front (0 to 10)";
 
+/**
+ * A whole number read from its text, within bounds, with one message that says what is
+ * expected: zod's own ("expected number, received NaN", "Too small") names neither the unit nor
+ * the range.
+ */
+function wholeNumber(bounds: { min: number; max?: number; unit?: string }) {
+  const { min, max, unit } = bounds;
+  const what = `must be a whole number${unit ? ` of ${unit}` : ""}`;
+  const message = max === undefined ? `${what}, at least ${min}` : `${what} from ${min} to ${max}`;
+  const atLeast = z.coerce.number({ message }).int(message).min(min, message);
+  return max === undefined ? atLeast : atLeast.max(max, message);
+}
+const MS = "milliseconds";
+
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: wholeNumber({ min: 0, max: 65535 }).default(3000),
   /**
    * The interface every HTTP listener binds. Default: 0.0.0.0 in production (a container's
    * port mapping needs it), 127.0.0.1 otherwise; development defaults refuse anything else.
@@ -83,7 +97,7 @@ export const EnvSchema = z.object({
    * How long the web role waits for an unreachable REDIS_URL at start-up before it exits (its
    * orchestrator restarts it); a worker waits as long as it takes.
    */
-  REDIS_WAIT_MS: z.coerce.number().int().min(0).default(60_000),
+  REDIS_WAIT_MS: wholeNumber({ min: 0, unit: MS }).default(60_000),
   /**
    * How long a shutdown (SIGTERM, SIGINT, SIGHUP) may take: one not finished by then logs what it
    * still waits for and exits non-zero. Below Kubernetes' 30 s grace period by default.
@@ -109,14 +123,14 @@ export const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\/.+/, "must be a postgres:// URL")
     .optional(),
   /** Postgres connections per process (each web and worker process has its own pool). */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  DATABASE_POOL_SIZE: wholeNumber({ min: 1, max: 500 }).default(10),
   /** A Postgres statement running longer is cancelled, and the job retried. */
-  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber({ min: 100, unit: MS }).default(10_000),
   SHOPIFY_API_KEY: z.string().min(1).optional(),
   SHOPIFY_API_SECRET: z.string().min(1).optional(),
   SHOPIFY_API_VERSION: z
     .string()
-    .regex(/^\d{4}-\d{2}$/)
+    .regex(/^\d{4}-\d{2}$/, "must be a Shopify API version, YYYY-MM (e.g. 2026-10)")
     .default("2026-10"),
   /**
    * Sends every Shopify Admin API call (GraphQL, OAuth token) to this origin instead of
@@ -176,10 +190,10 @@ export const EnvSchema = z.object({
     .optional(),
   PROVIDER_STAGING_AUTH_URL: optionalUrl,
   PROVIDER_STAGING_AUDIENCE: z.string().min(1).optional(),
-  PROVIDER_RATE_LIMIT: z.coerce.number().int().positive().default(100),
-  PROVIDER_RATE_WINDOW_MS: z.coerce.number().int().positive().default(60_000),
+  PROVIDER_RATE_LIMIT: wholeNumber({ min: 1, unit: "requests" }).default(100),
+  PROVIDER_RATE_WINDOW_MS: wholeNumber({ min: 1, unit: MS }).default(60_000),
   /** Added to each limiter slot for clock granularity and unanswered requests; default min(50, window/400). */
-  PROVIDER_RATE_MARGIN_MS: z.coerce.number().int().nonnegative().optional(),
+  PROVIDER_RATE_MARGIN_MS: wholeNumber({ min: 0, unit: MS }).optional(),
   /**
    * The limiter spreads bulk work's slots (backfill, resync, sweep) evenly over the window
    * instead of granting every free slot at once, so a live order arriving mid-backfill finds a
@@ -193,32 +207,28 @@ export const EnvSchema = z.object({
    */
   LIMITER_LIVE_SLOW_START: strictBoolean.default(true),
   /** How long a provider request may take before it counts as failed (and is retried). */
-  PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  PROVIDER_TIMEOUT_MS: wholeNumber({ min: 1, unit: MS }).default(10_000),
   /**
    * `--role web` only: how many processes serve PORT (node:cluster, one per core is the useful
    * most). Each is a whole receiver with its own Redis connections; needs REDIS_URL.
    */
-  WEB_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
-  WORKER_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  WEB_PROCESSES: wholeNumber({ min: 1, max: 64 }).default(1),
+  WORKER_CONCURRENCY: wholeNumber({ min: 1 }).default(16),
   /**
    * How many queues the sync jobs are spread over, by store (src/queue/sync-shards.ts): each
    * has its own hash tag, so on a Redis Cluster each can sit on its own master. Unset: 1 on one
    * Redis, the number of masters on a cluster.
    */
-  SYNC_QUEUE_SHARDS: z.coerce.number().int().min(1).max(256).optional(),
+  SYNC_QUEUE_SHARDS: wholeNumber({ min: 1, max: 256 }).optional(),
   /**
    * A worker's job lock; a worker that dies (kill -9, OOM) leaves its active jobs locked this
    * long before another worker takes them over (BullMQ's stalled-job check runs as often).
    */
-  WORKER_LOCK_MS: z.coerce.number().int().min(1_000).default(30_000),
-  SYNC_ATTEMPTS: z.coerce.number().int().positive().default(12),
-  SYNC_RETRY_DELAY_MS: z.coerce.number().int().positive().default(2_000),
-  WEBHOOK_MAX_BYTES: z.coerce.number().int().positive().default(1_048_576),
-  RECONCILE_INTERVAL_MS: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(15 * 60_000),
+  WORKER_LOCK_MS: wholeNumber({ min: 1_000, unit: MS }).default(30_000),
+  SYNC_ATTEMPTS: wholeNumber({ min: 1 }).default(12),
+  SYNC_RETRY_DELAY_MS: wholeNumber({ min: 1, unit: MS }).default(2_000),
+  WEBHOOK_MAX_BYTES: wholeNumber({ min: 1, unit: "bytes" }).default(1_048_576),
+  RECONCILE_INTERVAL_MS: wholeNumber({ min: 1, unit: MS }).default(15 * 60_000),
   /**
    * Days a provider event's body (customer data) is kept; older bodies are reduced to their IDs
    * by the maintenance worker, hourly. The rows (topic, times, outcome) stay.
@@ -230,7 +240,7 @@ export const EnvSchema = z.object({
     .max(3650, "must be at most 3650 days (10 years)")
     .default(90),
   /** When set, the process also serves /metrics and /healthz on this port (worker processes). */
-  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_PORT: wholeNumber({ min: 1, max: 65535 }).optional(),
   /** When set, /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** How many provider stores get their own `store` label in /metrics; the rest are `other`. */
@@ -253,12 +263,72 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     Object.entries(source).filter(([, value]) => value !== undefined && value !== ""),
   );
   const result = EnvSchema.safeParse(cleaned);
-  if (result.success && result.data.REDIS_URL && result.data.REDIS_CLUSTER_NODES) {
+  // A value can fail several checks with one message (a huge number: not a safe integer, and
+  // above the maximum); each line is said once.
+  const lines = [
+    ...new Set([
+      ...(result.success ? [] : result.error.issues).map(
+        (issue) => `  ${issue.path.join(".")}: ${issue.message}`,
+      ),
+      ...combinationProblems(cleaned).map((problem) => `  ${problem}`),
+    ]),
+  ];
+  if (result.success && lines.length === 0) return result.data;
+  throw new ConfigError(`invalid environment:\n${lines.join("\n")}`);
+}
+
+/**
+ * Variables that only work together, read from the text as given (so they are named with every
+ * other bad variable, before anything starts): a provider's API needs its token endpoint and
+ * audience, and one Redis is either REDIS_URL or a cluster.
+ */
+function combinationProblems(set: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const [base, needs] of [
+    ["PROVIDER_BASE_URL", ["PROVIDER_AUTH_URL", "PROVIDER_AUDIENCE"]],
+    ["PROVIDER_STAGING_BASE_URL", ["PROVIDER_STAGING_AUTH_URL", "PROVIDER_STAGING_AUDIENCE"]],
+  ] as const) {
+    const missing = needs.filter((name) => set[name] === undefined);
+    if (set[base] !== undefined && missing.length > 0) {
+      problems.push(`${missing.join(", ")}: required with ${base}`);
+    }
+  }
+  if (set.REDIS_URL !== undefined && set.REDIS_CLUSTER_NODES !== undefined) {
+    problems.push("REDIS_URL, REDIS_CLUSTER_NODES: set one of them, not both");
+  }
+  return problems;
+}
+
+/** Where a provider environment's API and tokens are: its URL, token endpoint and audience. */
+export interface ConfiguredProvider {
+  baseUrl: string;
+  authUrl: string;
+  audience: string;
+}
+
+/**
+ * The provider environment the variables name (PROVIDER_BASE_URL, PROVIDER_AUTH_URL,
+ * PROVIDER_AUDIENCE, or their PROVIDER_STAGING_ twins), or undefined when its base URL is unset.
+ * parseEnv has already refused a base URL without the other two.
+ */
+export function configuredProvider(
+  env: Env,
+  environment: "production" | "staging",
+): ConfiguredProvider | undefined {
+  const [baseUrl, authUrl, audience] =
+    environment === "production"
+      ? [env.PROVIDER_BASE_URL, env.PROVIDER_AUTH_URL, env.PROVIDER_AUDIENCE]
+      : [
+          env.PROVIDER_STAGING_BASE_URL,
+          env.PROVIDER_STAGING_AUTH_URL,
+          env.PROVIDER_STAGING_AUDIENCE,
+        ];
+  if (!baseUrl) return undefined;
+  if (!authUrl || !audience) {
+    const prefix = environment === "production" ? "PROVIDER" : "PROVIDER_STAGING";
     throw new ConfigError(
-      "invalid environment:\n  REDIS_URL, REDIS_CLUSTER_NODES: set one of them, not both",
+      `invalid environment:\n  ${prefix}_AUTH_URL, ${prefix}_AUDIENCE: required with ${prefix}_BASE_URL`,
     );
   }
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
-  throw new ConfigError(`invalid environment:\n${lines.join("\n")}`);
+  return { baseUrl, authUrl, audience };
 }

@@ -32,6 +32,64 @@ describe("parseEnv", () => {
     expect(message).toContain("ENCRYPTION_KEY: must be 32 bytes");
   });
 
+  it("says what a numeric variable expects, never zod's `expected number, received NaN`", () => {
+    const expected: Record<string, string> = {
+      PORT: "must be a whole number from 0 to 65535",
+      METRICS_PORT: "must be a whole number from 1 to 65535",
+      REDIS_WAIT_MS: "must be a whole number of milliseconds, at least 0",
+      DATABASE_POOL_SIZE: "must be a whole number from 1 to 500",
+      DATABASE_STATEMENT_TIMEOUT_MS: "must be a whole number of milliseconds, at least 100",
+      PROVIDER_RATE_LIMIT: "must be a whole number of requests, at least 1",
+      PROVIDER_RATE_WINDOW_MS: "must be a whole number of milliseconds, at least 1",
+      PROVIDER_RATE_MARGIN_MS: "must be a whole number of milliseconds, at least 0",
+      PROVIDER_TIMEOUT_MS: "must be a whole number of milliseconds, at least 1",
+      WEB_PROCESSES: "must be a whole number from 1 to 64",
+      WORKER_CONCURRENCY: "must be a whole number, at least 1",
+      SYNC_QUEUE_SHARDS: "must be a whole number from 1 to 256",
+      WORKER_LOCK_MS: "must be a whole number of milliseconds, at least 1000",
+      SYNC_ATTEMPTS: "must be a whole number, at least 1",
+      SYNC_RETRY_DELAY_MS: "must be a whole number of milliseconds, at least 1",
+      WEBHOOK_MAX_BYTES: "must be a whole number of bytes, at least 1",
+      RECONCILE_INTERVAL_MS: "must be a whole number of milliseconds, at least 1",
+    };
+    for (const [name, reason] of Object.entries(expected)) {
+      for (const bad of ["eighty", "1.5", "-1", "99999999999999999999"]) {
+        let message = "";
+        try {
+          parseEnv({ [name]: bad });
+        } catch (error) {
+          message = (error as Error).message;
+        }
+        expect(message, `${name}=${bad}`).toBe(`invalid environment:\n  ${name}: ${reason}`);
+      }
+    }
+    expect(() => parseEnv({ SHOPIFY_API_VERSION: "latest" })).toThrow(
+      "SHOPIFY_API_VERSION: must be a Shopify API version, YYYY-MM (e.g. 2026-10)",
+    );
+  });
+
+  it("names a provider URL without its token endpoint and audience with the other bad variables", () => {
+    let message = "";
+    try {
+      parseEnv({
+        PORT: "eighty",
+        PROVIDER_BASE_URL: "https://api.example.com/v1",
+        PROVIDER_AUDIENCE: "https://api.example.com",
+        PROVIDER_STAGING_BASE_URL: "https://staging.example.com/v1",
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toBe(
+      [
+        "invalid environment:",
+        "  PORT: must be a whole number from 0 to 65535",
+        "  PROVIDER_AUTH_URL: required with PROVIDER_BASE_URL",
+        "  PROVIDER_STAGING_AUTH_URL, PROVIDER_STAGING_AUDIENCE: required with PROVIDER_STAGING_BASE_URL",
+      ].join("\n"),
+    );
+  });
+
   it("keeps provider event bodies 90 days unless PROVIDER_EVENT_RETENTION_DAYS says otherwise", () => {
     expect(parseEnv({}).PROVIDER_EVENT_RETENTION_DAYS).toBe(90);
     expect(parseEnv({ PROVIDER_EVENT_RETENTION_DAYS: "30" }).PROVIDER_EVENT_RETENTION_DAYS).toBe(
