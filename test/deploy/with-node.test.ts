@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { oldNode } from "../helpers/old-node.ts";
+import { enginesMinimum, oldNode } from "../helpers/old-node.ts";
 
 /**
  * scripts/with-node.mjs, the door every README command goes through, with a warm cache (the
@@ -189,5 +189,22 @@ describe("scripts/with-node.mjs", () => {
     expect(run.stderr.trim().split("\n").at(-1)).toBe(
       "connector: redis-server is missing: install it with `sudo apt-get install redis-server` (Debian/Ubuntu), or `brew install redis` (macOS), then run the command again",
     );
+  });
+
+  it("a Node cache it cannot write (a service user's home): stops with one line, no stack", () => {
+    // Root may write anywhere, so the cache is put under a file: mkdir fails as EACCES would.
+    const file = join(dir, "not-a-directory");
+    writeFileSync(file, "");
+    const cacheUnderFile = join(file, "cache");
+    const run = spawnSync(OLD_NODE, [WRAPPER, "node", "-e", ""], {
+      cwd: ROOT,
+      env: env({ CONNECTOR_NODE_CACHE: cacheUnderFile }),
+      encoding: "utf8",
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      `connector: this machine's Node is ${oldMajor.trim()}, older than ${enginesMinimum()}: fetching node-${process.platform}-${process.arch}@24 from the npm registry into ${join(cacheUnderFile, `node-24-${process.platform}-${process.arch}`)} (once)`,
+      `connector: cannot write the Node cache ${cacheUnderFile} (ENOTDIR): set CONNECTOR_NODE_CACHE to a directory this user may write, or install Node 24 (https://nodejs.org)`,
+    ]);
   });
 });
