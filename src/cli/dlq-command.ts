@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type {
@@ -7,24 +7,8 @@ import type {
   DeadLetterSummary,
 } from "../engine/dead-letters.ts";
 import { createDeadLetters } from "../ops/index.ts";
-import { ShopDomain } from "../sync/source-order.ts";
+import { failureCategory, shopDomain, wholeNumber } from "./arguments.ts";
 import { formatTable, printable } from "./table.ts";
-
-const shopDomain = (value: string) => {
-  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
-  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
-  return parsed.data as string;
-};
-const category = (value: string) => {
-  if (!/^[a-z-]+$/.test(value))
-    throw new InvalidArgumentError("a category such as provider-validation, config, mapping");
-  return value;
-};
-const count = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a whole number");
-  return n;
-};
 
 const clip = (text: string, max: number) =>
   text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -112,9 +96,13 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
     .command("list")
     .description("list entries, newest first")
     .option("--shop <domain>", "only this shop", shopDomain)
-    .option("--reason <category>", "only this category (provider-validation, config, …)", category)
-    .option("--limit <n>", "at most this many", count, 50)
-    .option("--offset <n>", "skip this many", count, 0)
+    .option(
+      "--reason <category>",
+      "only this category (provider-validation, config, …)",
+      failureCategory,
+    )
+    .option("--limit <n>", "at most this many", wholeNumber({ min: 1, max: 500 }), 50)
+    .option("--offset <n>", "skip this many", wholeNumber({ min: 0 }), 0)
     .option("--json", "print JSON")
     .action(
       async (opts: {
@@ -166,7 +154,7 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
     )
     .option("--all", "every entry matching --shop / --reason (all entries when neither is given)")
     .option("--shop <domain>", "with --all: only this shop", shopDomain)
-    .option("--reason <category>", "with --all: only this category", category)
+    .option("--reason <category>", "with --all: only this category", failureCategory)
     .option("--json", "print JSON")
     .action(
       async (

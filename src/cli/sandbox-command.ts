@@ -2,12 +2,8 @@ import { type Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/env.ts";
 import { type RuntimeConfig, sandboxStatePath } from "../config/runtime-config.ts";
 import { loadDevTool } from "../lib/dev-tools.ts";
+import { wholeNumber } from "./arguments.ts";
 
-const int = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a whole number");
-  return n;
-};
 const storeList = (value: string) => {
   const ids = value.split(",").map((v) => Number(v.trim()));
   if (ids.some((n) => !Number.isInteger(n) || n <= 0))
@@ -19,13 +15,18 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
   program
     .command("sandbox")
     .description("run the provider sandbox: the provider API simulated locally, over HTTP")
-    .option("--port <port>", "port (0 = a free one)", int, 0)
+    .option("--port <port>", "port (0 = a free one)", wholeNumber({ min: 0, max: 65535 }), 0)
     .option("--client-id <id>", "client ID it accepts (generated when omitted)")
     .option("--client-secret <secret>", "client secret it accepts (generated when omitted)")
     .option("--stores <ids>", "store IDs the client covers", storeList, [1001])
-    .option("--rate-limit <n>", "requests per window per store", int, 100)
-    .option("--window-ms <ms>", "rate-limit window in milliseconds", int, 60_000)
-    .option("--registrations <n>", "registrations seeded per store", int, 25)
+    .option("--rate-limit <n>", "requests per window per store", wholeNumber({ min: 1 }), 100)
+    .option(
+      "--window-ms <ms>",
+      "rate-limit window in milliseconds",
+      wholeNumber({ min: 1 }),
+      60_000,
+    )
+    .option("--registrations <n>", "registrations seeded per store", wholeNumber({ min: 0 }), 25)
     .option(
       "--control",
       "serve /_sandbox/* (state, faults, budget use, registrations; claims and their webhooks) for test harnesses",

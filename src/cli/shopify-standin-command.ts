@@ -1,11 +1,6 @@
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { loadDevTool } from "../lib/dev-tools.ts";
-
-const int = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a whole number");
-  return n;
-};
+import { wholeNumber } from "./arguments.ts";
 
 /**
  * `connector shopify-standin`: the stand-in Shopify (OAuth authorize and token, Admin GraphQL,
@@ -15,11 +10,11 @@ export function registerShopifyStandInCommand(program: Command) {
   program
     .command("shopify-standin")
     .description("run the stand-in Shopify locally: OAuth install, Admin GraphQL, webhooks")
-    .option("--port <port>", "port (0 = a free one)", int, 4000)
+    .option("--port <port>", "port (0 = a free one)", wholeNumber({ min: 0, max: 65535 }), 4000)
     .option(
       "--token-ttl <seconds>",
       "life of an expiring offline access token (expires_in)",
-      int,
+      wholeNumber({ min: 1 }),
       3600,
     )
     .option("--api-key <key>", "the app's client ID (SHOPIFY_API_KEY)", "dev-shopify-api-key")

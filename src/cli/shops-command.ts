@@ -13,27 +13,18 @@ import {
   ShopRepository,
   waitForDatabase,
 } from "../store/index.ts";
-import { ShopDomain } from "../sync/source-order.ts";
+import { shopDomain, wholeNumber } from "./arguments.ts";
 import { formatTable, printable } from "./table.ts";
 
-export const shopDomain = (value: string) => {
-  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
-  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
-  return parsed.data as string;
-};
-export const positiveInt = (value: string) => {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0)
-    throw new InvalidArgumentError(`must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
-  return n;
-};
+const positiveId = wholeNumber({ min: 1 });
+
 const locationPair = (value: string, previous: Record<string, number> = {}) => {
   const match = /^(\d+)=(\d+)$/.exec(value);
   if (!match?.[1] || !match[2])
     throw new InvalidArgumentError("must be SHOPIFY_LOCATION_ID=PROVIDER_LOCATION_ID");
   if (!isShopifyId(match[1]))
     throw new InvalidArgumentError("the Shopify location ID must be from 1 to 2^64-1");
-  return { ...previous, [match[1]]: positiveInt(match[2]) };
+  return { ...previous, [match[1]]: positiveId(match[2]) };
 };
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -48,7 +39,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       "--provider-client-secret <secret>",
       "provider client secret (stored encrypted)",
     )
-    .requiredOption("--store-id <n>", "provider store ID", positiveInt)
+    .requiredOption("--store-id <n>", "provider store ID", positiveId)
     .option(
       "--protection-variant-id <id>",
       "Shopify variant ID of the protection product (repeatable)",
@@ -62,7 +53,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .option(
       "--default-location <n>",
       "provider location for unmapped Shopify locations",
-      positiveInt,
+      positiveId,
     )
     .option("--currency <code>", "the provider store's currency", "USD")
     .option("--access-token <token>", "Shopify offline access token (stored encrypted)")
@@ -136,12 +127,12 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .option(
       "--default-location <n>",
       "provider location for unmapped Shopify locations",
-      positiveInt,
+      positiveId,
     )
     .option(
       "--store-id <n>",
       "provider store ID (a new store: orders are sent again to it)",
-      positiveInt,
+      positiveId,
     )
     .option(
       "--protection-variant-id <id>",

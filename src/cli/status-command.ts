@@ -1,15 +1,9 @@
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { type ConnectorStatus, collectStatus } from "../ops/index.ts";
-import { ShopDomain } from "../sync/source-order.ts";
+import { shopDomain } from "./arguments.ts";
 import { printable } from "./table.ts";
-
-const shopDomain = (value: string) => {
-  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
-  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
-  return parsed.data as string;
-};
 
 export function formatDuration(ms: number | null): string {
   if (ms === null) return "-";

@@ -12,14 +12,9 @@ import {
 } from "../backfill/index.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { ShopRepository } from "../store/index.ts";
-import { ShopDomain } from "../sync/source-order.ts";
+import { shopDomain } from "./arguments.ts";
 import { printable } from "./table.ts";
 
-const shopDomain = (value: string) => {
-  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
-  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
-  return parsed.data as string;
-};
 const instant = (value: string) => {
   try {
     return parseInstant(value, "date");

@@ -10,16 +10,18 @@
  * - `exhausted`: a transient failure that outlasted every attempt;
  * - `payload`: a webhook body that could not be used at all.
  */
-export type FailureCategory =
-  | "config"
-  | "mapping"
-  | "protected-data"
-  | "provider-validation"
-  | "provider-not-found"
-  | "provider-conflict"
-  | "link-mismatch"
-  | "exhausted"
-  | "payload";
+export const FAILURE_CATEGORIES = [
+  "config",
+  "mapping",
+  "protected-data",
+  "provider-validation",
+  "provider-not-found",
+  "provider-conflict",
+  "link-mismatch",
+  "exhausted",
+  "payload",
+] as const;
+export type FailureCategory = (typeof FAILURE_CATEGORIES)[number];
 
 /** A field a failure names: its path in the provider body, and the Shopify ID it points at. */
 export interface FailureField {

@@ -1,4 +1,5 @@
 export type { FailureCategory, FailureField, FailureRecord } from "./failure.ts";
+export { FAILURE_CATEGORIES } from "./failure.ts";
 export { canonicalHash, canonicalJson, sameJson } from "./hash.ts";
 export type { FulfillmentLink, LineItemLink, OrderLinks } from "./links.ts";
 export { customerDataWithheld, guestId, PROTECTED_DATA_REASON } from "./map-customer.ts";

@@ -1,23 +1,12 @@
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
+import { shopDomain, wholeNumber } from "../../cli/arguments.ts";
 import { openStore } from "../../cli/shops-command.ts";
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import { ProviderEventRepository, ShopRepository } from "../../store/index.ts";
-import { ShopDomain } from "../../sync/source-order.ts";
 import { ClaimRepository } from "./repository.ts";
 
-const shopDomain = (value: string) => {
-  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
-  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
-  return parsed.data as string;
-};
-const limit = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 500)
-    throw new InvalidArgumentError("must be a whole number from 1 to 500");
-  return n;
-};
 const minute = (iso: string | null) => (iso ? iso.slice(0, 16).replace("T", " ") : "");
 
 /**
@@ -57,7 +46,7 @@ export function registerClaimsCommand(program: Command, config: RuntimeConfig) {
     .command("list")
     .description("the shop's claims and shipping claims at their latest status, newest first")
     .requiredOption("--shop <domain>", "the shop", shopDomain)
-    .option("--limit <n>", "how many", limit, 50)
+    .option("--limit <n>", "how many", wholeNumber({ min: 1, max: 500 }), 50)
     .option("--json", "print JSON")
     .action(async (opts: { shop: string; limit: number; json?: boolean }) => {
       const rows = await withShop(opts.shop, (ctx) =>
@@ -83,7 +72,7 @@ export function registerClaimsCommand(program: Command, config: RuntimeConfig) {
     .command("events")
     .description("the provider's latest events about the shop's store, as received")
     .requiredOption("--shop <domain>", "the shop", shopDomain)
-    .option("--limit <n>", "how many", limit, 20)
+    .option("--limit <n>", "how many", wholeNumber({ min: 1, max: 500 }), 20)
     .option("--json", "print JSON (without the bodies: they carry customer data)")
     .action(async (opts: { shop: string; limit: number; json?: boolean }) => {
       const rows = await withShop(opts.shop, async (ctx) => {

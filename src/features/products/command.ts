@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { Presets, SingleBar } from "cli-progress";
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { withProducts } from "../../app/cli.ts";
 import type { Core } from "../../app/connector.ts";
+import { shopDomain } from "../../cli/arguments.ts";
 import { formatTable, printable } from "../../cli/table.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import { type Product, type ProviderClient, ProviderNotFoundError } from "../../provider/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
-import { ShopDomain } from "../../sync/source-order.ts";
 import type { ProductsKit } from "./compose.ts";
 import {
   type CatalogProduct,
@@ -21,12 +21,6 @@ import {
 } from "./index.ts";
 
 type Ctx = Core & { products: ProductsKit };
-
-const shopDomain = (value: string) => {
-  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
-  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
-  return parsed.data as string;
-};
 
 /** A failure the command explains in one line (exit code 1), after what it printed. */
 class ProductsCommandError extends Error {

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { withRegistrations } from "../../app/cli.ts";
-import { positiveInt, shopDomain } from "../../cli/shops-command.ts";
+import { shopDomain, wholeNumber } from "../../cli/arguments.ts";
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
@@ -57,7 +57,7 @@ export function registerRegistrationsCommand(program: Command, config: RuntimeCo
     )
     .requiredOption("--shop <domain>", "the shop", shopDomain)
     .option("--since <date>", "only registrations created since (2026-01-31 or a date-time)", since)
-    .option("--limit <n>", "at most this many registrations", positiveInt)
+    .option("--limit <n>", "at most this many registrations", wholeNumber({ min: 1 }))
     .option("--email <address>", "only this customer's registrations")
     .option("--channel <name>", "only registrations made through this channel")
     .option("--external-id <id>", "only the registration with this external ID")

@@ -3,16 +3,15 @@ import { z } from "zod";
 import type { RetryOutcome } from "../../engine/dead-letters.ts";
 import { errorResponse } from "../../lib/http-errors.ts";
 import { createDeadLetters } from "../../ops/index.ts";
+import { FAILURE_CATEGORIES } from "../../sync/failure.ts";
+import { ShopDomain } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 const Filter = z.object({
-  shop: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/, "must be a *.myshopify.com domain")
-    .optional(),
+  shop: ShopDomain.optional(),
+  // A category the connector files entries under: a misspelt one is refused, not an empty list.
   reason: z
-    .string()
-    .regex(/^[a-z-]+$/, "a category such as provider-validation, config, mapping, payload")
+    .enum(FAILURE_CATEGORIES, { message: `must be one of ${FAILURE_CATEGORIES.join(", ")}` })
     .optional(),
 });
 const Page = z.object({

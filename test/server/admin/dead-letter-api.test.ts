@@ -85,6 +85,19 @@ describe("/admin/api/dead-letters", () => {
     expect(response.status).toBe(400);
     const body = (await response.json()) as { error: { fields: { path: string }[] } };
     expect(body.error.fields.map((f) => f.path)).toContain("shop");
+    // A misspelt category is refused, not answered with an empty list.
+    const misspelt = await call("/admin/api/dead-letters?reason=provider-valdation");
+    expect(misspelt.status).toBe(400);
+    const refused = (await misspelt.json()) as {
+      error: { fields: { path: string; message: string }[] };
+    };
+    expect(refused.error.fields).toEqual([
+      {
+        path: "reason",
+        message:
+          "must be one of config, mapping, protected-data, provider-validation, provider-not-found, provider-conflict, link-mismatch, exhausted, payload",
+      },
+    ]);
   });
 
   it("shows one entry in full and 404s an unknown one", async () => {

@@ -1,0 +1,39 @@
+import { InvalidArgumentError } from "commander";
+import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
+import { ShopDomain } from "../sync/source-order.ts";
+
+/**
+ * The parsers of the CLI's option values, one per kind, so every command refuses a bad value
+ * with the same words: commander prints `error: option '--limit <n>' argument 'abc' is invalid.`
+ * and the message given here.
+ */
+
+/** A shop's *.myshopify.com domain, lower-cased. */
+export function shopDomain(value: string): string {
+  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
+  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
+  return parsed.data as string;
+}
+
+/** A whole number within bounds: `--limit`, `--offset`, `--port`, a provider store ID. */
+export function wholeNumber(bounds: { min: number; max?: number }): (value: string) => number {
+  const { min, max = Number.MAX_SAFE_INTEGER } = bounds;
+  const message =
+    max === Number.MAX_SAFE_INTEGER
+      ? `must be a whole number, at least ${min}`
+      : `must be a whole number from ${min} to ${max}`;
+  return (value) => {
+    const n = Number(value.trim());
+    if (value.trim() === "" || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(message);
+    }
+    return n;
+  };
+}
+
+/** A dead-letter category (`--reason`): one of those the connector files entries under. */
+export function failureCategory(value: string): FailureCategory {
+  const category = FAILURE_CATEGORIES.find((known) => known === value.trim());
+  if (!category) throw new InvalidArgumentError(`must be one of ${FAILURE_CATEGORIES.join(", ")}`);
+  return category;
+}

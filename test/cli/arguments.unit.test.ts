@@ -1,0 +1,40 @@
+import { InvalidArgumentError } from "commander";
+import { describe, expect, it } from "vitest";
+import { failureCategory, shopDomain, wholeNumber } from "../../src/cli/arguments.ts";
+
+/** The CLI's option parsers: what each takes, and the one message each refuses with. */
+const refusal = (parse: (value: string) => unknown, value: string): string => {
+  try {
+    parse(value);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    return (error as Error).message;
+  }
+  throw new Error(`${value} was accepted`);
+};
+
+describe("the CLI's option values", () => {
+  it("wholeNumber takes whole numbers within its bounds and names them", () => {
+    const limit = wholeNumber({ min: 1, max: 500 });
+    expect([limit("1"), limit(" 500 "), limit("50")]).toEqual([1, 500, 50]);
+    for (const bad of ["0", "501", "-5", "1.5", "ten", "", " ", "1e400"]) {
+      expect(refusal(limit, bad), bad).toBe("must be a whole number from 1 to 500");
+    }
+    const offset = wholeNumber({ min: 0 });
+    expect(offset("0")).toBe(0);
+    expect(refusal(offset, "-1")).toBe("must be a whole number, at least 0");
+    expect(refusal(offset, "9007199254740993")).toBe("must be a whole number, at least 0");
+  });
+
+  it("failureCategory takes the dead-letter categories only, and lists them", () => {
+    expect(failureCategory("provider-validation")).toBe("provider-validation");
+    expect(refusal(failureCategory, "provider-valdation")).toBe(
+      "must be one of config, mapping, protected-data, provider-validation, provider-not-found, provider-conflict, link-mismatch, exhausted, payload",
+    );
+  });
+
+  it("shopDomain takes a *.myshopify.com domain in any case", () => {
+    expect(shopDomain(" Demo-Shop.MyShopify.com ")).toBe("demo-shop.myshopify.com");
+    expect(refusal(shopDomain, "demo-shop.example.com")).toBe("must be a *.myshopify.com domain");
+  });
+});
