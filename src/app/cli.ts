@@ -6,7 +6,8 @@ import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { createProducts, type ProductsKit } from "../features/products/compose.ts";
 import { RegistrationReader } from "../features/registrations/index.ts";
 import { createLogger } from "../lib/logger.ts";
-import type { RedisTarget } from "../lib/redis-keys.ts";
+import { describeTarget, isClusterTarget, type RedisTarget } from "../lib/redis-keys.ts";
+import { whyRedisUnreachable } from "../lib/redis-wait.ts";
 import { startTracing } from "../lib/tracing.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
@@ -40,6 +41,16 @@ export async function withContext<T>(
   const tracing = await startTracing(process.env, {
     production: config.env.NODE_ENV === "production",
   });
+  const redis = resolveRedis(config);
+  // One attempt first, so that a Redis that is down or refuses the credentials is named with
+  // its cause at once, before the command's connections start retrying in the background.
+  const unreachable = await whyRedisUnreachable(redis);
+  if (unreachable !== null) {
+    const variable = isClusterTarget(redis) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+    throw new ConfigError(
+      `${variable} ${describeTarget(redis)} is unreachable (${unreachable}): start Redis or check ${variable}`,
+    );
+  }
   const ctx = createCore({
     config,
     logger: createLogger(
@@ -47,7 +58,7 @@ export async function withContext<T>(
       // Written before the call returns: the command's one closing line must come after its logs.
       pino.destination({ dest: 2, sync: true }),
     ),
-    redis: resolveRedis(config),
+    redis,
     prefix: config.env.REDIS_PREFIX,
   });
   try {
@@ -55,7 +66,8 @@ export async function withContext<T>(
       ctx.ready(),
       new Promise((_, reject) =>
         setTimeout(
-          () => reject(new ConfigError("could not reach Redis within 5 s")),
+          () =>
+            reject(new ConfigError("the connector's Redis or database did not answer within 5 s")),
           5_000,
         ).unref(),
       ),

@@ -1,5 +1,6 @@
-import { Cluster, Redis } from "ioredis";
+import { Cluster, Redis, ReplyError } from "ioredis";
 import type { Logger } from "pino";
+import { ConfigError } from "../config/env.ts";
 import { outageLines, waitUntilReachable } from "./outage.ts";
 import {
   describeTarget,
@@ -19,19 +20,27 @@ export async function waitForRedis(
   target: RedisTarget,
   options: { logger: Logger; giveUpAfterMs?: number },
 ): Promise<void> {
-  const variable = isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+  const variable = variableOf(target);
   const service = {
     variable,
     where: describeTarget(target),
     startFix: `start Redis or point ${variable} at it`,
   };
-  await waitUntilReachable(service, () => attemptConnection(target), options);
+  await waitUntilReachable(service, () => whyRedisUnreachable(target), options);
 }
 
-/** One attempt to reach Redis: null when it answers, else why not. */
-async function attemptConnection(target: RedisTarget): Promise<string | null> {
+const variableOf = (target: RedisTarget) =>
+  isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+
+/**
+ * One attempt to reach Redis: null when it answers, else why not (ECONNREFUSED, a timeout).
+ * A Redis that answers but refuses the connection's credentials throws a ConfigError instead:
+ * it is reachable, and no wait changes its answer.
+ */
+export async function whyRedisUnreachable(target: RedisTarget): Promise<string | null> {
   const probe = probeConnection(target);
-  // The socket's own error (ECONNREFUSED, ENOTFOUND…) says more than the closed connection.
+  // The connection's own error (ECONNREFUSED, ENOTFOUND, Redis's NOAUTH) says more than the
+  // closed connection that follows it.
   let socketError: NodeJS.ErrnoException | undefined;
   probe.on("error", (error: NodeJS.ErrnoException) => {
     socketError ??= error;
@@ -46,10 +55,35 @@ async function attemptConnection(target: RedisTarget): Promise<string | null> {
     }
     return (await probe.ping()) === "PONG" ? null : "it did not answer PING";
   } catch (error) {
+    const refused = credentialsRefused(target, socketError ?? error);
+    if (refused) throw refused;
     return socketError?.code ?? (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   } finally {
     probe.disconnect();
   }
+}
+
+/**
+ * Redis's answer to credentials it will not take: NOAUTH (it requires a password, none was
+ * given) or WRONGPASS (a wrong user or password). Other answers (LOADING while it reads its
+ * data at start-up) are waited out. (A password given to a Redis without one, ioredis only
+ * warns about, and connects.)
+ */
+function credentialsRefused(target: RedisTarget, error: unknown): ConfigError | null {
+  if (!(error instanceof ReplyError)) return null;
+  const message = String((error as Error).message);
+  const code = message.split(" ")[0];
+  const why =
+    code === "NOAUTH"
+      ? "requires a password, and none is given"
+      : code === "WRONGPASS"
+        ? "refused the user or password given"
+        : null;
+  if (!why) return null;
+  const variable = variableOf(target);
+  return new ConfigError(
+    `${variable} ${describeTarget(target)} ${why} (${code}): put the server's password in ${variable}, redis://:PASSWORD@host:port (or redis://USER:PASSWORD@host:port for an ACL user)`,
+  );
 }
 
 /** One connection attempt, no retries: a Redis, or a cluster client that fails once its slots cannot be read. */

@@ -1,0 +1,84 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/config/env.ts";
+import { type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
+import { waitForRedis } from "../../src/lib/redis-wait.ts";
+import { cliEntry } from "../helpers/cli.ts";
+
+/**
+ * A Redis that requires a password (a managed Redis, one with `requirepass`) and a REDIS_URL
+ * without it, or with a wrong one: Redis answers, so it is not "unreachable". Before, the start-up
+ * wait said `is unreachable (Connection is closed.)` on every attempt (a worker forever) and told
+ * the operator to start Redis; the CLI said `could not reach Redis within 5 s`.
+ */
+const PASSWORD = "correct-horse-battery";
+const logger = pino({ level: "silent" });
+let server: RedisServerHandle;
+let port: number;
+beforeAll(async () => {
+  server = await startRedisServer();
+  port = server.port;
+  const admin = new Redis(server.url);
+  await admin.config("SET", "requirepass", PASSWORD);
+  admin.disconnect();
+});
+afterAll(() => server.stop());
+
+const FIX =
+  "put the server's password in REDIS_URL, redis://:PASSWORD@host:port (or redis://USER:PASSWORD@host:port for an ACL user)";
+
+async function refusal(url: string): Promise<string> {
+  // A worker waits for an unreachable Redis as long as it takes: the refusal must end it at once.
+  const error = await waitForRedis(url, { logger }).then(
+    () => null,
+    (rejected: unknown) => rejected,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return (error as Error).message;
+}
+
+describe("a Redis that refuses the connection's credentials", () => {
+  it("stops the start-up wait at once with the cause and the fix, never the password", async () => {
+    expect(await refusal(`redis://127.0.0.1:${port}`)).toBe(
+      `REDIS_URL redis://127.0.0.1:${port} requires a password, and none is given (NOAUTH): ${FIX}`,
+    );
+    const wrong = await refusal(`redis://:not-it@127.0.0.1:${port}`);
+    expect(wrong).toBe(
+      `REDIS_URL redis://127.0.0.1:${port} refused the user or password given (WRONGPASS): ${FIX}`,
+    );
+    expect(wrong).not.toContain("not-it");
+    await expect(
+      waitForRedis(`redis://:${PASSWORD}@127.0.0.1:${port}`, { logger }),
+    ).resolves.toBeUndefined();
+  });
+
+  it("is one line from a CLI command, exit 2", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "redis-credentials-"));
+    try {
+      const run = await promisify(execFile)(process.execPath, [...cliEntry(), "status"], {
+        cwd: resolve(import.meta.dirname, "../.."),
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "",
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+          DATABASE_PATH: join(dir, "connector.sqlite"),
+        },
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `REDIS_URL redis://127.0.0.1:${port} requires a password, and none is given (NOAUTH): ${FIX}`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
