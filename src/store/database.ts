@@ -9,6 +9,7 @@ import { drizzle as drizzlePg, type NodePgDatabase } from "drizzle-orm/node-post
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import type { Logger } from "pino";
+import { ConfigError } from "../config/env.ts";
 import { outageLines, waitUntilReachable } from "../lib/outage.ts";
 import { redactedUrl } from "../lib/redact.ts";
 import * as schema from "./schema.ts";
@@ -402,8 +403,27 @@ export async function waitForDatabase(
     () =>
       db.ready().then(
         () => null,
-        (error: NodeJS.ErrnoException) => error.code ?? error.message,
+        (error: NodeJS.ErrnoException) => {
+          const refused = REFUSALS[error.code ?? ""];
+          if (refused) {
+            throw new ConfigError(
+              `DATABASE_URL ${service.where}: ${error.message} (${error.code}); ${refused}`,
+            );
+          }
+          // A socket's errno (ECONNREFUSED) says it all; a server's SQLSTATE (57P03) needs its words.
+          return error.code && /^E[A-Z]+$/.test(error.code) ? error.code : error.message;
+        },
       ),
     options,
   );
 }
+
+/**
+ * Postgres's answers that no wait changes (SQLSTATE class 28, and a database that does not
+ * exist): the server is up and says no, so the start-up stops at once with the fix.
+ */
+const REFUSALS: Record<string, string> = {
+  "28P01": "put the user's password in DATABASE_URL, postgres://USER:PASSWORD@host/db",
+  "28000": "fix the user in DATABASE_URL, or let it connect in the server's pg_hba.conf",
+  "3D000": "create the database (createdb NAME), or fix its name in DATABASE_URL",
+};

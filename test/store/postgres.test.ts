@@ -6,6 +6,7 @@ import { Session } from "@shopify/shopify-api";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { ConfigError } from "../../src/config/env.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { createSecretBox } from "../../src/lib/secret-box.ts";
 import { SealedSessionStorage } from "../../src/shopify/install/index.ts";
@@ -14,6 +15,7 @@ import {
   type Db,
   openDatabase,
   ShopRepository,
+  waitForDatabase,
 } from "../../src/store/index.ts";
 import type { OrderCreated } from "../../src/store/link-queries.ts";
 import { createTestDatabase, onSocketWrites, terminateBackends } from "../helpers/postgres.ts";
@@ -239,6 +241,47 @@ describe("the Postgres link store", () => {
     await client.end();
     expect(rows[0]?.accessToken).toMatch(/^v2:/);
     expect(JSON.stringify(rows)).not.toContain("shpat_postgres_token");
+  });
+});
+
+describe("a Postgres that answers but says no", () => {
+  // Before, each was "unreachable (3D000)" on every attempt, a worker's forever, and the fix
+  // given was to start Postgres.
+  it("stops the start-up wait at once, naming the database or the user and the fix", async () => {
+    const logger = createLogger("silent");
+    const refusal = async (change: (url: URL) => void) => {
+      const url = new URL(service("postgresUrl"));
+      change(url);
+      const db = openDatabase(url.toString(), { poolSize: 1 });
+      try {
+        const error = await waitForDatabase(db, { logger }).then(
+          () => null,
+          (rejected: unknown) => rejected,
+        );
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      } finally {
+        await db.close();
+      }
+    };
+    const where = (path: string) => {
+      const url = new URL(service("postgresUrl"));
+      return `postgres://${url.host}${path}`;
+    };
+    expect(
+      await refusal((url) => {
+        url.pathname = "/no_such_db";
+      }),
+    ).toBe(
+      `DATABASE_URL ${where("/no_such_db")}: database "no_such_db" does not exist (3D000); create the database (createdb NAME), or fix its name in DATABASE_URL`,
+    );
+    expect(
+      await refusal((url) => {
+        url.username = "ghost";
+      }),
+    ).toBe(
+      `DATABASE_URL ${where(new URL(service("postgresUrl")).pathname)}: role "ghost" does not exist (28000); fix the user in DATABASE_URL, or let it connect in the server's pg_hba.conf`,
+    );
   });
 });
 
