@@ -55,35 +55,49 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
     }
     return (await probe.ping()) === "PONG" ? null : "it did not answer PING";
   } catch (error) {
-    const refused = credentialsRefused(target, socketError ?? error);
+    // A cluster client wraps its nodes' answers: the last node's error is the cause.
+    const cause: NodeJS.ErrnoException =
+      (socketError as { lastNodeError?: NodeJS.ErrnoException } | undefined)?.lastNodeError ??
+      socketError ??
+      (error as NodeJS.ErrnoException);
+    const refused = refusal(target, cause);
     if (refused) throw refused;
-    return socketError?.code ?? (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return cause.code ?? (error as NodeJS.ErrnoException).code ?? cause.message;
   } finally {
     probe.disconnect();
   }
 }
 
 /**
- * Redis's answer to credentials it will not take: NOAUTH (it requires a password, none was
- * given) or WRONGPASS (a wrong user or password). Other answers (LOADING while it reads its
- * data at start-up) are waited out. (A password given to a Redis without one, ioredis only
- * warns about, and connects.)
+ * Redis's answers that no wait changes, as a ConfigError with the fix: NOAUTH (it requires a
+ * password, none was given), WRONGPASS (a wrong user or password), and a Redis without cluster
+ * mode given as REDIS_CLUSTER_NODES. Other answers (LOADING while it reads its data at start-up)
+ * are waited out. (A password given to a Redis without one, ioredis only warns about.)
  */
-function credentialsRefused(target: RedisTarget, error: unknown): ConfigError | null {
+function refusal(target: RedisTarget, error: unknown): ConfigError | null {
   if (!(error instanceof ReplyError)) return null;
   const message = String((error as Error).message);
   const code = message.split(" ")[0];
-  const why =
-    code === "NOAUTH"
-      ? "requires a password, and none is given"
-      : code === "WRONGPASS"
-        ? "refused the user or password given"
-        : null;
-  if (!why) return null;
   const variable = variableOf(target);
-  return new ConfigError(
-    `${variable} ${describeTarget(target)} ${why} (${code}): put the server's password in ${variable}, redis://:PASSWORD@host:port (or redis://USER:PASSWORD@host:port for an ACL user)`,
-  );
+  const where = describeTarget(target);
+  if (code === "NOAUTH" || code === "WRONGPASS") {
+    const why =
+      code === "NOAUTH"
+        ? "requires a password, and none is given"
+        : "refused the user or password given";
+    const form = isClusterTarget(target)
+      ? "redis://:PASSWORD@host:port as the first entry"
+      : "redis://:PASSWORD@host:port";
+    return new ConfigError(
+      `${variable} ${where} ${why} (${code}): put the server's password in ${variable}, ${form} (or redis://USER:PASSWORD@host:port for an ACL user)`,
+    );
+  }
+  if (/cluster support disabled/.test(message)) {
+    return new ConfigError(
+      `${variable} ${where} is a Redis without cluster mode (${message}): set REDIS_URL to it instead, or point ${variable} at a Redis Cluster's nodes`,
+    );
+  }
+  return null;
 }
 
 /** One connection attempt, no retries: a Redis, or a cluster client that fails once its slots cannot be read. */

@@ -82,3 +82,23 @@ describe("a Redis that refuses the connection's credentials", () => {
     }
   });
 });
+
+describe("a Redis without cluster mode given as REDIS_CLUSTER_NODES", () => {
+  it("stops the start-up wait at once, saying to use REDIS_URL", async () => {
+    // Before: "is unreachable (None of startup nodes is available)", and "start Redis".
+    const standalone = await startRedisServer();
+    try {
+      const target = { nodes: [{ host: "127.0.0.1", port: standalone.port }], tls: false };
+      const error = await waitForRedis(target, { logger }).then(
+        () => null,
+        (rejected: unknown) => rejected,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toBe(
+        `REDIS_CLUSTER_NODES 127.0.0.1:${standalone.port} is a Redis without cluster mode (ERR This instance has cluster support disabled): set REDIS_URL to it instead, or point REDIS_CLUSTER_NODES at a Redis Cluster's nodes`,
+      );
+    } finally {
+      await standalone.stop();
+    }
+  });
+});
