@@ -53,8 +53,18 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
         ? null
         : "the cluster's state is not ok (a master without its slots?)";
     }
-    return (await probe.ping()) === "PONG" ? null : "it did not answer PING";
+    if ((await probe.ping()) !== "PONG") return "it did not answer PING";
+    // A node of a Redis Cluster answers PING, then MOVED for most keys: named now, not later
+    // by every queue. A Redis that does not allow INFO (some managed ones) is taken as it is.
+    const info = await probe.info("cluster").catch(() => "");
+    if (/cluster_enabled:1/.test(info)) {
+      throw new ConfigError(
+        `REDIS_URL ${describeTarget(target)} is a node of a Redis Cluster: set REDIS_CLUSTER_NODES to the cluster's nodes (host:port,…) instead of REDIS_URL`,
+      );
+    }
+    return null;
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     // A cluster client wraps its nodes' answers: the last node's error is the cause.
     const cause: NodeJS.ErrnoException =
       (socketError as { lastNodeError?: NodeJS.ErrnoException } | undefined)?.lastNodeError ??

@@ -10,12 +10,16 @@ import { ConfigError } from "../../src/config/env.ts";
 import { type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
 import { waitForRedis } from "../../src/lib/redis-wait.ts";
 import { cliEntry } from "../helpers/cli.ts";
+import { service } from "../helpers/services.ts";
 
 /**
- * A Redis that requires a password (a managed Redis, one with `requirepass`) and a REDIS_URL
- * without it, or with a wrong one: Redis answers, so it is not "unreachable". Before, the start-up
- * wait said `is unreachable (Connection is closed.)` on every attempt (a worker forever) and told
- * the operator to start Redis; the CLI said `could not reach Redis within 5 s`.
+ * A Redis that answers but will not do: one that requires a password (a managed Redis, one with
+ * `requirepass`) and a REDIS_URL without it or with a wrong one, a standalone Redis given as a
+ * cluster, a cluster's node given as one Redis. Redis answers, so none is "unreachable", and no
+ * wait changes the answer: each stops the start at once with the cause and the fix. Before, the
+ * first two were `is unreachable (…)` on every attempt (a worker's forever) with the fix "start
+ * Redis", the CLI said `could not reach Redis within 5 s`, and the last one started and logged
+ * MOVED from every queue.
  */
 const PASSWORD = "correct-horse-battery";
 const logger = pino({ level: "silent" });
@@ -100,5 +104,20 @@ describe("a Redis without cluster mode given as REDIS_CLUSTER_NODES", () => {
     } finally {
       await standalone.stop();
     }
+  });
+});
+
+describe("a node of a Redis Cluster given as REDIS_URL", () => {
+  it("stops the start-up wait at once, saying to use REDIS_CLUSTER_NODES", async () => {
+    // Before: the process started, and every queue and worker logged MOVED, again and again.
+    const [node] = service("redisClusterNodes").split(",");
+    const error = await waitForRedis(`redis://${node}`, { logger }).then(
+      () => null,
+      (rejected: unknown) => rejected,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      `REDIS_URL redis://${node} is a node of a Redis Cluster: set REDIS_CLUSTER_NODES to the cluster's nodes (host:port,…) instead of REDIS_URL`,
+    );
   });
 });
