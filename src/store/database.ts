@@ -403,7 +403,10 @@ export async function waitForDatabase(
     () =>
       db.ready().then(
         () => null,
-        (error: NodeJS.ErrnoException) => {
+        (thrown: NodeJS.ErrnoException) => {
+          // drizzle wraps a failed migration statement's error ("Failed query: …") around
+          // Postgres's own, which names the cause.
+          const error = (thrown.cause as NodeJS.ErrnoException | undefined) ?? thrown;
           const refused = REFUSALS[error.code ?? ""];
           if (refused) {
             throw new ConfigError(
@@ -419,11 +422,15 @@ export async function waitForDatabase(
 }
 
 /**
- * Postgres's answers that no wait changes (SQLSTATE class 28, and a database that does not
- * exist): the server is up and says no, so the start-up stops at once with the fix.
+ * Postgres's answers that no wait changes (SQLSTATE class 28, a database that does not exist, a
+ * user that may not create the connector's tables): the server is up and says no, so the
+ * start-up stops at once with the fix.
  */
 const REFUSALS: Record<string, string> = {
   "28P01": "put the user's password in DATABASE_URL, postgres://USER:PASSWORD@host/db",
   "28000": "fix the user in DATABASE_URL, or let it connect in the server's pg_hba.conf",
   "3D000": "create the database (createdb NAME), or fix its name in DATABASE_URL",
+  // The migrations create the connector's schema and tables.
+  "42501":
+    "let the user in DATABASE_URL create schemas and tables in the database (GRANT CREATE ON DATABASE …, and on Postgres 15 or newer GRANT CREATE ON SCHEMA public …), or connect as the database's owner",
 };

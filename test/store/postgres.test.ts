@@ -282,6 +282,22 @@ describe("a Postgres that answers but says no", () => {
     ).toBe(
       `DATABASE_URL ${where(new URL(service("postgresUrl")).pathname)}: role "ghost" does not exist (28000); fix the user in DATABASE_URL, or let it connect in the server's pg_hba.conf`,
     );
+    // A user that may log in but not create the connector's tables (a database someone else
+    // owns): before, "unreachable (Failed query: CREATE SCHEMA IF NOT EXISTS "drizzle"…)".
+    const database = new URL(await createTestDatabase(service("postgresUrl"))).pathname;
+    const admin = new pg.Client({ connectionString: service("postgresUrl") });
+    await admin.connect();
+    await admin.query("DROP ROLE IF EXISTS limited_user").catch(() => {});
+    await admin.query("CREATE ROLE limited_user LOGIN");
+    await admin.end();
+    expect(
+      await refusal((url) => {
+        url.username = "limited_user";
+        url.pathname = database;
+      }),
+    ).toBe(
+      `DATABASE_URL ${where(database)}: permission denied for database ${database.slice(1)} (42501); let the user in DATABASE_URL create schemas and tables in the database (GRANT CREATE ON DATABASE …, and on Postgres 15 or newer GRANT CREATE ON SCHEMA public …), or connect as the database's owner`,
+    );
   });
 });
 
