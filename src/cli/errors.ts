@@ -54,6 +54,17 @@ export function explainCliError(
       code: 1,
     };
   }
+  // A local server (`sandbox`, `shopify-standin`) on a port that is taken, or not this user's.
+  if ((fsError?.code === "EADDRINUSE" || fsError?.code === "EACCES") && fsError.port) {
+    const why =
+      fsError.code === "EADDRINUSE"
+        ? "is in use by another program"
+        : "may not be used by this user";
+    return {
+      line: `connector: port ${fsError.port} on ${fsError.address ?? "this machine"} ${why}: stop that program or choose another --port (0 picks a free one)`,
+      code: 2,
+    };
+  }
   if ((fsError?.code === "ENOTFOUND" || fsError?.code === "EAI_AGAIN") && fsError.hostname) {
     return {
       line: `connector: the host ${fsError.hostname} could not be resolved (check the URL, and this machine's DNS)`,

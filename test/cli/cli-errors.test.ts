@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -121,6 +122,24 @@ describe("CLI errors an operator can act on", () => {
     noStack(run.stderr);
     const debug = await cli(["status"], { PORT: "eighty", LOG_LEVEL: "debug" });
     expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+
+  it("a local server's --port that is taken is one line naming the port, exit 2", async () => {
+    // Before: `connector: listen EADDRINUSE: address already in use 127.0.0.1:P (…stack)`.
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      for (const command of ["sandbox", "shopify-standin"]) {
+        const run = await cli([command, "--port", String(port)]);
+        expect(run.code, command).toBe(2);
+        expect(run.stderr.trim(), command).toBe(
+          `connector: port ${port} on 127.0.0.1 is in use by another program: stop that program or choose another --port (0 picks a free one)`,
+        );
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it("a DATABASE_PATH that is not a database is one line, exit 2, and the file is untouched", async () => {
