@@ -6,7 +6,10 @@ import { z } from "zod";
  */
 const base64Key32 = z
   .string()
-  .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded");
+  .refine(
+    (v) => Buffer.from(v, "base64").length === 32,
+    "must be 32 bytes, base64-encoded (make one with: openssl rand -base64 32)",
+  );
 
 const optionalUrl = z.url().optional();
 

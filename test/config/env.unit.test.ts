@@ -29,7 +29,9 @@ describe("parseEnv", () => {
     const message = (caught as Error).message;
     expect(message).toContain("PORT");
     expect(message).toContain("PROVIDER_BASE_URL: must end in /v1");
-    expect(message).toContain("ENCRYPTION_KEY: must be 32 bytes");
+    expect(message).toContain(
+      "ENCRYPTION_KEY: must be 32 bytes, base64-encoded (make one with: openssl rand -base64 32)",
+    );
   });
 
   it("says what a numeric variable expects, never zod's `expected number, received NaN`", () => {
