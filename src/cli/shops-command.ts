@@ -1,10 +1,11 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { pino } from "pino";
-import { withContext } from "../app/cli.ts";
+import { noProviderError, resolveProviderEndpoints, withContext } from "../app/cli.ts";
 import { databaseTarget } from "../app/infrastructure.ts";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
+import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
 import {
   createLinkRepository,
@@ -55,8 +56,15 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       "provider location for unmapped Shopify locations",
       positiveId,
     )
-    .option("--currency <code>", "the provider store's currency", "USD")
+    .option(
+      "--currency <code>",
+      "the provider store's currency (default: the store's, as the provider describes it)",
+    )
     .option("--access-token <token>", "Shopify offline access token (stored encrypted)")
+    .option(
+      "--no-verify",
+      "save without asking the provider whether the credentials work and cover the store",
+    )
     .action(
       async (opts: {
         shop: string;
@@ -66,9 +74,20 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         protectionVariantId?: string[];
         location?: Record<string, number>;
         defaultLocation?: number;
-        currency: string;
+        currency?: string;
         accessToken?: string;
+        verify: boolean;
       }) => {
+        // As the settings page does before it saves: a token, then the store.
+        const store = opts.verify
+          ? await verifiedStore(
+              config,
+              opts.providerClientId,
+              opts.providerClientSecret,
+              opts.storeId,
+            )
+          : null;
+        const currency = opts.currency ?? store?.currencyCode ?? "USD";
         const db = await openStore(config);
         const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
         const record = await new ShopRepository(db).upsertShop(opts.shop, {
@@ -79,7 +98,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             opts.providerClientSecret,
             sealedFor.providerClientSecret(opts.shop),
           ),
-          storeCurrency: opts.currency.toUpperCase(),
+          storeCurrency: currency.toUpperCase(),
           protectionVariantIds: opts.protectionVariantId ?? [],
           locationMap: opts.location ?? {},
           defaultLocationId: opts.defaultLocation ?? null,
@@ -140,6 +159,10 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       collect,
     )
     .option("--currency <code>", "the provider store's currency")
+    .option(
+      "--no-verify",
+      "with --store-id: save without asking the provider whether it is covered",
+    )
     .action(
       async (opts: {
         shop: string;
@@ -149,6 +172,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         storeId?: number;
         protectionVariantId?: string[];
         currency?: string;
+        verify: boolean;
       }) => {
         const db = await openStore(config);
         try {
@@ -156,6 +180,21 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           const shop = await repository.getShop(opts.shop);
           if (!shop) {
             throw new ConfigError(`no shop ${opts.shop}: register it with \`connector shops add\``);
+          }
+          // Another store: the shop's saved credentials must cover it, as `shops add` checks.
+          if (
+            opts.verify &&
+            opts.storeId !== undefined &&
+            opts.storeId !== shop.storeId &&
+            shop.providerClientId &&
+            shop.providerClientSecretSealed
+          ) {
+            const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
+            const secret = box.open(
+              shop.providerClientSecretSealed,
+              sealedFor.providerClientSecret(opts.shop),
+            );
+            await verifiedStore(config, shop.providerClientId, secret, opts.storeId);
           }
           const unknown = (opts.removeLocation ?? []).filter((id) => !(id in shop.locationMap));
           if (unknown.length > 0) {
@@ -323,4 +362,45 @@ export async function openStore(config: RuntimeConfig): Promise<Db> {
     throw error;
   }
   return db;
+}
+
+/**
+ * The provider store `storeId` as the provider describes it, once the credentials have been
+ * checked the way the connector will use them (a client-credentials token, then GET /stores/N):
+ * a ConfigError with the provider's answer when they do not work or do not cover the store, so
+ * nothing wrong is saved (every order would go to the dead-letter queue as `config`).
+ */
+async function verifiedStore(
+  config: RuntimeConfig,
+  clientId: string,
+  clientSecret: string,
+  storeId: number,
+): Promise<VerifiedStore> {
+  const endpoints = resolveProviderEndpoints(config);
+  if (!endpoints) {
+    throw new ConfigError(`${noProviderError(config).message}; or pass --no-verify`);
+  }
+  const result = await withContext(config, (ctx) =>
+    verifyProviderCredentials({
+      ...endpoints,
+      clientId,
+      clientSecret,
+      environment: "production",
+      redis: ctx.redis,
+      secrets: ctx.secrets,
+      prefix: ctx.prefix,
+    }),
+  );
+  if (!result.ok) {
+    const said = `${result.message.charAt(0).toLowerCase()}${result.message.slice(1)}`;
+    throw new ConfigError(`nothing saved: ${said} (--no-verify saves without asking)`);
+  }
+  const store = result.stores.find((s) => s.storeId === storeId && s.problem === null);
+  if (!store) {
+    const covered = result.stores.filter((s) => s.problem === null).map((s) => s.storeId);
+    throw new ConfigError(
+      `nothing saved: these credentials do not give access to provider store ${storeId} (they cover ${covered.join(", ") || "no store"}); check --store-id (--no-verify saves without asking)`,
+    );
+  }
+  return store;
 }

@@ -33,7 +33,7 @@ afterAll(async () => {
 
 describe("the production image under kill -9", () => {
   it("syncs every order exactly once through a worker killed and restarted", async () => {
-    image.registerShop();
+    await image.registerShop();
     await image.start("web");
     let worker = await image.start("worker");
     const template = JSON.parse(exampleOrder()) as Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatTable } from "../../src/cli/table.ts";
+import { sealedFor } from "../../src/lib/secret-box.ts";
 import { runCli } from "../helpers/cli.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -7,9 +8,16 @@ import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 let p: Pipeline;
 beforeAll(async () => {
-  p = await startPipeline();
+  // A second store, in euros: the test shop's credentials cover both.
+  p = await startPipeline({ sandbox: { stores: [1001, 1002], storeCurrency: { 1002: "EUR" } } });
 });
 afterAll(() => p.close());
+
+/** The test's provider sandbox, as an operator's PROVIDER_BASE_URL, token URL and audience. */
+function providerEnv(): Record<string, string> {
+  const { baseUrl, authUrl, audience } = p.ctx.providers.endpoints("production");
+  return { PROVIDER_BASE_URL: baseUrl, PROVIDER_AUTH_URL: authUrl, PROVIDER_AUDIENCE: audience };
+}
 
 describe("connector shops update", () => {
   it("changes one setting at a time and keeps the rest, the secret included", async () => {
@@ -73,20 +81,109 @@ describe("connector shops update", () => {
     const model = newModelOrder(77, 77_000);
     await p.send("orders/create", orderPayload(model));
     await p.drain();
-    const moved = await runCli(p.ctx, [
-      "shops",
-      "update",
-      "--shop",
-      TEST_SHOP,
-      "--store-id",
-      "1002",
-    ]);
+    const moved = await runCli(
+      p.ctx,
+      ["shops", "update", "--shop", TEST_SHOP, "--store-id", "1002"],
+      providerEnv(),
+    );
+    expect(moved.stderr).toBe("");
     expect(moved.code).toBe(0);
     expect(moved.stdout).toContain(
       "1 orders were linked to store 1001: they will be sent to store 1002 the next time they change",
     );
     expect(await p.ctx.links.loadLinks(TEST_SHOP, String(model.id))).toBeNull();
-    await runCli(p.ctx, ["shops", "update", "--shop", TEST_SHOP, "--store-id", "1001"]);
+    const back = await runCli(
+      p.ctx,
+      ["shops", "update", "--shop", TEST_SHOP, "--store-id", "1001"],
+      providerEnv(),
+    );
+    expect(back.code).toBe(0);
+  });
+
+  it("asks the provider first: a store the credentials do not cover is refused, nothing saved", async () => {
+    // Before, any store ID was saved, and every order then went to the dead-letter queue.
+    const refused = await runCli(
+      p.ctx,
+      ["shops", "update", "--shop", TEST_SHOP, "--store-id", "4242"],
+      providerEnv(),
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toBe(
+      "nothing saved: these credentials do not give access to provider store 4242 (they cover 1001, 1002); check --store-id (--no-verify saves without asking)",
+    );
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeId).toBe(1001);
+    // Offline, on purpose: saved as given.
+    const unverified = await runCli(p.ctx, [
+      "shops",
+      "update",
+      "--shop",
+      TEST_SHOP,
+      "--store-id",
+      "4242",
+      "--no-verify",
+    ]);
+    expect(unverified.code).toBe(0);
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeId).toBe(4242);
+    await runCli(
+      p.ctx,
+      ["shops", "update", "--shop", TEST_SHOP, "--store-id", "1001"],
+      providerEnv(),
+    );
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeId).toBe(1001);
+  });
+});
+
+describe("connector shops add", () => {
+  const NEW_SHOP = "cli-added.myshopify.com";
+  /** The test shop's provider credentials, which the sandbox takes. */
+  const credentials = async () => {
+    const shop = await p.ctx.shops.getShop(TEST_SHOP);
+    if (!shop?.providerClientId || !shop.providerClientSecretSealed) {
+      throw new Error("the test shop has no provider credentials");
+    }
+    return {
+      id: shop.providerClientId,
+      secret: p.ctx.secrets.open(
+        shop.providerClientSecretSealed,
+        sealedFor.providerClientSecret(TEST_SHOP),
+      ),
+    };
+  };
+  const add = async (secret: string) =>
+    runCli(
+      p.ctx,
+      [
+        "shops",
+        "add",
+        "--shop",
+        NEW_SHOP,
+        "--provider-client-id",
+        (await credentials()).id,
+        "--provider-client-secret",
+        secret,
+        "--store-id",
+        "1002",
+      ],
+      providerEnv(),
+    );
+
+  it("saves nothing when the provider refuses the credentials, and says so", async () => {
+    const refused = await add("not-the-secret");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toBe(
+      "nothing saved: the provider did not accept this client ID and secret for the production environment. Check both values (and the environment) in your provider account, then try again. (--no-verify saves without asking)",
+    );
+    expect(await p.ctx.shops.getShop(NEW_SHOP)).toBeNull();
+  });
+
+  it("registers a shop whose credentials cover the store, in the store's own currency", async () => {
+    // Before, the currency was USD unless --currency said otherwise, whatever the store's.
+    const added = await add((await credentials()).secret);
+    expect(added.stderr).toBe("");
+    expect(added.stdout.trim()).toBe(
+      `shop ${NEW_SHOP} registered: provider store 1002, status active`,
+    );
+    expect((await p.ctx.shops.getShop(NEW_SHOP))?.storeCurrency).toBe("EUR");
   });
 });
 

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
   chmodSync,
@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { type SandboxHandle, startSandbox } from "@connector/provider-sandbox";
 import { bundle, PRODUCT_ENTRIES } from "../../scripts/bundle.ts";
 import { freePort } from "../../src/lib/redis-server.ts";
@@ -42,7 +43,8 @@ export interface ImageRun {
   /** Runs `node dist/cli.mjs …` as nobody with the image's environment. */
   cli(args: string[]): string;
   /** Registers IMAGE_SHOP against the sandbox's store 1001, as an operator would (the CLI). */
-  registerShop(): string;
+  /** `shops add`, which asks the sandbox (in this process) first: so not a blocking call. */
+  registerShop(): Promise<string>;
   start(role: "web" | "worker"): Promise<ChildProcess>;
   close(): Promise<void>;
 }
@@ -158,23 +160,30 @@ export async function startImage(app: string, redisUrl: string): Promise<ImageRu
     webUrl: `http://127.0.0.1:${port}`,
     env,
     cli,
-    registerShop() {
-      return cli([
-        "shops",
-        "add",
-        "--shop",
-        IMAGE_SHOP,
-        "--provider-client-id",
-        "image-client",
-        "--provider-client-secret",
-        "image-client-secret",
-        "--store-id",
-        "1001",
-        "--location",
-        "48752903=1",
-        "--default-location",
-        "1",
-      ]);
+    async registerShop() {
+      const { stdout } = await promisify(execFile)(
+        "setpriv",
+        [
+          ...asNobody,
+          "dist/cli.mjs",
+          "shops",
+          "add",
+          "--shop",
+          IMAGE_SHOP,
+          "--provider-client-id",
+          "image-client",
+          "--provider-client-secret",
+          "image-client-secret",
+          "--store-id",
+          "1001",
+          "--location",
+          "48752903=1",
+          "--default-location",
+          "1",
+        ],
+        { cwd: app, env, encoding: "utf8" },
+      );
+      return stdout;
     },
     async start(role) {
       const child = spawn("setpriv", [...asNobody, "dist/main.mjs", "--role", role], {

@@ -47,7 +47,7 @@ describe("the production image, without Docker", () => {
     // Installed with no compiler on PATH: nothing was built, better-sqlite3's own binary loads.
     expect(existsSync(join(app, "node_modules/better-sqlite3/build"))).toBe(false);
 
-    image.registerShop();
+    await image.registerShop();
     await image.start("web");
     await image.start("worker");
     expect((await fetch(`${image.webUrl}/readyz`)).status).toBe(200);
