@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve as resolvePath } from "node:path";
 import { pino } from "pino";
 import { ConfigError, configuredProvider } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
@@ -46,6 +47,12 @@ export async function withContext<T>(
   // its cause at once, before the command's connections start retrying in the background.
   const unreachable = await whyRedisUnreachable(redis);
   if (unreachable !== null) {
+    if (!config.env.REDIS_URL && !config.env.REDIS_CLUSTER_NODES) {
+      // The address came from redis.url, which a start that was killed leaves behind.
+      throw new ConfigError(
+        `no connector answers on ${dirname(resolvePath(config.env.DATABASE_PATH))}: the private Redis its \`npm start\` recorded (${describeTarget(redis)}) is unreachable (${unreachable}); start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
+      );
+    }
     const variable = isClusterTarget(redis) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
     throw new ConfigError(
       `${variable} ${describeTarget(redis)} is unreachable (${unreachable}): start Redis or check ${variable}`,

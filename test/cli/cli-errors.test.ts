@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -139,6 +139,26 @@ describe("CLI errors an operator can act on", () => {
       }
     } finally {
       await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it("after `npm start` was killed, says no connector answers, not that REDIS_URL is wrong", async () => {
+    // A start killed with -9 leaves redis.url behind, and its private Redis died with it.
+    const dir = mkdtempSync(join(tmpdir(), "cli-killed-start-"));
+    try {
+      const closed = await freePort();
+      mkdirSync(join(dir, "redis"));
+      writeFileSync(join(dir, "redis", "redis.url"), `redis://127.0.0.1:${closed}`);
+      const run = await cli(["status"], {
+        REDIS_URL: "",
+        DATABASE_PATH: join(dir, "connector.sqlite"),
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `no connector answers on ${dir}: the private Redis its \`npm start\` recorded (redis://127.0.0.1:${closed}) is unreachable (ECONNREFUSED); start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
