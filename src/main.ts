@@ -4,7 +4,7 @@ import { createConnector } from "./app/connector.ts";
 import { DEMO_SHOP, registerDemoShop, resolveServices, Started } from "./app/development.ts";
 import { databaseTarget } from "./app/infrastructure.ts";
 import { ConfigError, type Env, parseEnv } from "./config/env.ts";
-import { resolveRuntimeConfig } from "./config/runtime-config.ts";
+import { listenerClashes, resolveRuntimeConfig } from "./config/runtime-config.ts";
 import { flushCompileCache } from "./lib/compile-cache.ts";
 import { createLogger } from "./lib/logger.ts";
 import { createSecretBox, type SecretBox } from "./lib/secret-box.ts";
@@ -95,6 +95,10 @@ async function main() {
   // First, so a port in use stops the process before anything else was started. The worker
   // role serves no HTTP otherwise; in the other roles this is a second listener. In a web
   // cluster the primary serves it, summed over the web processes.
+  const clashes = listenerClashes(env, role);
+  if (clashes.length > 0) {
+    throw new ConfigError(`invalid environment:\n${clashes.map((c) => `  ${c}`).join("\n")}`);
+  }
   const metricsServer =
     env.METRICS_PORT && webProcesses === 1
       ? await startMetricsServer(metrics, {

@@ -125,3 +125,26 @@ export function resolveRuntimeConfig(env: Env): RuntimeConfig {
   }
   return config;
 }
+
+/**
+ * This process's own listeners on one port (METRICS_PORT as PORT, or as the built-in sandbox's
+ * PORT + 1): the second to listen would find the port taken, by this very process, and say that
+ * "another program" holds it. One line per clash; none for a worker's METRICS_PORT on PORT, as
+ * the worker role serves nothing else.
+ */
+export function listenerClashes(env: Env, role: "all" | "web" | "worker"): string[] {
+  const { PORT: port, METRICS_PORT: metricsPort } = env;
+  if (metricsPort === undefined || port === 0) return [];
+  if (role !== "worker" && metricsPort === port) {
+    return [
+      `METRICS_PORT: must differ from PORT (${port}), where the web process serves /metrics already`,
+    ];
+  }
+  const sandbox = !env.PROVIDER_BASE_URL && env.NODE_ENV !== "production";
+  if (sandbox && metricsPort === port + 1) {
+    return [
+      `METRICS_PORT: ${metricsPort} is the built-in provider sandbox's port (PORT + 1); choose another`,
+    ];
+  }
+  return [];
+}

@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { limiterOptions } from "../../src/app/connector.ts";
 import { ConfigError, parseEnv } from "../../src/config/env.ts";
+import { listenerClashes } from "../../src/config/runtime-config.ts";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 
 describe("parseEnv", () => {
@@ -90,6 +91,29 @@ describe("parseEnv", () => {
         "  PROVIDER_STAGING_AUTH_URL, PROVIDER_STAGING_AUDIENCE: required with PROVIDER_STAGING_BASE_URL",
       ].join("\n"),
     );
+  });
+
+  it("names a METRICS_PORT that is PORT, or the sandbox's PORT + 1, before either listens", () => {
+    // Before: "PORT 127.0.0.1:3600 is in use by another program", the program being this one.
+    const clashes = (env: Record<string, string>, role: "all" | "web" | "worker" = "all") =>
+      listenerClashes(parseEnv(env), role);
+    expect(clashes({ PORT: "3600", METRICS_PORT: "3600" })).toEqual([
+      "METRICS_PORT: must differ from PORT (3600), where the web process serves /metrics already",
+    ]);
+    expect(clashes({ PORT: "3600", METRICS_PORT: "3600" }, "web")).toHaveLength(1);
+    // A worker serves nothing on PORT.
+    expect(clashes({ PORT: "3600", METRICS_PORT: "3600" }, "worker")).toEqual([]);
+    expect(clashes({ METRICS_PORT: "3001" }, "worker")).toEqual([
+      "METRICS_PORT: 3001 is the built-in provider sandbox's port (PORT + 1); choose another",
+    ]);
+    // With a provider of its own there is no sandbox: PORT + 1 is free for metrics.
+    const provider = {
+      PROVIDER_BASE_URL: "https://api.example.com/v1",
+      PROVIDER_AUTH_URL: "https://auth.example.com",
+      PROVIDER_AUDIENCE: "https://api.example.com",
+    };
+    expect(clashes({ ...provider, METRICS_PORT: "3001" })).toEqual([]);
+    expect(clashes({ PORT: "0", METRICS_PORT: "1" })).toEqual([]);
   });
 
   it("keeps provider event bodies 90 days unless PROVIDER_EVENT_RETENTION_DAYS says otherwise", () => {
