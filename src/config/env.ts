@@ -89,7 +89,17 @@ export const EnvSchema = z.object({
    * port mapping needs it), 127.0.0.1 otherwise; development defaults refuse anything else.
    */
   HOST: z.string().min(1).optional(),
-  APP_URL: z.url().optional(),
+  /**
+   * Where Shopify and browsers reach the connector: an origin, as the connector serves its
+   * routes (/webhooks/shopify, /shopify/install, /settings) at the root of it.
+   */
+  APP_URL: z
+    .url()
+    .refine((v) => {
+      const url = new URL(v);
+      return url.pathname === "/" && !url.search && !url.hash;
+    }, "must be an origin such as https://connector.example.com, with no path: the connector serves /webhooks/shopify and its pages at the root")
+    .optional(),
   REDIS_URL: optionalUrl,
   /**
    * A Redis Cluster instead of one Redis (REDIS_URL): seed nodes, `host:port,…`. BullMQ's keys

@@ -107,7 +107,9 @@ export function resolveRuntimeConfig(env: Env): RuntimeConfig {
   const host = env.HOST ?? (env.NODE_ENV === "production" ? "0.0.0.0" : "127.0.0.1");
   const config: RuntimeConfig = {
     env,
-    appUrl: env.APP_URL ?? `http://localhost:${env.PORT}`,
+    // An origin (parseEnv refuses a path): without the trailing slash URL parsing adds, so
+    // that `${appUrl}/webhooks/shopify` has one slash.
+    appUrl: env.APP_URL ? new URL(env.APP_URL).origin : `http://localhost:${env.PORT}`,
     host,
     shopifyApiKey: pick("SHOPIFY_API_KEY", env.SHOPIFY_API_KEY, DEV_SHOPIFY_KEY),
     shopifyApiSecret: pick("SHOPIFY_API_SECRET", env.SHOPIFY_API_SECRET, DEV_SHOPIFY_SECRET),

@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { limiterOptions } from "../../src/app/connector.ts";
 import { ConfigError, parseEnv } from "../../src/config/env.ts";
-import { listenerClashes } from "../../src/config/runtime-config.ts";
+import { listenerClashes, resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 
 describe("parseEnv", () => {
@@ -114,6 +114,21 @@ describe("parseEnv", () => {
     };
     expect(clashes({ ...provider, METRICS_PORT: "3001" })).toEqual([]);
     expect(clashes({ PORT: "0", METRICS_PORT: "1" })).toEqual([]);
+  });
+
+  it("takes APP_URL as an origin only: a path would be dropped from the URLs built on it", () => {
+    const env = parseEnv({ APP_URL: "https://connector.example.com/" });
+    // The trailing slash is dropped, so that `${appUrl}/webhooks/shopify` has one.
+    expect(resolveRuntimeConfig(env).appUrl).toBe("https://connector.example.com");
+    for (const bad of [
+      "https://example.com/connector",
+      "https://example.com/?x=1",
+      "http://localhost:3000/settings",
+    ]) {
+      expect(() => parseEnv({ APP_URL: bad }), bad).toThrow(
+        "APP_URL: must be an origin such as https://connector.example.com, with no path: the connector serves /webhooks/shopify and its pages at the root",
+      );
+    }
   });
 
   it("keeps provider event bodies 90 days unless PROVIDER_EVENT_RETENTION_DAYS says otherwise", () => {
