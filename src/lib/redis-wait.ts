@@ -34,8 +34,9 @@ const variableOf = (target: RedisTarget) =>
 
 /**
  * One attempt to reach Redis: null when it answers, else why not (ECONNREFUSED, a timeout).
- * A Redis that answers but refuses the connection's credentials throws a ConfigError instead:
- * it is reachable, and no wait changes its answer.
+ * A Redis that answers but will not do (it refuses the credentials, it is not the kind of Redis
+ * the setting says: a cluster's node as REDIS_URL, a standalone one as REDIS_CLUSTER_NODES)
+ * throws a ConfigError instead: it is reachable, and no wait changes its answer.
  */
 export async function whyRedisUnreachable(target: RedisTarget): Promise<string | null> {
   const probe = probeConnection(target);
