@@ -7,7 +7,7 @@ import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { createProducts, type ProductsKit } from "../features/products/compose.ts";
 import { RegistrationReader } from "../features/registrations/index.ts";
 import { createLogger } from "../lib/logger.ts";
-import { describeTarget, isClusterTarget, type RedisTarget } from "../lib/redis-keys.ts";
+import { describeTarget, type RedisTarget, redisVariable } from "../lib/redis-keys.ts";
 import { whyRedisUnreachable } from "../lib/redis-wait.ts";
 import { startTracing } from "../lib/tracing.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
@@ -53,7 +53,7 @@ export async function withContext<T>(
         `no connector answers on ${dirname(resolvePath(config.env.DATABASE_PATH))}: the private Redis its \`npm start\` recorded (${describeTarget(redis)}) is unreachable (${unreachable}); start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
       );
     }
-    const variable = isClusterTarget(redis) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+    const variable = redisVariable(redis);
     throw new ConfigError(
       `${variable} ${describeTarget(redis)} is unreachable (${unreachable}): start Redis or check ${variable}`,
     );

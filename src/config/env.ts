@@ -297,10 +297,7 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
  */
 function combinationProblems(set: Record<string, unknown>): string[] {
   const problems: string[] = [];
-  for (const [base, needs] of [
-    ["PROVIDER_BASE_URL", ["PROVIDER_AUTH_URL", "PROVIDER_AUDIENCE"]],
-    ["PROVIDER_STAGING_BASE_URL", ["PROVIDER_STAGING_AUTH_URL", "PROVIDER_STAGING_AUDIENCE"]],
-  ] as const) {
+  for (const [base, ...needs] of Object.values(PROVIDER_VARIABLES)) {
     const missing = needs.filter((name) => set[name] === undefined);
     if (set[base] !== undefined && missing.length > 0) {
       problems.push(`${missing.join(", ")}: required with ${base}`);
@@ -313,11 +310,17 @@ function combinationProblems(set: Record<string, unknown>): string[] {
 }
 
 /** Where a provider environment's API and tokens are: its URL, token endpoint and audience. */
-export interface ConfiguredProvider {
+export interface ProviderEndpoints {
   baseUrl: string;
   authUrl: string;
   audience: string;
 }
+
+/** Each provider environment's variables: its API's base URL, token endpoint and audience. */
+const PROVIDER_VARIABLES = {
+  production: ["PROVIDER_BASE_URL", "PROVIDER_AUTH_URL", "PROVIDER_AUDIENCE"],
+  staging: ["PROVIDER_STAGING_BASE_URL", "PROVIDER_STAGING_AUTH_URL", "PROVIDER_STAGING_AUDIENCE"],
+} as const;
 
 /**
  * The provider environment the variables name (PROVIDER_BASE_URL, PROVIDER_AUTH_URL,
@@ -326,22 +329,12 @@ export interface ConfiguredProvider {
  */
 export function configuredProvider(
   env: Env,
-  environment: "production" | "staging",
-): ConfiguredProvider | undefined {
-  const [baseUrl, authUrl, audience] =
-    environment === "production"
-      ? [env.PROVIDER_BASE_URL, env.PROVIDER_AUTH_URL, env.PROVIDER_AUDIENCE]
-      : [
-          env.PROVIDER_STAGING_BASE_URL,
-          env.PROVIDER_STAGING_AUTH_URL,
-          env.PROVIDER_STAGING_AUDIENCE,
-        ];
+  environment: keyof typeof PROVIDER_VARIABLES,
+): ProviderEndpoints | undefined {
+  const [baseUrl, authUrl, audience] = PROVIDER_VARIABLES[environment].map((name) => env[name]);
   if (!baseUrl) return undefined;
   if (!authUrl || !audience) {
-    const prefix = environment === "production" ? "PROVIDER" : "PROVIDER_STAGING";
-    throw new ConfigError(
-      `invalid environment:\n  ${prefix}_AUTH_URL, ${prefix}_AUDIENCE: required with ${prefix}_BASE_URL`,
-    );
+    throw new ConfigError(`invalid environment:\n  ${combinationProblems(env).join("\n  ")}`);
   }
   return { baseUrl, authUrl, audience };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { ProviderEndpoints } from "../config/env.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { sealedFor } from "../lib/secret-box.ts";
@@ -7,11 +8,7 @@ import type { ShopRecord } from "../store/index.ts";
 import type { StoreRateLimiter } from "./limiter/index.ts";
 
 /** Where a shop's provider lives when its own settings do not say (env, or the sandbox). */
-export interface ProviderEndpoints {
-  baseUrl: string;
-  authUrl: string;
-  audience: string;
-}
+export type { ProviderEndpoints };
 
 export interface ProviderClientsDeps {
   limiter: StoreRateLimiter;

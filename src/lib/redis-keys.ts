@@ -8,6 +8,10 @@ export type RedisTarget = string | RedisClusterTarget;
 export const isClusterTarget = (target: RedisTarget): target is RedisClusterTarget =>
   typeof target !== "string";
 
+/** The setting that names the target: REDIS_CLUSTER_NODES for a cluster, else REDIS_URL. */
+export const redisVariable = (target: RedisTarget) =>
+  isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+
 /** The target for a log line or an error: the URL without its password, or the seed nodes. */
 export function describeTarget(target: RedisTarget): string {
   if (isClusterTarget(target)) {

@@ -7,6 +7,7 @@ import {
   isClusterTarget,
   type RedisConnection,
   type RedisTarget,
+  redisVariable,
 } from "./redis-keys.ts";
 
 /**
@@ -20,7 +21,7 @@ export async function waitForRedis(
   target: RedisTarget,
   options: { logger: Logger; giveUpAfterMs?: number },
 ): Promise<void> {
-  const variable = variableOf(target);
+  const variable = redisVariable(target);
   const service = {
     variable,
     where: describeTarget(target),
@@ -28,9 +29,6 @@ export async function waitForRedis(
   };
   await waitUntilReachable(service, () => whyRedisUnreachable(target), options);
 }
-
-const variableOf = (target: RedisTarget) =>
-  isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
 
 /**
  * One attempt to reach Redis: null when it answers, else why not (ECONNREFUSED, a timeout).
@@ -89,7 +87,7 @@ function refusal(target: RedisTarget, error: unknown): ConfigError | null {
   if (!(error instanceof ReplyError)) return null;
   const message = String((error as Error).message);
   const code = message.split(" ")[0];
-  const variable = variableOf(target);
+  const variable = redisVariable(target);
   const where = describeTarget(target);
   if (code === "NOAUTH" || code === "WRONGPASS") {
     const why =
@@ -144,7 +142,7 @@ function probeConnection(target: RedisTarget): Redis | Cluster {
  * workers do not report each failed attempt (`isConnectionError`).
  */
 export function watchRedis(redis: RedisConnection, target: RedisTarget, logger: Logger): void {
-  const variable = isClusterTarget(target) ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
+  const variable = redisVariable(target);
   const outage = outageLines(logger, {
     variable,
     where: describeTarget(target),
