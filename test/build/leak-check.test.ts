@@ -1,4 +1,6 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect, it } from "vitest";
 import { listProcesses } from "../helpers/processes.ts";
@@ -14,17 +16,17 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return { ...env, NO_COLOR: "1", FORCE_COLOR: "0" };
 }
 
-it("fails a run that leaves processes behind, names them and kills them", async () => {
-  // A run of its own, in a process group of its own, under the suite's leak check.
+/** A vitest run of the fixture `config`, its output, and its exit code. */
+function fixtureRun(config: string, options: { detached: boolean; env?: NodeJS.ProcessEnv }) {
   const child = spawn(
     process.execPath,
-    [
-      join(ROOT, "node_modules/vitest/vitest.mjs"),
-      "run",
-      "--config",
-      join(ROOT, "test/fixtures/leaky/vitest.config.ts"),
-    ],
-    { cwd: ROOT, env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true },
+    [join(ROOT, "node_modules/vitest/vitest.mjs"), "run", "--config", join(ROOT, config)],
+    {
+      cwd: ROOT,
+      env: { ...cleanEnv(), ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: options.detached,
+    },
   );
   let out = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -33,7 +35,15 @@ it("fails a run that leaves processes behind, names them and kills them", async 
   child.stderr.on("data", (chunk: Buffer) => {
     out += chunk;
   });
-  const code = await new Promise<number | null>((done) => child.once("exit", done));
+  const exited = new Promise<number | null>((done) => child.once("exit", done));
+  return { output: () => out, exited };
+}
+
+it("fails a run that leaves processes behind, names them and kills them", async () => {
+  // A run of its own, in a process group of its own, under the suite's leak check.
+  const run = fixtureRun("test/fixtures/leaky/vitest.config.ts", { detached: true });
+  const code = await run.exited;
+  const out = run.output();
   const leaked = /leaked (\d+) (\d+)/.exec(out);
   expect(leaked, out).not.toBeNull();
   const [below, detached] = [Number(leaked?.[1]), Number(leaked?.[2])];
@@ -44,4 +54,35 @@ it("fails a run that leaves processes behind, names them and kills them", async 
   // And they are gone.
   const alive = listProcesses().filter((info) => info.pid === below || info.pid === detached);
   expect(alive.map((info) => info.command)).toEqual([]);
+});
+
+it("in a run started in the process group of another, leaves the other run's processes alone", async () => {
+  // As test/build/unit-tier.test.ts starts a run under the unit tier's leak check: in this
+  // run's process group. A process this run starts meanwhile (a test worker of this run) is
+  // in the same group, started during the inner run, and none of the inner run's: its leak
+  // check killed it, and this run reported a worker ended by SIGTERM.
+  const dir = mkdtempSync(join(tmpdir(), "bystander-"));
+  const run = fixtureRun("test/fixtures/bystander/vitest.config.ts", {
+    detached: false,
+    env: { BYSTANDER_DIR: dir },
+  });
+  let bystander: ChildProcess | undefined;
+  try {
+    await expect.poll(() => existsSync(join(dir, "started")), { timeout: 60_000 }).toBe(true);
+    bystander = spawn("sleep", ["303"], { stdio: "ignore" });
+    const gone = new Promise((done) => bystander?.once("exit", done));
+    writeFileSync(join(dir, "go"), "");
+    const code = await run.exited;
+    expect(run.output()).not.toContain("still running at its end");
+    expect(code, run.output()).toBe(0);
+    expect(bystander.exitCode).toBeNull();
+    expect(bystander.signalCode).toBeNull();
+    expect(listProcesses().some((info) => info.pid === bystander?.pid)).toBe(true);
+    bystander.kill("SIGKILL");
+    await gone;
+  } finally {
+    bystander?.kill("SIGKILL");
+    await run.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

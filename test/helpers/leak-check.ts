@@ -12,7 +12,9 @@ import { descendantsOf, listProcesses, type ProcessInfo } from "./processes.ts";
  * - any process below vitest's own;
  * - a process of vitest's process group started during the run, also once orphaned (its
  *   parent died, as a redis-server whose connector was killed) and adopted by whichever process
- *   reaps orphans on the machine;
+ *   reaps orphans on the machine; but not one started by a process of the group that ran before
+ *   the run began: when this run was started by another (test/build/unit-tier.test.ts runs one
+ *   in the suite's process group), that is the other run's, a test worker of it, say;
  * - any process working in the run's temporary directory: the run gets one of its own
  *   (`TMPDIR`, which the workers and the processes they start inherit), so a redis-server,
  *   postgres or chromium a test started in a `mkdtemp` directory is found even when it left
@@ -73,6 +75,17 @@ export function findLeftovers(run: {
 }): ProcessInfo[] {
   const all = listProcesses();
   const mine = new Set(descendantsOf(process.pid, all).map((info) => info.pid));
+  const byPid = new Map(all.map((info) => [info.pid, info]));
+  const startedByAnotherRun = (info: ProcessInfo) => {
+    for (
+      let parent = byPid.get(info.ppid);
+      parent !== undefined && parent.pid !== 1 && parent.pid !== process.pid;
+      parent = byPid.get(parent.ppid)
+    ) {
+      if (parent.pgid === run.pgid && run.before.has(key(parent))) return true;
+    }
+    return false;
+  };
   const inRunDir = (info: ProcessInfo) =>
     info.cwd === run.runDir ||
     info.cwd.startsWith(`${run.runDir}/`) ||
@@ -82,7 +95,9 @@ export function findLeftovers(run: {
       info.pid !== process.pid &&
       !isVitestWatchdog(info) &&
       !run.before.has(key(info)) &&
-      (mine.has(info.pid) || (run.pgid !== undefined && info.pgid === run.pgid) || inRunDir(info)),
+      (mine.has(info.pid) ||
+        (run.pgid !== undefined && info.pgid === run.pgid && !startedByAnotherRun(info)) ||
+        inRunDir(info)),
   );
 }
 
