@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -58,30 +58,44 @@ it("fails a run that leaves processes behind, names them and kills them", async 
 
 it("in a run started in the process group of another, leaves the other run's processes alone", async () => {
   // As test/build/unit-tier.test.ts starts a run under the unit tier's leak check: in this
-  // run's process group. A process this run starts meanwhile (a test worker of this run) is
-  // in the same group, started during the inner run, and none of the inner run's: its leak
-  // check killed it, and this run reported a worker ended by SIGTERM.
+  // run's process group. What this run starts meanwhile (a test worker of it) is in the same
+  // group, started during the inner run and none of the inner run's: its leak check killed it,
+  // and this run reported a worker ended by SIGTERM. So too an orphan of this run.
   const dir = mkdtempSync(join(tmpdir(), "bystander-"));
   const run = fixtureRun("test/fixtures/bystander/vitest.config.ts", {
     detached: false,
     env: { BYSTANDER_DIR: dir },
   });
-  let bystander: ChildProcess | undefined;
+  let child: ChildProcess | undefined;
+  let orphan: number | undefined;
   try {
     await expect.poll(() => existsSync(join(dir, "started")), { timeout: 60_000 }).toBe(true);
-    bystander = spawn("sleep", ["303"], { stdio: "ignore" });
-    const gone = new Promise((done) => bystander?.once("exit", done));
+    child = spawn("sleep", ["303"], { stdio: "ignore" });
+    // A shell that starts `sleep 304` and exits: the sleep is left to the machine's reaper.
+    const shell = spawnSync("sh", ["-c", "sleep 304 >/dev/null 2>&1 & echo $!"], {
+      encoding: "utf8",
+    });
+    orphan = Number(shell.stdout.trim());
+    expect(listProcesses().find((info) => info.pid === orphan)?.command).toBe("sleep 304");
+    const gone = new Promise((done) => child?.once("exit", done));
     writeFileSync(join(dir, "go"), "");
     const code = await run.exited;
     expect(run.output()).not.toContain("still running at its end");
     expect(code, run.output()).toBe(0);
-    expect(bystander.exitCode).toBeNull();
-    expect(bystander.signalCode).toBeNull();
-    expect(listProcesses().some((info) => info.pid === bystander?.pid)).toBe(true);
-    bystander.kill("SIGKILL");
+    expect(child.signalCode).toBeNull();
+    const alive = listProcesses().filter((info) => info.pid === child?.pid || info.pid === orphan);
+    expect(alive.map((info) => info.command).sort()).toEqual(["sleep 303", "sleep 304"]);
+    child.kill("SIGKILL");
     await gone;
   } finally {
-    bystander?.kill("SIGKILL");
+    child?.kill("SIGKILL");
+    if (orphan) {
+      try {
+        process.kill(orphan, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
     await run.exited;
     rmSync(dir, { recursive: true, force: true });
   }

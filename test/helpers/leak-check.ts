@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { descendantsOf, listProcesses, type ProcessInfo } from "./processes.ts";
@@ -12,9 +12,11 @@ import { descendantsOf, listProcesses, type ProcessInfo } from "./processes.ts";
  * - any process below vitest's own;
  * - a process of vitest's process group started during the run, also once orphaned (its
  *   parent died, as a redis-server whose connector was killed) and adopted by whichever process
- *   reaps orphans on the machine; but not one started by a process of the group that ran before
- *   the run began: when this run was started by another (test/build/unit-tier.test.ts runs one
- *   in the suite's process group), that is the other run's, a test worker of it, say;
+ *   reaps orphans on the machine; but not another run's: when this run was started by another
+ *   (test/build/unit-tier.test.ts runs one in the suite's process group), a test worker of the
+ *   other run, or an orphan of it, is in the group too. A process is the other run's when one
+ *   of the group that ran before this run began started it, or when its `TMPDIR` is the other
+ *   run's directory;
  * - any process working in the run's temporary directory: the run gets one of its own
  *   (`TMPDIR`, which the workers and the processes they start inherit), so a redis-server,
  *   postgres or chromium a test started in a `mkdtemp` directory is found even when it left
@@ -76,7 +78,7 @@ export function findLeftovers(run: {
   const all = listProcesses();
   const mine = new Set(descendantsOf(process.pid, all).map((info) => info.pid));
   const byPid = new Map(all.map((info) => [info.pid, info]));
-  const startedByAnotherRun = (info: ProcessInfo) => {
+  const anotherRuns = (info: ProcessInfo) => {
     for (
       let parent = byPid.get(info.ppid);
       parent !== undefined && parent.pid !== 1 && parent.pid !== process.pid;
@@ -84,7 +86,7 @@ export function findLeftovers(run: {
     ) {
       if (parent.pgid === run.pgid && run.before.has(key(parent))) return true;
     }
-    return false;
+    return runDirOf(info.pid)?.startsWith(`${run.runDir}/`) === false;
   };
   const inRunDir = (info: ProcessInfo) =>
     info.cwd === run.runDir ||
@@ -96,9 +98,24 @@ export function findLeftovers(run: {
       !isVitestWatchdog(info) &&
       !run.before.has(key(info)) &&
       (mine.has(info.pid) ||
-        (run.pgid !== undefined && info.pgid === run.pgid && !startedByAnotherRun(info)) ||
+        (run.pgid !== undefined && info.pgid === run.pgid && !anotherRuns(info)) ||
         inRunDir(info)),
   );
+}
+
+/**
+ * The run directory a process was started in (`TMPDIR`, which each run sets to its own and its
+ * processes inherit), if its environment names one. A nested run's directory is inside the run's
+ * that started it.
+ */
+function runDirOf(pid: number): string | undefined {
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+    const tmpdir = environ.find((entry) => entry.startsWith("TMPDIR="))?.slice("TMPDIR=".length);
+    return tmpdir && /[\\/]connector-test-run-[^\\/]+$/.test(tmpdir) ? `${tmpdir}/` : undefined;
+  } catch {
+    return undefined; // gone meanwhile
+  }
 }
 
 /**
