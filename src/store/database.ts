@@ -413,12 +413,27 @@ export async function waitForDatabase(
               `DATABASE_URL ${service.where}: ${error.message} (${error.code}); ${refused}`,
             );
           }
+          // pg's own answer when the server asks for a password and the URL gives none.
+          if (/password must be a (non-empty )?string/i.test(error.message)) {
+            const user = userOf(db.pg.$client.options.connectionString ?? "");
+            throw new ConfigError(
+              `DATABASE_URL ${service.where}: the server asks ${user ? `user "${user}"` : "its user"} for a password and DATABASE_URL has none; ${REFUSALS["28P01"]}`,
+            );
+          }
           // A socket's errno (ECONNREFUSED) says it all; a server's SQLSTATE (57P03) needs its words.
           return error.code && /^E[A-Z]+$/.test(error.code) ? error.code : error.message;
         },
       ),
     options,
   );
+}
+
+function userOf(connectionString: string): string {
+  try {
+    return decodeURIComponent(new URL(connectionString).username);
+  } catch {
+    return "";
+  }
 }
 
 /**

@@ -8,11 +8,15 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { freePort } from "../../src/lib/redis-server.ts";
+
+/** The one user the run's server asks for a password (scram-sha-256); no role is created. */
+export const PASSWORD_CHECKED_USER = "password_checked";
 
 /** A private PostgreSQL server on loopback, for the tests that run the stores on Postgres. */
 export interface PostgresHandle {
@@ -76,6 +80,13 @@ export async function startPostgres(options: { preload?: string[] } = {}): Promi
     "--no-sync",
   ]);
   execFileSync(initdb, initArgs, { stdio: "ignore" });
+  // Every user is trusted but one, whose password is checked: the refusals of a wrong or a
+  // missing password can be tested without changing how every other test connects.
+  const hba = join(data, "pg_hba.conf");
+  writeFileSync(
+    hba,
+    `host all ${PASSWORD_CHECKED_USER} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`,
+  );
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {

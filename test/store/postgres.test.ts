@@ -18,7 +18,12 @@ import {
   waitForDatabase,
 } from "../../src/store/index.ts";
 import type { OrderCreated } from "../../src/store/link-queries.ts";
-import { createTestDatabase, onSocketWrites, terminateBackends } from "../helpers/postgres.ts";
+import {
+  createTestDatabase,
+  onSocketWrites,
+  PASSWORD_CHECKED_USER,
+  terminateBackends,
+} from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
 
 const opened: Db[] = [];
@@ -282,11 +287,30 @@ describe("a Postgres that answers but says no", () => {
     ).toBe(
       `DATABASE_URL ${where(new URL(service("postgresUrl")).pathname)}: role "ghost" does not exist (28000); fix the user in DATABASE_URL, or let it connect in the server's pg_hba.conf`,
     );
+    // A user whose password the server checks: a wrong one, and none at all (before, pg's own
+    // "SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string", retried).
+    const admin = new pg.Client({ connectionString: service("postgresUrl") });
+    await admin.connect();
+    await admin.query(`DROP ROLE IF EXISTS ${PASSWORD_CHECKED_USER}`).catch(() => {});
+    await admin.query(`CREATE ROLE ${PASSWORD_CHECKED_USER} LOGIN PASSWORD 'right-secret'`);
+    const wrongPassword = await refusal((url) => {
+      url.username = PASSWORD_CHECKED_USER;
+      url.password = "wrong-secret";
+    });
+    expect(wrongPassword).toBe(
+      `DATABASE_URL ${where(new URL(service("postgresUrl")).pathname)}: password authentication failed for user "${PASSWORD_CHECKED_USER}" (28P01); put the user's password in DATABASE_URL, postgres://USER:PASSWORD@host/db`,
+    );
+    expect(wrongPassword).not.toContain("secret");
+    expect(
+      await refusal((url) => {
+        url.username = PASSWORD_CHECKED_USER;
+      }),
+    ).toBe(
+      `DATABASE_URL ${where(new URL(service("postgresUrl")).pathname)}: the server asks user "${PASSWORD_CHECKED_USER}" for a password and DATABASE_URL has none; put the user's password in DATABASE_URL, postgres://USER:PASSWORD@host/db`,
+    );
     // A user that may log in but not create the connector's tables (a database someone else
     // owns): before, "unreachable (Failed query: CREATE SCHEMA IF NOT EXISTS "drizzle"…)".
     const database = new URL(await createTestDatabase(service("postgresUrl"))).pathname;
-    const admin = new pg.Client({ connectionString: service("postgresUrl") });
-    await admin.connect();
     await admin.query("DROP ROLE IF EXISTS limited_user").catch(() => {});
     await admin.query("CREATE ROLE limited_user LOGIN");
     await admin.end();
