@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdtempSync,
@@ -22,6 +23,8 @@ export const PASSWORD_CHECKED_USER = "password_checked";
 export interface PostgresHandle {
   /** postgres://connector@127.0.0.1:port/postgres */
   url: string;
+  /** With `tls`: the server's self-signed certificate (PEM), its own CA. */
+  certificate: string;
   /** A fresh database on this server, its URL. */
   createDatabase(name: string): Promise<string>;
   /** The postmaster's pid (its processes are its children). */
@@ -57,7 +60,9 @@ function asServerUser(command: string, args: string[]): [string, string[]] {
   return ["runuser", ["-u", "postgres", "--", command, ...args]];
 }
 
-export async function startPostgres(options: { preload?: string[] } = {}): Promise<PostgresHandle> {
+export async function startPostgres(
+  options: { preload?: string[]; tls?: boolean } = {},
+): Promise<PostgresHandle> {
   const bin = postgresBinDir();
   if (!bin) {
     throw new Error("PostgreSQL's server is not installed: apt-get install postgresql");
@@ -87,6 +92,32 @@ export async function startPostgres(options: { preload?: string[] } = {}): Promi
     hba,
     `host all ${PASSWORD_CHECKED_USER} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`,
   );
+  // With `tls`, a certificate of its own (for localhost), signed by no CA Node knows, as a
+  // managed Postgres's private CA looks to Node; a client that does not ask for TLS connects in
+  // the clear.
+  const [openssl, opensslArgs] = asServerUser("openssl", [
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    join(data, "server.key"),
+    "-out",
+    join(data, "server.crt"),
+    "-days",
+    "7",
+    "-subj",
+    "/CN=localhost",
+    "-addext",
+    "subjectAltName=DNS:localhost",
+  ]);
+  if (options.tls) {
+    execFileSync(openssl, opensslArgs, { stdio: "ignore" });
+    chmodSync(join(data, "server.key"), 0o600);
+  }
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
@@ -107,6 +138,8 @@ export async function startPostgres(options: { preload?: string[] } = {}): Promi
       "logging_collector=off",
       "-c",
       "max_connections=300",
+      "-c",
+      `ssl=${options.tls ? "on" : "off"}`,
       ...(options.preload ? ["-c", `shared_preload_libraries=${options.preload.join(",")}`] : []),
     ]);
     child = spawn(postgres, args, {
@@ -165,6 +198,7 @@ export async function startPostgres(options: { preload?: string[] } = {}): Promi
   const url = `postgres://connector@127.0.0.1:${port}/postgres`;
   return {
     url,
+    certificate: join(data, "server.crt"),
     pid: () => Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]),
     async createDatabase(name) {
       execFileSync(

@@ -22,6 +22,7 @@ import {
   createTestDatabase,
   onSocketWrites,
   PASSWORD_CHECKED_USER,
+  startPostgres,
   terminateBackends,
 } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
@@ -308,6 +309,15 @@ describe("a Postgres that answers but says no", () => {
     ).toBe(
       `DATABASE_URL ${where(new URL(service("postgresUrl")).pathname)}: the server asks user "${PASSWORD_CHECKED_USER}" for a password and DATABASE_URL has none; put the user's password in DATABASE_URL, postgres://USER:PASSWORD@host/db`,
     );
+    // TLS asked for from a server without it: before, "unreachable (The server does not
+    // support SSL connections)" on every attempt.
+    expect(
+      await refusal((url) => {
+        url.searchParams.set("sslmode", "require");
+      }),
+    ).toBe(
+      `DATABASE_URL ${where(new URL(service("postgresUrl")).pathname)}?sslmode=require: the server does not support TLS and DATABASE_URL asks for it (sslmode); turn TLS on in the server, or take sslmode out of DATABASE_URL`,
+    );
     // A user that may log in but not create the connector's tables (a database someone else
     // owns): before, "unreachable (Failed query: CREATE SCHEMA IF NOT EXISTS "drizzle"…)".
     const database = new URL(await createTestDatabase(service("postgresUrl"))).pathname;
@@ -322,6 +332,55 @@ describe("a Postgres that answers but says no", () => {
     ).toBe(
       `DATABASE_URL ${where(database)}: permission denied for database ${database.slice(1)} (42501); let the user in DATABASE_URL create schemas and tables in the database (GRANT CREATE ON DATABASE …, and on Postgres 15 or newer GRANT CREATE ON SCHEMA public …), or connect as the database's owner`,
     );
+  });
+});
+
+describe("a Postgres whose TLS certificate is signed by a CA Node does not know", () => {
+  it("stops the start-up wait at once, and connects with the fixes it names", async () => {
+    // As a managed Postgres's own CA: before, "unreachable (self-signed certificate)" on every
+    // attempt, however long the wait.
+    const server = await startPostgres({ tls: true });
+    onTestFinished(() => server.stop());
+    const urlWith = (params: Record<string, string>, host = "127.0.0.1") => {
+      const url = new URL(server.url);
+      url.hostname = host;
+      for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+      return url.toString();
+    };
+    const start = async (url: string) => {
+      const db = openDatabase(url, { poolSize: 1 });
+      onTestFinished(() => db.close());
+      const outcome = await waitForDatabase(db, { logger: createLogger("silent") }).then(
+        () => null,
+        (rejected: unknown) => rejected,
+      );
+      return { db, outcome };
+    };
+    const refusal = async (url: string) => {
+      const { outcome } = await start(url);
+      expect(outcome).toBeInstanceOf(ConfigError);
+      return (outcome as Error).message;
+    };
+    const port = new URL(server.url).port;
+    // pg takes sslmode=require as verify-full.
+    expect(await refusal(urlWith({ sslmode: "require" }))).toBe(
+      `DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it`,
+    );
+    // Its CA given, and a host name the certificate does not name.
+    const trusted = { sslmode: "require", sslrootcert: server.certificate };
+    expect(await refusal(urlWith(trusted))).toMatch(
+      /: the server's TLS certificate is for another host name \(ERR_TLS_CERT_ALTNAME_INVALID\); put a host name it names in DATABASE_URL, or sslmode=no-verify to encrypt without checking it$/,
+    );
+    // Both fixes connect, over TLS.
+    for (const url of [urlWith(trusted, "localhost"), urlWith({ sslmode: "no-verify" })]) {
+      const { db, outcome } = await start(url);
+      expect(outcome).toBeNull();
+      if (db.dialect !== "postgres") throw new Error("a Postgres store");
+      const { rows } = await db.pg.execute(
+        sql`select ssl from pg_stat_ssl where pid = pg_backend_pid()`,
+      );
+      expect(rows).toEqual([{ ssl: true }]);
+    }
   });
 });
 
