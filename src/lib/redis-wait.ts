@@ -9,6 +9,7 @@ import {
   type RedisTarget,
   redisVariable,
 } from "./redis-keys.ts";
+import { certificateRefusal } from "./tls-refusal.ts";
 
 /**
  * Waits until Redis answers PING, trying again with a growing pause (0.5 s doubling to 15 s,
@@ -71,6 +72,13 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
       (error as NodeJS.ErrnoException);
     const refused = refusal(target, cause);
     if (refused) throw refused;
+    const variable = redisVariable(target);
+    const certificate = certificateRefusal(cause, variable, {
+      trust: "give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+    });
+    if (certificate) {
+      throw new ConfigError(`${variable} ${describeTarget(target)}: ${certificate}`);
+    }
     return cause.code ?? (error as NodeJS.ErrnoException).code ?? cause.message;
   } finally {
     probe.disconnect();

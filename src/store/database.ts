@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
 import { outageLines, waitUntilReachable } from "../lib/outage.ts";
 import { redactedUrl } from "../lib/redact.ts";
+import { certificateRefusal } from "../lib/tls-refusal.ts";
 import * as schema from "./schema.ts";
 import * as pgSchema from "./schema-pg.ts";
 import { openSqliteFile } from "./sqlite-file.ts";
@@ -431,31 +432,17 @@ export async function waitForDatabase(
 }
 
 /**
- * TLS that DATABASE_URL asks for (sslmode) and that cannot be had as it stands: no wait changes
- * a certificate, so these stop the start-up too. Node's codes for a certificate it does not
- * trust (a managed Postgres's own CA is the usual one), for another host, out of date; and pg's
- * words for a server without TLS.
+ * TLS that DATABASE_URL asks for (sslmode) and that cannot be had as it stands: a certificate
+ * this process will not accept, or pg's words for a server without TLS.
  */
 function tlsRefusal(error: NodeJS.ErrnoException): string | undefined {
-  const cause = `(${error.code})`;
-  switch (error.code) {
-    case "DEPTH_ZERO_SELF_SIGNED_CERT":
-    case "SELF_SIGNED_CERT_IN_CHAIN":
-    case "UNABLE_TO_GET_ISSUER_CERT":
-    case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
-    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
-    case "CERT_UNTRUSTED":
-      return `the server's TLS certificate is not trusted ${cause}; give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it`;
-    case "ERR_TLS_CERT_ALTNAME_INVALID":
-      return `the server's TLS certificate is for another host name ${cause}; put a host name it names in DATABASE_URL, or sslmode=no-verify to encrypt without checking it`;
-    case "CERT_HAS_EXPIRED":
-    case "CERT_NOT_YET_VALID":
-      return `the server's TLS certificate is out of date ${cause}; renew the server's certificate, or check this machine's clock`;
-  }
   if (/does not support SSL/i.test(error.message)) {
     return "the server does not support TLS and DATABASE_URL asks for it (sslmode); turn TLS on in the server, or take sslmode out of DATABASE_URL";
   }
-  return undefined;
+  return certificateRefusal(error, "DATABASE_URL", {
+    trust: "give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem)",
+    skip: "sslmode=no-verify to encrypt without checking it",
+  });
 }
 
 function userOf(connectionString: string): string {

@@ -1,13 +1,13 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ConfigError } from "../../src/config/env.ts";
-import { type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
+import { freePort, type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
 import { waitForRedis } from "../../src/lib/redis-wait.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { service } from "../helpers/services.ts";
@@ -119,5 +119,110 @@ describe("a node of a Redis Cluster given as REDIS_URL", () => {
     expect((error as Error).message).toBe(
       `REDIS_URL redis://${node} is a node of a Redis Cluster: set REDIS_CLUSTER_NODES to the cluster's nodes (host:port,…) instead of REDIS_URL`,
     );
+  });
+});
+
+describe("a Redis over TLS whose certificate is signed by a CA Node does not know", () => {
+  it("stops at once with the fix, and the CLI connects once the CA is given", async () => {
+    // As a managed Redis's own CA: before, "unreachable (DEPTH_ZERO_SELF_SIGNED_CERT)" on every
+    // attempt, a worker's forever.
+    const dir = mkdtempSync(join(tmpdir(), "redis-tls-"));
+    const certificate = join(dir, "server.crt");
+    const key = join(dir, "server.key");
+    await promisify(execFile)("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      certificate,
+      "-days",
+      "7",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost",
+    ]);
+    const tlsPort = await freePort();
+    const tls = spawn(
+      "redis-server",
+      [
+        "--port",
+        "0",
+        "--tls-port",
+        String(tlsPort),
+        "--bind",
+        "127.0.0.1",
+        "--tls-cert-file",
+        certificate,
+        "--tls-key-file",
+        key,
+        "--tls-auth-clients",
+        "no",
+        "--save",
+        "",
+        "--dir",
+        dir,
+      ],
+      { stdio: "ignore" },
+    );
+    const stopped = new Promise((done) => tls.once("exit", done));
+    onTestFinished(async () => {
+      tls.kill("SIGKILL");
+      await stopped;
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const cli = (url: string, env: NodeJS.ProcessEnv = {}) =>
+      promisify(execFile)(process.execPath, [...cliEntry(), "status"], {
+        cwd: resolve(import.meta.dirname, "../.."),
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "",
+          REDIS_URL: url,
+          DATABASE_PATH: join(dir, "connector.sqlite"),
+          ...env,
+        },
+      }).then(
+        ({ stdout }) => ({ code: 0, stdout, stderr: "" }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+    // The server's TLS port answers once it listens: poll it with the CA given.
+    await expect
+      .poll(
+        async () =>
+          (await cli(`rediss://localhost:${tlsPort}`, { NODE_EXTRA_CA_CERTS: certificate })).code,
+        {
+          timeout: 20_000,
+          interval: 200,
+        },
+      )
+      .toBe(0);
+    expect(await refusal(`rediss://127.0.0.1:${tlsPort}`)).toBe(
+      `REDIS_URL rediss://127.0.0.1:${tlsPort}: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem`,
+    );
+    const untrusted = await cli(`rediss://localhost:${tlsPort}`);
+    expect(untrusted.code).toBe(2);
+    expect(untrusted.stderr.trim()).toBe(
+      `REDIS_URL rediss://localhost:${tlsPort}: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem`,
+    );
+    const anotherHost = await cli(`rediss://127.0.0.1:${tlsPort}`, {
+      NODE_EXTRA_CA_CERTS: certificate,
+    });
+    expect(anotherHost.code).toBe(2);
+    expect(anotherHost.stderr.trim()).toBe(
+      `REDIS_URL rediss://127.0.0.1:${tlsPort}: the server's TLS certificate is for another host name (ERR_TLS_CERT_ALTNAME_INVALID); put a host name it names in REDIS_URL`,
+    );
+    const trusted = await cli(`rediss://localhost:${tlsPort}`, {
+      NODE_EXTRA_CA_CERTS: certificate,
+    });
+    expect(trusted.stderr).toBe("");
+    expect(trusted.code).toBe(0);
+    // The queues read over TLS.
+    expect(trusted.stdout).toMatch(/^  sync {9}waiting 0, active 0/m);
   });
 });
