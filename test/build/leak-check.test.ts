@@ -16,11 +16,17 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return { ...env, NO_COLOR: "1", FORCE_COLOR: "0" };
 }
 
-/** A vitest run of the fixture `config`, its output, and its exit code. */
-function fixtureRun(config: string, options: { detached: boolean; env?: NodeJS.ProcessEnv }) {
+/** A vitest run of one fixture under the leak check, its output, and its exit code. */
+function fixtureRun(fixture: string, options: { detached: boolean; env?: NodeJS.ProcessEnv }) {
   const child = spawn(
     process.execPath,
-    [join(ROOT, "node_modules/vitest/vitest.mjs"), "run", "--config", join(ROOT, config)],
+    [
+      join(ROOT, "node_modules/vitest/vitest.mjs"),
+      "run",
+      "--config",
+      join(ROOT, "test/fixtures/leak-check/vitest.config.ts"),
+      fixture,
+    ],
     {
       cwd: ROOT,
       env: { ...cleanEnv(), ...options.env },
@@ -41,7 +47,7 @@ function fixtureRun(config: string, options: { detached: boolean; env?: NodeJS.P
 
 it("fails a run that leaves processes behind, names them and kills them", async () => {
   // A run of its own, in a process group of its own, under the suite's leak check.
-  const run = fixtureRun("test/fixtures/leaky/vitest.config.ts", { detached: true });
+  const run = fixtureRun("leaks.fixture.ts", { detached: true });
   const code = await run.exited;
   const out = run.output();
   const leaked = /leaked (\d+) (\d+)/.exec(out);
@@ -62,7 +68,7 @@ it("in a run started in the process group of another, leaves the other run's pro
   // group, started during the inner run and none of the inner run's: its leak check killed it,
   // and this run reported a worker ended by SIGTERM. So too an orphan of this run.
   const dir = mkdtempSync(join(tmpdir(), "bystander-"));
-  const run = fixtureRun("test/fixtures/bystander/vitest.config.ts", {
+  const run = fixtureRun("waits.fixture.ts", {
     detached: false,
     env: { BYSTANDER_DIR: dir },
   });

@@ -1,7 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
-  chmodSync,
   chownSync,
   existsSync,
   mkdtempSync,
@@ -15,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { freePort } from "../../src/lib/redis-server.ts";
+import { selfSignedCertificate } from "./certificate.ts";
 
 /** The one user the run's server asks for a password (scram-sha-256); no role is created. */
 export const PASSWORD_CHECKED_USER = "password_checked";
@@ -69,11 +69,14 @@ export async function startPostgres(
   }
   const dir = mkdtempSync(join(tmpdir(), "connector-pg-"));
   const data = join(dir, "data");
-  if (process.getuid?.() === 0) {
-    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
-    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
-    chownSync(dir, uid, gid);
-  }
+  const owner =
+    process.getuid?.() === 0
+      ? {
+          uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim()),
+          gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim()),
+        }
+      : undefined;
+  if (owner) chownSync(dir, owner.uid, owner.gid);
   const [initdb, initArgs] = asServerUser(join(bin, "initdb"), [
     "-D",
     data,
@@ -95,28 +98,9 @@ export async function startPostgres(
   // With `tls`, a certificate of its own (for localhost), signed by no CA Node knows, as a
   // managed Postgres's private CA looks to Node; a client that does not ask for TLS connects in
   // the clear.
-  const [openssl, opensslArgs] = asServerUser("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-keyout",
-    join(data, "server.key"),
-    "-out",
-    join(data, "server.crt"),
-    "-days",
-    "7",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=DNS:localhost",
-  ]);
   if (options.tls) {
-    execFileSync(openssl, opensslArgs, { stdio: "ignore" });
-    chmodSync(join(data, "server.key"), 0o600);
+    const { certificate, key } = selfSignedCertificate(data);
+    if (owner) for (const file of [certificate, key]) chownSync(file, owner.uid, owner.gid);
   }
   const port = await freePort();
   let child: ChildProcess | undefined;

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { ConfigError } from "../../src/config/env.ts";
 import { freePort, type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
 import { waitForRedis } from "../../src/lib/redis-wait.ts";
+import { selfSignedCertificate } from "../helpers/certificate.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { service } from "../helpers/services.ts";
 
@@ -127,27 +128,7 @@ describe("a Redis over TLS whose certificate is signed by a CA Node does not kno
     // As a managed Redis's own CA: before, "unreachable (DEPTH_ZERO_SELF_SIGNED_CERT)" on every
     // attempt, a worker's forever.
     const dir = mkdtempSync(join(tmpdir(), "redis-tls-"));
-    const certificate = join(dir, "server.crt");
-    const key = join(dir, "server.key");
-    await promisify(execFile)("openssl", [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      certificate,
-      "-days",
-      "7",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=DNS:localhost",
-    ]);
+    const { certificate, key } = selfSignedCertificate(dir);
     const tlsPort = await freePort();
     const tls = spawn(
       "redis-server",
