@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { createConnector } from "./app/connector.ts";
 import { DEMO_SHOP, registerDemoShop, resolveServices, Started } from "./app/development.ts";
 import { databaseTarget } from "./app/infrastructure.ts";
-import { ConfigError, type Env, parseEnv } from "./config/env.ts";
+import { ConfigError, type Env, invalidEnvironment, parseEnv } from "./config/env.ts";
 import { listenerClashes, resolveRuntimeConfig } from "./config/runtime-config.ts";
 import { flushCompileCache } from "./lib/compile-cache.ts";
 import { createLogger } from "./lib/logger.ts";
@@ -61,9 +61,9 @@ async function main() {
       env.PROVIDER_BASE_URL ? null : "PROVIDER_BASE_URL",
     ].filter((m): m is string => m !== null);
     if (missing.length > 0) {
-      throw new ConfigError(
-        `invalid environment:\n  WEB_PROCESSES: ${webProcesses} web processes need ${missing.join(", ")}`,
-      );
+      throw invalidEnvironment([
+        `WEB_PROCESSES: ${webProcesses} web processes need ${missing.join(", ")}`,
+      ]);
     }
   }
   if (isWebPrimary(webProcesses)) {
@@ -96,9 +96,7 @@ async function main() {
   // role serves no HTTP otherwise; in the other roles this is a second listener. In a web
   // cluster the primary serves it, summed over the web processes.
   const clashes = listenerClashes(env, role);
-  if (clashes.length > 0) {
-    throw new ConfigError(`invalid environment:\n${clashes.map((c) => `  ${c}`).join("\n")}`);
-  }
+  if (clashes.length > 0) throw invalidEnvironment(clashes);
   const metricsServer =
     env.METRICS_PORT && webProcesses === 1
       ? await startMetricsServer(metrics, {

@@ -278,16 +278,21 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   const result = EnvSchema.safeParse(cleaned);
   // A value can fail several checks with one message (a huge number: not a safe integer, and
   // above the maximum); each line is said once.
-  const lines = [
+  const problems = [
     ...new Set([
       ...(result.success ? [] : result.error.issues).map(
-        (issue) => `  ${issue.path.join(".")}: ${issue.message}`,
+        (issue) => `${issue.path.join(".")}: ${issue.message}`,
       ),
-      ...combinationProblems(cleaned).map((problem) => `  ${problem}`),
+      ...combinationProblems(cleaned),
     ]),
   ];
-  if (result.success && lines.length === 0) return result.data;
-  throw new ConfigError(`invalid environment:\n${lines.join("\n")}`);
+  if (result.success && problems.length === 0) return result.data;
+  throw invalidEnvironment(problems);
+}
+
+/** The error for settings that will not do: one indented line per problem, each naming its variable. */
+export function invalidEnvironment(problems: string[]): ConfigError {
+  return new ConfigError(`invalid environment:\n${problems.map((p) => `  ${p}`).join("\n")}`);
 }
 
 /**
@@ -334,7 +339,7 @@ export function configuredProvider(
   const [baseUrl, authUrl, audience] = PROVIDER_VARIABLES[environment].map((name) => env[name]);
   if (!baseUrl) return undefined;
   if (!authUrl || !audience) {
-    throw new ConfigError(`invalid environment:\n  ${combinationProblems(env).join("\n  ")}`);
+    throw invalidEnvironment(combinationProblems(env));
   }
   return { baseUrl, authUrl, audience };
 }

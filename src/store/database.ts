@@ -408,21 +408,8 @@ export async function waitForDatabase(
           // drizzle wraps a failed migration statement's error ("Failed query: …") around
           // Postgres's own, which names the cause.
           const error = (thrown.cause as NodeJS.ErrnoException | undefined) ?? thrown;
-          const refused = REFUSALS[error.code ?? ""];
-          if (refused) {
-            throw new ConfigError(
-              `DATABASE_URL ${service.where}: ${error.message} (${error.code}); ${refused}`,
-            );
-          }
-          // pg's own answer when the server asks for a password and the URL gives none.
-          if (/password must be a (non-empty )?string/i.test(error.message)) {
-            const user = userOf(db.pg.$client.options.connectionString ?? "");
-            throw new ConfigError(
-              `DATABASE_URL ${service.where}: the server asks ${user ? `user "${user}"` : "its user"} for a password and DATABASE_URL has none; ${REFUSALS["28P01"]}`,
-            );
-          }
-          const tls = tlsRefusal(error);
-          if (tls) throw new ConfigError(`DATABASE_URL ${service.where}: ${tls}`);
+          const refused = refusal(error, db.pg.$client.options.connectionString ?? "");
+          if (refused) throw new ConfigError(`DATABASE_URL ${service.where}: ${refused}`);
           // A socket's errno (ECONNREFUSED) says it all; a server's SQLSTATE (57P03) needs its words.
           return error.code && /^E[A-Z]+$/.test(error.code) ? error.code : error.message;
         },
@@ -432,10 +419,17 @@ export async function waitForDatabase(
 }
 
 /**
- * TLS that DATABASE_URL asks for (sslmode) and that cannot be had as it stands: a certificate
- * this process will not accept, or pg's words for a server without TLS.
+ * The answer no wait changes, with its fix, or undefined for one that a wait may (an outage):
+ * Postgres's refusals (REFUSALS), pg's own when the server asks for a password the URL does not
+ * give, and TLS that DATABASE_URL asks for (sslmode) and cannot be had as it stands.
  */
-function tlsRefusal(error: NodeJS.ErrnoException): string | undefined {
+function refusal(error: NodeJS.ErrnoException, connectionString: string): string | undefined {
+  const refused = REFUSALS[error.code ?? ""];
+  if (refused) return `${error.message} (${error.code}); ${refused}`;
+  if (/password must be a (non-empty )?string/i.test(error.message)) {
+    const user = userOf(connectionString);
+    return `the server asks ${user ? `user "${user}"` : "its user"} for a password and DATABASE_URL has none; ${REFUSALS["28P01"]}`;
+  }
   if (/does not support SSL/i.test(error.message)) {
     return "the server does not support TLS and DATABASE_URL asks for it (sslmode); turn TLS on in the server, or take sslmode out of DATABASE_URL";
   }

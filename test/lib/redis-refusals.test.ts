@@ -204,6 +204,6 @@ describe("a Redis over TLS whose certificate is signed by a CA Node does not kno
     expect(trusted.stderr).toBe("");
     expect(trusted.code).toBe(0);
     // The queues read over TLS.
-    expect(trusted.stdout).toMatch(/^  sync {9}waiting 0, active 0/m);
+    expect(trusted.stdout).toMatch(/^ {2}sync {9}waiting 0, active 0/m);
   });
 });
