@@ -49,6 +49,8 @@ export type Db =
     }
   | {
       dialect: "postgres";
+      /** DATABASE_URL as given, for the lines that name it. */
+      url: string;
       orm: SqliteDb;
       t: typeof schema;
       pg: PgDb;
@@ -291,12 +293,24 @@ function watched(where: string, logger: Logger): typeof pg.Client {
   };
 }
 
+/**
+ * node-postgres checks the server's certificate and host name for `sslmode=prefer`, `require` and
+ * `verify-ca` as for `verify-full`, and says so at every start in an eight-line warning: pg 9 will
+ * take them as libpq does, `require` then encrypting without checking. The connector keeps the
+ * checked meaning, which docs/configuration.md gives, under any pg, and says it as `verify-full`
+ * (the warning's own fix). With `uselibpqcompat=true` the URL asks for libpq's meanings: as given.
+ */
+export function checkedSslMode(url: string): string {
+  if (/[?&]uselibpqcompat=true(&|$)/.test(url)) return url;
+  return url.replace(/([?&]sslmode=)(prefer|require|verify-ca)(?=&|#|$)/, "$1verify-full");
+}
+
 /** Every process may start at once: the first takes this lock and migrates, the others wait. */
 const MIGRATION_LOCK = 7_413_220_021;
 
 function openPostgres(url: string, options: PostgresOptions): Db {
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: checkedSslMode(url),
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 5_000,
     statement_timeout: options.statementTimeoutMs ?? 10_000,
@@ -330,6 +344,7 @@ function openPostgres(url: string, options: PostgresOptions): Db {
   };
   return {
     dialect: "postgres",
+    url,
     orm: db as unknown as SqliteDb,
     t: pgSchema as unknown as typeof schema,
     pg: db,
@@ -391,12 +406,12 @@ export async function reachable(db: Db): Promise<boolean> {
  */
 export async function waitForDatabase(
   db: Db,
-  options: { logger: Logger; giveUpAfterMs?: number; url?: string },
+  options: { logger: Logger; giveUpAfterMs?: number },
 ): Promise<void> {
   if (db.dialect === "sqlite") return;
   const service = {
     variable: "DATABASE_URL",
-    where: redactedUrl(db.pg.$client.options.connectionString ?? ""),
+    where: redactedUrl(db.url),
     startFix: "start Postgres or point DATABASE_URL at it",
   };
   await waitUntilReachable(
@@ -408,7 +423,7 @@ export async function waitForDatabase(
           // drizzle wraps a failed migration statement's error ("Failed query: …") around
           // Postgres's own, which names the cause.
           const error = (thrown.cause as NodeJS.ErrnoException | undefined) ?? thrown;
-          const refused = refusal(error, db.pg.$client.options.connectionString ?? "");
+          const refused = refusal(error, db.url);
           if (refused) throw new ConfigError(`DATABASE_URL ${service.where}: ${refused}`);
           // A socket's errno (ECONNREFUSED) says it all; a server's SQLSTATE (57P03) needs its words.
           return error.code && /^E[A-Z]+$/.test(error.code) ? error.code : error.message;

@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Writable } from "node:stream";
+import { promisify } from "node:util";
 import { Session } from "@shopify/shopify-api";
 import { sql } from "drizzle-orm";
 import pg from "pg";
@@ -18,6 +19,7 @@ import {
   waitForDatabase,
 } from "../../src/store/index.ts";
 import type { OrderCreated } from "../../src/store/link-queries.ts";
+import { cliEntry } from "../helpers/cli.ts";
 import {
   createTestDatabase,
   onSocketWrites,
@@ -366,6 +368,24 @@ describe("a Postgres whose TLS certificate is signed by a CA Node does not know"
     expect(await refusal(urlWith({ sslmode: "require" }))).toBe(
       `DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it`,
     );
+    // A process that starts with it says that line alone: before, node-postgres's own warning
+    // came first, eight lines on what `require` will mean in pg 9.
+    const cli = await promisify(execFile)(process.execPath, [...cliEntry(), "shops", "list"], {
+      cwd: resolve(import.meta.dirname, "../.."),
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        REDIS_URL: service("redisUrl"),
+        DATABASE_URL: urlWith({ sslmode: "require" }),
+      },
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(cli).toMatchObject({
+      code: 2,
+      stderr: `DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it\n`,
+    });
     // Its CA given, and a host name the certificate does not name.
     const trusted = { sslmode: "require", sslrootcert: server.certificate };
     expect(await refusal(urlWith(trusted))).toMatch(
