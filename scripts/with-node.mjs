@@ -3,7 +3,7 @@
 // Gradle-wrapper idea): it runs a command under a Node that the connector supports, with its
 // native modules loadable by that Node and the services the command needs on the machine.
 //
-//   node scripts/with-node.mjs [--needs redis-server,chromium,postgresql] <command> [args…]
+//   node scripts/with-node.mjs [--needs redis-server,chromium,postgresql,build] <command> [args…]
 //
 // - Node: the running one when it is new enough (nothing downloaded). Otherwise Node 24 from the
 //   npm registry (the `node-<platform>-<arch>` package: the binary and its headers, no install
@@ -16,14 +16,24 @@
 // - Native modules: the chosen Node loads each one once before the command runs; one that does
 //   not load stops the command with the fix (a stale build: `rm -rf node_modules && npm ci`).
 //   Nothing is compiled: better-sqlite3 ships binaries for every supported platform.
+// - The production bundle (`--needs build`, for `npm run start:prod`): dist/main.mjs present and
+//   built after the sources and the lock last changed; otherwise it says to run `npm run build`.
 // - Services: a missing redis-server (or chromium for the browser tests, or PostgreSQL's server
 //   for the tests that run the link store on Postgres) is installed with
 //   apt-get when running as root; otherwise the one command that installs it is printed.
 // It says on stderr which Node it uses and where that came from. It runs on Node 18 or newer.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { constants, homedir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -202,6 +212,43 @@ export function ensureNativeModules(node) {
   }
 }
 
+/** What the production bundle is built from: a change to any of them needs a new build. */
+const BUNDLE_SOURCES = ["src", "workers", "package-lock.json"];
+
+/** The most recently changed file of `path` (a file, or a directory walked), or null. */
+function newestFile(path) {
+  if (!existsSync(path)) return null;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return { path, mtimeMs: stat.mtimeMs };
+  let newest = null;
+  for (const entry of readdirSync(path)) {
+    const found = newestFile(join(path, entry));
+    if (found && (!newest || found.mtimeMs > newest.mtimeMs)) newest = found;
+  }
+  return newest;
+}
+
+/**
+ * Why `npm run start:prod` cannot run the production bundle of the project at `root` as it stands
+ * ("" when it can): it is not built, or it was built before a source changed (it would run the
+ * old code, say after a `git pull`).
+ */
+export function bundleProblem(root = ROOT) {
+  const bundle = join(root, "dist", "main.mjs");
+  if (!existsSync(bundle)) {
+    return "dist/main.mjs is missing: build the production bundle with `npm run build`, then run the command again";
+  }
+  const built = statSync(bundle).mtimeMs;
+  for (const source of BUNDLE_SOURCES) {
+    const newest = newestFile(join(root, source));
+    if (newest && newest.mtimeMs > built) {
+      const changed = relative(root, newest.path).split(sep).join("/");
+      return `dist/main.mjs was built before ${changed} changed: build it again with \`npm run build\`, then run the command again`;
+    }
+  }
+  return "";
+}
+
 const SERVICES = {
   "redis-server": { check: () => onPath("redis-server"), apt: "redis-server", brew: "redis" },
   chromium: { check: () => existsSync("/usr/bin/chromium"), apt: "chromium", brew: null },
@@ -268,6 +315,9 @@ function main(argv) {
     // `local-redis`: redis-server only when the connector starts its own (no REDIS_URL).
     if (name === "local-redis") {
       if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) ensureService("redis-server");
+    } else if (name === "build") {
+      const problem = bundleProblem();
+      if (problem) fail(problem);
     } else ensureService(name);
   }
   const [command, ...rest] = args;

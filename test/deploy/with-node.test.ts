@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -148,6 +149,47 @@ describe("scripts/with-node.mjs", () => {
     expect(fixed.status, fixed.stderr).toBe(0);
     expect(fixed.stdout).toBe("loaded\n");
   }, 120_000);
+
+  it("npm run start:prod with no bundle, or one built before a source changed: stops with the build to run", () => {
+    // A project of its own: the wrapper, a source, and (later) its bundle.
+    const project = join(dir, "bundled");
+    mkdirSync(join(project, "scripts"), { recursive: true });
+    mkdirSync(join(project, "src/sync"), { recursive: true });
+    copyFileSync(WRAPPER, join(project, "scripts/with-node.mjs"));
+    writeFileSync(join(project, "package.json"), JSON.stringify({ engines: { node: ">=22" } }));
+    writeFileSync(join(project, "package-lock.json"), "{}");
+    writeFileSync(join(project, "src/sync/map.ts"), "export {};");
+    const start = () =>
+      spawnSync(
+        process.execPath,
+        ["scripts/with-node.mjs", "--needs", "build", "node", "dist/main.mjs"],
+        { cwd: project, env: env(), encoding: "utf8" },
+      );
+    const lastLine = (run: ReturnType<typeof start>) => run.stderr.trim().split("\n").at(-1);
+
+    // Before: node's MODULE_NOT_FOUND and its stack.
+    const unbuilt = start();
+    expect(unbuilt.status).toBe(1);
+    expect(lastLine(unbuilt)).toBe(
+      "connector: dist/main.mjs is missing: build the production bundle with `npm run build`, then run the command again",
+    );
+
+    mkdirSync(join(project, "dist"));
+    writeFileSync(join(project, "dist/main.mjs"), 'console.log("the bundle runs");');
+    const built = start();
+    expect(built.status, built.stderr).toBe(0);
+    expect(built.stdout).toBe("the bundle runs\n");
+
+    // A source changed after the build (a `git pull`): the bundle would run the old code.
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(project, "src/sync/map.ts"), later, later);
+    const stale = start();
+    expect(stale.status).toBe(1);
+    expect(stale.stdout).toBe("");
+    expect(lastLine(stale)).toBe(
+      "connector: dist/main.mjs was built before src/sync/map.ts changed: build it again with `npm run build`, then run the command again",
+    );
+  });
 
   it("counts a Node below engines' minimum, or without Node-API 10, as too old", () => {
     const verdicts = execFileSync(
