@@ -1,3 +1,5 @@
+import { connect as connectPlain } from "node:net";
+import { connect as connectTls } from "node:tls";
 import { Cluster, Redis, ReplyError } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
@@ -79,7 +81,10 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
     if (certificate) {
       throw new ConfigError(`${variable} ${describeTarget(target)}: ${certificate}`);
     }
-    return cause.code ?? (error as NodeJS.ErrnoException).code ?? cause.message;
+    const why = cause.code ?? (error as NodeJS.ErrnoException).code ?? cause.message;
+    const mismatch = await otherProtocol(target, why);
+    if (mismatch) throw new ConfigError(`${variable} ${describeTarget(target)}: ${mismatch}`);
+    return why;
   } finally {
     probe.disconnect();
   }
@@ -115,6 +120,82 @@ function refusal(target: RedisTarget, error: unknown): ConfigError | null {
     );
   }
   return null;
+}
+
+/** Answers of a port where nothing listens, or of no host at all: no protocol to ask about. */
+const NO_SERVER = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+const PROBE_MS = 2_000;
+
+/**
+ * The fix when the port speaks the other protocol than the setting's scheme, or null. `redis://`
+ * to a TLS port (a managed Redis's): the server drops the plain-text command (ECONNRESET);
+ * `rediss://` to a plain port: the server waits for the end of a command line the handshake
+ * never sends (ETIMEDOUT). Either is also what a restarting or unreachable Redis may answer, so
+ * one more connection asks the port in the other protocol: a TLS handshake that completes (its
+ * certificate unchecked: only the protocol is asked), or a plain PING that Redis answers.
+ */
+async function otherProtocol(target: RedisTarget, why: string): Promise<string | null> {
+  if (NO_SERVER.has(why)) return null;
+  const { host, port, tls } = firstNode(target);
+  const variable = redisVariable(target);
+  if (!tls) {
+    if (!(await speaksTls(host, port))) return null;
+    return `the port speaks TLS, and ${variable} asks for plain text (${why}); write rediss:// instead of redis:// to connect over TLS`;
+  }
+  if (!(await speaksPlainRedis(host, port))) return null;
+  return `the port speaks plain-text Redis, not TLS (${why}); write redis:// instead of rediss://, or give the server's TLS port`;
+}
+
+function firstNode(target: RedisTarget): { host: string; port: number; tls: boolean } {
+  if (isClusterTarget(target)) {
+    const [node] = target.nodes;
+    return { host: node?.host ?? "localhost", port: node?.port ?? 6379, tls: target.tls };
+  }
+  const url = new URL(target);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost",
+    port: Number(url.port || 6379),
+    tls: url.protocol === "rediss:",
+  };
+}
+
+function speaksTls(host: string, port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connectTls({ host, port, rejectUnauthorized: false, timeout: PROBE_MS });
+    const end = (answer: boolean) => {
+      socket.destroy();
+      done(answer);
+    };
+    socket.once("secureConnect", () => end(true));
+    socket.once("error", () => end(false));
+    socket.once("timeout", () => end(false));
+  });
+}
+
+function speaksPlainRedis(host: string, port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connectPlain({ host, port, timeout: PROBE_MS });
+    let answer = "";
+    const end = (speaks: boolean) => {
+      socket.destroy();
+      done(speaks);
+    };
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("latin1");
+      // PONG, or an error reply: NOAUTH where it asks for a password, DENIED in protected mode.
+      if (answer.includes("\r\n")) end(/^(\+PONG|-[A-Z]+ )/.test(answer));
+    });
+    socket.once("error", () => end(false));
+    socket.once("timeout", () => end(false));
+    socket.once("end", () => end(false));
+  });
 }
 
 /** One connection attempt, no retries: a Redis, or a cluster client that fails once its slots cannot be read. */

@@ -123,7 +123,7 @@ describe("a node of a Redis Cluster given as REDIS_URL", () => {
   });
 });
 
-describe("a Redis over TLS whose certificate is signed by a CA Node does not know", () => {
+describe("a Redis over TLS: a CA Node does not know, a scheme that does not match the port", () => {
   it("stops at once with the fix, and the CLI connects once the CA is given", async () => {
     // As a managed Redis's own CA: before, "unreachable (DEPTH_ZERO_SELF_SIGNED_CERT)" on every
     // attempt, a worker's forever.
@@ -183,6 +183,15 @@ describe("a Redis over TLS whose certificate is signed by a CA Node does not kno
         },
       )
       .toBe(0);
+    // The scheme that does not match the port: before, "unreachable (ECONNRESET)" and
+    // "unreachable (ETIMEDOUT)" on every attempt, as if Redis were down.
+    expect(await refusal(`redis://127.0.0.1:${tlsPort}`)).toBe(
+      `REDIS_URL redis://127.0.0.1:${tlsPort}: the port speaks TLS, and REDIS_URL asks for plain text (ECONNRESET); write rediss:// instead of redis:// to connect over TLS`,
+    );
+    // The file's Redis is a plain one that asks for a password: it answers PING with NOAUTH.
+    expect(await refusal(`rediss://127.0.0.1:${port}`)).toBe(
+      `REDIS_URL rediss://127.0.0.1:${port}: the port speaks plain-text Redis, not TLS (ETIMEDOUT); write redis:// instead of rediss://, or give the server's TLS port`,
+    );
     expect(await refusal(`rediss://127.0.0.1:${tlsPort}`)).toBe(
       `REDIS_URL rediss://127.0.0.1:${tlsPort}: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem`,
     );
