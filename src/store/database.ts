@@ -435,14 +435,20 @@ export async function waitForDatabase(
 
 /**
  * The answer no wait changes, with its fix, or undefined for one that a wait may (an outage):
- * Postgres's refusals (REFUSALS), pg's own when the server asks for a password the URL does not
- * give, and TLS that DATABASE_URL asks for (sslmode) and cannot be had as it stands.
+ * Postgres's refusals (REFUSALS; a user taken only over TLS, from a URL without sslmode), pg's own
+ * when the server asks for a password the URL does not give, and TLS that DATABASE_URL asks for
+ * (sslmode) and cannot be had as it stands.
  */
-function refusal(error: NodeJS.ErrnoException, connectionString: string): string | undefined {
+function refusal(error: NodeJS.ErrnoException, url: string): string | undefined {
+  // A server that takes the user only over TLS (a managed Postgres) finds no pg_hba.conf line for
+  // a connection in the clear: its message ends "no encryption".
+  if (error.code === "28000" && /no encryption$/.test(error.message) && !/[?&]sslmode=/.test(url)) {
+    return `${error.message} (28000); add sslmode=require to DATABASE_URL if the server takes the user only over TLS (a managed Postgres's usual rule), or let it connect in the server's pg_hba.conf`;
+  }
   const refused = REFUSALS[error.code ?? ""];
   if (refused) return `${error.message} (${error.code}); ${refused}`;
   if (/password must be a (non-empty )?string/i.test(error.message)) {
-    const user = userOf(connectionString);
+    const user = userOf(url);
     return `the server asks ${user ? `user "${user}"` : "its user"} for a password and DATABASE_URL has none; ${REFUSALS["28P01"]}`;
   }
   if (/does not support SSL/i.test(error.message)) {

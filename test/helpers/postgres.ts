@@ -18,6 +18,8 @@ import { selfSignedCertificate } from "./certificate.ts";
 
 /** The one user the run's server asks for a password (scram-sha-256); no role is created. */
 export const PASSWORD_CHECKED_USER = "password_checked";
+/** A user the server takes only over TLS (as a managed Postgres takes every user); no role. */
+export const TLS_ONLY_USER = "tls_only";
 
 /** A private PostgreSQL server on loopback, for the tests that run the stores on Postgres. */
 export interface PostgresHandle {
@@ -88,12 +90,16 @@ export async function startPostgres(
     "--no-sync",
   ]);
   execFileSync(initdb, initArgs, { stdio: "ignore" });
-  // Every user is trusted but one, whose password is checked: the refusals of a wrong or a
-  // missing password can be tested without changing how every other test connects.
+  // Every user is trusted but two: one whose password is checked, one refused without TLS. Their
+  // refusals can be tested without changing how every other test connects.
   const hba = join(data, "pg_hba.conf");
   writeFileSync(
     hba,
-    `host all ${PASSWORD_CHECKED_USER} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`,
+    [
+      `host all ${PASSWORD_CHECKED_USER} 127.0.0.1/32 scram-sha-256`,
+      `hostnossl all ${TLS_ONLY_USER} 127.0.0.1/32 reject`,
+      readFileSync(hba, "utf8"),
+    ].join("\n"),
   );
   // With `tls`, a certificate of its own (for localhost), signed by no CA Node knows, as a
   // managed Postgres's private CA looks to Node; a client that does not ask for TLS connects in

@@ -25,6 +25,7 @@ import {
   onSocketWrites,
   PASSWORD_CHECKED_USER,
   startPostgres,
+  TLS_ONLY_USER,
   terminateBackends,
 } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
@@ -367,6 +368,11 @@ describe("a Postgres whose TLS certificate is signed by a CA Node does not know"
     // pg takes sslmode=require as verify-full.
     expect(await refusal(urlWith({ sslmode: "require" }))).toBe(
       `DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it`,
+    );
+    // A user the server takes only over TLS, and a URL without sslmode: before, "fix the user in
+    // DATABASE_URL", which is not the fix.
+    expect(await refusal(urlWith({}).replace("//connector@", `//${TLS_ONLY_USER}@`))).toBe(
+      `DATABASE_URL postgres://127.0.0.1:${port}/postgres: pg_hba.conf rejects connection for host "127.0.0.1", user "${TLS_ONLY_USER}", database "postgres", no encryption (28000); add sslmode=require to DATABASE_URL if the server takes the user only over TLS (a managed Postgres's usual rule), or let it connect in the server's pg_hba.conf`,
     );
     // A process that starts with it says that line alone: before, node-postgres's own warning
     // came first, eight lines on what `require` will mean in pg 9.
