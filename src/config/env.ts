@@ -291,8 +291,10 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
 }
 
 /** The error for settings that will not do: one indented line per problem, each naming its variable. */
-export function invalidEnvironment(problems: string[]): ConfigError {
-  return new ConfigError(`invalid environment:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+export function invalidEnvironment(problems: string[], context = ""): ConfigError {
+  return new ConfigError(
+    `invalid environment${context}:\n${problems.map((p) => `  ${p}`).join("\n")}`,
+  );
 }
 
 /**

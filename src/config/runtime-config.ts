@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { dirname, join } from "node:path";
-import { ConfigError, type Env } from "./env.ts";
+import { type Env, invalidEnvironment } from "./env.ts";
 
 /**
  * The environment resolved into what the processes need, with the embedded defaults that make
@@ -93,9 +93,7 @@ export function resolveRuntimeConfig(env: Env): RuntimeConfig {
   if (env.NODE_ENV === "production") {
     const problems = productionProblems(env);
     if (problems.length > 0) {
-      throw new ConfigError(
-        `invalid environment for NODE_ENV=production:\n${problems.map((p) => `  ${p}`).join("\n")}`,
-      );
+      throw invalidEnvironment(problems, " for NODE_ENV=production");
     }
   }
   const devDefaults: string[] = [];
@@ -121,9 +119,9 @@ export function resolveRuntimeConfig(env: Env): RuntimeConfig {
   };
   // Development secrets are public: a process that uses them answers on loopback only.
   if (devDefaults.length > 0 && !isLoopback(host)) {
-    throw new ConfigError(
-      `invalid environment:\n  HOST: ${host} is reachable from other machines, but ${devDefaults.join(", ")} ${devDefaults.length > 1 ? "use" : "uses"} a development default; set ${devDefaults.length > 1 ? "them" : "it"} or listen on 127.0.0.1`,
-    );
+    throw invalidEnvironment([
+      `HOST: ${host} is reachable from other machines, but ${devDefaults.join(", ")} ${devDefaults.length > 1 ? "use" : "uses"} a development default; set ${devDefaults.length > 1 ? "them" : "it"} or listen on 127.0.0.1`,
+    ]);
   }
   return config;
 }

@@ -11,7 +11,7 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import { ConfigError } from "../config/env.ts";
+import { invalidEnvironment } from "../config/env.ts";
 
 /**
  * OpenTelemetry traces (docs/configuration.md, "Traces"). Off unless the standard OTEL_*
@@ -64,17 +64,17 @@ function samplerSettings(value: (name: string) => string | undefined): TracingSe
   const name = (value("OTEL_TRACES_SAMPLER")?.toLowerCase() ??
     "parentbased_always_on") as SamplerName;
   if (!SAMPLERS.includes(name)) {
-    throw new ConfigError(
-      `invalid environment:\n  OTEL_TRACES_SAMPLER: ${name} is not supported; use one of ${SAMPLERS.join(", ")}`,
-    );
+    throw invalidEnvironment([
+      `OTEL_TRACES_SAMPLER: ${name} is not supported; use one of ${SAMPLERS.join(", ")}`,
+    ]);
   }
   const raw = value("OTEL_TRACES_SAMPLER_ARG");
   if (raw === undefined || !name.endsWith("traceidratio")) return { name, ratio: 1 };
   const ratio = Number(raw);
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
-    throw new ConfigError(
-      "invalid environment:\n  OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1 (the share of traces kept, e.g. 0.1)",
-    );
+    throw invalidEnvironment([
+      "OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1 (the share of traces kept, e.g. 0.1)",
+    ]);
   }
   return { name, ratio };
 }
@@ -100,9 +100,9 @@ export function tracingSettings(
     .filter((e) => e !== "");
   const unsupported = exporters.filter((e) => e !== "otlp" && e !== "none");
   if (unsupported.length > 0) {
-    throw new ConfigError(
-      `invalid environment:\n  OTEL_TRACES_EXPORTER: ${unsupported.join(",")} is not supported; use otlp (or none)`,
-    );
+    throw invalidEnvironment([
+      `OTEL_TRACES_EXPORTER: ${unsupported.join(",")} is not supported; use otlp (or none)`,
+    ]);
   }
   if (exporters.includes("none")) return null;
   const endpointName = value("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -112,9 +112,9 @@ export function tracingSettings(
       : null;
   if (!endpointName && !exporters.includes("otlp")) return null;
   if (!endpointName && production) {
-    throw new ConfigError(
-      "invalid environment:\n  OTEL_EXPORTER_OTLP_ENDPOINT: required with OTEL_TRACES_EXPORTER=otlp in production (there is no default collector); set it to your collector's OTLP/HTTP address, e.g. http://otel-collector:4318",
-    );
+    throw invalidEnvironment([
+      "OTEL_EXPORTER_OTLP_ENDPOINT: required with OTEL_TRACES_EXPORTER=otlp in production (there is no default collector); set it to your collector's OTLP/HTTP address, e.g. http://otel-collector:4318",
+    ]);
   }
   const endpoint = endpointName ? (value(endpointName) as string) : null;
   if (endpoint !== null && endpointName) {
@@ -123,17 +123,17 @@ export function tracingSettings(
       url = new URL(endpoint);
     } catch {}
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-      throw new ConfigError(
-        `invalid environment:\n  ${endpointName}: must be an http:// or https:// URL (the collector's OTLP/HTTP address, e.g. http://otel-collector:4318)`,
-      );
+      throw invalidEnvironment([
+        `${endpointName}: must be an http:// or https:// URL (the collector's OTLP/HTTP address, e.g. http://otel-collector:4318)`,
+      ]);
     }
   }
   for (const name of ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]) {
     const protocol = value(name);
     if (protocol !== undefined && protocol !== SUPPORTED_PROTOCOL) {
-      throw new ConfigError(
-        `invalid environment:\n  ${name}: ${protocol} is not supported; the connector exports OTLP over HTTP as JSON: set ${SUPPORTED_PROTOCOL} (a collector takes it on its OTLP/HTTP port, 4318)`,
-      );
+      throw invalidEnvironment([
+        `${name}: ${protocol} is not supported; the connector exports OTLP over HTTP as JSON: set ${SUPPORTED_PROTOCOL} (a collector takes it on its OTLP/HTTP port, 4318)`,
+      ]);
     }
     if (protocol !== undefined) break;
   }
@@ -149,7 +149,7 @@ export function tracingSettings(
     if (raw === undefined) continue;
     const n = Number(raw);
     if (!Number.isInteger(n) || n <= 0) {
-      throw new ConfigError(`invalid environment:\n  ${name}: must be a positive whole number`);
+      throw invalidEnvironment([`${name}: must be a positive whole number`]);
     }
     batch[key] = n;
   }
