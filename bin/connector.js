@@ -16,7 +16,6 @@ import { spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -79,19 +78,6 @@ if (existsSync(entry) && existsSync(join(ROOT, "node_modules", "esbuild"))) {
   process.exit(1);
 }
 
-/** The newest modification time under `path` (files and folders: a deleted file counts). */
-function newest(path) {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let latest = stat.mtimeMs;
-  for (const name of readdirSync(path)) {
-    if (name === "node_modules") continue;
-    latest = Math.max(latest, newest(join(path, name)));
-  }
-  return latest;
-}
-
 /**
  * dist/dev/cli.mjs, built again when anything it is made of is newer: the sources, the stand-ins'
  * sources, the bundler setup, or the installed dependencies (npm rewrites
@@ -110,7 +96,10 @@ async function devBundle() {
     join(ROOT, "package.json"),
     join(ROOT, "node_modules", ".package-lock.json"),
   ];
-  if (built > 0 && inputs.every((input) => newest(input) < built)) return bundle;
+  const { newestChange } = await import(pathToFileURL(wrapper).href);
+  if (built > 0 && inputs.every((input) => (newestChange(input)?.mtimeMs ?? 0) < built)) {
+    return bundle;
+  }
 
   const partial = join(ROOT, "dist", `dev.partial-${process.pid}`);
   rmSync(partial, { recursive: true, force: true });

@@ -17,7 +17,8 @@
 //   not load stops the command with the fix (a stale build: `rm -rf node_modules && npm ci`).
 //   Nothing is compiled: better-sqlite3 ships binaries for every supported platform.
 // - The production bundle (`--needs build`, for `npm run start:prod`): dist/main.mjs present and
-//   built after the sources and the lock last changed; otherwise it says to run `npm run build`.
+//   built after its sources and the installed dependencies last changed; otherwise it says to run
+//   `npm run build`.
 // - Services: a missing redis-server (or chromium for the browser tests, or PostgreSQL's server
 //   for the tests that run the link store on Postgres) is installed with
 //   apt-get when running as root; otherwise the one command that installs it is printed.
@@ -212,20 +213,31 @@ export function ensureNativeModules(node) {
   }
 }
 
-/** What the production bundle is built from: a change to any of them needs a new build. */
-const BUNDLE_SOURCES = ["src", "workers", "package-lock.json"];
+/** What the production bundle is built from (npm run build): a change to any needs a new build. */
+const BUNDLE_INPUTS = [
+  "src",
+  "scripts/build.ts",
+  "scripts/bundle.ts",
+  "package.json",
+  // npm rewrites it at every install: the dependencies bundled in.
+  "node_modules/.package-lock.json",
+];
 
-/** The most recently changed file of `path` (a file, or a directory walked), or null. */
-function newestFile(path) {
+/**
+ * The most recent change under `path` and where it was: a file's, or a folder's (a file added to
+ * or deleted from it); node_modules left out. Null when `path` does not exist.
+ */
+export function newestChange(path) {
   if (!existsSync(path)) return null;
   const stat = statSync(path);
-  if (!stat.isDirectory()) return { path, mtimeMs: stat.mtimeMs };
-  let newest = null;
-  for (const entry of readdirSync(path)) {
-    const found = newestFile(join(path, entry));
-    if (found && (!newest || found.mtimeMs > newest.mtimeMs)) newest = found;
+  let latest = { path, mtimeMs: stat.mtimeMs };
+  if (!stat.isDirectory()) return latest;
+  for (const name of readdirSync(path)) {
+    if (name === "node_modules") continue;
+    const found = newestChange(join(path, name));
+    if (found && found.mtimeMs > latest.mtimeMs) latest = found;
   }
-  return newest;
+  return latest;
 }
 
 /**
@@ -239,8 +251,8 @@ export function bundleProblem(root = ROOT) {
     return "dist/main.mjs is missing: build the production bundle with `npm run build`, then run the command again";
   }
   const built = statSync(bundle).mtimeMs;
-  for (const source of BUNDLE_SOURCES) {
-    const newest = newestFile(join(root, source));
+  for (const input of BUNDLE_INPUTS) {
+    const newest = newestChange(join(root, input));
     if (newest && newest.mtimeMs > built) {
       const changed = relative(root, newest.path).split(sep).join("/");
       return `dist/main.mjs was built before ${changed} changed: build it again with \`npm run build\`, then run the command again`;
