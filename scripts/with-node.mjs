@@ -219,8 +219,9 @@ const BUNDLE_INPUTS = [
   "scripts/build.ts",
   "scripts/bundle.ts",
   "package.json",
-  // npm rewrites it at every install: the dependencies bundled in.
-  "node_modules/.package-lock.json",
+  // The dependencies bundled in, as the lock holds them (not node_modules/.package-lock.json:
+  // npm rewrites that at every install, a `npm prune --omit=dev` after the build among them).
+  "package-lock.json",
 ];
 
 /**
