@@ -13,6 +13,31 @@ const base64Key32 = z
 
 const optionalUrl = z.url().optional();
 
+/**
+ * REDIS_URL: `redis://[[USER]:PASSWORD@]host[:port][/db]`, `rediss://` for TLS. ioredis takes
+ * anything: another scheme as a socket path (`unreachable (ENOENT)`, forever), a database that
+ * is not a number as a SELECT that fails outside any command (a crash with a stack trace).
+ */
+const redisUrl = z.string().check((ctx) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(ctx.value);
+  } catch {}
+  if (!url || !/^rediss?:$/.test(url.protocol) || !url.hostname) {
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      message: "must be a redis:// URL, redis://[:PASSWORD@]host:port[/DB] (rediss:// for TLS)",
+    });
+  } else if (!/^\/?(\d{1,5})?$/.test(url.pathname)) {
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      message: `its path ${url.pathname} is not a database number; give one, redis://host:port/0, or none`,
+    });
+  }
+});
+
 /** A Redis Cluster to connect to: its seed nodes, and the credentials every node shares. */
 export interface RedisClusterTarget {
   nodes: { host: string; port: number }[];
@@ -100,7 +125,7 @@ export const EnvSchema = z.object({
       return url.pathname === "/" && !url.search && !url.hash;
     }, "must be an origin such as https://connector.example.com, with no path: the connector serves /webhooks/shopify and its pages at the root")
     .optional(),
-  REDIS_URL: optionalUrl,
+  REDIS_URL: redisUrl.optional(),
   /**
    * A Redis Cluster instead of one Redis (REDIS_URL): seed nodes, `host:port,…`. BullMQ's keys
    * then share one hash tag (`{REDIS_PREFIX}`), and every other key of one script shares a slot.

@@ -56,6 +56,9 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
         : "the cluster's state is not ok (a master without its slots?)";
     }
     if ((await probe.ping()) !== "PONG") return "it did not answer PING";
+    // ioredis selects REDIS_URL's database as it connects, and goes on in database 0 when the
+    // server has no such database: asked again here, where its answer stops the start.
+    if (probe.options.db) await probe.select(probe.options.db);
     // A node of a Redis Cluster answers PING, then MOVED for most keys: named now, not later
     // by every queue. A Redis that does not allow INFO (some managed ones) is taken as it is.
     const info = await probe.info("cluster").catch(() => "");
@@ -92,9 +95,10 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
 
 /**
  * Redis's answers that no wait changes, as a ConfigError with the fix: NOAUTH (it requires a
- * password, none was given), WRONGPASS (a wrong user or password), and a Redis without cluster
- * mode given as REDIS_CLUSTER_NODES. Other answers (LOADING while it reads its data at start-up)
- * are waited out. (A password given to a Redis without one, ioredis only warns about.)
+ * password, none was given), WRONGPASS (a wrong user or password), a database REDIS_URL names and
+ * the server does not have, and a Redis without cluster mode given as REDIS_CLUSTER_NODES. Other
+ * answers (LOADING while it reads its data at start-up) are waited out. (A password given to a
+ * Redis without one, ioredis only warns about.)
  */
 function refusal(target: RedisTarget, error: unknown): ConfigError | null {
   if (!(error instanceof ReplyError)) return null;
@@ -112,6 +116,11 @@ function refusal(target: RedisTarget, error: unknown): ConfigError | null {
       : "redis://:PASSWORD@host:port";
     return new ConfigError(
       `${variable} ${where} ${why} (${code}): put the server's password in ${variable}, ${form} (or redis://USER:PASSWORD@host:port for an ACL user)`,
+    );
+  }
+  if (/DB index is out of range/.test(message)) {
+    return new ConfigError(
+      `${variable} ${where}: the server has no database ${new URL(target as string).pathname.slice(1)} (${message}); give a number below the server's databases setting (16 unless set), or none`,
     );
   }
   if (/cluster support disabled/.test(message)) {

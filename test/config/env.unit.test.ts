@@ -182,6 +182,31 @@ describe("parseEnv", () => {
     expect(env.REDIS_URL).toBeUndefined();
   });
 
+  it("takes REDIS_URL as a redis:// or rediss:// URL with a database number or none", () => {
+    for (const url of [
+      "redis://127.0.0.1:6379",
+      "redis://:s%40cret@redis.internal:6379/",
+      "rediss://app:pw@redis.internal:6380/2",
+    ]) {
+      expect(parseEnv({ REDIS_URL: url }).REDIS_URL).toBe(url);
+    }
+    // Before: ioredis took another scheme as a socket path ("unreachable (ENOENT)", forever)
+    // and a path that is not a number as a SELECT that crashed the process.
+    for (const url of ["http://redis.internal:6379", "redis.internal:6379", "redis://"]) {
+      expect(() => parseEnv({ REDIS_URL: url }), url).toThrow(
+        "REDIS_URL: must be a redis:// URL, redis://[:PASSWORD@]host:port[/DB] (rediss:// for TLS)",
+      );
+    }
+    expect(() => parseEnv({ REDIS_URL: "redis://:hunter2@redis.internal:6379/queues" })).toThrow(
+      "REDIS_URL: its path /queues is not a database number; give one, redis://host:port/0, or none",
+    );
+    try {
+      parseEnv({ REDIS_URL: "http://:hunter2@redis.internal:6379" });
+    } catch (error) {
+      expect((error as Error).message).not.toContain("hunter2");
+    }
+  });
+
   it("reads REDIS_CLUSTER_NODES as seed nodes, with the first entry's credentials", () => {
     expect(
       parseEnv({ REDIS_CLUSTER_NODES: "10.0.0.1:7000, 10.0.0.2:7001" }).REDIS_CLUSTER_NODES,

@@ -88,6 +88,18 @@ describe("a Redis that refuses the connection's credentials", () => {
   });
 });
 
+describe("a database REDIS_URL names and the server does not have", () => {
+  it("stops the start-up wait at once, naming the setting that bounds it", async () => {
+    // Before: ioredis's SELECT failed as it connected, and the connector went on in database 0.
+    expect(await refusal(`redis://:${PASSWORD}@127.0.0.1:${port}/16`)).toBe(
+      `REDIS_URL redis://127.0.0.1:${port}/16: the server has no database 16 (ERR DB index is out of range); give a number below the server's databases setting (16 unless set), or none`,
+    );
+    await expect(
+      waitForRedis(`redis://:${PASSWORD}@127.0.0.1:${port}/15`, { logger }),
+    ).resolves.toBeUndefined();
+  });
+});
+
 describe("a Redis without cluster mode given as REDIS_CLUSTER_NODES", () => {
   it("stops the start-up wait at once, saying to use REDIS_URL", async () => {
     // Before: "is unreachable (None of startup nodes is available)", and "start Redis".
