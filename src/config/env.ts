@@ -13,6 +13,10 @@ const base64Key32 = z
 
 const optionalUrl = z.url().optional();
 
+/** The sslmode values node-postgres reads from DATABASE_URL (src/store/database.ts). */
+const SSL_MODES = ["disable", "no-verify", "prefer", "require", "verify-ca", "verify-full"];
+const SSL_MODE = new RegExp(`[?&]sslmode=(${SSL_MODES.join("|")})(&|#|$)`);
+
 /**
  * REDIS_URL: `redis://[[USER]:PASSWORD@]host[:port][/db]`, `rediss://` for TLS. ioredis takes
  * anything: another scheme as a socket path (`unreachable (ENOENT)`, forever), a database that
@@ -159,6 +163,11 @@ export const EnvSchema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\/.+/, "must be a postgres:// URL")
+    // node-postgres takes any other value as TLS, checked: a typo would not say so.
+    .refine((url) => !/[?&]sslmode=/.test(url) || SSL_MODE.test(url), {
+      error: (issue) =>
+        `sslmode=${/[?&]sslmode=([^&#]*)/.exec(String(issue.input))?.[1]} is not one node-postgres knows; use one of ${SSL_MODES.join(", ")}`,
+    })
     .optional(),
   /** Postgres connections per process (each web and worker process has its own pool). */
   DATABASE_POOL_SIZE: wholeNumber({ min: 1, max: 500 }).default(10),

@@ -437,7 +437,7 @@ export async function waitForDatabase(
  * The answer no wait changes, with its fix, or undefined for one that a wait may (an outage):
  * Postgres's refusals (REFUSALS; a user taken only over TLS, from a URL without sslmode), pg's own
  * when the server asks for a password the URL does not give, and TLS that DATABASE_URL asks for
- * (sslmode) and cannot be had as it stands.
+ * (sslmode) and cannot be had as it stands (a certificate file it cannot read among them).
  */
 function refusal(error: NodeJS.ErrnoException, url: string): string | undefined {
   // A server that takes the user only over TLS (a managed Postgres) finds no pg_hba.conf line for
@@ -447,6 +447,12 @@ function refusal(error: NodeJS.ErrnoException, url: string): string | undefined 
   }
   const refused = REFUSALS[error.code ?? ""];
   if (refused) return `${error.message} (${error.code}); ${refused}`;
+  // node-postgres reads sslrootcert, sslcert and sslkey as it connects: a path it cannot read
+  // fails every attempt alike.
+  const file = error.syscall === "open" ? sslFileParameter(url, error.path) : undefined;
+  if (file) {
+    return `${file}=${error.path} cannot be read (${error.code}); give the path of a PEM file this user may read`;
+  }
   if (/password must be a (non-empty )?string/i.test(error.message)) {
     const user = userOf(url);
     return `the server asks ${user ? `user "${user}"` : "its user"} for a password and DATABASE_URL has none; ${REFUSALS["28P01"]}`;
@@ -458,6 +464,18 @@ function refusal(error: NodeJS.ErrnoException, url: string): string | undefined 
     trust: "give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem)",
     skip: "sslmode=no-verify to encrypt without checking it",
   });
+}
+
+/** The TLS file parameter of DATABASE_URL (sslrootcert, sslcert, sslkey) that names `path`. */
+function sslFileParameter(url: string, path: string | undefined): string | undefined {
+  try {
+    const parameters = new URL(url).searchParams;
+    return ["sslrootcert", "sslcert", "sslkey"].find(
+      (name) => path && parameters.get(name) === path,
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 function userOf(connectionString: string): string {

@@ -207,6 +207,19 @@ describe("parseEnv", () => {
     }
   });
 
+  it("takes DATABASE_URL's sslmode only as one node-postgres knows", () => {
+    for (const mode of ["disable", "no-verify", "prefer", "require", "verify-ca", "verify-full"]) {
+      const url = `postgres://app:pw@db:5432/connector?sslmode=${mode}&application_name=c`;
+      expect(parseEnv({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+    }
+    // Before: node-postgres took the typo as TLS with the certificate checked, and said nothing.
+    expect(() =>
+      parseEnv({ DATABASE_URL: "postgres://app:hunter2@db:5432/connector?sslmode=requir" }),
+    ).toThrow(
+      "DATABASE_URL: sslmode=requir is not one node-postgres knows; use one of disable, no-verify, prefer, require, verify-ca, verify-full",
+    );
+  });
+
   it("reads REDIS_CLUSTER_NODES as seed nodes, with the first entry's credentials", () => {
     expect(
       parseEnv({ REDIS_CLUSTER_NODES: "10.0.0.1:7000, 10.0.0.2:7001" }).REDIS_CLUSTER_NODES,

@@ -392,6 +392,11 @@ describe("a Postgres whose TLS certificate is signed by a CA Node does not know"
       code: 2,
       stderr: `DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it\n`,
     });
+    // A CA file it cannot read: before, "unreachable (ENOENT)" on every attempt, and "start
+    // Postgres".
+    expect(await refusal(urlWith({ sslmode: "require", sslrootcert: "/nonexistent/ca.pem" }))).toBe(
+      `DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require&sslrootcert=%2Fnonexistent%2Fca.pem: sslrootcert=/nonexistent/ca.pem cannot be read (ENOENT); give the path of a PEM file this user may read`,
+    );
     // Its CA given, and a host name the certificate does not name.
     const trusted = { sslmode: "require", sslrootcert: server.certificate };
     expect(await refusal(urlWith(trusted))).toMatch(
