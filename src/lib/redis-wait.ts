@@ -118,9 +118,10 @@ function refusal(target: RedisTarget, error: unknown): ConfigError | null {
       `${variable} ${where} ${why} (${code}): put the server's password in ${variable}, ${form} (or redis://USER:PASSWORD@host:port for an ACL user)`,
     );
   }
-  if (/DB index is out of range/.test(message)) {
+  if (/DB index is out of range/.test(message) && !isClusterTarget(target)) {
+    const database = new URL(target).pathname.slice(1);
     return new ConfigError(
-      `${variable} ${where}: the server has no database ${new URL(target as string).pathname.slice(1)} (${message}); give a number below the server's databases setting (16 unless set), or none`,
+      `${variable} ${where}: the server has no database ${database} (${message}); give a number below the server's databases setting (16 unless set), or none`,
     );
   }
   if (/cluster support disabled/.test(message)) {
@@ -200,6 +201,7 @@ function speaksPlainRedis(host: string, port: number): Promise<boolean> {
       answer += chunk.toString("latin1");
       // PONG, or an error reply: NOAUTH where it asks for a password, DENIED in protected mode.
       if (answer.includes("\r\n")) end(/^(\+PONG|-[A-Z]+ )/.test(answer));
+      else if (answer.length > 512) end(false);
     });
     socket.once("error", () => end(false));
     socket.once("timeout", () => end(false));
