@@ -11,7 +11,9 @@ const base64Key32 = z
     "must be 32 bytes, base64-encoded (make one with: openssl rand -base64 32)",
   );
 
-const optionalUrl = z.url().optional();
+/** An http(s) URL: zod's z.url() alone takes any scheme (ftp:, mailto:), which undici cannot call. */
+const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" });
+const optionalUrl = httpUrl.optional();
 
 /** The sslmode values node-postgres reads from DATABASE_URL (src/store/database.ts). */
 const SSL_MODES = ["disable", "no-verify", "prefer", "require", "verify-ca", "verify-full"];
@@ -224,15 +226,11 @@ export const EnvSchema = z.object({
     )
     .pipe(z.array(base64Key32))
     .optional(),
-  PROVIDER_BASE_URL: z
-    .url()
-    .refine((v) => /\/v1\/?$/.test(v), "must end in /v1")
-    .optional(),
+  PROVIDER_BASE_URL: httpUrl.refine((v) => /\/v1\/?$/.test(v), "must end in /v1").optional(),
   PROVIDER_AUTH_URL: optionalUrl,
   PROVIDER_AUDIENCE: z.string().min(1).optional(),
   /** The provider's staging environment, offered on the settings page (default: as production). */
-  PROVIDER_STAGING_BASE_URL: z
-    .url()
+  PROVIDER_STAGING_BASE_URL: httpUrl
     .refine((v) => /\/v1\/?$/.test(v), "must end in /v1")
     .optional(),
   PROVIDER_STAGING_AUTH_URL: optionalUrl,

@@ -70,6 +70,24 @@ export function productionProblems(env: Env): string[] {
   if (env.APP_URL && !env.APP_URL.startsWith("https://")) {
     problems.push("APP_URL: must be an https URL in production (Shopify calls it)");
   }
+  // The client secret goes to the token endpoint, and the token with every API call.
+  for (const name of [
+    "PROVIDER_BASE_URL",
+    "PROVIDER_AUTH_URL",
+    "PROVIDER_STAGING_BASE_URL",
+    "PROVIDER_STAGING_AUTH_URL",
+  ] as const) {
+    const value = env[name];
+    if (
+      value &&
+      !value.startsWith("https://") &&
+      !isLoopback(new URL(value).hostname.replace(/^\[(.*)\]$/, "$1"))
+    ) {
+      problems.push(
+        `${name}: must be an https URL in production (the provider's client secret and tokens cross it), or one on this machine (127.0.0.1)`,
+      );
+    }
+  }
   if (env.SHOPIFY_ADMIN_URL) {
     problems.push(
       "SHOPIFY_ADMIN_URL: must be unset in production (it sends Admin API calls to a stand-in)",

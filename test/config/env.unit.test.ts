@@ -207,6 +207,19 @@ describe("parseEnv", () => {
     }
   });
 
+  it("takes the provider's and Shopify's URLs as http(s) only", () => {
+    // Before: any scheme, and undici's "invalid protocol" at the first call.
+    for (const [name, url] of [
+      ["PROVIDER_BASE_URL", "ftp://api.provider.example/v1"],
+      ["PROVIDER_AUTH_URL", "mailto:auth@provider.example"],
+      ["SHOPIFY_ADMIN_URL", "ws://127.0.0.1:4000"],
+    ] as const) {
+      expect(() => parseEnv({ [name]: url }), name).toThrow(
+        `${name}: must be an http:// or https:// URL`,
+      );
+    }
+  });
+
   it("takes DATABASE_URL's sslmode only as one node-postgres knows", () => {
     for (const mode of ["disable", "no-verify", "prefer", "require", "verify-ca", "verify-full"]) {
       const url = `postgres://app:pw@db:5432/connector?sslmode=${mode}&application_name=c`;

@@ -91,6 +91,31 @@ describe("NODE_ENV=production", () => {
     expect(message).toMatch(/SHOPIFY_ADMIN_URL: must be unset in production/);
     expect(message).toMatch(/APP_URL: must be an https URL/);
   });
+
+  it("refuses a provider reached over plain http, unless on this machine", () => {
+    // Before: the client secret went to the token endpoint in clear text, and the token with
+    // every API call.
+    const message = refusal({
+      ...PRODUCTION,
+      PROVIDER_AUTH_URL: "http://auth.provider.example",
+      PROVIDER_STAGING_BASE_URL: "http://staging.provider.example/v1",
+      PROVIDER_STAGING_AUTH_URL: "https://auth.staging.provider.example",
+      PROVIDER_STAGING_AUDIENCE: "https://staging.provider.example",
+    });
+    expect(message.split("\n").slice(1)).toEqual([
+      "  PROVIDER_AUTH_URL: must be an https URL in production (the provider's client secret and tokens cross it), or one on this machine (127.0.0.1)",
+      "  PROVIDER_STAGING_BASE_URL: must be an https URL in production (the provider's client secret and tokens cross it), or one on this machine (127.0.0.1)",
+    ]);
+    // A proxy on this machine that carries the calls out over TLS.
+    for (const host of ["127.0.0.1:8443", "localhost:8443", "[::1]:8443"]) {
+      const local = {
+        ...PRODUCTION,
+        PROVIDER_BASE_URL: `http://${host}/v1`,
+        PROVIDER_AUTH_URL: `http://${host}`,
+      };
+      expect(productionProblems(parseEnv(local)), host).toEqual([]);
+    }
+  });
 });
 
 describe("development defaults", () => {
