@@ -85,8 +85,11 @@ describe("a request answered before its body was read", () => {
     expect(text).toMatch(/^HTTP\/1\.1 401 /);
     expect(text).toMatch(/^connection: close$/im);
     writing = false;
+    // The server ends it, LINGER_MAX_MS after the answer: the client never ends its side. (Not
+    // the client's close: that came only from the reset of bytes the server left unread, which
+    // a server that had read all the client sent would not send, and the wait had no end.)
     await closed(socket);
-    await closed(client);
+    client.destroy();
     // The budget, plus what the request buffered before the answer and one read of the socket.
     expect(socket.bytesRead).toBeLessThan(LINGER_MAX_BYTES + 512 * 1024);
   });
