@@ -14,10 +14,20 @@ const base64Key32 = z
 /** An http(s) URL: zod's z.url() alone takes any scheme (ftp:, mailto:), which undici cannot call. */
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" });
 const optionalUrl = httpUrl.optional();
+/** A provider API's base URL (PROVIDER_BASE_URL, PROVIDER_STAGING_BASE_URL). */
+const providerApiUrl = httpUrl.refine((v) => /\/v1\/?$/.test(v), "must end in /v1").optional();
 
 /** The sslmode values node-postgres reads from DATABASE_URL (src/store/database.ts). */
 const SSL_MODES = ["disable", "no-verify", "prefer", "require", "verify-ca", "verify-full"];
-const SSL_MODE = new RegExp(`[?&]sslmode=(${SSL_MODES.join("|")})(&|#|$)`);
+
+/** DATABASE_URL's sslmode parameter as given, or null when it has none. */
+export function sslModeOf(url: string): string | null {
+  try {
+    return new URL(url).searchParams.get("sslmode");
+  } catch {
+    return null;
+  }
+}
 
 /**
  * REDIS_URL: `redis://[[USER]:PASSWORD@]host[:port][/db]`, `rediss://` for TLS. ioredis takes
@@ -166,9 +176,9 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\/.+/, "must be a postgres:// URL")
     // node-postgres takes any other value as TLS, checked: a typo would not say so.
-    .refine((url) => !/[?&]sslmode=/.test(url) || SSL_MODE.test(url), {
+    .refine((url) => [null, ...SSL_MODES].includes(sslModeOf(url)), {
       error: (issue) =>
-        `sslmode=${/[?&]sslmode=([^&#]*)/.exec(String(issue.input))?.[1]} is not one node-postgres knows; use one of ${SSL_MODES.join(", ")}`,
+        `sslmode=${sslModeOf(String(issue.input))} is not one node-postgres knows; use one of ${SSL_MODES.join(", ")}`,
     })
     .optional(),
   /** Postgres connections per process (each web and worker process has its own pool). */
@@ -226,13 +236,11 @@ export const EnvSchema = z.object({
     )
     .pipe(z.array(base64Key32))
     .optional(),
-  PROVIDER_BASE_URL: httpUrl.refine((v) => /\/v1\/?$/.test(v), "must end in /v1").optional(),
+  PROVIDER_BASE_URL: providerApiUrl,
   PROVIDER_AUTH_URL: optionalUrl,
   PROVIDER_AUDIENCE: z.string().min(1).optional(),
   /** The provider's staging environment, offered on the settings page (default: as production). */
-  PROVIDER_STAGING_BASE_URL: httpUrl
-    .refine((v) => /\/v1\/?$/.test(v), "must end in /v1")
-    .optional(),
+  PROVIDER_STAGING_BASE_URL: providerApiUrl,
   PROVIDER_STAGING_AUTH_URL: optionalUrl,
   PROVIDER_STAGING_AUDIENCE: z.string().min(1).optional(),
   PROVIDER_RATE_LIMIT: wholeNumber({ min: 1, unit: "requests" }).default(100),
@@ -356,7 +364,7 @@ export interface ProviderEndpoints {
 }
 
 /** Each provider environment's variables: its API's base URL, token endpoint and audience. */
-const PROVIDER_VARIABLES = {
+export const PROVIDER_VARIABLES = {
   production: ["PROVIDER_BASE_URL", "PROVIDER_AUTH_URL", "PROVIDER_AUDIENCE"],
   staging: ["PROVIDER_STAGING_BASE_URL", "PROVIDER_STAGING_AUTH_URL", "PROVIDER_STAGING_AUDIENCE"],
 } as const;

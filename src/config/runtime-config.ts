@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { dirname, join } from "node:path";
-import { type Env, invalidEnvironment } from "./env.ts";
+import { type Env, invalidEnvironment, PROVIDER_VARIABLES } from "./env.ts";
 
 /**
  * The environment resolved into what the processes need, with the embedded defaults that make
@@ -70,19 +70,11 @@ export function productionProblems(env: Env): string[] {
   if (env.APP_URL && !env.APP_URL.startsWith("https://")) {
     problems.push("APP_URL: must be an https URL in production (Shopify calls it)");
   }
-  // The client secret goes to the token endpoint, and the token with every API call.
-  for (const name of [
-    "PROVIDER_BASE_URL",
-    "PROVIDER_AUTH_URL",
-    "PROVIDER_STAGING_BASE_URL",
-    "PROVIDER_STAGING_AUTH_URL",
-  ] as const) {
+  // The client secret goes to the token endpoint, and the token with every API call: each
+  // environment's API and token URLs (not its audience, a name that is never called).
+  for (const name of Object.values(PROVIDER_VARIABLES).flatMap((names) => names.slice(0, 2))) {
     const value = env[name];
-    if (
-      value &&
-      !value.startsWith("https://") &&
-      !isLoopback(new URL(value).hostname.replace(/^\[(.*)\]$/, "$1"))
-    ) {
+    if (value && !value.startsWith("https://") && !isLoopback(new URL(value).hostname)) {
       problems.push(
         `${name}: must be an https URL in production (the provider's client secret and tokens cross it), or one on this machine (127.0.0.1)`,
       );
@@ -101,8 +93,9 @@ export function sandboxStatePath(databasePath: string): string {
   return join(dirname(databasePath), "sandbox.sqlite");
 }
 
+/** Whether `host` (a HOST setting, or a URL's hostname: IPv6 in brackets) is this machine. */
 function isLoopback(host: string): boolean {
-  if (host === "localhost") return true;
+  if (host === "localhost" || host === "[::1]") return true;
   if (isIP(host) === 4) return host.startsWith("127.");
   return host === "::1";
 }

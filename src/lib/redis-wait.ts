@@ -78,15 +78,12 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
     const refused = refusal(target, cause);
     if (refused) throw refused;
     const variable = redisVariable(target);
-    const certificate = certificateRefusal(cause, variable, {
-      trust: "give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
-    });
-    if (certificate) {
-      throw new ConfigError(`${variable} ${describeTarget(target)}: ${certificate}`);
-    }
     const why = cause.code ?? (error as NodeJS.ErrnoException).code ?? cause.message;
-    const mismatch = await otherProtocol(target, why);
-    if (mismatch) throw new ConfigError(`${variable} ${describeTarget(target)}: ${mismatch}`);
+    const fix =
+      certificateRefusal(cause, variable, {
+        trust: "give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+      }) ?? (await otherProtocol(target, why));
+    if (fix) throw new ConfigError(`${variable} ${describeTarget(target)}: ${fix}`);
     return why;
   } finally {
     probe.disconnect();

@@ -9,7 +9,7 @@ import { drizzle as drizzlePg, type NodePgDatabase } from "drizzle-orm/node-post
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import type { Logger } from "pino";
-import { ConfigError } from "../config/env.ts";
+import { ConfigError, sslModeOf } from "../config/env.ts";
 import { outageLines, waitUntilReachable } from "../lib/outage.ts";
 import { redactedUrl } from "../lib/redact.ts";
 import { certificateRefusal } from "../lib/tls-refusal.ts";
@@ -442,7 +442,7 @@ export async function waitForDatabase(
 function refusal(error: NodeJS.ErrnoException, url: string): string | undefined {
   // A server that takes the user only over TLS (a managed Postgres) finds no pg_hba.conf line for
   // a connection in the clear: its message ends "no encryption".
-  if (error.code === "28000" && /no encryption$/.test(error.message) && !/[?&]sslmode=/.test(url)) {
+  if (error.code === "28000" && /no encryption$/.test(error.message) && !sslModeOf(url)) {
     return `${error.message} (28000); add sslmode=require to DATABASE_URL if the server takes the user only over TLS (a managed Postgres's usual rule), or let it connect in the server's pg_hba.conf`;
   }
   const refused = REFUSALS[error.code ?? ""];
