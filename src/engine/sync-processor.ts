@@ -371,7 +371,8 @@ async function sendUntilSynced(
   const clearFailure = work.state.failure !== null;
   const syncedCheck = {
     version: order.updatedAt,
-    done: (after: Parameters<typeof planSync>[1]) => planSync(wanted, after).length === 0,
+    done: (after: Parameters<typeof planSync>[1]) =>
+      !reopened(after, canceled) && planSync(wanted, after).length === 0,
     clearFailure,
   };
   let synced = false;
@@ -379,6 +380,10 @@ async function sendUntilSynced(
   while (!synced) {
     const links = known !== undefined ? known : await deps.links.loadLinks(shop, orderId);
     known = undefined;
+    // Canceled at the provider, live in Shopify (un-cancelled, or a canceled order adopted for
+    // a live one): the provider cannot reopen it, so planning would send nothing and the order
+    // would count as synced while the provider keeps it canceled. Said once, not retried.
+    if (links && reopened(links, canceled)) throw reopenedOrder(links);
     const ops = planSync(wanted, links);
     const op = ops[0];
     if (!op) break;
@@ -488,6 +493,24 @@ async function sendUntilSynced(
 }
 
 type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/** Whether the provider holds the order canceled while Shopify's is not (see reopenedOrder). */
+function reopened(links: OrderLinks | null, canceled: Work["canceled"]): boolean {
+  return links !== null && links.canceledAt !== null && canceled === null;
+}
+
+/**
+ * The dead letter of an order that is live in Shopify but canceled at the provider, where a
+ * canceled order is immutable (docs/provider-contract.md): nothing the connector sends can
+ * reopen it, so it says what the merchant can do instead of counting the order as synced.
+ */
+function reopenedOrder(links: OrderLinks): Terminal {
+  return new Terminal(
+    "provider-conflict",
+    `the order is open in Shopify but provider order ${links.orderId} was canceled on ${links.canceledAt}, and the provider cannot reopen a canceled order: cancel it in Shopify again, or ask the provider to reopen it`,
+    [{ path: "sourceCanceledOn", message: "canceled at the provider, not in Shopify" }],
+  );
+}
 
 /**
  * An update answered for another order of ours: the provider lost this order and handed its ID

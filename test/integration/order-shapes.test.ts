@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
+
+/**
+ * Order shapes real stores produce, sent as signed webhooks through the receiver, the queue and
+ * the worker to the provider sandbox: what the provider holds and what the connector records.
+ */
+const order = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder => ({
+  id,
+  number: 1001,
+  email: "grace@example.com",
+  createdAt: "2026-11-01T10:00:00-05:00",
+  updatedAt: "2026-11-01T10:00:00-05:00",
+  cancelledAt: null,
+  note: null,
+  shippingCents: 500,
+  taxBps: 800,
+  lines: [
+    {
+      id: id + 1,
+      variantId: 501,
+      sku: "TS-1",
+      title: "T-shirt",
+      price: 1000,
+      quantity: 1,
+      currentQuantity: 1,
+    },
+  ],
+  fulfillments: [],
+  locationId: 4001,
+  ...overrides,
+});
+
+let p: Pipeline | undefined;
+afterEach(async () => {
+  await p?.close();
+  p = undefined;
+});
+
+describe("order shapes, end to end", () => {
+  it("dead-letters an order un-cancelled in Shopify after the provider canceled it, once, with what to do", async () => {
+    p = await startPipeline();
+    const live = order(8_900_101);
+    await p.send("orders/create", orderPayload(live));
+    const canceled = {
+      ...live,
+      updatedAt: "2026-11-02T10:00:00-05:00",
+      cancelledAt: "2026-11-02T10:00:00-05:00",
+    };
+    await p.send("orders/cancelled", orderPayload(canceled));
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(live.id))?.canceled).toBe(true);
+
+    // Shopify's order is open again; the provider cannot reopen a canceled order.
+    const reopened = { ...canceled, updatedAt: "2026-11-03T10:00:00-05:00", cancelledAt: null };
+    await p.send("orders/updated", orderPayload(reopened));
+    await p.drain();
+    const dead = await p.ctx.queues.deadLetter.getJobs();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]?.data).toMatchObject({
+      orderId: String(live.id),
+      category: "provider-conflict",
+    });
+    expect(dead[0]?.data.reason).toMatch(/open in Shopify but provider order \d+ was canceled/);
+    expect(dead[0]?.data.reason).toContain("cancel it in Shopify again");
+    expect(dead[0]?.data.attempts).toBe(1);
+    const row = await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(live.id));
+    expect(row?.lastResult).toBe("dead-lettered");
+    expect(p.sandbox.state.orders.find(1001, String(live.id))?.canceled).toBe(true);
+
+    // Cancelled in Shopify again: the two agree, and the dead letter is resolved.
+    const again = {
+      ...reopened,
+      updatedAt: "2026-11-04T10:00:00-05:00",
+      cancelledAt: "2026-11-04T10:00:00-05:00",
+    };
+    await p.send("orders/cancelled", orderPayload(again));
+    await p.drain();
+    expect(await p.ctx.queues.deadLetter.getJobs()).toHaveLength(0);
+    expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(live.id)))?.lastResult).toBe(
+      "synced",
+    );
+  });
+
+  it("dead-letters an open order whose create adopts one the provider holds canceled", async () => {
+    p = await startPipeline();
+    const live = order(8_900_201);
+    const canceled = { ...live, cancelledAt: "2026-11-01T10:00:00-05:00" };
+    await p.send("orders/cancelled", orderPayload(canceled));
+    await p.drain();
+    // The link is retired (a store switched away and back) and Shopify's order is open again:
+    // the create is answered 409 with the provider's canceled order, which is adopted.
+    await p.ctx.links.retireOrder(TEST_SHOP, String(live.id), "switched away and back");
+    await p.send(
+      "orders/updated",
+      orderPayload({ ...live, updatedAt: "2026-11-02T10:00:00-05:00" }),
+    );
+    await p.drain();
+    const dead = await p.ctx.queues.deadLetter.getJobs();
+    expect(dead.map((d) => d.data.category)).toEqual(["provider-conflict"]);
+    expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(live.id)))?.lastResult).toBe(
+      "dead-lettered",
+    );
+  });
+});
