@@ -364,7 +364,12 @@ async function sendUntilSynced(
   await client.getTokenInfo();
 
   // Re-plan after every call: the links are the truth, so a resumed job never repeats a call.
-  const wanted = { order: mapped.order, fulfillments: mapped.fulfillments, canceled };
+  const wanted = {
+    order: mapped.order,
+    fulfillments: mapped.fulfillments,
+    canceled,
+    linesGone: mapped.linesGone,
+  };
   // The last planned call's write also marks the order synced when its links need nothing
   // more (checked inside that transaction): one SQLite commit less per order.
   // No failure record read with the state: none to clear (only this order's job writes one).

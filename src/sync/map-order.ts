@@ -2,7 +2,7 @@ import { checkWrite, OrderCreate } from "../provider/schemas.ts";
 import { mapAddresses } from "./map-address.ts";
 import { mapCustomer } from "./map-customer.ts";
 import { mapFulfillments } from "./map-fulfillments.ts";
-import { mapLines } from "./map-lines.ts";
+import { mapLine, mapLines } from "./map-lines.ts";
 import { conversionRate, mapMoney } from "./map-money.ts";
 import type { MapError, MapResult } from "./map-result.ts";
 import type { ShopSettings } from "./settings.ts";
@@ -23,6 +23,9 @@ import { fromCents } from "./text.ts";
  *   as "" to be removed at the provider too.
  * - customerCurrencyCode = presentment currency; currencyConversionRate: see conversionRate.
  * - isShippingProtected: a line sent has one of the shop's protection variants.
+ * - lineItems: see mapLines. An order without a line left is sent with its lines at the quantity
+ *   ordered and `linesGone`: planSync creates the order with them (the provider needs one), then
+ *   cancels the lines of an open order and leaves those of a canceled one to the cancellation.
  * - sourceCanceledOn and canceledReason are not in the body: the cancellation carries them
  *   (planSync's cancelOrder, the provider's DELETE body), so cancelling costs one call.
  *
@@ -44,13 +47,22 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
   }
   const money = mapMoney(order, errors, warnings);
 
-  const lineItems = mapLines(order, warnings);
+  // No line left (all refunded, removed or restocked): mapLines gives a canceled order its lines
+  // at the quantity ordered, and an open one none. The provider keeps an order's canceled lines,
+  // so an open one's lines are canceled there (planSync); a new one is created with them first,
+  // as the provider needs one to create it.
+  let lineItems = mapLines(order, warnings);
+  const linesGone =
+    !order.lineItems.some((l) => l.currentQuantity > 0) &&
+    order.lineItems.some((l) => l.quantity > 0);
+  if (linesGone && order.cancelledAt === null) {
+    lineItems = order.lineItems
+      .filter((l) => l.quantity > 0)
+      .map((l) => mapLine({ ...l, currentQuantity: l.quantity }, warnings));
+    warnings.push("no line has a quantity left (all removed or refunded): its lines are canceled");
+  }
   if (lineItems.length === 0) {
-    errors.push({
-      kind: "order",
-      field: "lineItems",
-      message: "no line has a quantity left (all removed or refunded); the provider needs one",
-    });
+    errors.push({ kind: "order", field: "lineItems", message: "the order has no line item" });
   }
 
   const addresses = mapAddresses(order, warnings);
@@ -84,9 +96,9 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
     sourceOrderId: order.id,
     orderNumber: order.orderNumber,
     orderName: order.name,
-    isShippingProtected: lineItems.some(
-      (l) => l.variantId !== undefined && protectionVariants.has(l.variantId),
-    ),
+    isShippingProtected:
+      !(linesGone && order.cancelledAt === null) &&
+      lineItems.some((l) => l.variantId !== undefined && protectionVariants.has(l.variantId)),
     ...(/^[A-Z]{3}$/.test(customerCurrencyCode) ? { customerCurrencyCode } : {}),
     ...(rate !== undefined ? { currencyConversionRate: rate } : {}),
     customer,
@@ -117,5 +129,5 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
       })),
     };
   }
-  return { ok: true, order: checked.data, fulfillments, warnings };
+  return { ok: true, order: checked.data, fulfillments, linesGone, warnings };
 }

@@ -22,5 +22,15 @@ export interface MapError {
  * data (they are logged).
  */
 export type MapResult =
-  | { ok: true; order: OrderCreate; fulfillments: FulfillmentWrite[]; warnings: string[] }
+  | {
+      ok: true;
+      order: OrderCreate;
+      fulfillments: FulfillmentWrite[];
+      /**
+       * No line is left (all refunded, removed or restocked): `order.lineItems` holds them at the
+       * quantity ordered, to create the order; see PlanInput.
+       */
+      linesGone: boolean;
+      warnings: string[];
+    }
   | { ok: false; errors: MapError[] };

@@ -53,6 +53,12 @@ export interface PlanInput {
   order: OrderCreate;
   fulfillments: FulfillmentWrite[];
   canceled: { reason: string | null; at: string } | null;
+  /**
+   * No line is left (MapResult's `linesGone`): `order.lineItems` only create the order. Then an
+   * open order's live provider lines are canceled, and a canceled order's lines are left as they
+   * are (the order's cancellation says the rest: no line call).
+   */
+  linesGone?: boolean;
 }
 
 /** The order-level fields: everything an update may carry (not line items, store or source id). */
@@ -102,7 +108,8 @@ const cancelBody = (canceled: NonNullable<PlanInput["canceled"]>): OrderCancel =
  * - No links: create the order with every line, then its fulfillments (and cancel it if it is
  *   canceled: every order is sent, so the provider knows it existed).
  * - Links of a canceled order: nothing; a canceled order is immutable at the provider.
- * - Line items are immutable: a changed line is canceled and a replacement added.
+ * - Line items are immutable: a changed line is canceled and a replacement added. With
+ *   `linesGone` none is wanted: every live one is canceled (after the create, for a new order).
  * - A fulfillment is sent when new or changed (the provider upserts by sourceFulfillmentId);
  *   one cancelled in Shopify is sent only if the provider already has it.
  * - An unchanged order plans nothing; a new order without fulfillments plans one call.
@@ -143,10 +150,14 @@ export function planSync(input: PlanInput, links: OrderLinks | null): SyncOp[] {
   // Line items are immutable at the provider: a live one whose line changed (quantity, price…)
   // or is gone is canceled, and every wanted line without an unchanged live one is added. At
   // most one live provider line is kept per Shopify line, so a duplicate could never survive.
-  const wanted = new Map(input.order.lineItems.map((l) => [l.sourceLineItemId, l]));
+  // No line left: an open order's live lines are all canceled; a canceled order's are left to its
+  // cancellation (restocked lines: no line call).
+  const lineCalls = !(input.linesGone && input.canceled);
+  const wantedLines = input.linesGone ? [] : input.order.lineItems;
+  const wanted = new Map(wantedLines.map((l) => [l.sourceLineItemId, l]));
   const kept = new Set<string>();
   const cancelOn = input.canceled?.at ?? input.order.sourceUpdatedOn;
-  for (const link of links.lineItems) {
+  for (const link of lineCalls ? links.lineItems : []) {
     if (link.canceledAt !== null) continue;
     const line = wanted.get(link.sourceLineItemId);
     if (line && !kept.has(link.sourceLineItemId) && lineHashOf(line) === link.hash) {
@@ -162,7 +173,7 @@ export function planSync(input: PlanInput, links: OrderLinks | null): SyncOp[] {
     });
   }
   const adds: SyncOp[] = [];
-  for (const line of input.order.lineItems) {
+  for (const line of wantedLines) {
     if (kept.has(line.sourceLineItemId)) continue;
     const hash = lineHashOf(line);
     adds.push({

@@ -103,4 +103,33 @@ describe("order shapes, end to end", () => {
       "dead-lettered",
     );
   });
+
+  it("cancels the provider's lines of an open order whose lines were all refunded, instead of dead-lettering it", async () => {
+    p = await startPipeline();
+    const live = order(8_900_301);
+    await p.send("orders/create", orderPayload(live));
+    await p.drain();
+    const refunded: ModelOrder = {
+      ...live,
+      updatedAt: "2026-11-02T10:00:00-05:00",
+      lines: live.lines.map((l) => ({ ...l, currentQuantity: 0 })),
+    };
+    await p.send("orders/updated", orderPayload(refunded));
+    // An order first seen with every line refunded (a late webhook, a backfill) is created too.
+    const late = order(8_900_401, {
+      lines: order(8_900_401).lines.map((l) => ({ ...l, currentQuantity: 0 })),
+    });
+    await p.send("orders/create", orderPayload(late));
+    await p.drain();
+    expect(await p.ctx.queues.deadLetter.getJobs()).toHaveLength(0);
+    for (const id of [live.id, late.id]) {
+      const held = p.sandbox.state.orders.find(1001, String(id));
+      expect(held?.canceled).toBe(false);
+      // Shipping is not refunded: the order keeps its 5.00 of shipping and nothing else.
+      expect(held?.totalMoney).toBe(5);
+      expect(held?.lineItems).toHaveLength(1);
+      expect(held?.lineItems.every((l) => l.sourceCanceledOn)).toBe(true);
+      expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(id)))?.lastResult).toBe("synced");
+    }
+  });
 });

@@ -86,9 +86,20 @@ describe("mapOrder: line items", () => {
     expect(line?.name).toBe("Gift wrap");
   });
 
-  it("refuses an open order whose lines were all removed, naming lineItems", () => {
-    const order = sourceOrder({ lineItems: [sourceLine({ currentQuantity: 0 })] });
-    expect(mapErrors(order)).toEqual(["lineItems"]);
+  it("sends an open order whose lines were all refunded with its lines as ordered, as gone", () => {
+    const order = sourceOrder({
+      lineItems: [sourceLine({ quantity: 2, currentQuantity: 0, taxCents: 160 })],
+    });
+    const mapped = mapOk(order);
+    expect(mapped.order.lineItems).toMatchObject([{ quantity: 2, tax: 1.6, price: 10 }]);
+    expect(mapped.linesGone).toBe(true);
+    expect(mapped.warnings).toContain(
+      "no line has a quantity left (all removed or refunded): its lines are canceled",
+    );
+  });
+
+  it("refuses an order without any line item, naming lineItems", () => {
+    expect(mapErrors(sourceOrder({ lineItems: [] }))).toEqual(["lineItems"]);
   });
 
   it("sends a canceled order whose lines were all restocked with its lines as ordered", () => {
@@ -98,6 +109,7 @@ describe("mapOrder: line items", () => {
       lineItems: [sourceLine({ quantity: 2, currentQuantity: 0, taxCents: 160 })],
     });
     expect(mapOk(order).order.lineItems).toMatchObject([{ quantity: 2, tax: 1.6, price: 10 }]);
+    expect(mapOk(order).linesGone).toBe(true);
   });
 
   it("sends only the remaining lines of a canceled order that still has some", () => {

@@ -143,7 +143,7 @@ describe("mapOrder: order-level fields", () => {
         customer: null,
         billingAddress: null,
         shippingAddress: null,
-        lineItems: [sourceLine({ currentQuantity: 0 })],
+        lineItems: [],
         fulfillments: [sourceFulfillment({ locationId: "4040" as ShopifyLocationId })],
       }),
     );

@@ -55,6 +55,35 @@ const input = (
 });
 
 describe("planSync", () => {
+  it("cancels every live line of an open order whose lines are all gone, and adds none", () => {
+    const o = order([
+      ["a", 1, 10],
+      ["b", 2, 5],
+    ]);
+    const links = applyPlan(null, planSync(input(o), null));
+    const gone = { ...input({ ...o, subtotalMoney: 0, totalMoney: 0 }), linesGone: true };
+    const ops = planSync(gone, links);
+    expect(ops.map((op) => op.kind)).toEqual(["updateOrder", "cancelLineItem", "cancelLineItem"]);
+    const after = applyPlan(links, ops);
+    expect(after?.lineItems.every((l) => l.canceledAt !== null)).toBe(true);
+    expect(planSync(gone, after)).toEqual([]);
+  });
+
+  it("creates a new order whose lines are all gone with them, then cancels them", () => {
+    const gone = { ...input(order([["a", 1, 10]])), linesGone: true };
+    const created = applyPlan(null, planSync(gone, null));
+    expect(planSync(gone, created).map((op) => op.kind)).toEqual(["cancelLineItem"]);
+    expect(planSync(gone, applyPlan(created, planSync(gone, created)))).toEqual([]);
+  });
+
+  it("leaves the lines of a canceled order whose lines are all gone to its cancellation", () => {
+    const o = order([["a", 1, 10]]);
+    const links = applyPlan(null, planSync(input(o), null));
+    const refunded = applyPlan(links, planSync({ ...input(o), linesGone: true }, links));
+    const canceled = { ...input(o, [], true), linesGone: true };
+    expect(planSync(canceled, refunded).map((op) => op.kind)).toEqual(["cancelOrder"]);
+  });
+
   it("plans a single create for a new order without fulfillments", () => {
     expect(planSync(input(order([["a", 1, 10]])), null).map((o) => o.kind)).toEqual([
       "createOrder",
