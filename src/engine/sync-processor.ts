@@ -280,8 +280,11 @@ async function readWork(
     log.info({ reason }, "sync waiting");
     return { outcome: "waiting", reason };
   }
-  // Test orders (Bogus gateway, test mode) stay out of the provider unless the shop asks.
-  if (order.test && !shopRecord.sendTestOrders) {
+  // Test orders (Bogus gateway, test mode) stay out of the provider unless the shop asks. One
+  // the provider already has (sent while the setting was on) keeps following Shopify, so that a
+  // later cancellation or refund is not lost when the setting is turned off.
+  const sentBefore = state.links !== null && state.space?.storeId === storeId;
+  if (order.test && !shopRecord.sendTestOrders && !sentBefore) {
     await deps.shops.markTestOrderSkipped(shop, orderId);
     deps.metrics?.jobDone("skipped");
     const reason = "test order: not sent (the shop's test-order setting is off)";

@@ -32,6 +32,31 @@ describe("test orders", () => {
     expect(p.sandbox.state.orders.find(1001, String(model.id))).toBeDefined();
   });
 
+  it("keep following Shopify once sent, when the setting is turned off afterwards", async () => {
+    p = await startPipeline();
+    await p.ctx.shops.updateSettings(TEST_SHOP, { sendTestOrders: true });
+    const model = newModelOrder(92, 92_000);
+    const body = { ...orderPayload(model), test: true };
+    await p.send("orders/create", body);
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(model.id))?.canceled).toBe(false);
+
+    // The merchant stops sending test orders, then cancels this one in Shopify.
+    await p.ctx.shops.updateSettings(TEST_SHOP, { sendTestOrders: false });
+    const canceledAt = "2026-11-03T10:00:00Z";
+    await p.send("orders/cancelled", {
+      ...orderPayload({ ...model, updatedAt: canceledAt, cancelledAt: canceledAt }),
+      test: true,
+    });
+    // A new test order is still kept out.
+    const other = newModelOrder(93, 93_000);
+    await p.send("orders/create", { ...orderPayload(other), test: true });
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(model.id))?.canceled).toBe(true);
+    expect(p.sandbox.state.orders.find(1001, String(other.id))).toBeUndefined();
+    expect(await p.ctx.shops.countSkippedTestOrders(TEST_SHOP)).toBe(1);
+  });
+
   it("are switched on and off on the settings page, which shows the count", async () => {
     h = await startInstallHarness();
     const harness = h;
