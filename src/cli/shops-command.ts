@@ -292,8 +292,9 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
     .option("--json", "print JSON")
     .action(async (opts: { shop: string; order: string; json?: boolean }) => {
       const db = await openStore(config);
+      const shops = new ShopRepository(db);
       // An unknown shop is not an order that failed to sync: say which it is.
-      if (!(await new ShopRepository(db).getShop(opts.shop))) {
+      if (!(await shops.getShop(opts.shop))) {
         await db.close();
         console.error(
           `no shop ${opts.shop}: it is not installed here (\`connector shops list\` shows the shops); install the app on it or register it with \`connector shops add\``,
@@ -307,14 +308,17 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
         : ((await links.findByOrderName(opts.shop, opts.order))?.sourceOrderId ?? opts.order);
       const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
       const detail = await links.loadLinks(opts.shop, sourceOrderId);
-      await db.close();
       if (!row || !detail) {
-        console.error(
-          `no provider order is linked to ${opts.order} in ${opts.shop} (not synced yet, or failed: see \`connector dlq list\`)`,
-        );
+        // Why the provider has no order for it, as recorded: a failure, or a test order kept out.
+        const failure = await links.failureOf(opts.shop, sourceOrderId);
+        const skippedAt = failure ? null : await shops.testOrderSkippedAt(opts.shop, sourceOrderId);
+        const skipped = await shops.countSkippedTestOrders(opts.shop);
+        await db.close();
+        console.error(notAtProvider(opts, failure, skippedAt, skipped));
         process.exitCode = 1;
         return;
       }
+      await db.close();
       const view = {
         shop: opts.shop,
         sourceOrderId,
@@ -350,6 +354,34 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
         ].join("\n"),
       );
     });
+}
+
+/**
+ * One line on why `orders show` finds no provider order: its recorded failure (the reason, as
+ * the dead-letter queue has it), a test order the shop's setting kept out, or neither yet.
+ */
+function notAtProvider(
+  opts: { shop: string; order: string },
+  failure: Awaited<ReturnType<ReturnType<typeof createLinkRepository>["failureOf"]>>,
+  testOrderSkippedAt: string | null,
+  skippedTestOrders: number,
+): string {
+  if (failure) {
+    const name = failure.orderName ?? opts.order;
+    const state =
+      failure.result === "dead-lettered"
+        ? `dead-lettered (${failure.category ?? "uncategorised"}) at ${failure.failedAt}`
+        : `failed at ${failure.failedAt}, being retried`;
+    return `${name} (Shopify ${failure.sourceOrderId}) is not at the provider: ${state}: ${printable(failure.error)} (\`connector dlq list --shop ${opts.shop}\`)`;
+  }
+  if (testOrderSkippedAt) {
+    return `Shopify order ${opts.order} is a test order, not sent to the provider (${testOrderSkippedAt}): the shop's test-order setting is off; turn it on in the settings page and the order's next change sends it`;
+  }
+  const tests =
+    skippedTestOrders > 0
+      ? `, or a test order the shop's setting kept out (${skippedTestOrders} so far; give its Shopify ID to tell)`
+      : "";
+  return `no provider order is linked to ${opts.order} in ${opts.shop}: not synced yet${tests}`;
 }
 
 /** The link store the connector uses (DATABASE_URL or DATABASE_PATH), ready to read. */

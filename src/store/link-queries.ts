@@ -1,4 +1,4 @@
-import { and, count, desc, eq, max } from "drizzle-orm";
+import { and, count, desc, eq, max, or } from "drizzle-orm";
 import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { FailureCategory, FailureField, FailureRecord } from "../sync/failure.ts";
 import type { OrderLinks } from "../sync/links.ts";
@@ -262,6 +262,27 @@ export abstract class LinkQueries {
       .select({ sourceOrderId: orderLinks.sourceOrderId, orderId: orderLinks.orderId })
       .from(orderLinks)
       .where(and(eq(orderLinks.shop, shop), eq(orderLinks.orderName, wanted)))
+      .limit(1);
+    return row ?? null;
+  }
+
+  /**
+   * An order's recorded failure, by its Shopify ID or its name (#1077), for `connector orders
+   * show` when the provider has no order for it. Null when none is recorded.
+   */
+  async failureOf(shop: string, idOrName: string) {
+    const { orderFailures } = this.db.t;
+    const name = idOrName.startsWith("#") ? idOrName : `#${idOrName}`;
+    const [row] = await this.db.orm
+      .select()
+      .from(orderFailures)
+      .where(
+        and(
+          eq(orderFailures.shop, shop),
+          or(eq(orderFailures.sourceOrderId, idOrName), eq(orderFailures.orderName, name)),
+        ),
+      )
+      .orderBy(desc(orderFailures.failedAt))
       .limit(1);
     return row ?? null;
   }

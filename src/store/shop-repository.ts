@@ -132,6 +132,18 @@ export class ShopRepository {
       .onConflictDoNothing();
   }
 
+  /** When the test order was first kept out of the provider, or null if it never was. */
+  async testOrderSkippedAt(shop: string, sourceOrderId: string): Promise<string | null> {
+    const { skippedTestOrders } = this.db.t;
+    const [row] = await this.db.orm
+      .select({ at: skippedTestOrders.skippedAt })
+      .from(skippedTestOrders)
+      .where(
+        and(eq(skippedTestOrders.shop, shop), eq(skippedTestOrders.sourceOrderId, sourceOrderId)),
+      );
+    return row?.at ?? null;
+  }
+
   /** How many test orders were not sent. */
   async countSkippedTestOrders(shop: string): Promise<number> {
     const { skippedTestOrders } = this.db.t;

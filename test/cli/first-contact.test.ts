@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatTable, printable } from "../../src/cli/table.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { runCli } from "../helpers/cli.ts";
+import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
 import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
 /**
@@ -103,6 +105,46 @@ describe("orders show for a shop that is not installed", () => {
     const known = await runCli(p.ctx, ["orders", "show", "--shop", TEST_SHOP, "--order", "#9999"]);
     expect(known.code).toBe(1);
     expect(known.stderr).toContain(`no provider order is linked to #9999 in ${TEST_SHOP}`);
+  });
+});
+
+describe("orders show for an order the provider does not have", () => {
+  it("says why: the dead letter's reason, or a test order the shop's setting kept out", async () => {
+    const model = newModelOrder(95, 95_000);
+    const noAddress = { ...orderPayload(model), billing_address: null, shipping_address: null };
+    await p.send("orders/create", noAddress);
+    const test = newModelOrder(96, 96_000);
+    await p.send("orders/create", { ...orderPayload(test), test: true });
+    await p.drain();
+
+    const failed = await runCli(p.ctx, [
+      "orders",
+      "show",
+      "--shop",
+      TEST_SHOP,
+      "--order",
+      `#${model.number}`,
+    ]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr.trim()).toMatch(
+      new RegExp(
+        `^#${model.number} \\(Shopify ${model.id}\\) is not at the provider: dead-lettered \\(mapping\\) at \\S+: the order cannot be sent as it is: shippingAddress: `,
+      ),
+    );
+    const skipped = await runCli(p.ctx, [
+      "orders",
+      "show",
+      "--shop",
+      TEST_SHOP,
+      "--order",
+      String(test.id),
+    ]);
+    expect(skipped.code).toBe(1);
+    expect(skipped.stderr.trim()).toMatch(
+      new RegExp(
+        `^Shopify order ${test.id} is a test order, not sent to the provider \\(\\S+\\): the shop's test-order setting is off`,
+      ),
+    );
   });
 });
 
