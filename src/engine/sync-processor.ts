@@ -14,7 +14,7 @@ import {
 import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
 import { deadLetterId, LIVE_WAITER_PRIORITY, type OrderQueues } from "../queue/order-queues.ts";
 import type { LinkRepository, OrderState, ShopRecord, ShopRepository } from "../store/index.ts";
-import type { MapResult } from "../sync/index.ts";
+import type { MapError, MapResult } from "../sync/index.ts";
 import {
   customerDataWithheld,
   mapOrder,
@@ -126,6 +126,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if ("outcome" in work) return work;
       const sent = await sendUntilSynced(deps, job, token, work, attempt, log);
       if ("outcome" in sent) return sent;
+      // The order and its other fulfillments are at the provider; what waits on the settings is
+      // said now (config: replayed after the fix), and the order does not count as synced.
+      if (work.mapped.held.length > 0) throw heldFulfillments(work.mapped.held);
       if (!sent.synced) {
         await deps.links.markSynced(
           shop,
@@ -380,7 +383,9 @@ async function sendUntilSynced(
   const syncedCheck = {
     version: order.updatedAt,
     done: (after: Parameters<typeof planSync>[1]) =>
-      !reopened(after, canceled) && planSync(wanted, after).length === 0,
+      mapped.held.length === 0 &&
+      !reopened(after, canceled) &&
+      planSync(wanted, after).length === 0,
     clearFailure,
   };
   let synced = false;
@@ -501,6 +506,15 @@ async function sendUntilSynced(
 }
 
 type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/** The dead letter of fulfillments held back by an unmapped location (MapResult's `held`). */
+function heldFulfillments(held: MapError[]): Terminal {
+  return new Terminal(
+    "config",
+    `the order is at the provider without ${held.length === 1 ? "a fulfillment" : `${held.length} fulfillments`}: ${held.map((e) => `${e.field}: ${e.message}`).join("; ")}`,
+    held.map((e) => ({ path: e.field, message: e.message, ...(e.ref ? { ref: e.ref } : {}) })),
+  );
+}
 
 /** Whether the provider holds the order canceled while Shopify's is not (see reopenedOrder). */
 function reopened(links: OrderLinks | null, canceled: Work["canceled"]): boolean {

@@ -29,6 +29,10 @@ import { fromCents } from "./text.ts";
  * - sourceCanceledOn and canceledReason are not in the body: the cancellation carries them
  *   (planSync's cancelOrder, the provider's DELETE body), so cancelling costs one call.
  *
+ * A fulfillment whose Shopify location the settings do not map is not sent: `held` names it
+ * (`fulfillments.<i>.fulfillmentLocationId`), and the order and its other fulfillments are sent
+ * all the same, so one unmapped location of a split shipment does not keep the order away.
+ *
  * The shop's currency must be the provider store's (settings.currency), otherwise every amount
  * would be wrong: an error on `currency`. Anything else the provider would refuse for a reason we
  * can see is an error naming the field; the final body is checked with the provider's own
@@ -84,9 +88,16 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
     });
   }
 
-  const fulfillments = mapFulfillments(order.fulfillments, settings, errors);
+  // A fulfillment from a location the settings do not map holds back only that fulfillment: the
+  // order and its other fulfillments are sent, and the job then says what to map.
+  const fulfillmentErrors: MapError[] = [];
+  const fulfillments = mapFulfillments(order.fulfillments, settings, fulfillmentErrors);
+  const held = fulfillmentErrors.filter((e) => e.kind === "settings");
+  errors.push(...fulfillmentErrors.filter((e) => e.kind !== "settings"));
 
-  if (errors.length > 0 || money === null || addresses === null) return { ok: false, errors };
+  if (errors.length > 0 || money === null || addresses === null) {
+    return { ok: false, errors: [...errors, ...held] };
+  }
 
   const protectionVariants = new Set(settings.protectionVariantIds);
   const rate = conversionRate(order);
@@ -122,12 +133,15 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
   if (!checked.success) {
     return {
       ok: false,
-      errors: checked.error.issues.map((i) => ({
-        kind: "order" as const,
-        field: i.path.map(String).join("."),
-        message: i.message,
-      })),
+      errors: [
+        ...checked.error.issues.map((i) => ({
+          kind: "order" as const,
+          field: i.path.map(String).join("."),
+          message: i.message,
+        })),
+        ...held,
+      ],
     };
   }
-  return { ok: true, order: checked.data, fulfillments, linesGone, warnings };
+  return { ok: true, order: checked.data, fulfillments, held, linesGone, warnings };
 }

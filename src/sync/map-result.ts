@@ -27,6 +27,11 @@ export type MapResult =
       order: OrderCreate;
       fulfillments: FulfillmentWrite[];
       /**
+       * Fulfillments left out of `fulfillments` until the shop's settings map their location
+       * (settings errors at `fulfillments.<i>.fulfillmentLocationId`); the rest is sent.
+       */
+      held: MapError[];
+      /**
        * No line is left (all refunded, removed or restocked): `order.lineItems` holds them at the
        * quantity ordered, to create the order; see PlanInput.
        */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createDeadLetters } from "../../src/ops/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -131,5 +132,84 @@ describe("order shapes, end to end", () => {
       expect(held?.lineItems.every((l) => l.sourceCanceledOn)).toBe(true);
       expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(id)))?.lastResult).toBe("synced");
     }
+  });
+
+  it("sends an order split across two locations without the one from an unmapped location, then that one once it is mapped", async () => {
+    p = await startPipeline();
+    const model = order(8_900_501, {
+      lines: [
+        {
+          id: 8_900_502,
+          variantId: 501,
+          sku: "A",
+          title: "A",
+          price: 1000,
+          quantity: 1,
+          currentQuantity: 1,
+        },
+        {
+          id: 8_900_503,
+          variantId: 502,
+          sku: "B",
+          title: "B",
+          price: 1000,
+          quantity: 1,
+          currentQuantity: 1,
+        },
+      ],
+      updatedAt: "2026-11-02T10:00:00-05:00",
+    });
+    const shipped = (id: number, lineId: number) => ({
+      id,
+      status: "success" as const,
+      trackingNumber: `1Z${id}`,
+      shipmentStatus: "in_transit",
+      lineIds: [lineId],
+      createdAt: "2026-11-02T10:00:00-05:00",
+      updatedAt: "2026-11-02T10:00:00-05:00",
+    });
+    model.fulfillments.push(shipped(7_101, 8_900_502), shipped(7_102, 8_900_503));
+    // The second parcel left from another Shopify location, which the settings do not map.
+    const payload = orderPayload(model);
+    payload.fulfillments = [
+      payload.fulfillments[0],
+      { ...payload.fulfillments[1], location_id: 4_999 },
+    ] as typeof payload.fulfillments;
+    await p.send("orders/fulfilled", payload);
+    await p.drain();
+
+    const held = p.sandbox.state.orders.find(1001, String(model.id));
+    expect(held?.lineItems).toHaveLength(2);
+    expect(held?.fulfillments.map((f) => f.sourceFulfillmentId)).toEqual(["7101"]);
+    const dead = await p.ctx.queues.deadLetter.getJobs();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]?.data.category).toBe("config");
+    expect(dead[0]?.data.reason).toBe(
+      "the order is at the provider without a fulfillment: fulfillments.1.fulfillmentLocationId: Shopify location 4999 is not mapped to a provider fulfillment location; map it in the settings",
+    );
+    expect(dead[0]?.data.fields).toEqual([
+      expect.objectContaining({ path: "fulfillments.1.fulfillmentLocationId", ref: "4999" }),
+    ]);
+    expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(model.id)))?.lastResult).toBe(
+      "dead-lettered",
+    );
+
+    // The merchant maps the location; the retry sends only the fulfillment that was held.
+    await p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 77, "4999": 78 } });
+    const calls = p.sandbox.state.admittedFor(1001).length;
+    await createDeadLetters(p.ctx).retry(String(dead[0]?.id));
+    await p.drain();
+    expect(await p.ctx.queues.deadLetter.getJobs()).toHaveLength(0);
+    const after = p.sandbox.state.orders.find(1001, String(model.id));
+    expect(
+      after?.fulfillments.map((f) => [f.sourceFulfillmentId, f.fulfillmentLocationId]),
+    ).toEqual([
+      ["7101", 77],
+      ["7102", 78],
+    ]);
+    expect(p.sandbox.state.admittedFor(1001).length - calls).toBe(1);
+    expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(model.id)))?.lastResult).toBe(
+      "synced",
+    );
   });
 });

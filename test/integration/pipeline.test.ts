@@ -123,7 +123,7 @@ describe.each(DEPLOYMENTS)("webhook → provider ($name)", ({ redis, database })
     expect(await pipeline.pendingSyncJobs()).toBe(0);
   });
 
-  it("dead-letters an order whose fulfillment location is not mapped, naming the field", async () => {
+  it("sends an order whose fulfillment location is not mapped without it, and dead-letters that, naming the field", async () => {
     pipeline = await startPipeline({ redis, database });
     const model = order({ locationId: 5555 });
     model.fulfillments.push({
@@ -140,7 +140,9 @@ describe.each(DEPLOYMENTS)("webhook → provider ($name)", ({ redis, database })
     const dead = await pipeline.ctx.queues.deadLetter.getJobs(["waiting"]);
     expect(dead[0]?.data.category).toBe("config");
     expect(dead[0]?.data.fields?.[0]?.path).toBe("fulfillments.0.fulfillmentLocationId");
-    expect(pipeline.sandbox.state.orders.all).toHaveLength(0);
+    const [sent] = pipeline.sandbox.state.orders.all;
+    expect(sent?.sourceOrderId).toBe(String(model.id));
+    expect(sent?.fulfillments).toEqual([]);
   });
 
   it("dead-letters a provider 400 with the request sent and the response received", async () => {

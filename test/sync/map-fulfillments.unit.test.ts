@@ -54,26 +54,26 @@ describe("mapOrder: fulfillments", () => {
     expect(f?.fulfillmentLocationId).toBe(11);
   });
 
-  it("refuses a fulfillment from an unmapped location, telling the merchant which one to map", () => {
+  it("holds back a fulfillment from an unmapped location, telling the merchant which one to map, and sends the rest", () => {
     const result = mapOrder(
       sourceOrder({
         fulfillments: [sourceFulfillment(), sourceFulfillment({ locationId: location("4040") })],
       }),
       shopSettings(),
     );
-    expect(result).toEqual({
-      ok: false,
-      errors: [
-        {
-          // The shop's settings can fix it: an operator's error, not the order's.
-          kind: "settings",
-          field: "fulfillments.1.fulfillmentLocationId",
-          message: expect.stringContaining("Shopify location 4040 is not mapped"),
-          // The location it points at, for the settings page to name.
-          ref: "4040",
-        },
-      ],
-    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.fulfillments).toHaveLength(1);
+    expect(result.held).toEqual([
+      {
+        // The shop's settings can fix it: an operator's error, not the order's.
+        kind: "settings",
+        field: "fulfillments.1.fulfillmentLocationId",
+        message: expect.stringContaining("Shopify location 4040 is not mapped"),
+        // The location it points at, for the settings page to name.
+        ref: "4040",
+      },
+    ]);
   });
 
   it("sends the first tracking number and the first http(s) tracking URL, leaving out others", () => {
