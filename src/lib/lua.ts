@@ -40,11 +40,47 @@ export function loadLua(dir: URL, file: string): LuaScript {
 
 /** Registers each script on the connection as a command of the given name, once. */
 export function defineScripts(redis: RedisConnection, scripts: Record<string, LuaScript>): void {
+  const added: string[] = [];
   for (const [command, script] of Object.entries(scripts)) {
     if (typeof (redis as unknown as Record<string, unknown>)[command] === "function") continue;
     redis.defineCommand(command, {
       lua: script.lua,
       ...(script.numberOfKeys === undefined ? {} : { numberOfKeys: script.numberOfKeys }),
     });
+    added.push(command);
+  }
+  if (added.length > 0) addToPendingPipelines(redis, added);
+}
+
+/** The parts of an ioredis client that auto-pipelining keeps (not in its typings). */
+interface AutoPipelined {
+  _autoPipelines?: Map<
+    string,
+    Record<string, unknown> & { _shaToScript?: Record<string, unknown> }
+  >;
+  scriptsSet?: Record<string, { sha: string }>;
+}
+
+/**
+ * Auto-pipelining (the `pipelined` and `ingest` connections) batches one event-loop turn's
+ * commands in an ioredis Pipeline, which copies the client's script commands when it is created.
+ * A script defined later in the same turn (the token cache's `forgetToken` on the provider's
+ * first 401, `releaseLock` on a process's first lock) is missing from it: the call fails with
+ * "pipeline[functionName] is not a function", and the batch's replies then crash the process
+ * ("results[i] is not iterable"; redis/ioredis#1931, fixed upstream by #2180 after 6.0.0). So a
+ * batch still waiting gets the new commands as its constructor gives them.
+ */
+function addToPendingPipelines(redis: RedisConnection, commands: string[]): void {
+  const client = redis as unknown as AutoPipelined & Record<string, unknown>;
+  const pending = client._autoPipelines;
+  if (!(pending instanceof Map)) return;
+  for (const pipeline of pending.values()) {
+    for (const command of commands) {
+      if (typeof pipeline[command] === "function") continue;
+      const script = client.scriptsSet?.[command];
+      if (script && pipeline._shaToScript) pipeline._shaToScript[script.sha] = script;
+      pipeline[command] = client[command];
+      pipeline[`${command}Buffer`] = client[`${command}Buffer`];
+    }
   }
 }
