@@ -46,7 +46,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
     errors.push({
       kind: "settings",
       field: "currency",
-      message: `the shop sells in ${order.currency} but the provider store keeps ${settings.currency}; every amount would be wrong`,
+      message: `the shop sells in ${order.currency} but the provider store keeps ${settings.currency}, so every amount would be wrong: choose a provider store in ${order.currency} in the settings`,
     });
   }
   const money = mapMoney(order, errors, warnings);
@@ -75,7 +75,7 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
       kind: "order",
       field: "shippingAddress",
       message:
-        "the order has no usable shipping or billing address (street, city and country code)",
+        "the order has no usable shipping or billing address (street, city and country code): add one to the order in Shopify",
     });
   }
 
@@ -84,7 +84,8 @@ export function mapOrder(order: SourceOrder, settings: ShopSettings): MapResult 
     errors.push({
       kind: "customer",
       field: "customer.email",
-      message: "the order has no valid email or phone for the customer; the provider needs one",
+      message:
+        "the order has no valid email or phone for the customer, and the provider needs one: add one to the order in Shopify",
     });
   }
 

@@ -155,6 +155,18 @@ describe("mapOrder: order-level fields", () => {
     ]);
   });
 
+  it("says in each refusal what to fix and where: the settings or the order in Shopify", () => {
+    const result = mapOrder(
+      sourceOrder({ email: null, customer: null, billingAddress: null, shippingAddress: null }),
+      shopSettings({ currency: "EUR" }),
+    );
+    if (result.ok) expect.fail("the order must be refused");
+    const fixes = Object.fromEntries(result.errors.map((e) => [e.field, e.message]));
+    expect(fixes.currency).toMatch(/: choose a provider store in USD in the settings$/);
+    expect(fixes.shippingAddress).toMatch(/: add one to the order in Shopify$/);
+    expect(fixes["customer.email"]).toMatch(/: add one to the order in Shopify$/);
+  });
+
   it("returns what the provider's schema refuses as errors by field path, never a bad body", () => {
     // A date without an offset passes every mapping rule but not the provider's contract.
     const result = mapOrder(sourceOrder({ createdAt: "2026-11-01T10:00:00" }), shopSettings());
