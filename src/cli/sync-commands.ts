@@ -53,7 +53,9 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
       }) => {
         const chosen = [opts.order, opts.since, opts.all].filter((v) => v !== undefined);
         if (chosen.length !== 1 || (opts.until && !opts.since)) {
-          console.error("resync: give exactly one of --order, --since [--until] or --all");
+          console.error(
+            "connector: give exactly one of --order, --since [--until] or --all; see `connector resync --help`",
+          );
           process.exitCode = 2;
           return;
         }

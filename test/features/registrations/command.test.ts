@@ -167,18 +167,20 @@ describe("connector registrations list", () => {
   }, async () => {
     const before = p.sandbox.state.arrivals.length;
     const since = await list(["--since", "last week"]);
-    expect(since.code).toBe(1);
+    expect(since.code).toBe(2);
     expect(since.stdout).toBe("");
     expect(since.stderr.trim().split("\n")).toEqual([
-      "error: option '--since <date>' argument 'last week' is invalid. must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z",
+      "connector: option '--since <date>' argument 'last week' is invalid: must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z; see `connector registrations list --help`",
     ]);
     const limit = await list(["--limit", "ten"]);
-    expect(limit.code).toBe(1);
+    expect(limit.code).toBe(2);
     expect(limit.stderr.trim().split("\n")).toHaveLength(1);
     expect(limit.stderr).toContain("option '--limit <n>' argument 'ten' is invalid");
     const both = await list(["--json", "--csv"]);
-    expect(both.code).toBe(1);
-    expect(both.stderr.trim()).toBe("error: option '--json' cannot be used with option '--csv'");
+    expect(both.code).toBe(2);
+    expect(both.stderr.trim()).toBe(
+      "connector: option '--json' cannot be used with option '--csv'; see `connector registrations list --help`",
+    );
     expect(p.sandbox.state.arrivals.length).toBe(before);
   });
 

@@ -1,0 +1,98 @@
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+
+/**
+ * The command line as operators mistype it, run through the real CLI against a real Redis and
+ * SQLite file: each mistake is one line on stderr that names it and what to do, with nothing on
+ * stdout, no stack, and an exit code a script can tell from a failure of the work (2).
+ */
+const UNKNOWN = "never-installed.myshopify.com";
+let p: Pipeline;
+let dir = "";
+beforeAll(async () => {
+  p = await startPipeline({ sandbox: { seedRegistrations: 30 } });
+  dir = dirname(p.ctx.config.env.DATABASE_PATH);
+});
+afterAll(() => p.close());
+
+const cli = (...args: string[]) => runCli(p.ctx, args);
+
+/** One line on stderr, nothing on stdout, no stack, exit 2. */
+function refused(run: { code: number; stdout: string; stderr: string }, line: string) {
+  expect(run.stdout).toBe("");
+  expect(run.stderr.trim()).toBe(line);
+  expect(run.code).toBe(2);
+}
+
+describe("a command line the CLI cannot run as typed", () => {
+  it("is one line naming the mistake and the command's --help, exit 2", async () => {
+    // Before: `error: unknown option '--bogus'`, exit 1, the same as a command that failed.
+    refused(
+      await cli("status", "--bogus"),
+      "connector: unknown option '--bogus'; see `connector status --help`",
+    );
+    refused(
+      await cli("shop", "list"),
+      "connector: unknown command 'shop' (Did you mean shops?); see `connector --help`",
+    );
+    refused(
+      await cli("orders", "show", "--shop", TEST_SHOP),
+      "connector: required option '--order <id-or-name>' not specified; see `connector orders show --help`",
+    );
+    refused(
+      await cli("status", "--shop"),
+      "connector: option '--shop <domain>' argument missing; see `connector status --help`",
+    );
+    refused(
+      await cli("claims", "list", "--shop", TEST_SHOP, "--limit", "-1"),
+      "connector: option '--limit <n>' argument '-1' is invalid: must be a whole number from 1 to 500; see `connector claims list --help`",
+    );
+    refused(
+      await cli("status", "extra"),
+      "connector: too many arguments for 'status'. Expected 0 arguments but got 1: extra; see `connector status --help`",
+    );
+    // A group without its subcommand: its help, on stderr.
+    const group = await cli("dlq");
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain("Usage: connector dlq [options] [command]");
+  });
+
+  it("names the *.myshopify.com domain meant by a shop's handle or URL", async () => {
+    // Before: "must be a *.myshopify.com domain", which left the operator to guess the form.
+    refused(
+      await cli("status", "--shop", "demo-shop"),
+      "connector: option '--shop <domain>' argument 'demo-shop' is invalid: must be a *.myshopify.com domain (did you mean demo-shop.myshopify.com?); see `connector status --help`",
+    );
+    // webhook send took any --shop, and the receiver dropped the webhook as an unknown shop.
+    refused(
+      await cli("webhook", "send", "--topic", "orders/create", "--file", "x.json", "--shop", "X"),
+      "connector: option '--shop <domain>' argument 'X' is invalid: must be a *.myshopify.com domain (did you mean x.myshopify.com?); see `connector webhook send --help`",
+    );
+  });
+
+  it("refuses an option given twice with two values rather than keeping the last", async () => {
+    // Before: the resync ran on the second shop, silently.
+    refused(
+      await cli("resync", "--shop", UNKNOWN, "--shop", TEST_SHOP, "--all"),
+      `connector: option '--shop <domain>' was given twice (${UNKNOWN}, then ${TEST_SHOP}): give it once; see \`connector resync --help\``,
+    );
+    // The same value twice, and a flag twice, are what was meant.
+    const same = await cli("shops", "list", "--json", "--json");
+    expect(same.code).toBe(0);
+    const twice = await cli("status", "--shop", TEST_SHOP, "--shop", TEST_SHOP, "--json");
+    expect(twice.code).toBe(0);
+  });
+
+  it("refuses webhook send --times that is not a count, instead of sending nothing with exit 0", async () => {
+    const file = join(dir, "order.json");
+    writeFileSync(file, "{}");
+    const args = ["webhook", "send", "--topic", "orders/create", "--shop", TEST_SHOP];
+    refused(
+      await cli(...args, "--file", file, "--times", "abc"),
+      "connector: option '--times <n>' argument 'abc' is invalid: must be a whole number from 1 to 1000; see `connector webhook send --help`",
+    );
+  });
+});
