@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { ConfigError } from "../config/env.ts";
 import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 
@@ -53,4 +54,17 @@ export function failureCategory(value: string): FailureCategory {
   const category = FAILURE_CATEGORIES.find((known) => known === value.trim());
   if (!category) throw new InvalidArgumentError(`must be one of ${FAILURE_CATEGORIES.join(", ")}`);
   return category;
+}
+
+/**
+ * A `--shop` the connector has no record of: every command says it in the same words, with the
+ * two ways to add one, and exits 2 (a setting to fix, as for every ConfigError).
+ */
+export class UnknownShopError extends ConfigError {
+  override name = "UnknownShopError";
+  constructor(readonly shop: string) {
+    super(
+      `no shop ${shop} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${shop} …\``,
+    );
+  }
 }

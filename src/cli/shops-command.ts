@@ -14,7 +14,7 @@ import {
   ShopRepository,
   waitForDatabase,
 } from "../store/index.ts";
-import { shopDomain, wholeNumber } from "./arguments.ts";
+import { shopDomain, UnknownShopError, wholeNumber } from "./arguments.ts";
 import { formatTable, printable } from "./table.ts";
 
 const positiveId = wholeNumber({ min: 1 });
@@ -179,7 +179,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           const repository = new ShopRepository(db);
           const shop = await repository.getShop(opts.shop);
           if (!shop) {
-            throw new ConfigError(`no shop ${opts.shop}: register it with \`connector shops add\``);
+            throw new UnknownShopError(opts.shop);
           }
           // Another store: the shop's saved credentials must cover it, as `shops add` checks.
           if (
@@ -295,11 +295,7 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
       // An unknown shop is not an order that failed to sync: say which it is.
       if (!(await new ShopRepository(db).getShop(opts.shop))) {
         await db.close();
-        console.error(
-          `no shop ${opts.shop}: it is not installed here (\`connector shops list\` shows the shops); install the app on it or register it with \`connector shops add\``,
-        );
-        process.exitCode = 2;
-        return;
+        throw new UnknownShopError(opts.shop);
       }
       const links = createLinkRepository(db);
       const sourceOrderId = /^\d{6,}$/.test(opts.order)

@@ -12,7 +12,7 @@ import {
 } from "../backfill/index.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type { ShopRepository } from "../store/index.ts";
-import { shopDomain } from "./arguments.ts";
+import { shopDomain, UnknownShopError } from "./arguments.ts";
 import { printable } from "./table.ts";
 
 const instant = (value: string) => {
@@ -25,7 +25,7 @@ const instant = (value: string) => {
 
 async function requireShop(ctx: { shops: ShopRepository }, shop: string) {
   const record = await ctx.shops.getShop(shop);
-  if (!record) throw new ResyncInputError("shop", `${shop} is not registered`);
+  if (!record) throw new UnknownShopError(shop);
   return record;
 }
 
@@ -105,11 +105,7 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
     .action(async (opts: { shop: string; since?: string; detach?: boolean; json?: boolean }) => {
       await withContext(config, async (ctx) => {
         const shop = await ctx.shops.getShop(opts.shop);
-        if (!shop) {
-          console.error(`shop: ${opts.shop} is not registered`);
-          process.exitCode = 1;
-          return;
-        }
+        if (!shop) throw new UnknownShopError(opts.shop);
         const repo = ctx.backfills;
         const queue = new BackfillQueue(ctx.redis, ctx.prefix, repo);
         try {

@@ -96,3 +96,21 @@ describe("a command line the CLI cannot run as typed", () => {
     );
   });
 });
+
+describe("a shop the connector does not know", () => {
+  it("is named the same way by every command, exit 2", async () => {
+    const line = `no shop ${UNKNOWN} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${UNKNOWN} …\``;
+    // Before: status printed "shops: none registered" and exited 0; resync and backfill said
+    // "shop: … is not registered" with exit 1 and no way to add it.
+    for (const args of [
+      ["status", "--shop", UNKNOWN],
+      ["resync", "--shop", UNKNOWN, "--all"],
+      ["backfill", "--shop", UNKNOWN, "--detach"],
+      ["orders", "show", "--shop", UNKNOWN, "--order", "#1001"],
+      ["claims", "list", "--shop", UNKNOWN],
+      ["shops", "update", "--shop", UNKNOWN, "--currency", "EUR"],
+    ]) {
+      refused(await cli(...args), line);
+    }
+  });
+});

@@ -4,7 +4,7 @@ import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { withProducts } from "../../app/cli.ts";
 import type { Core } from "../../app/connector.ts";
-import { shopDomain } from "../../cli/arguments.ts";
+import { shopDomain, UnknownShopError } from "../../cli/arguments.ts";
 import { formatTable, printable } from "../../cli/table.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import { type Product, type ProviderClient, ProviderNotFoundError } from "../../provider/index.ts";
@@ -29,9 +29,7 @@ class ProductsCommandError extends Error {
 
 async function requireShop(ctx: Ctx, shop: string): Promise<ShopRecord> {
   const record = await ctx.shops.getShop(shop);
-  if (!record) {
-    throw new ProductsCommandError(`no shop ${shop}: register it with \`connector shops add\``);
-  }
+  if (!record) throw new UnknownShopError(shop);
   return record;
 }
 

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { withRegistrations } from "../../app/cli.ts";
-import { shopDomain, wholeNumber } from "../../cli/arguments.ts";
+import { shopDomain, UnknownShopError, wholeNumber } from "../../cli/arguments.ts";
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
@@ -67,7 +67,7 @@ export function registerRegistrationsCommand(program: Command, config: RuntimeCo
       await withRegistrations(config, async (reader, ctx) => {
         const shop = await ctx.shops.getShop(opts.shop);
         if (!shop) {
-          throw new ConfigError(`no shop ${opts.shop}: register it with \`connector shops add\``);
+          throw new UnknownShopError(opts.shop);
         }
         if (RegistrationReader.problem(shop)) {
           throw new ConfigError(

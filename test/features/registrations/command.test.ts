@@ -194,7 +194,7 @@ describe("connector registrations list", () => {
     );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      "no shop nope.myshopify.com: register it with `connector shops add`",
+      `no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
     );
 
     await p.ctx.shops.upsertShop("bare-shop.myshopify.com", { status: "paused" });
