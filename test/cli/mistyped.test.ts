@@ -97,6 +97,31 @@ describe("a command line the CLI cannot run as typed", () => {
   });
 });
 
+describe("dates", () => {
+  it("takes a date or a date-time with an offset, and nothing Date.parse would guess at", async () => {
+    // Before: "1" was 2001-01-01, "2026-02-30" March 2nd; both read Shopify from then.
+    for (const since of ["1", "2026-02-30", "Oct 1", "2026-10-01T12:00"]) {
+      refused(
+        await cli("resync", "--shop", TEST_SHOP, "--since", since),
+        `connector: option '--since <date>' argument '${since}' is invalid: must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z; see \`connector resync --help\``,
+      );
+    }
+  });
+
+  it("refuses --until before --since and a --since in the future, before reading Shopify", async () => {
+    // Before: both read Shopify and found nothing, exit 0.
+    refused(
+      await cli("resync", "--shop", TEST_SHOP, "--since", "2026-10-02", "--until", "2026-10-01"),
+      "connector: --until 2026-10-01T00:00:00.000Z is not after --since 2026-10-02T00:00:00.000Z: no order can be updated in between; swap them",
+    );
+    refused(
+      await cli("backfill", "--shop", TEST_SHOP, "--since", "2999-01-01", "--detach"),
+      "connector: --since 2999-01-01T00:00:00.000Z is in the future: no order has been updated since then; give a past date (see `connector backfill --help`)",
+    );
+    expect(await p.ctx.backfills.latest(TEST_SHOP)).toBeNull();
+  });
+});
+
 describe("a shop the connector does not know", () => {
   it("is named the same way by every command, exit 2", async () => {
     const line = `no shop ${UNKNOWN} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${UNKNOWN} …\``;

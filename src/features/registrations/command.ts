@@ -4,6 +4,7 @@ import { shopDomain, UnknownShopError, wholeNumber } from "../../cli/arguments.t
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { INSTANT_FORMS } from "../../lib/instant.ts";
 import {
   parseSince,
   RegistrationReader,
@@ -15,9 +16,7 @@ import {
 const since = (value: string) => {
   const ms = parseSince(value);
   if (ms === null) {
-    throw new InvalidArgumentError(
-      "must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z",
-    );
+    throw new InvalidArgumentError(`must be ${INSTANT_FORMS}`);
   }
   return ms;
 };
