@@ -1,8 +1,8 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { TOPICS } from "../shopify/topics.ts";
 import { shopDomain, wholeNumber } from "./arguments.ts";
+import { readInputFile } from "./input-file.ts";
 
 export interface SignedWebhook {
   headers: Record<string, string>;
@@ -60,7 +60,7 @@ export function registerWebhookCommand(
     )
     .action(
       async (opts: { topic: string; shop: string; file: string; url: string; times: number }) => {
-        const body = await readFile(opts.file, "utf8");
+        const body = readInputFile(opts.file);
         const signed = signWebhook({
           topic: opts.topic,
           shop: opts.shop,

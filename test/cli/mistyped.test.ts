@@ -1,6 +1,7 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_INPUT_FILE_BYTES } from "../../src/cli/input-file.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 
@@ -12,9 +13,15 @@ import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts"
 const UNKNOWN = "never-installed.myshopify.com";
 let p: Pipeline;
 let dir = "";
+let provider: Record<string, string> = {};
 beforeAll(async () => {
   p = await startPipeline({ sandbox: { seedRegistrations: 30 } });
   dir = dirname(p.ctx.config.env.DATABASE_PATH);
+  provider = {
+    PROVIDER_BASE_URL: p.sandbox.url,
+    PROVIDER_AUTH_URL: p.sandbox.authUrl,
+    PROVIDER_AUDIENCE: p.sandbox.audience,
+  };
 });
 afterAll(() => p.close());
 
@@ -137,5 +144,57 @@ describe("a shop the connector does not know", () => {
     ]) {
       refused(await cli(...args), line);
     }
+  });
+});
+
+describe("--file", () => {
+  const importFile = (file: string) =>
+    runCli(
+      p.ctx,
+      ["products", "import", "--shop", TEST_SHOP, "--file", file, "--dry-run"],
+      provider,
+    );
+  const sendFile = (file: string) =>
+    cli("webhook", "send", "--topic", "orders/create", "--shop", TEST_SHOP, "--file", file);
+
+  it("names a directory, a file that is not UTF-8 and one too large, and sends nothing", async () => {
+    const folder = join(dir, "rows.csv");
+    mkdirSync(folder, { recursive: true });
+    const latin = join(dir, "latin.csv");
+    writeFileSync(latin, Buffer.from("handle,title\ncaf\xe9,Caf\xe9\n", "latin1"));
+    const huge = join(dir, "huge.json");
+    writeFileSync(huge, "");
+    truncateSync(huge, MAX_INPUT_FILE_BYTES + 1); // sparse: no disk used
+    const arrivals = p.sandbox.state.arrivals.length;
+    for (const send of [importFile, sendFile]) {
+      // Before: "connector: EISDIR: illegal operation on a directory, read (LOG_LEVEL=debug…)".
+      const directory = await send(folder);
+      expect(directory.stderr.trim()).toBe(
+        `connector: --file ${folder} is a directory: give a file`,
+      );
+      expect(directory.code).toBe(1);
+      // Before: read with U+FFFD in place of é, and imported or signed and sent so.
+      const notUtf8 = await send(latin);
+      expect(notUtf8.stderr.trim()).toBe(
+        `connector: --file ${latin} is not UTF-8 text (line 2): save it as UTF-8 (in a spreadsheet, "CSV UTF-8")`,
+      );
+      expect(notUtf8.code).toBe(1);
+      const tooLarge = await send(huge);
+      expect(tooLarge.stderr.trim()).toBe(
+        `connector: --file ${huge} is 101 MB, more than the 100 MB a command reads: split it into smaller files`,
+      );
+      expect(tooLarge.code).toBe(1);
+    }
+    expect(p.sandbox.state.arrivals.length).toBe(arrivals);
+  });
+
+  it("says an empty product file holds no products, not that 0 of 0 are ready", async () => {
+    const empty = join(dir, "empty.csv");
+    writeFileSync(empty, "");
+    const run = await importFile(empty);
+    expect(run.code).toBe(1);
+    expect(run.stdout.trim()).toBe(
+      "nothing checked: the file cannot be read as products (see above)",
+    );
   });
 });
