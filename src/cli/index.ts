@@ -4,6 +4,16 @@ import { explainCliError } from "./errors.ts";
 import { buildProgram, CommanderError, exitCodeOf } from "./program.ts";
 
 const debug = process.env.LOG_LEVEL === "debug" || process.env.LOG_LEVEL === "trace";
+// `connector … | head`: once the reader has gone, the rest of the output has nowhere to go. Stop
+// quietly, as `cat` and `git log` do, rather than with Node's "Unhandled 'error' event" and a
+// stack; a backfill or an import carries on in the workers and resumes.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    process.stderr.write(`connector: cannot write the output (${error.code ?? error.message})\n`);
+    process.exit(1);
+  });
+}
 let context: { appUrl?: string; production?: boolean } = {};
 try {
   const config = resolveRuntimeConfig(parseEnv());

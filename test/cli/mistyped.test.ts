@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process";
 import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_INPUT_FILE_BYTES } from "../../src/cli/input-file.ts";
-import { runCli } from "../helpers/cli.ts";
+import { cliEntry, runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { service } from "../helpers/services.ts";
 
 /**
  * The command line as operators mistype it, run through the real CLI against a real Redis and
@@ -196,5 +198,37 @@ describe("--file", () => {
     expect(run.stdout.trim()).toBe(
       "nothing checked: the file cannot be read as products (see above)",
     );
+  });
+});
+
+describe("output piped to a reader that stops early (| head)", () => {
+  it("stops quietly, with no `Unhandled 'error' event` and no stack", async () => {
+    const child = spawn(
+      process.execPath,
+      [...cliEntry(), "registrations", "list", "--shop", TEST_SHOP, "--json"],
+      {
+        cwd: resolve(import.meta.dirname, "../.."),
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          REDIS_URL: service("redisUrl"),
+          REDIS_PREFIX: p.ctx.prefix,
+          DATABASE_PATH: p.ctx.config.env.DATABASE_PATH,
+          LOG_LEVEL: "silent",
+          ...provider,
+        },
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((done) => child.once("exit", done));
+    // As `head -1` does: read the first line, then close the pipe.
+    await new Promise<void>((done) => child.stdout.once("data", () => done()));
+    child.stdout.destroy();
+    const code = await exited;
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
   });
 });
