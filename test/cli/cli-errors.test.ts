@@ -162,6 +162,24 @@ describe("CLI errors an operator can act on", () => {
     }
   });
 
+  it("with the connector not started, says to start it with `npm start`", async () => {
+    // Before: "REDIS_URL is not set and no running `npm start` was found (…); set REDIS_URL to
+    // the connector's Redis", which sent a newcomer who had not started it yet after REDIS_URL.
+    const dir = mkdtempSync(join(tmpdir(), "cli-not-started-"));
+    try {
+      const run = await cli(["status"], {
+        REDIS_URL: "",
+        DATABASE_PATH: join(dir, "connector.sqlite"),
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `no connector is running on ${dir} (no ${join(dir, "redis", "redis.url")}, which \`npm start\` writes) and REDIS_URL is not set: start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a DATABASE_PATH that is not a database is one line, exit 2, and the file is untouched", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cli-not-a-db-"));
     try {

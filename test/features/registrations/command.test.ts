@@ -250,7 +250,7 @@ describe("connector registrations list", () => {
     const res = await list([], {});
     expect(res.code).toBe(2);
     expect(res.stderr.trim()).toMatch(
-      /^PROVIDER_BASE_URL is not set and no running `npm start` sandbox was found \(no .*provider-sandbox\.json\); set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE$/,
+      /^PROVIDER_BASE_URL is not set and no running `npm start` sandbox was found \(no .*provider-sandbox\.json\): start the connector with `npm start` \(it runs the built-in sandbox\), or set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE$/,
     );
   });
 });
