@@ -89,10 +89,13 @@ export function commandPath(command: Command): string {
 /** Whether an option may be given more than once: its help says "(repeatable)". */
 export const isRepeatable = (option: Option) => /\(repeatable\)/.test(option.description);
 
+/** An option whose value is a secret (`--provider-client-secret`, `--access-token`, …). */
+const isSecret = (option: Option) => /secret|token|password|key/i.test(option.long ?? "");
+
 /**
  * An option that takes one value, given twice with two values (`--shop a… --shop b…`):
  * commander would keep the last one silently, and a resync or a backfill would run on a shop
- * the operator may not have meant. Refused, naming both values.
+ * the operator may not have meant. Refused, naming both values (never a secret's).
  */
 function refuseRepeatedValues(command: Command) {
   for (const option of command.options) {
@@ -102,10 +105,11 @@ function refuseRepeatedValues(command: Command) {
       if (first === undefined) {
         first = value;
       } else if (value !== first) {
-        command.error(
-          `error: option '${option.flags}' was given twice (${first}, then ${value}): give it once`,
-          { exitCode: USAGE_EXIT_CODE, code: "connector.repeatedOption" },
-        );
+        const values = isSecret(option) ? "" : ` (${first}, then ${value})`;
+        command.error(`error: option '${option.flags}' was given twice${values}: give it once`, {
+          exitCode: USAGE_EXIT_CODE,
+          code: "connector.repeatedOption",
+        });
       }
     });
   }

@@ -88,6 +88,24 @@ describe("a command line the CLI cannot run as typed", () => {
       await cli("resync", "--shop", UNKNOWN, "--shop", TEST_SHOP, "--all"),
       `connector: option '--shop <domain>' was given twice (${UNKNOWN}, then ${TEST_SHOP}): give it once; see \`connector resync --help\``,
     );
+    // A secret given twice is not printed: a terminal's scrollback and CI logs keep stderr.
+    refused(
+      await cli(
+        "shops",
+        "add",
+        "--shop",
+        UNKNOWN,
+        "--provider-client-id",
+        "id",
+        "--provider-client-secret",
+        "first-secret-value",
+        "--provider-client-secret",
+        "second-secret-value",
+        "--store-id",
+        "1001",
+      ),
+      "connector: option '--provider-client-secret <secret>' was given twice: give it once; see `connector shops add --help`",
+    );
     // The same value twice, and a flag twice, are what was meant.
     const same = await cli("shops", "list", "--json", "--json");
     expect(same.code).toBe(0);
