@@ -123,6 +123,9 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
       await withContext(config, async (ctx) => {
         const shop = await ctx.shops.getShop(opts.shop);
         if (!shop) throw new UnknownShopError(opts.shop);
+        // A shop without a Shopify token: said now, with how to connect it, rather than a
+        // backfill that starts and then fails in the workers.
+        ctx.shopifyAdmin.for(shop);
         const repo = ctx.backfills;
         const queue = new BackfillQueue(ctx.redis, ctx.prefix, repo);
         try {

@@ -82,6 +82,19 @@ describe("CLI errors an operator can act on", () => {
     expect(production.stderr).not.toContain("stand-in");
   });
 
+  it("backfill of a shop without a Shopify token says so at once and starts nothing", async () => {
+    // Before: "backfill 1 started", exit 0, and the backfill failed in the workers.
+    const run = await cli(["backfill", "--shop", NO_TOKEN_SHOP, "--detach"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trim()).toMatch(
+      new RegExp(
+        `^connector: shop ${NO_TOKEN_SHOP} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify`,
+      ),
+    );
+    expect(await p.ctx.backfills.latest(NO_TOKEN_SHOP)).toBeNull();
+  });
+
   it("resync without SHOPIFY_ADMIN_URL in local development says to point it at the stand-in", async () => {
     // The pipeline's shop has a token; with no stand-in configured the CLI calls shop.myshopify.com.
     const run = await cli(["resync", "--shop", TEST_SHOP, "--order", "#1001"], {
