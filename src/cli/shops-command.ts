@@ -288,7 +288,10 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
       "show an order's provider IDs, line items, fulfillments, last result and last sync's trace ID",
     )
     .requiredOption("--shop <domain>", "the shop", shopDomain)
-    .requiredOption("--order <id-or-name>", "Shopify order ID, or its name such as #1001")
+    .requiredOption(
+      "--order <id-or-name>",
+      "Shopify order ID (820982911946154508 or its gid://shopify/Order/… form), or its name such as #1001",
+    )
     .option("--json", "print JSON")
     .action(async (opts: { shop: string; order: string; json?: boolean }) => {
       const db = await openStore(config);
@@ -298,9 +301,13 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
         throw new UnknownShopError(opts.shop);
       }
       const links = createLinkRepository(db);
-      const sourceOrderId = /^\d{6,}$/.test(opts.order)
-        ? opts.order
-        : ((await links.findByOrderName(opts.shop, opts.order))?.sourceOrderId ?? opts.order);
+      // An ID as the Admin GraphQL API writes it (gid://shopify/Order/N), as resync takes it.
+      const order = opts.order.trim().replace(/^gid:\/\/shopify\/Order\//, "");
+      // Digits are an ID, then a name (#100001 of a shop past 99,999 orders), as resync reads them.
+      const byId = isShopifyId(order) ? await links.getOrderLinkRow(opts.shop, order) : null;
+      const sourceOrderId = byId
+        ? order
+        : ((await links.findByOrderName(opts.shop, order))?.sourceOrderId ?? order);
       const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
       const detail = await links.loadLinks(opts.shop, sourceOrderId);
       await db.close();

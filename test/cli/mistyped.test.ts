@@ -6,6 +6,7 @@ import { MAX_INPUT_FILE_BYTES } from "../../src/cli/input-file.ts";
 import { cliEntry, runCli } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { service } from "../helpers/services.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
 
 /**
  * The command line as operators mistype it, run through the real CLI against a real Redis and
@@ -163,6 +164,22 @@ describe("a shop the connector does not know", () => {
       ["shops", "update", "--shop", UNKNOWN, "--currency", "EUR"],
     ]) {
       refused(await cli(...args), line);
+    }
+  });
+});
+
+describe("orders show --order", () => {
+  it("finds an order by its name with or without # (six digits too), its ID and its gid", async () => {
+    await p.shopify.upsertOrder(TEST_SHOP, standInOrder(424242, "2026-10-01T12:00:00Z").payload);
+    await p.drain();
+    // Before: the gid, as the Admin GraphQL API and resync write it, was "not linked", and so
+    // was a name of six digits or more without its # (taken for an ID only).
+    for (const order of ["#425242", "425242", "424242", "gid://shopify/Order/424242"]) {
+      const run = await cli("orders", "show", "--shop", TEST_SHOP, "--order", order);
+      expect(run.stderr, order).toBe("");
+      expect(run.stdout, order).toMatch(
+        /^#425242 \(Shopify 424242\) → provider order \d+ in store 1001\n/,
+      );
     }
   });
 });
