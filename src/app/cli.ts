@@ -22,9 +22,9 @@ export function resolveRedis(config: RuntimeConfig): RedisTarget {
   if (config.env.REDIS_URL) return config.env.REDIS_URL;
   const file = redisUrlFile(config.env.DATABASE_PATH);
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  // Most often the connector is simply not running yet (a laptop, after a reboot): say so first.
   throw new ConfigError(
-    "REDIS_URL is not set and no running `npm start` was found (no " +
-      `${file}); set REDIS_URL to the connector's Redis`,
+    `no connector is running on ${dirname(resolvePath(config.env.DATABASE_PATH))} (no ${file}, which \`npm start\` writes) and REDIS_URL is not set: start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
   );
 }
 
@@ -106,7 +106,7 @@ export function resolveProviderEndpoints(config: RuntimeConfig): ProviderEndpoin
 /** The one-line fix when a command needs the provider and none is known. */
 export const noProviderError = (config: RuntimeConfig) =>
   new ConfigError(
-    `PROVIDER_BASE_URL is not set and no running \`npm start\` sandbox was found (no ${sandboxEndpointsFile(config.env.DATABASE_PATH)}); set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE`,
+    `PROVIDER_BASE_URL is not set and no running \`npm start\` sandbox was found (no ${sandboxEndpointsFile(config.env.DATABASE_PATH)}): start the connector with \`npm start\` (it runs the built-in sandbox), or set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE`,
   );
 
 const NO_PROVIDER: ProviderEndpoints = { baseUrl: "", authUrl: "", audience: "" };

@@ -1,3 +1,4 @@
+import { INSTANT_FORMS, parseInstantText } from "../lib/instant.ts";
 import { CONNECTOR, inSpan } from "../lib/tracing.ts";
 import { type AdminClientFactory, OrderSource } from "../shopify/index.ts";
 import type { ShopRecord } from "../store/index.ts";
@@ -37,8 +38,8 @@ export class ResyncInputError extends Error {
 
 /** Parses a date (or date-time) given by an operator into an ISO instant. */
 export function parseInstant(value: string, field: string): string {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new ResyncInputError(field, `not a date: ${value}`);
+  const ms = parseInstantText(value);
+  if (ms === null) throw new ResyncInputError(field, `must be ${INSTANT_FORMS}: ${value}`);
   return new Date(ms).toISOString();
 }
 

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { ConfigError } from "../config/env.ts";
 import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 
@@ -8,11 +9,28 @@ import { ShopDomain } from "../sync/source-order.ts";
  * and the message given here.
  */
 
-/** A shop's *.myshopify.com domain, lower-cased. */
+/**
+ * A shop's *.myshopify.com domain, lower-cased. What operators give instead is named with the
+ * domain they meant: the shop's handle alone (`demo-shop`), its admin URL
+ * (`https://admin.shopify.com/store/demo-shop/orders`) or its URL (`https://demo-shop.myshopify.com/`).
+ */
 export function shopDomain(value: string): string {
-  const parsed = ShopDomain.safeParse(value.trim().toLowerCase());
-  if (!parsed.success) throw new InvalidArgumentError("must be a *.myshopify.com domain");
-  return parsed.data as string;
+  const text = value.trim().toLowerCase();
+  const parsed = ShopDomain.safeParse(text);
+  if (parsed.success) return parsed.data as string;
+  const meant = meantShop(text);
+  throw new InvalidArgumentError(
+    `must be a *.myshopify.com domain${meant ? ` (did you mean ${meant}?)` : ", such as demo-shop.myshopify.com"}`,
+  );
+}
+
+function meantShop(text: string): string | null {
+  const handle =
+    /^(?:https?:\/\/)?admin\.shopify\.com\/store\/([^/?#]+)/.exec(text)?.[1] ??
+    /^(?:https?:\/\/)?([^/?#:]+?)(?:\.myshopify\.com)?(?::\d+)?(?:[/?#].*)?$/.exec(text)?.[1];
+  if (!handle) return null;
+  const domain = `${handle}.myshopify.com`;
+  return ShopDomain.safeParse(domain).success ? domain : null;
 }
 
 /** A whole number within bounds: `--limit`, `--offset`, `--port`, a provider store ID. */
@@ -36,4 +54,17 @@ export function failureCategory(value: string): FailureCategory {
   const category = FAILURE_CATEGORIES.find((known) => known === value.trim());
   if (!category) throw new InvalidArgumentError(`must be one of ${FAILURE_CATEGORIES.join(", ")}`);
   return category;
+}
+
+/**
+ * A `--shop` the connector has no record of: every command says it in the same words, with the
+ * two ways to add one, and exits 2 (a setting to fix, as for every ConfigError).
+ */
+export class UnknownShopError extends ConfigError {
+  override name = "UnknownShopError";
+  constructor(readonly shop: string) {
+    super(
+      `no shop ${shop} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${shop} …\``,
+    );
+  }
 }

@@ -2,6 +2,7 @@ import { HttpRequestError } from "@shopify/shopify-api";
 import { ConfigError } from "../config/env.ts";
 import { RegistrationsUnavailableError } from "../features/registrations/index.ts";
 import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
+import { InputFileError } from "./input-file.ts";
 import { printable } from "./table.ts";
 
 /**
@@ -18,6 +19,7 @@ export function explainCliError(
     return explainCliError(error.cause, context);
   }
   if (error instanceof ConfigError) return { line: error.message, code: 2 };
+  if (error instanceof InputFileError) return { line: `connector: ${error.message}`, code: 1 };
   // The provider's answer in words (credentials, busy, unreachable); never a stack.
   if (error instanceof RegistrationsUnavailableError) {
     return { line: `connector: ${error.message}`, code: error.reason === "credentials" ? 2 : 1 };

@@ -14,7 +14,7 @@ import {
   ShopRepository,
   waitForDatabase,
 } from "../store/index.ts";
-import { shopDomain, wholeNumber } from "./arguments.ts";
+import { shopDomain, UnknownShopError, wholeNumber } from "./arguments.ts";
 import { formatTable, printable } from "./table.ts";
 
 const positiveId = wholeNumber({ min: 1 });
@@ -179,7 +179,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           const repository = new ShopRepository(db);
           const shop = await repository.getShop(opts.shop);
           if (!shop) {
-            throw new ConfigError(`no shop ${opts.shop}: register it with \`connector shops add\``);
+            throw new UnknownShopError(opts.shop);
           }
           // Another store: the shop's saved credentials must cover it, as `shops add` checks.
           if (
@@ -288,7 +288,10 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
       "show an order's provider IDs, line items, fulfillments, last result and last sync's trace ID",
     )
     .requiredOption("--shop <domain>", "the shop", shopDomain)
-    .requiredOption("--order <id-or-name>", "Shopify order ID, or its name such as #1001")
+    .requiredOption(
+      "--order <id-or-name>",
+      "Shopify order ID (820982911946154508 or its gid://shopify/Order/… form), or its name such as #1001",
+    )
     .option("--json", "print JSON")
     .action(async (opts: { shop: string; order: string; json?: boolean }) => {
       const db = await openStore(config);
@@ -296,16 +299,16 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
       // An unknown shop is not an order that failed to sync: say which it is.
       if (!(await shops.getShop(opts.shop))) {
         await db.close();
-        console.error(
-          `no shop ${opts.shop}: it is not installed here (\`connector shops list\` shows the shops); install the app on it or register it with \`connector shops add\``,
-        );
-        process.exitCode = 2;
-        return;
+        throw new UnknownShopError(opts.shop);
       }
       const links = createLinkRepository(db);
-      const sourceOrderId = /^\d{6,}$/.test(opts.order)
-        ? opts.order
-        : ((await links.findByOrderName(opts.shop, opts.order))?.sourceOrderId ?? opts.order);
+      // An ID as the Admin GraphQL API writes it (gid://shopify/Order/N), as resync takes it.
+      const order = opts.order.trim().replace(/^gid:\/\/shopify\/Order\//, "");
+      // Digits are an ID, then a name (#100001 of a shop past 99,999 orders), as resync reads them.
+      const byId = isShopifyId(order) ? await links.getOrderLinkRow(opts.shop, order) : null;
+      const sourceOrderId = byId
+        ? order
+        : ((await links.findByOrderName(opts.shop, order))?.sourceOrderId ?? order);
       const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
       const detail = await links.loadLinks(opts.shop, sourceOrderId);
       if (!row || !detail) {

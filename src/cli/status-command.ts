@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { type ConnectorStatus, collectStatus } from "../ops/index.ts";
-import { shopDomain } from "./arguments.ts";
+import { shopDomain, UnknownShopError } from "./arguments.ts";
 import { printable } from "./table.ts";
 
 export function formatDuration(ms: number | null): string {
@@ -65,7 +65,13 @@ export function registerStatusCommand(program: Command, config: RuntimeConfig) {
     .option("--shop <domain>", "only this shop", shopDomain)
     .option("--json", "print JSON")
     .action(async (opts: { shop?: string; json?: boolean }) => {
-      const status = await withContext(config, (ctx) => collectStatus(ctx, { shop: opts.shop }));
+      const status = await withContext(config, async (ctx) => {
+        // A filter on a shop the connector does not know would show "none registered".
+        if (opts.shop && !(await ctx.shops.getShop(opts.shop))) {
+          throw new UnknownShopError(opts.shop);
+        }
+        return collectStatus(ctx, { shop: opts.shop });
+      });
       console.log(opts.json ? JSON.stringify(status, null, 2) : formatStatus(status));
     });
 }

@@ -4,28 +4,36 @@ import { withContext } from "../app/cli.ts";
 import {
   BackfillQueue,
   type BackfillRepository,
-  parseInstant,
   progressOf,
   ResyncInputError,
   type ResyncTarget,
   resync,
 } from "../backfill/index.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { INSTANT_FORMS, parseInstantText } from "../lib/instant.ts";
 import type { ShopRepository } from "../store/index.ts";
-import { shopDomain } from "./arguments.ts";
+import { shopDomain, UnknownShopError } from "./arguments.ts";
 import { printable } from "./table.ts";
 
 const instant = (value: string) => {
-  try {
-    return parseInstant(value, "date");
-  } catch {
-    throw new InvalidArgumentError("must be a date such as 2026-10-01 or 2026-10-01T12:00:00Z");
-  }
+  const ms = parseInstantText(value);
+  if (ms === null) throw new InvalidArgumentError(`must be ${INSTANT_FORMS}`);
+  return new Date(ms).toISOString();
 };
+
+/** `--since` after now: no order is updated after it, so nothing would be read. Exit 2. */
+function sinceInFuture(since: string, command: string): boolean {
+  if (Date.parse(since) <= Date.now()) return false;
+  console.error(
+    `connector: --since ${since} is in the future: no order has been updated since then; give a past date (see \`connector ${command} --help\`)`,
+  );
+  process.exitCode = 2;
+  return true;
+}
 
 async function requireShop(ctx: { shops: ShopRepository }, shop: string) {
   const record = await ctx.shops.getShop(shop);
-  if (!record) throw new ResyncInputError("shop", `${shop} is not registered`);
+  if (!record) throw new UnknownShopError(shop);
   return record;
 }
 
@@ -53,7 +61,17 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
       }) => {
         const chosen = [opts.order, opts.since, opts.all].filter((v) => v !== undefined);
         if (chosen.length !== 1 || (opts.until && !opts.since)) {
-          console.error("resync: give exactly one of --order, --since [--until] or --all");
+          console.error(
+            "connector: give exactly one of --order, --since [--until] or --all; see `connector resync --help`",
+          );
+          process.exitCode = 2;
+          return;
+        }
+        if (opts.since && sinceInFuture(opts.since, "resync")) return;
+        if (opts.since && opts.until && opts.until <= opts.since) {
+          console.error(
+            `connector: --until ${opts.until} is not after --since ${opts.since}: no order can be updated in between; swap them`,
+          );
           process.exitCode = 2;
           return;
         }
@@ -101,13 +119,13 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
     .option("--detach", "start it and return; do not show progress")
     .option("--json", "print the backfill's progress as JSON and return")
     .action(async (opts: { shop: string; since?: string; detach?: boolean; json?: boolean }) => {
+      if (opts.since && sinceInFuture(opts.since, "backfill")) return;
       await withContext(config, async (ctx) => {
         const shop = await ctx.shops.getShop(opts.shop);
-        if (!shop) {
-          console.error(`shop: ${opts.shop} is not registered`);
-          process.exitCode = 1;
-          return;
-        }
+        if (!shop) throw new UnknownShopError(opts.shop);
+        // A shop without a Shopify token: said now, with how to connect it, rather than a
+        // backfill that starts and then fails in the workers.
+        ctx.shopifyAdmin.for(shop);
         const repo = ctx.backfills;
         const queue = new BackfillQueue(ctx.redis, ctx.prefix, repo);
         try {

@@ -1,7 +1,8 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { TOPICS } from "../shopify/topics.ts";
+import { shopDomain, wholeNumber } from "./arguments.ts";
+import { readInputFile } from "./input-file.ts";
 
 export interface SignedWebhook {
   headers: Record<string, string>;
@@ -48,20 +49,25 @@ export function registerWebhookCommand(
     .command("send")
     .description("sign a payload with the app secret and send it to the receiver")
     .requiredOption("--topic <topic>", "webhook topic, e.g. orders/create")
-    .requiredOption("--shop <shop>", "shop domain, e.g. demo-shop.myshopify.com")
+    .requiredOption("--shop <domain>", "shop domain, e.g. demo-shop.myshopify.com", shopDomain)
     .requiredOption("--file <path>", "JSON payload file")
     .option("--url <url>", "receiver URL", defaults.url)
-    .option("--times <n>", "deliver the same webhook n times (same webhook id)", "1")
+    .option(
+      "--times <n>",
+      "deliver the same webhook n times (same webhook id: Shopify's retries)",
+      wholeNumber({ min: 1, max: 1000 }),
+      1,
+    )
     .action(
-      async (opts: { topic: string; shop: string; file: string; url: string; times: string }) => {
-        const body = await readFile(opts.file, "utf8");
+      async (opts: { topic: string; shop: string; file: string; url: string; times: number }) => {
+        const body = readInputFile(opts.file);
         const signed = signWebhook({
           topic: opts.topic,
           shop: opts.shop,
           body,
           secret: defaults.secret,
         });
-        for (let i = 0; i < Number(opts.times); i++) {
+        for (let i = 0; i < opts.times; i++) {
           const response = await fetch(opts.url, { method: "POST", headers: signed.headers, body });
           const answer = await response.text();
           console.log(`${response.status} ${answer}`);

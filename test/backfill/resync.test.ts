@@ -83,6 +83,39 @@ describe("resync", () => {
     expect(missing.status).toBe(404);
     const both = await call({ order: "#1003", all: true });
     expect(both.status).toBe(400);
+    // A date Date.parse would guess at ("1" as 2001, February 30th as March 2nd), and an end
+    // before the start: 400 naming the field, nothing read from Shopify.
+    const fieldsOf = async (response: Response) =>
+      ((await response.json()) as { error: { fields: { path: string; message: string }[] } }).error
+        .fields;
+    for (const since of ["1", "2026-02-30", "2026-10-01T12:00"]) {
+      const guessed = await call({ since });
+      expect(guessed.status, since).toBe(400);
+      expect(await fieldsOf(guessed), since).toContainEqual({
+        path: "since",
+        message:
+          "must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z",
+      });
+    }
+    const backwards = await call({ since: "2026-10-02", until: "2026-10-01" });
+    expect(backwards.status).toBe(400);
+    expect(await fieldsOf(backwards)).toContainEqual({
+      path: "until",
+      message: "must be after since",
+    });
+    const future = await pipeline.web.app.request(`/admin/api/shops/${TEST_SHOP}/backfill`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ since: "2999-01-01" }),
+    });
+    expect(future.status).toBe(400);
+    expect(await future.json()).toMatchObject({
+      error: {
+        message: "give nothing, or since: the date to start from",
+        fields: [{ path: "since", message: "must not be in the future" }],
+      },
+    });
+    expect(await pipeline.ctx.backfills.latest(TEST_SHOP)).toBeNull();
     await pipeline.drain();
     expect(providerOrderIds()).toEqual(["3"]);
   });

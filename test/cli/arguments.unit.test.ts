@@ -35,6 +35,22 @@ describe("the CLI's option values", () => {
 
   it("shopDomain takes a *.myshopify.com domain in any case", () => {
     expect(shopDomain(" Demo-Shop.MyShopify.com ")).toBe("demo-shop.myshopify.com");
-    expect(refusal(shopDomain, "demo-shop.example.com")).toBe("must be a *.myshopify.com domain");
+    expect(refusal(shopDomain, "demo-shop.example.com")).toBe(
+      "must be a *.myshopify.com domain, such as demo-shop.myshopify.com",
+    );
+  });
+
+  it("shopDomain names the domain meant by a shop's handle, its URL or its admin URL", () => {
+    for (const typed of [
+      "demo-shop",
+      "DEMO-SHOP",
+      "https://demo-shop.myshopify.com/",
+      "demo-shop.myshopify.com/admin/orders",
+      "https://admin.shopify.com/store/demo-shop/orders/1",
+    ]) {
+      expect(refusal(shopDomain, typed), typed).toBe(
+        "must be a *.myshopify.com domain (did you mean demo-shop.myshopify.com?)",
+      );
+    }
   });
 });

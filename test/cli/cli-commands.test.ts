@@ -60,7 +60,7 @@ describe("connector shops update", () => {
     ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      "no shop nope.myshopify.com: register it with `connector shops add`",
+      `no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
     );
     const missing = await runCli(p.ctx, [
       "shops",

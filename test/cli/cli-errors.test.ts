@@ -82,6 +82,19 @@ describe("CLI errors an operator can act on", () => {
     expect(production.stderr).not.toContain("stand-in");
   });
 
+  it("backfill of a shop without a Shopify token says so at once and starts nothing", async () => {
+    // Before: "backfill 1 started", exit 0, and the backfill failed in the workers.
+    const run = await cli(["backfill", "--shop", NO_TOKEN_SHOP, "--detach"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trim()).toMatch(
+      new RegExp(
+        `^connector: shop ${NO_TOKEN_SHOP} has no Shopify access token; install the app on it first; locally, run the stand-in Shopify`,
+      ),
+    );
+    expect(await p.ctx.backfills.latest(NO_TOKEN_SHOP)).toBeNull();
+  });
+
   it("resync without SHOPIFY_ADMIN_URL in local development says to point it at the stand-in", async () => {
     // The pipeline's shop has a token; with no stand-in configured the CLI calls shop.myshopify.com.
     const run = await cli(["resync", "--shop", TEST_SHOP, "--order", "#1001"], {
@@ -156,6 +169,24 @@ describe("CLI errors an operator can act on", () => {
       expect(run.code).toBe(2);
       expect(run.stderr.trim()).toBe(
         `no connector answers on ${dir}: the private Redis its \`npm start\` recorded (redis://127.0.0.1:${closed}) is unreachable (ECONNREFUSED); start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("with the connector not started, says to start it with `npm start`", async () => {
+    // Before: "REDIS_URL is not set and no running `npm start` was found (…); set REDIS_URL to
+    // the connector's Redis", which sent a newcomer who had not started it yet after REDIS_URL.
+    const dir = mkdtempSync(join(tmpdir(), "cli-not-started-"));
+    try {
+      const run = await cli(["status"], {
+        REDIS_URL: "",
+        DATABASE_PATH: join(dir, "connector.sqlite"),
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `no connector is running on ${dir} (no ${join(dir, "redis", "redis.url")}, which \`npm start\` writes) and REDIS_URL is not set: start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

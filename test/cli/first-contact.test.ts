@@ -99,7 +99,7 @@ describe("orders show for a shop that is not installed", () => {
     const run = await runCli(p.ctx, ["orders", "show", "--shop", UNKNOWN_SHOP, "--order", "#1001"]);
     expect(run.code).toBe(2);
     expect(run.stderr.trim()).toBe(
-      `no shop ${UNKNOWN_SHOP}: it is not installed here (\`connector shops list\` shows the shops); install the app on it or register it with \`connector shops add\``,
+      `no shop ${UNKNOWN_SHOP} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${UNKNOWN_SHOP} …\``,
     );
     // A known shop's unknown order still says what it said.
     const known = await runCli(p.ctx, ["orders", "show", "--shop", TEST_SHOP, "--order", "#9999"]);

@@ -302,9 +302,9 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     expect(table.stdout).toContain("3 of 3 shown");
     // A misspelt category is refused with the known ones, not listed as an empty queue.
     const misspelt = await runCli(pipeline.ctx, ["dlq", "list", "--reason", "provider-valdation"]);
-    expect(misspelt.code).toBe(1);
+    expect(misspelt.code).toBe(2);
     expect(misspelt.stderr.trim()).toBe(
-      `error: option '--reason <category>' argument 'provider-valdation' is invalid. must be one of config, mapping, protected-data, provider-validation, provider-not-found, provider-conflict, link-mismatch, exhausted, payload`,
+      "connector: option '--reason <category>' argument 'provider-valdation' is invalid: must be one of config, mapping, protected-data, provider-validation, provider-not-found, provider-conflict, link-mismatch, exhausted, payload; see `connector dlq list --help`",
     );
     const missing = await runCli(pipeline.ctx, ["dlq", "show", "nope|1"]);
     expect(missing.code).toBe(1);

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { shopDomain, wholeNumber } from "../../cli/arguments.ts";
+import { shopDomain, UnknownShopError, wholeNumber } from "../../cli/arguments.ts";
 import { openStore } from "../../cli/shops-command.ts";
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
@@ -30,8 +30,7 @@ export function registerClaimsCommand(program: Command, config: RuntimeConfig) {
     const db = await openStore(config);
     try {
       const shop = await new ShopRepository(db).getShop(shopName);
-      if (!shop)
-        throw new ConfigError(`no shop ${shopName}: register it with \`connector shops add\``);
+      if (!shop) throw new UnknownShopError(shopName);
       return await action({
         shop,
         claims: new ClaimRepository(db),

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { withProducts } from "../../app/cli.ts";
 import type { Core } from "../../app/connector.ts";
-import { shopDomain } from "../../cli/arguments.ts";
+import { shopDomain, UnknownShopError } from "../../cli/arguments.ts";
+import { readInputFile } from "../../cli/input-file.ts";
 import { formatTable, printable } from "../../cli/table.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import { type Product, type ProviderClient, ProviderNotFoundError } from "../../provider/index.ts";
@@ -29,9 +29,7 @@ class ProductsCommandError extends Error {
 
 async function requireShop(ctx: Ctx, shop: string): Promise<ShopRecord> {
   const record = await ctx.shops.getShop(shop);
-  if (!record) {
-    throw new ProductsCommandError(`no shop ${shop}: register it with \`connector shops add\``);
-  }
+  if (!record) throw new UnknownShopError(shop);
   return record;
 }
 
@@ -80,7 +78,7 @@ export function registerProductsCommand(program: Command, config: RuntimeConfig)
               `--file must be a .csv or a .json file (got ${basename(opts.file)})`,
             );
           }
-          const text = readFileSync(opts.file, "utf8");
+          const text = readInputFile(opts.file);
           await withProducts(config, async (ctx) => {
             const shop = await requireShop(ctx, opts.shop);
             const target = ctx.products.targetFor(shop);
@@ -260,7 +258,13 @@ function report(summary: ImportSummary, opts: { json?: boolean; skipInvalid?: bo
     }
   }
   const counts = `${summary.total} products: ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped} skipped (done before), ${summary.invalid} invalid, ${summary.refused} refused, ${summary.failed} failed`;
-  if (summary.status === "dry-run") {
+  if (summary.fileProblems.length > 0 && summary.total === 0) {
+    // An empty file, or one that is not a product file: "0 of 0 products ready" would read as
+    // a success.
+    console.log(
+      `nothing ${summary.status === "dry-run" ? "checked" : "imported"}: the file cannot be read as products (see above)`,
+    );
+  } else if (summary.status === "dry-run") {
     console.log(
       `dry run, nothing sent: ${summary.total - summary.invalid - summary.refused} of ${summary.total} products ready, ${summary.invalid} invalid, ${summary.refused} refused`,
     );

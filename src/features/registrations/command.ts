@@ -1,9 +1,10 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { withRegistrations } from "../../app/cli.ts";
-import { shopDomain, wholeNumber } from "../../cli/arguments.ts";
+import { shopDomain, UnknownShopError, wholeNumber } from "../../cli/arguments.ts";
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
+import { INSTANT_FORMS } from "../../lib/instant.ts";
 import {
   parseSince,
   RegistrationReader,
@@ -15,9 +16,7 @@ import {
 const since = (value: string) => {
   const ms = parseSince(value);
   if (ms === null) {
-    throw new InvalidArgumentError(
-      "must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z",
-    );
+    throw new InvalidArgumentError(`must be ${INSTANT_FORMS}`);
   }
   return ms;
 };
@@ -67,7 +66,7 @@ export function registerRegistrationsCommand(program: Command, config: RuntimeCo
       await withRegistrations(config, async (reader, ctx) => {
         const shop = await ctx.shops.getShop(opts.shop);
         if (!shop) {
-          throw new ConfigError(`no shop ${opts.shop}: register it with \`connector shops add\``);
+          throw new UnknownShopError(opts.shop);
         }
         if (RegistrationReader.problem(shop)) {
           throw new ConfigError(

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { StoreRateLimiter } from "../../engine/limiter/index.ts";
 import type { ProviderClients } from "../../engine/provider-clients.ts";
+import { parseInstantText } from "../../lib/instant.ts";
 import {
   ProviderAuthError,
   ProviderConnectionError,
@@ -355,20 +356,5 @@ function createdMs(r: Registration): number {
   return r.createdOn ? Date.parse(r.createdOn) : Number.NaN;
 }
 
-/**
- * `--since` and its kin: a date (2026-01-31, from midnight UTC) or an RFC 3339 date-time with
- * an offset. Returns epoch ms, or null for anything else.
- */
-export function parseSince(value: string): number | null {
-  const text = value.trim();
-  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (date) {
-    const ms = Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]));
-    return new Date(ms).toISOString().slice(0, 10) === text ? ms : null;
-  }
-  if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text)) {
-    return null;
-  }
-  const ms = Date.parse(text.replace(" ", "T"));
-  return Number.isNaN(ms) ? null : ms;
-}
+/** `--since`: see {@link parseInstantText}. */
+export const parseSince = parseInstantText;

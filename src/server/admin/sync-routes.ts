@@ -8,6 +8,7 @@ import {
   resync,
 } from "../../backfill/index.ts";
 import { errorResponse } from "../../lib/http-errors.ts";
+import { INSTANT_FORMS, parseInstantText } from "../../lib/instant.ts";
 import { ShopNotConnectedError } from "../../shopify/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
 import { ShopDomain } from "../../sync/source-order.ts";
@@ -15,24 +16,40 @@ import type { AdminDeps } from "./admin-deps.ts";
 
 const instant = z
   .string()
-  .refine((v) => !Number.isNaN(Date.parse(v)), "must be a date such as 2026-10-01")
-  .transform((v) => new Date(Date.parse(v)).toISOString());
+  .refine((v) => parseInstantText(v) !== null, `must be ${INSTANT_FORMS}`)
+  .transform((v) => new Date(parseInstantText(v) ?? 0).toISOString());
 
-/** Exactly one of order, since (with an optional until) or all: true. */
+/** Exactly one of order, since (with an optional until, after it) or all: true. */
 const ResyncBody = z.union([
   z.object({ order: z.string().min(1) }).strict(),
-  z.object({ since: instant, until: instant.optional() }).strict(),
+  z
+    .object({ since: instant, until: instant.optional() })
+    .strict()
+    .refine((b) => b.until === undefined || b.until > b.since, {
+      path: ["until"],
+      message: "must be after since",
+    }),
   z.object({ all: z.literal(true) }).strict(),
 ]);
 
-const BackfillBody = z.object({ since: instant.optional() }).strict();
+const BackfillBody = z
+  .object({
+    since: instant
+      .refine((since) => Date.parse(since) <= Date.now(), "must not be in the future")
+      .optional(),
+  })
+  .strict();
 
-function invalid(c: Context, error: z.ZodError) {
+function invalid(
+  c: Context,
+  error: z.ZodError,
+  message = "give exactly one of order, since (with an optional until) or all: true",
+) {
   return errorResponse(
     c,
     400,
     "invalid_request",
-    "give exactly one of order, since (with an optional until) or all: true",
+    message,
     error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
   );
 }
@@ -116,7 +133,9 @@ export function syncRoutes(deps: AdminDeps): Hono {
       );
     }
     const parsed = BackfillBody.safeParse(await readJson(c));
-    if (!parsed.success) return invalid(c, parsed.error);
+    if (!parsed.success) {
+      return invalid(c, parsed.error, "give nothing, or since: the date to start from");
+    }
     const { backfill, started } = await queue.start(shop.shop, {
       since: parsed.data.since ?? null,
     });

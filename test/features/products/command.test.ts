@@ -197,8 +197,9 @@ describe("connector products import", () => {
       );
       expect(missing.stderr.trim()).toBe(`connector: no such file: ${join(dir, "nope.csv")}`);
       const shop = await products("list", "--shop", "nobody.myshopify.com");
+      expect(shop.code).toBe(2);
       expect(shop.stderr.trim()).toBe(
-        "connector: no shop nobody.myshopify.com: register it with `connector shops add`",
+        `no shop nobody.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nobody.myshopify.com …\``,
       );
     },
     CLI_TEST_MS,

@@ -167,18 +167,20 @@ describe("connector registrations list", () => {
   }, async () => {
     const before = p.sandbox.state.arrivals.length;
     const since = await list(["--since", "last week"]);
-    expect(since.code).toBe(1);
+    expect(since.code).toBe(2);
     expect(since.stdout).toBe("");
     expect(since.stderr.trim().split("\n")).toEqual([
-      "error: option '--since <date>' argument 'last week' is invalid. must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z",
+      "connector: option '--since <date>' argument 'last week' is invalid: must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z; see `connector registrations list --help`",
     ]);
     const limit = await list(["--limit", "ten"]);
-    expect(limit.code).toBe(1);
+    expect(limit.code).toBe(2);
     expect(limit.stderr.trim().split("\n")).toHaveLength(1);
     expect(limit.stderr).toContain("option '--limit <n>' argument 'ten' is invalid");
     const both = await list(["--json", "--csv"]);
-    expect(both.code).toBe(1);
-    expect(both.stderr.trim()).toBe("error: option '--json' cannot be used with option '--csv'");
+    expect(both.code).toBe(2);
+    expect(both.stderr.trim()).toBe(
+      "connector: option '--json' cannot be used with option '--csv'; see `connector registrations list --help`",
+    );
     expect(p.sandbox.state.arrivals.length).toBe(before);
   });
 
@@ -192,7 +194,7 @@ describe("connector registrations list", () => {
     );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      "no shop nope.myshopify.com: register it with `connector shops add`",
+      `no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
     );
 
     await p.ctx.shops.upsertShop("bare-shop.myshopify.com", { status: "paused" });
@@ -248,7 +250,7 @@ describe("connector registrations list", () => {
     const res = await list([], {});
     expect(res.code).toBe(2);
     expect(res.stderr.trim()).toMatch(
-      /^PROVIDER_BASE_URL is not set and no running `npm start` sandbox was found \(no .*provider-sandbox\.json\); set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE$/,
+      /^PROVIDER_BASE_URL is not set and no running `npm start` sandbox was found \(no .*provider-sandbox\.json\): start the connector with `npm start` \(it runs the built-in sandbox\), or set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE$/,
     );
   });
 });
