@@ -134,18 +134,8 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
     }),
   );
   app.use("*", csrf({ origin: deps.appOrigin }));
-  /**
-   * Outside the admin: an installed shop whose cookie was issued for its current installation
-   * (an uninstall or reinstall ends older cookies). An uninstalled shop has no settings page.
-   */
-  const shopOfCookie = async (c: Context<Env>): Promise<ShopRecord | null> => {
-    const session = await cookie.read(c);
-    if (!session) return null;
-    const shop = await shops.getShop(session.shop);
-    return shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt
-      ? shop
-      : null;
-  };
+  /** Outside the admin: an installed shop whose cookie was issued for its current installation. */
+  const shopOfCookie = (c: Context<Env>) => cookie.currentShop(c, shops);
 
   // Forms only: any other body (JSON, text, a missing type) would be read as an empty form,
   // and the CSRF check covers form types alone.
@@ -182,6 +172,7 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
           return html(
             c,
             <MessagePage
+              nonce={c.get("secureHeadersNonce") ?? ""}
               title="Shopify did not complete the install"
               message={installed.message}
             />,
@@ -209,6 +200,7 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
       return html(
         c,
         <MessagePage
+          nonce={c.get("secureHeadersNonce") ?? ""}
           title="Sign in through Shopify"
           message="Open the app from your Shopify admin (Apps → Order sync) to see its settings."
         />,

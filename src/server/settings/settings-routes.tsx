@@ -30,6 +30,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
       return html(
         c,
         <MessagePage
+          nonce={c.get("secureHeadersNonce") ?? ""}
           title="Form refused"
           message="This form was not sent from the settings page. Reload the page and try again."
         />,

@@ -66,7 +66,8 @@ document.addEventListener("click", async (event) => {
 export function Layout(props: {
   title: string;
   shop?: string;
-  nonce?: string;
+  /** The response's CSP nonce (its style and scripts run only with it). */
+  nonce: string;
   embedded?: EmbeddedAssets | undefined;
   /** The settings tab this page is (the tab bar is shown above it); none for message pages. */
   tab?: SettingsTabId;
