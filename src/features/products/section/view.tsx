@@ -84,25 +84,27 @@ function LastImport(props: { last: CatalogImportView }) {
         ))}
       </div>
       {last.problems.length > 0 ? (
-        <table>
-          <caption>Rows to fix</caption>
-          <thead>
-            <tr>
-              <th scope="col">Line</th>
-              <th scope="col">Field</th>
-              <th scope="col">Problem</th>
-            </tr>
-          </thead>
-          <tbody>
-            {last.problems.map((p) => (
+        <div class="table-wrap">
+          <table>
+            <caption>Rows to fix</caption>
+            <thead>
               <tr>
-                <td>{p.line ?? "file"}</td>
-                <td>{p.field}</td>
-                <td>{p.message}</td>
+                <th scope="col">Line</th>
+                <th scope="col">Field</th>
+                <th scope="col">Problem</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {last.problems.map((p) => (
+                <tr>
+                  <td>{p.line ?? "file"}</td>
+                  <td>{p.field}</td>
+                  <td>{p.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </div>
   );

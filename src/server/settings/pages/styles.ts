@@ -69,5 +69,7 @@ a.button { display:inline-block; min-height:28px; padding:4px 12px; border-radiu
   background:#fff; color:var(--ink); text-decoration:none; font-weight:550;
   box-shadow: 0 -1px 0 0 #b5b5b5 inset, 0 0 0 1px rgba(0,0,0,.1) inset, 0 .5px 0 1.5px #fff inset; }
 a.button:focus { outline:2px solid var(--focus); outline-offset:1px; }
+/* A table wider than a phone's screen scrolls inside its card; long words (a URL) wrap. */
 .table-wrap { overflow-x:auto; }
+code { overflow-wrap:anywhere; }
 `;

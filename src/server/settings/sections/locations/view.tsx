@@ -18,39 +18,41 @@ export function LocationsSection(props: SectionViewProps<Catalog>) {
         </p>
       ) : (
         <form method="post" action="/settings/locations">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Shopify location</th>
-                <th scope="col">Provider fulfillment location ID</th>
-              </tr>
-            </thead>
-            <tbody>
-              {catalog.locations.map((location) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
                 <tr>
-                  <td>
-                    <label for={`location-${location.id}`} class="plain">
-                      {location.name}
-                    </label>
-                  </td>
-                  <td>
-                    <input
-                      type="number"
-                      min="1"
-                      step="1"
-                      id={`location-${location.id}`}
-                      name={`location.${location.id}`}
-                      value={
-                        shop.locationMap[location.id] !== undefined
-                          ? String(shop.locationMap[location.id])
-                          : ""
-                      }
-                    />
-                  </td>
+                  <th scope="col">Shopify location</th>
+                  <th scope="col">Provider fulfillment location ID</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {catalog.locations.map((location) => (
+                  <tr>
+                    <td>
+                      <label for={`location-${location.id}`} class="plain">
+                        {location.name}
+                      </label>
+                    </td>
+                    <td>
+                      <input
+                        type="number"
+                        min="1"
+                        step="1"
+                        id={`location-${location.id}`}
+                        name={`location.${location.id}`}
+                        value={
+                          shop.locationMap[location.id] !== undefined
+                            ? String(shop.locationMap[location.id])
+                            : ""
+                        }
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           <label for="defaultLocationId">
             Default fulfillment location ID{" "}
             <span class="field-hint">

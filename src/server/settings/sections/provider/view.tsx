@@ -88,57 +88,59 @@ function StoreSection(props: { shop: ShopRecord; stores: VerifiedStore[] | null;
         <p class="muted">Save valid credentials above to see your stores.</p>
       ) : (
         <form method="post" action="/settings/store">
-          <table>
-            <caption class="muted">Shop currency: {shop.shopCurrency ?? "unknown"}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Choose</th>
-                <th scope="col">Store</th>
-                <th scope="col">Currency</th>
-                <th scope="col">Time zone</th>
-              </tr>
-            </thead>
-            <tbody>
-              {stores.map((store) => {
-                const mismatch =
-                  store.currencyCode !== null &&
-                  shop.shopCurrency !== null &&
-                  store.currencyCode !== shop.shopCurrency;
-                const id = `store-${store.storeId}`;
-                return (
-                  <tr>
-                    <td>
-                      <input
-                        type="radio"
-                        id={id}
-                        name="storeId"
-                        value={String(store.storeId)}
-                        checked={shop.storeId === store.storeId}
-                        disabled={store.problem !== null}
-                      />
-                    </td>
-                    <td>
-                      <label for={id} class="plain">
-                        Store {store.storeId}
-                      </label>
-                      {store.problem ? <span class="muted"> ({store.problem})</span> : null}
-                    </td>
-                    <td>
-                      {store.currencyCode ?? "—"}
-                      {mismatch ? (
-                        <p class="notice warning" role="status" data-currency-warning>
-                          This store uses {store.currencyCode}, your shop uses {shop.shopCurrency}.
-                          Orders would be refused or sent in the wrong currency: choose a{" "}
-                          {shop.shopCurrency} store.
-                        </p>
-                      ) : null}
-                    </td>
-                    <td>{store.ianaTimezone ?? "—"}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <div class="table-wrap">
+            <table>
+              <caption class="muted">Shop currency: {shop.shopCurrency ?? "unknown"}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Choose</th>
+                  <th scope="col">Store</th>
+                  <th scope="col">Currency</th>
+                  <th scope="col">Time zone</th>
+                </tr>
+              </thead>
+              <tbody>
+                {stores.map((store) => {
+                  const mismatch =
+                    store.currencyCode !== null &&
+                    shop.shopCurrency !== null &&
+                    store.currencyCode !== shop.shopCurrency;
+                  const id = `store-${store.storeId}`;
+                  return (
+                    <tr>
+                      <td>
+                        <input
+                          type="radio"
+                          id={id}
+                          name="storeId"
+                          value={String(store.storeId)}
+                          checked={shop.storeId === store.storeId}
+                          disabled={store.problem !== null}
+                        />
+                      </td>
+                      <td>
+                        <label for={id} class="plain">
+                          Store {store.storeId}
+                        </label>
+                        {store.problem ? <span class="muted"> ({store.problem})</span> : null}
+                      </td>
+                      <td>
+                        {store.currencyCode ?? "—"}
+                        {mismatch ? (
+                          <p class="notice warning" role="status" data-currency-warning>
+                            This store uses {store.currencyCode}, your shop uses {shop.shopCurrency}
+                            . Orders would be refused or sent in the wrong currency: choose a{" "}
+                            {shop.shopCurrency} store.
+                          </p>
+                        ) : null}
+                      </td>
+                      <td>{store.ianaTimezone ?? "—"}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
           <button type="submit">Use this store</button>
         </form>
       )}

@@ -1,0 +1,90 @@
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  BROWSER_UA,
+  type InstallHarness,
+  startInstallHarness,
+} from "../../helpers/install-harness.ts";
+
+/**
+ * The settings page as a merchant meets it on first contact, outside the Shopify admin: on a
+ * phone, with the keyboard, with mistakes in the forms and a session that ends while the page
+ * is open.
+ */
+const ARTIFACTS = resolve(import.meta.dirname, "../../../test-artifacts");
+const SHOP = "first-contact.myshopify.com";
+const PROVIDER = { clientId: "first-client", clientSecret: "first-secret-4c2d" };
+
+let browser: Browser;
+let context: BrowserContext | undefined;
+let h: InstallHarness | undefined;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-dev-shm-usage"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  await context?.close();
+  await h?.close();
+  context = undefined;
+  h = undefined;
+});
+
+/** Installs the shop through OAuth in a new browser context; the page is on /settings. */
+async function installed(viewport = { width: 1280, height: 900 }): Promise<{
+  page: Page;
+  harness: InstallHarness;
+}> {
+  h = await startInstallHarness({
+    provider: {
+      ...PROVIDER,
+      stores: [1001, 1002],
+      storeCurrency: { 1001: "USD", 1002: "USD" },
+      storeTimezone: { 1001: "America/Argentina/ComodRivadavia", 1002: "America/New_York" },
+    },
+  });
+  context = await browser.newContext({ userAgent: BROWSER_UA, viewport });
+  const page = await context.newPage();
+  await page.goto(`${h.appUrl}/shopify/install?shop=${SHOP}`);
+  await expect.poll(() => new URL(page.url()).pathname).toBe("/settings");
+  await expect.poll(() => page.getByText(`Settings for ${SHOP}`).count()).toBe(1);
+  return { page, harness: h };
+}
+
+/** What sticks out of the page or of a section at this width (nothing, on a good page). */
+const overflowing = (page: Page) =>
+  page.evaluate<string[]>(`(() => {
+    const out = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) out.push("page " + root.scrollWidth + "px");
+    for (const section of document.querySelectorAll("section")) {
+      if (section.scrollWidth > section.clientWidth) {
+        out.push(section.getAttribute("aria-labelledby") + " " + section.scrollWidth + "px");
+      }
+    }
+    return out;
+  })()`);
+
+describe("the settings page on first contact (headless Chromium)", () => {
+  it("fits a 320px phone screen: wide tables scroll inside their card", async () => {
+    const { page } = await installed({ width: 320, height: 640 });
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await expect.poll(() => page.getByText("America/Argentina/ComodRivadavia").count()).toBe(1);
+    expect(await overflowing(page)).toEqual([]);
+    await page.screenshot({ path: `${ARTIFACTS}/merchant-phone.png`, fullPage: true });
+    // The time zone is still there to read: its table scrolls.
+    const wrap = page.locator("section[aria-labelledby=store-title] .table-wrap");
+    expect(await wrap.evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
+  }, 60_000);
+});
