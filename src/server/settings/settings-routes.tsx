@@ -120,7 +120,12 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
           c,
           [section],
           {
-            notice: { kind: "error", message, slot: options.slot ?? section.id },
+            notice: {
+              kind: "error",
+              message,
+              slot: options.slot ?? section.id,
+              fields: options.field === undefined ? [] : [options.field].flat(),
+            },
             typed: options.typed ?? {},
             partial: true,
           },

@@ -87,4 +87,74 @@ describe("the settings page on first contact (headless Chromium)", () => {
     const wrap = page.locator("section[aria-labelledby=store-title] .table-wrap");
     expect(await wrap.evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
   }, 60_000);
+
+  it("ties each refusal to its field, keeps what was typed, and takes padded or pasted values", async () => {
+    const { page, harness } = await installed();
+    /** The focused field's id, whether it is marked invalid, and the text that describes it. */
+    const focused = () =>
+      page.evaluate<{ id: string; invalid: string | null; description: string }>(`(() => {
+        const el = document.activeElement;
+        const ids = (el.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+        return {
+          id: el.id,
+          invalid: el.getAttribute("aria-invalid"),
+          description: ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" "),
+        };
+      })()`);
+
+    // A wrong secret: the keyboard lands on the client ID, both fields say what went wrong.
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill("not-the-secret");
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
+    expect(await focused()).toEqual({
+      id: "clientId",
+      invalid: "true",
+      description: expect.stringContaining("did not accept this client ID and secret"),
+    });
+    expect(await page.getByLabel("Client secret").getAttribute("aria-invalid")).toBe("true");
+    expect(await page.getByLabel("Client ID").inputValue()).toBe(PROVIDER.clientId);
+
+    // Unicode comes back as typed, not mangled.
+    await page.getByLabel("Client ID").fill("clïent-☃-東京");
+    await page.getByLabel("Client secret").fill("x");
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await expect.poll(() => page.getByLabel("Client ID").inputValue()).toBe("clïent-☃-東京");
+
+    // Values pasted with spaces or a line break around them are the values.
+    await page.getByLabel("Client ID").fill(`  ${PROVIDER.clientId} `);
+    await page.getByLabel("Client secret").fill(` ${PROVIDER.clientSecret}  `);
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await expect
+      .poll(() => page.getByText("Credentials verified with the provider").count())
+      .toBe(1);
+    expect((await harness.ctx.shops.getShop(SHOP))?.providerClientId).toBe(PROVIDER.clientId);
+
+    // A location ID the browser takes as a number ("1e3") is not an ID: refused, the field
+    // focused and described, every other value kept as typed, nothing saved.
+    await page.getByLabel("Main warehouse").fill("1e3");
+    await page.getByLabel("Downtown store").fill("42");
+    await page.getByLabel(/Default fulfillment location ID/).fill("7");
+    await page.getByRole("button", { name: "Save locations" }).click();
+    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
+    expect(await focused()).toEqual({
+      id: "location-4001",
+      invalid: "true",
+      description: expect.stringContaining("fulfillment location ID marked below must be"),
+    });
+    expect(await page.getByLabel("Downtown store").inputValue()).toBe("42");
+    expect(await page.getByLabel(/Default fulfillment location ID/).inputValue()).toBe("7");
+    expect(await page.getByLabel("Downtown store").getAttribute("aria-invalid")).toBeNull();
+    expect((await harness.ctx.shops.getShop(SHOP))?.locationMap).toEqual({});
+    await page.screenshot({ path: `${ARTIFACTS}/merchant-refused-location.png`, fullPage: true });
+
+    // Fixed: saved, and the page says so.
+    await page.getByLabel("Main warehouse").fill("1000");
+    await page.getByRole("button", { name: "Save locations" }).click();
+    await expect.poll(() => page.getByText("Locations saved.").count()).toBe(1);
+    expect((await harness.ctx.shops.getShop(SHOP))?.locationMap).toEqual({
+      "4001": 1000,
+      "4002": 42,
+    });
+  }, 60_000);
 });

@@ -139,6 +139,27 @@ describe("settings page", () => {
     expect(shop?.providerClientSecretSealed).toBeNull();
   });
 
+  it("refuses a client ID or secret far longer than any provider issues, naming the field", async () => {
+    const tokens = h.provider.state.counters.tokenRequests;
+    for (const [field, form] of [
+      ["clientId", { clientId: "x".repeat(201), clientSecret: "s", environment: "production" }],
+      [
+        "clientSecret",
+        { clientId: "id", clientSecret: "s".repeat(501), environment: "production" },
+      ],
+    ] as const) {
+      const res = await post("/settings/provider", form);
+      expect(res.status).toBe(400);
+      const page = await res.text();
+      expect(page).toContain(
+        field === "clientId" ? "The client ID is longer" : "The client secret is longer",
+      );
+      expect(page).toMatch(new RegExp(`id="${field}"[^>]*aria-invalid="true"`));
+    }
+    // Nothing was sent to the provider.
+    expect(h.provider.state.counters.tokenRequests).toBe(tokens);
+  });
+
   it("saves verified credentials, lists the covered stores with currency and time zone, warns on a currency mismatch and activates the shop once a store is chosen", async () => {
     const saved = await post("/settings/provider", { ...PROVIDER, environment: "staging" });
     expect(saved.status).toBe(303);
@@ -192,11 +213,27 @@ describe("settings page", () => {
       locationMap: { "4001": 77 },
       defaultLocationId: 77,
     });
-    const bad = await post("/settings/locations", { "location.4002": "abc" });
+    // The field is marked; every value comes back as typed, nothing is saved.
+    const bad = await post("/settings/locations", {
+      "location.4001": "78",
+      "location.4002": "abc",
+      defaultLocationId: " 79 ",
+    });
     expect(bad.status).toBe(400);
-    expect(await bad.text()).toContain(
-      "Location 4002: the provider fulfillment location ID must be a whole number",
-    );
+    const page = await bad.text();
+    expect(page).toContain("The fulfillment location ID marked below must be a whole number");
+    expect(page).toMatch(/id="location-4001"[^>]*value="78"/);
+    expect(page).toMatch(/id="location-4002"[^>]*value="abc"[^>]*aria-invalid="true"/);
+    expect(page).toMatch(/id="defaultLocationId"[^>]*value="79"/);
+    expect(await h.ctx.shops.getShop(SHOP)).toMatchObject({
+      locationMap: { "4001": 77 },
+      defaultLocationId: 77,
+    });
+    // "1e3" and "12.0" are numbers to JavaScript, not IDs the provider issued.
+    for (const odd of ["1e3", "12.0", "0x10", "-4"]) {
+      const refused = await post("/settings/locations", { "location.4001": odd });
+      expect(refused.status, odd).toBe(400);
+    }
   });
 
   it("leaves no plaintext access token or provider client secret in the SQLite file", async () => {

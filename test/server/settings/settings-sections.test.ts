@@ -77,8 +77,7 @@ describe("settings page sections", () => {
       section: "locations",
       path: "/settings/locations",
       form: { "location.4001": "abc" },
-      message:
-        "Location 4001: the provider fulfillment location ID must be a whole number above 0.",
+      message: "The fulfillment location ID marked below must be a whole number above 0",
       heading: "Locations",
       // The locations section lists the shop's Shopify locations: its own loader reads them.
       shopifyCatalog: 1,

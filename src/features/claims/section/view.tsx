@@ -66,6 +66,7 @@ export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
             name="webhookSecret"
             autocomplete="new-password"
             required
+            {...props.invalid("webhookSecret")}
           />
           {view.hasSecret && view.sharedWith > 0 ? (
             <label class="choice">

@@ -40,7 +40,14 @@ export function CatalogSection(props: SectionViewProps<CatalogData>) {
               (.csv or .json, up to {Math.round(maxBytes / 1024 / 1024)} MB)
             </span>
           </label>
-          <input id="catalog-file" type="file" name="file" accept=".csv,.json" required />
+          <input
+            id="catalog-file"
+            type="file"
+            name="file"
+            accept=".csv,.json"
+            required
+            {...props.invalid("catalog-file")}
+          />
           <label class="choice">
             <input type="checkbox" name="skipInvalid" value="on" />
             Import the good products and leave out the bad ones

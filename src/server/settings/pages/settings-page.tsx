@@ -1,6 +1,6 @@
 import type { ShopRecord } from "../../../store/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
-import type { SettingsSection, Typed } from "../sections/section.ts";
+import type { FieldState, SettingsSection, Typed } from "../sections/section.ts";
 import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";
 import { settingsHref } from "./tabs.tsx";
@@ -16,8 +16,11 @@ export interface SettingsPageProps {
    * whole page.
    */
   partial?: boolean;
-  /** A message about the last action, and the slot (section heading) it belongs to. */
-  notice?: NoticeProps & { slot: string };
+  /**
+   * A message about the last action, the slot (section heading) it belongs to and, for a
+   * refusal, the ids of the fields it is about.
+   */
+  notice?: NoticeProps & { slot: string; fields?: readonly string[] };
   typed?: Typed;
   nonce: string;
   /** Inside the Shopify admin: App Bridge, Polaris and the form signing script. */
@@ -47,10 +50,20 @@ function ShopState(props: { shop: ShopRecord }) {
  */
 export function SettingsPage(props: SettingsPageProps) {
   const { shop, protectedDataWithheld: withheld } = props;
+  const errorId = props.notice ? `${props.notice.slot}-error` : undefined;
   const notice = (slot: string) =>
     props.notice?.slot === slot ? (
-      <Notice kind={props.notice.kind} message={props.notice.message} />
+      <Notice kind={props.notice.kind} message={props.notice.message} id={errorId} />
     ) : null;
+  const fields = props.notice?.kind === "error" ? (props.notice.fields ?? []) : [];
+  const invalid = (field: string): FieldState =>
+    fields.includes(field) && errorId
+      ? {
+          "aria-invalid": "true",
+          "aria-describedby": errorId,
+          ...(fields[0] === field ? { autofocus: true as const } : {}),
+        }
+      : {};
   return (
     <Layout
       title="Settings"
@@ -85,6 +98,7 @@ export function SettingsPage(props: SettingsPageProps) {
           data={data}
           shop={shop}
           notice={notice}
+          invalid={invalid}
           typed={props.typed ?? {}}
           nonce={props.nonce}
           embedded={props.embedded !== undefined}

@@ -12,10 +12,14 @@ export function backfillActions(app: Hono<Env>, kit: SectionKit, deps: SettingsR
     const since = formText((await c.req.parseBody()).since);
     if (!service.backfill) return refuse(c, "Sending past orders is not available.");
     const typed = { since };
+    const field = "since";
     if (!/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))
-      return refuse(c, "Enter the start date as a date, for example 2026-01-31.", { typed });
+      return refuse(c, "Enter the start date as a date, for example 2026-01-31.", {
+        typed,
+        field,
+      });
     if (Date.parse(since) > Date.now())
-      return refuse(c, "The start date is in the future.", { typed });
+      return refuse(c, "The start date is in the future.", { typed, field });
     const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
     if (shop.status !== "active")
       return refuse(

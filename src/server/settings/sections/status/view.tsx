@@ -67,7 +67,9 @@ export function StatusSection(props: SectionViewProps<StatusData>) {
             id="orderName"
             name="orderName"
             required
+            maxlength={64}
             value={props.typed.orderName ?? ""}
+            {...props.invalid("orderName")}
           />
           <button type="submit" class="secondary">
             Resync order
