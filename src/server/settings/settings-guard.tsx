@@ -197,12 +197,19 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
       );
     }
     if (!shop) {
+      // A form sent after the session ended (the page checks first when it can; this is the
+      // page without its script): say that nothing was saved and how to keep what was typed.
+      const sent = c.req.method === "POST";
       return html(
         c,
         <MessagePage
           nonce={c.get("secureHeadersNonce") ?? ""}
-          title="Sign in through Shopify"
-          message="Open the app from your Shopify admin (Apps → Order sync) to see its settings."
+          title={sent ? "Your session has ended" : "Sign in through Shopify"}
+          message={
+            sent
+              ? "Nothing was saved. Go back to the page to keep what you typed, open the app again from your Shopify admin (Apps → Order sync) in another tab, then send the form again."
+              : "Open the app from your Shopify admin (Apps → Order sync) to see its settings."
+          }
         />,
         401,
       );

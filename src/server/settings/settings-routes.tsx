@@ -43,6 +43,10 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
 
   guardSettings(app, deps);
 
+  // Whether the page's session still holds: the page asks before it sends a form (layout.tsx),
+  // and the guard answers 401 when it does not.
+  app.get("/session", (c) => c.body(null, 204));
+
   /** Every section's save messages by key (the redirect after a save carries the key). */
   const SAVED = Object.fromEntries(SECTIONS.flatMap((section) => Object.entries(section.saved)));
 

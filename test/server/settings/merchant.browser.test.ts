@@ -157,4 +157,50 @@ describe("the settings page on first contact (headless Chromium)", () => {
       "4002": 42,
     });
   }, 60_000);
+
+  it("keeps what was typed when the session ended while the page was open, and saves after signing in again", async () => {
+    const { page, harness } = await installed();
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    // The session cookie ends (8 hours later, the browser drops it) with the page still open.
+    await context?.clearCookies();
+    const posts: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST") posts.push(r.url());
+    });
+
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    const ended = page.locator("[data-session-ended]");
+    await expect.poll(() => ended.count()).toBe(1);
+    expect(await ended.getAttribute("role")).toBe("alert");
+    expect(await ended.textContent()).toBe(
+      "Your session has ended, so nothing was saved yet. Sign in again in a new tab, then come back here and press “Verify and save” again: what you typed is kept.",
+    );
+    // Nothing was sent; the page and everything typed are still there.
+    expect(posts).toEqual([]);
+    expect(new URL(page.url()).pathname).toBe("/settings");
+    expect(await page.getByLabel("Client ID").inputValue()).toBe(PROVIDER.clientId);
+    expect(await page.getByLabel("Client secret").inputValue()).toBe(PROVIDER.clientSecret);
+    // The keyboard is on the way out: the sign-in link.
+    expect(await page.evaluate("document.activeElement.textContent")).toBe(
+      "Sign in again in a new tab",
+    );
+    await page.screenshot({ path: `${ARTIFACTS}/merchant-session-ended.png`, fullPage: true });
+
+    // Signing in again in a new tab, then the same button: saved, with what was typed.
+    const [signIn] = await Promise.all([
+      page.waitForEvent("popup"),
+      page.getByRole("link", { name: "Sign in again in a new tab" }).click(),
+    ]);
+    await expect.poll(() => new URL(signIn.url()).pathname).toBe("/settings");
+    await signIn.close();
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await expect
+      .poll(() => page.getByText("Credentials verified with the provider and saved").count())
+      .toBe(1);
+    expect(await harness.ctx.shops.getShop(SHOP)).toMatchObject({
+      providerClientId: PROVIDER.clientId,
+    });
+    expect(posts).toEqual([`${harness.appUrl}/settings/provider`]);
+  }, 60_000);
 });

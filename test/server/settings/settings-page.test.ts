@@ -4,11 +4,11 @@ import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../../src/cli/webhook-command.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
-import type { CookieJar } from "../../helpers/install-harness.ts";
 import {
   APP_KEY,
   APP_SECRET,
   BROWSER_UA,
+  CookieJar,
   type InstallHarness,
   startInstallHarness,
 } from "../../helpers/install-harness.ts";
@@ -86,6 +86,18 @@ describe("settings page", () => {
     expect(mine).not.toContain(OTHER);
     const theirs = await (await h.get("/settings", other.jar)).text();
     expect(theirs).toContain(`Settings for ${OTHER}`);
+  });
+
+  it("answers a form sent after the session ended with what to do to keep what was typed", async () => {
+    // The page's script asks first: the session answers 204 while it holds, 401 after.
+    expect((await h.get("/settings/session", jar)).status).toBe(204);
+    expect((await h.get("/settings/session")).status).toBe(401);
+    // Without the script (or a stale tab): the form itself reaches a page that says so.
+    const res = await h.postForm("/settings/resync", { orderName: "#1001" }, new CookieJar());
+    expect(res.status).toBe(401);
+    const page = await res.text();
+    expect(page).toContain("Your session has ended");
+    expect(page).toContain("Nothing was saved. Go back to the page to keep what you typed");
   });
 
   it("accepts Shopify's session token for the shop it names when embedded, and refuses a forged one", async () => {

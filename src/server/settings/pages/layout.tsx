@@ -63,6 +63,50 @@ document.addEventListener("click", async (event) => {
   location.assign(url.toString());
 });`;
 
+/**
+ * Outside the admin the session is a cookie that ends (8 hours, or an uninstall). A page left
+ * open past that would post its form into a "sign in" page and lose what was typed. Before a form
+ * is sent, the page asks whether its session still holds (`GET /settings/session`); when it does
+ * not, the form stays as typed, nothing is sent, and a message above the form links to signing in
+ * again in a new tab, after which the same button saves. A network failure lets the form go as
+ * usual. A second submit while the check runs (a double click) is ignored.
+ */
+const KEEP_TYPED = `
+document.addEventListener("submit", async (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || form.dataset.checked === "1") return;
+  event.preventDefault();
+  if (form.dataset.checking === "1") return;
+  form.dataset.checking = "1";
+  let ended = false;
+  try {
+    const res = await fetch("/settings/session", { credentials: "same-origin", cache: "no-store" });
+    ended = res.status === 401;
+  } catch {}
+  delete form.dataset.checking;
+  form.parentElement.querySelector("[data-session-ended]")?.remove();
+  if (ended) {
+    const button = event.submitter && event.submitter.textContent.trim();
+    const note = document.createElement("p");
+    note.className = "notice error";
+    note.setAttribute("role", "alert");
+    note.dataset.sessionEnded = "";
+    note.append("Your session has ended, so nothing was saved yet. ");
+    const link = document.createElement("a");
+    link.href = "/shopify/install?shop=" + encodeURIComponent(document.body.dataset.shop || "");
+    link.target = "_blank";
+    link.rel = "noopener";
+    link.textContent = "Sign in again in a new tab";
+    note.append(link, ", then come back here and press " + (button ? "“" + button + "”" : "the button") + " again: what you typed is kept.");
+    form.before(note);
+    link.focus();
+    return;
+  }
+  form.dataset.checked = "1";
+  form.requestSubmit(event.submitter || undefined);
+  delete form.dataset.checked;
+});`;
+
 export function Layout(props: {
   title: string;
   shop?: string;
@@ -89,8 +133,9 @@ export function Layout(props: {
         <title>{props.title} · Order sync</title>
         <style nonce={props.nonce}>{raw(STYLES)}</style>
         {embedded ? <script nonce={props.nonce}>{raw(SIGN_FORMS + SIGN_LINKS)}</script> : null}
+        {!embedded && props.shop ? <script nonce={props.nonce}>{raw(KEEP_TYPED)}</script> : null}
       </head>
-      <body class={embedded ? "embedded" : undefined}>
+      <body class={embedded ? "embedded" : undefined} data-shop={props.shop}>
         {embedded ? (
           // The admin shows the app's name in its own title bar (App Bridge).
           <ui-title-bar title="Order sync" />
