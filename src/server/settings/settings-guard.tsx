@@ -105,6 +105,16 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
     if (shop) c.res.headers.delete("x-frame-options");
     else c.res.headers.set("x-frame-options", "DENY");
   });
+  /**
+   * Never from a cache: the back button after a save would otherwise show the page as it was
+   * before (an old state, old values in its forms, which a save would write back), and a shop's
+   * settings stay off shared disks. The page reloads itself when restored from the back-forward
+   * cache (layout.tsx).
+   */
+  app.use("*", async (c, next) => {
+    await next();
+    c.res.headers.set("cache-control", "no-store");
+  });
   const cdn = (url: string | null) => (url ? [new URL(url).origin] : []);
   app.use(
     "*",

@@ -203,4 +203,27 @@ describe("the settings page on first contact (headless Chromium)", () => {
     });
     expect(posts).toEqual([`${harness.appUrl}/settings/provider`]);
   }, 60_000);
+
+  it("shows the page as it is now after the back button, not as it was before a save", async () => {
+    const { page, harness } = await installed();
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
+    await page.getByLabel("Store 1001").check();
+    await page.getByRole("button", { name: "Use this store" }).click();
+    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+
+    // Back to the page before the store was chosen: it is loaded again, as the shop is now.
+    await page.goBack();
+    await expect.poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
+    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    expect(await page.getByText("Sync is paused").count()).toBe(0);
+    // And once more, to the page before the credentials: it lists the stores now.
+    await page.goBack();
+    await expect.poll(() => new URL(page.url()).search).toBe("");
+    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    expect(await page.getByLabel("Store 1001").isChecked()).toBe(true);
+    expect((await harness.get("/settings/session")).headers.get("cache-control")).toBe("no-store");
+  }, 60_000);
 });

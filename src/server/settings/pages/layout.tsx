@@ -107,6 +107,12 @@ document.addEventListener("submit", async (event) => {
   delete form.dataset.checked;
 });`;
 
+/** A page brought back by the back button from memory shows its state then: load it again. */
+const FRESH_ON_BACK = `
+addEventListener("pageshow", (event) => {
+  if (event.persisted) location.reload();
+});`;
+
 export function Layout(props: {
   title: string;
   shop?: string;
@@ -134,6 +140,7 @@ export function Layout(props: {
         <style nonce={props.nonce}>{raw(STYLES)}</style>
         {embedded ? <script nonce={props.nonce}>{raw(SIGN_FORMS + SIGN_LINKS)}</script> : null}
         {!embedded && props.shop ? <script nonce={props.nonce}>{raw(KEEP_TYPED)}</script> : null}
+        {props.shop ? <script nonce={props.nonce}>{raw(FRESH_ON_BACK)}</script> : null}
       </head>
       <body class={embedded ? "embedded" : undefined} data-shop={props.shop}>
         {embedded ? (
