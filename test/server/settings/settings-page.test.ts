@@ -3,7 +3,9 @@ import type { RestOrder } from "@connector/shopify-standin";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../../src/cli/webhook-command.ts";
+import { CREDENTIALS_REFUSED } from "../../../src/engine/sync-processor.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
+import { REINSTALL_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
 import {
   APP_KEY,
   APP_SECRET,
@@ -67,7 +69,7 @@ describe("settings page", () => {
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const page = await res.text();
     expect(page).toContain(`Settings for ${SHOP}`);
-    expect(page).toContain("Sync is paused: waiting for the provider settings");
+    expect(page).toContain("Sync is paused until the provider settings below are complete");
     // Products and locations come from the shop through the Admin API.
     expect(page).toContain("Shipping protection");
     expect(page).toContain("Main warehouse");
@@ -98,6 +100,24 @@ describe("settings page", () => {
     const page = await res.text();
     expect(page).toContain("Your session has ended");
     expect(page).toContain("Nothing was saved. Go back to the page to keep what you typed");
+  });
+
+  it.each([
+    [
+      `${CREDENTIALS_REFUSED}: token request answered 401 {"error":"invalid_client"}`,
+      "the provider no longer accepts the saved client ID and secret. Enter them again under Provider connection",
+      /invalid_client|answered 401/,
+    ],
+    [
+      REINSTALL_NEEDED,
+      "Shopify no longer lets this app read your orders. Open the app again from your Shopify admin",
+      /refresh token/,
+    ],
+  ])("tells the merchant why sync is paused in their words: %s", async (reason, words, jargon) => {
+    await h.ctx.shops.setStatus(SHOP, "paused", reason);
+    const page = await (await h.get("/settings", jar)).text();
+    expect(page).toContain(`Sync is paused: ${words}`);
+    expect(page).not.toMatch(jargon);
   });
 
   it("accepts Shopify's session token for the shop it names when embedded, and refuses a forged one", async () => {

@@ -96,7 +96,7 @@ describe("settings page sections", () => {
     const page = await res.text();
     // The page's shell and the refused section, with its message.
     expect(page).toContain(`Settings for ${SHOP}`);
-    expect(page).toContain("Sync is paused: waiting for the provider settings");
+    expect(page).toContain("Sync is paused until the provider settings below are complete");
     expect(page).toContain(`>${refusal.heading}</h2>`);
     expect(page).toContain(refusal.message);
     expect(page).toContain("Show all settings");

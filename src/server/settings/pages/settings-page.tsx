@@ -1,3 +1,4 @@
+import { SUBSCRIPTIONS_FAILING, shopStateInWords } from "../../../settings/index.ts";
 import type { ShopRecord } from "../../../store/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
 import type { FieldState, SettingsSection, Typed } from "../sections/section.ts";
@@ -30,18 +31,8 @@ export interface SettingsPageProps {
 }
 
 function ShopState(props: { shop: ShopRecord }) {
-  const { shop } = props;
-  if (shop.status === "active") {
-    return <Notice kind="success" message="Orders are syncing to the provider." />;
-  }
-  if (shop.status === "uninstalled") {
-    return (
-      <Notice kind="warning" message="The app was uninstalled from this shop: nothing syncs." />
-    );
-  }
-  return (
-    <Notice kind="warning" message={`Sync is paused: ${shop.pausedReason ?? "no reason given"}.`} />
-  );
+  const { kind, message } = shopStateInWords(props.shop);
+  return <Notice kind={kind} message={message} />;
 }
 
 /**
@@ -74,12 +65,7 @@ export function SettingsPage(props: SettingsPageProps) {
       nav={props.nav}
     >
       <ShopState shop={shop} />
-      {shop.subscriptionsError ? (
-        <Notice
-          kind="warning"
-          message={`Shopify's order webhooks could not be set up for this shop (${shop.subscriptionsError}). The connector tries again at its next start and in each hourly check; until then orders arrive only through those checks.`}
-        />
-      ) : null}
+      {shop.subscriptionsError ? <Notice kind="warning" message={SUBSCRIPTIONS_FAILING} /> : null}
       {withheld > 0 ? (
         <Notice
           kind="warning"
