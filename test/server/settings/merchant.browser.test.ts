@@ -170,7 +170,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     });
 
     await page.getByRole("button", { name: "Verify and save" }).click();
-    const ended = page.locator("[data-session-ended]");
+    const ended = page.locator("[data-form-note]");
     await expect.poll(() => ended.count()).toBe(1);
     expect(await ended.getAttribute("role")).toBe("alert");
     expect(await ended.textContent()).toBe(
