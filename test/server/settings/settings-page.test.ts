@@ -120,6 +120,17 @@ describe("settings page", () => {
     expect(page).not.toMatch(jargon);
   });
 
+  it.each(["2026-02-30", "2026-13-01", "2026-1-1", "31/01/2026", ""])(
+    "refuses %j as the backfill's start date, naming the field",
+    async (since) => {
+      const res = await post("/settings/backfill", { since });
+      expect(res.status).toBe(400);
+      const page = await res.text();
+      expect(page).toContain("Enter the start date as a date, for example 2026-01-31.");
+      expect(page).toMatch(/id="since"[^>]*aria-invalid="true"/);
+    },
+  );
+
   it("accepts Shopify's session token for the shop it names when embedded, and refuses a forged one", async () => {
     const token = (secret: string, aud = APP_KEY) =>
       new SignJWT({ dest: `https://${SHOP}`, sid: "s1" })

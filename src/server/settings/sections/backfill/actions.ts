@@ -13,7 +13,9 @@ export function backfillActions(app: Hono<Env>, kit: SectionKit, deps: SettingsR
     if (!service.backfill) return refuse(c, "Sending past orders is not available.");
     const typed = { since };
     const field = "since";
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))
+    // A day of the calendar: "2026-02-30" parses (as March 2) but is not one.
+    const day = /^\d{4}-\d{2}-\d{2}$/.test(since) ? new Date(`${since}T00:00:00Z`) : null;
+    if (!day || Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== since)
       return refuse(c, "Enter the start date as a date, for example 2026-01-31.", {
         typed,
         field,
