@@ -226,4 +226,28 @@ describe("the settings page on first contact (headless Chromium)", () => {
     expect(await page.getByLabel("Store 1001").isChecked()).toBe(true);
     expect((await harness.get("/settings/session")).headers.get("cache-control")).toBe("no-store");
   }, 60_000);
+
+  it("names every field and button so that each can be told apart by keyboard and screen reader", async () => {
+    const { page } = await installed();
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await expect.poll(() => page.getByLabel("Store 1001").count()).toBe(1);
+    const { unlabelled, buttons } = await page.evaluate<{
+      unlabelled: string[];
+      buttons: string[];
+    }>(`(() => ({
+      unlabelled: [...document.querySelectorAll("input, select, textarea")]
+        .filter((e) => e.type !== "hidden" && e.labels.length === 0 && !e.getAttribute("aria-label"))
+        .map((e) => e.outerHTML),
+      buttons: [...document.querySelectorAll("button")].map((b) => b.textContent.trim()),
+    }))()`);
+    expect(unlabelled).toEqual([]);
+    // A list of the page's buttons (a screen reader's) says what each one saves.
+    const repeated = buttons.filter((name, i) => buttons.indexOf(name) !== i);
+    expect(repeated).toEqual([]);
+    expect(buttons).toEqual(
+      expect.arrayContaining(["Save test orders choice", "Save order tagging"]),
+    );
+  }, 60_000);
 });

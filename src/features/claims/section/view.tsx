@@ -94,7 +94,7 @@ export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
               : " Open the app from your Shopify admin and choose “Allow order tagging” there."}
           </p>
         )}
-        <button type="submit">Save</button>
+        <button type="submit">Save order tagging</button>
         {props.embedded && !view.canTag ? (
           <button type="button" data-request-scopes="write_orders">
             Allow order tagging
