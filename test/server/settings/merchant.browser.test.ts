@@ -17,6 +17,9 @@ const ARTIFACTS = resolve(import.meta.dirname, "../../../test-artifacts");
 const SHOP = "first-contact.myshopify.com";
 const PROVIDER = { clientId: "first-client", clientSecret: "first-secret-4c2d" };
 
+/** Page loads go through OAuth and the provider: on a busy machine they take more than 1 s. */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 15_000 });
+
 let browser: Browser;
 let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
@@ -55,8 +58,8 @@ async function installed(viewport = { width: 1280, height: 900 }): Promise<{
   context = await browser.newContext({ userAgent: BROWSER_UA, viewport });
   const page = await context.newPage();
   await page.goto(`${h.appUrl}/shopify/install?shop=${SHOP}`);
-  await expect.poll(() => new URL(page.url()).pathname).toBe("/settings");
-  await expect.poll(() => page.getByText(`Settings for ${SHOP}`).count()).toBe(1);
+  await poll(() => new URL(page.url()).pathname).toBe("/settings");
+  await poll(() => page.getByText(`Settings for ${SHOP}`).count()).toBe(1);
   return { page, harness: h };
 }
 
@@ -80,7 +83,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await expect.poll(() => page.getByText("America/Argentina/ComodRivadavia").count()).toBe(1);
+    await poll(() => page.getByText("America/Argentina/ComodRivadavia").count()).toBe(1);
     expect(await overflowing(page)).toEqual([]);
     await page.screenshot({ path: `${ARTIFACTS}/merchant-phone.png`, fullPage: true });
     // The time zone is still there to read: its table scrolls.
@@ -106,7 +109,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill("not-the-secret");
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
+    await poll(() => page.getByRole("alert").count()).toBe(1);
     expect(await focused()).toEqual({
       id: "clientId",
       invalid: "true",
@@ -119,15 +122,13 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill("clïent-☃-東京");
     await page.getByLabel("Client secret").fill("x");
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await expect.poll(() => page.getByLabel("Client ID").inputValue()).toBe("clïent-☃-東京");
+    await poll(() => page.getByLabel("Client ID").inputValue()).toBe("clïent-☃-東京");
 
     // Values pasted with spaces or a line break around them are the values.
     await page.getByLabel("Client ID").fill(`  ${PROVIDER.clientId} `);
     await page.getByLabel("Client secret").fill(` ${PROVIDER.clientSecret}  `);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await expect
-      .poll(() => page.getByText("Credentials verified with the provider").count())
-      .toBe(1);
+    await poll(() => page.getByText("Credentials verified with the provider").count()).toBe(1);
     expect((await harness.ctx.shops.getShop(SHOP))?.providerClientId).toBe(PROVIDER.clientId);
 
     // A location ID the browser takes as a number ("1e3") is not an ID: refused, the field
@@ -136,7 +137,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Downtown store").fill("42");
     await page.getByLabel(/Default fulfillment location ID/).fill("7");
     await page.getByRole("button", { name: "Save locations" }).click();
-    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
+    await poll(() => page.getByRole("alert").count()).toBe(1);
     expect(await focused()).toEqual({
       id: "location-4001",
       invalid: "true",
@@ -151,7 +152,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     // Fixed: saved, and the page says so.
     await page.getByLabel("Main warehouse").fill("1000");
     await page.getByRole("button", { name: "Save locations" }).click();
-    await expect.poll(() => page.getByText("Locations saved.").count()).toBe(1);
+    await poll(() => page.getByText("Locations saved.").count()).toBe(1);
     expect((await harness.ctx.shops.getShop(SHOP))?.locationMap).toEqual({
       "4001": 1000,
       "4002": 42,
@@ -171,7 +172,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
 
     await page.getByRole("button", { name: "Verify and save" }).click();
     const ended = page.locator("[data-form-note]");
-    await expect.poll(() => ended.count()).toBe(1);
+    await poll(() => ended.count()).toBe(1);
     expect(await ended.getAttribute("role")).toBe("alert");
     expect(await ended.textContent()).toBe(
       "Your session has ended, so nothing was saved yet. Sign in again in a new tab, then come back here and press “Verify and save” again: what you typed is kept.",
@@ -192,12 +193,12 @@ describe("the settings page on first contact (headless Chromium)", () => {
       page.waitForEvent("popup"),
       page.getByRole("link", { name: "Sign in again in a new tab" }).click(),
     ]);
-    await expect.poll(() => new URL(signIn.url()).pathname).toBe("/settings");
+    await poll(() => new URL(signIn.url()).pathname).toBe("/settings");
     await signIn.close();
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await expect
-      .poll(() => page.getByText("Credentials verified with the provider and saved").count())
-      .toBe(1);
+    await poll(() =>
+      page.getByText("Credentials verified with the provider and saved").count(),
+    ).toBe(1);
     expect(await harness.ctx.shops.getShop(SHOP)).toMatchObject({
       providerClientId: PROVIDER.clientId,
     });
@@ -209,20 +210,20 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await expect.poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
+    await poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
     await page.getByLabel("Store 1001").check();
     await page.getByRole("button", { name: "Use this store" }).click();
-    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
 
     // Back to the page before the store was chosen: it is loaded again, as the shop is now.
     await page.goBack();
-    await expect.poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
-    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    await poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
+    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
     expect(await page.getByText("Sync is paused").count()).toBe(0);
     // And once more, to the page before the credentials: it lists the stores now.
     await page.goBack();
-    await expect.poll(() => new URL(page.url()).search).toBe("");
-    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    await poll(() => new URL(page.url()).search).toBe("");
+    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
     expect(await page.getByLabel("Store 1001").isChecked()).toBe(true);
     expect((await harness.get("/settings/session")).headers.get("cache-control")).toBe("no-store");
   }, 60_000);
@@ -232,7 +233,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await expect.poll(() => page.getByLabel("Store 1001").count()).toBe(1);
+    await poll(() => page.getByLabel("Store 1001").count()).toBe(1);
     const { unlabelled, buttons } = await page.evaluate<{
       unlabelled: string[];
       buttons: string[];
@@ -249,5 +250,44 @@ describe("the settings page on first contact (headless Chromium)", () => {
     expect(buttons).toEqual(
       expect.arrayContaining(["Save test orders choice", "Save order tagging"]),
     );
+  }, 60_000);
+
+  it("sends a form once when the merchant clicks again while its answer loads", async () => {
+    const { page } = await installed();
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await poll(() => page.getByLabel("Store 1001").count()).toBe(1);
+    await page.getByLabel("Store 1001").check();
+    await page.getByRole("button", { name: "Use this store" }).click();
+    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+
+    // The server's answer is held until the merchant has clicked twice more.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let sent = 0;
+    await page.route("**/settings/backfill", async (route) => {
+      sent++;
+      await held;
+      await route.continue();
+    });
+    await page.getByLabel("Send orders placed since").fill("2026-10-01");
+    const button = page.getByRole("button", { name: "Start sending past orders" });
+    await button.scrollIntoViewIfNeeded();
+    const box = await button.boundingBox();
+    if (!box) throw new Error("the button is not shown");
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    // A double click, then two more clicks while the page waits for the answer (the mouse
+    // itself: a locator's click would wait for the navigation under way).
+    await page.mouse.dblclick(x, y);
+    await poll(() => sent).toBe(1);
+    await page.mouse.click(x, y);
+    await page.mouse.click(x, y);
+    release();
+    await poll(() => page.getByText("Sending past orders has started.").count()).toBe(1);
+    expect(sent).toBe(1);
+    expect(await page.getByText("Orders since 2026-10-01").count()).toBe(1);
   }, 60_000);
 });

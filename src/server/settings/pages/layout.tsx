@@ -62,6 +62,7 @@ document.addEventListener("submit", async (event) => {
   form.action = action.toString();
   form.dataset.signed = "1";
   form.requestSubmit(event.submitter || undefined);
+  form.dataset.sent = "1";
 });`;
 
 /**
@@ -83,11 +84,22 @@ document.addEventListener("click", async (event) => {
 });`;
 
 /**
+ * A form already sent is not sent again while its answer loads (a double click, a click more
+ * while the page is slow): one save, one backfill, one resync. The page that answers starts
+ * afresh (the back button reloads it).
+ *
  * A message above a form about why it was not sent (`parts`: text and elements), replacing any
  * earlier one; null removes it. An alert, so a screen reader says it at once. Also the name of
  * the button that sent a form, to say which to press again.
  */
 const FORM_NOTE = `
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.dataset.sent === "1") {
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  }
+}, true);
 function formNote(form, parts) {
   form.parentElement.querySelector("[data-form-note]")?.remove();
   if (!parts) return null;
@@ -143,6 +155,7 @@ document.addEventListener("submit", async (event) => {
   form.dataset.checked = "1";
   form.requestSubmit(event.submitter || undefined);
   delete form.dataset.checked;
+  form.dataset.sent = "1";
 });`;
 
 /** A page brought back by the back button from memory shows its state then: load it again. */
