@@ -27,6 +27,9 @@ import type { SourceOrder } from "../sync/source-order.ts";
 import type { CallResult, StoreRateLimiter } from "./limiter/index.ts";
 import { executeOp, LinkMismatchError, type OpContext, type OpProvider } from "./op-executor.ts";
 
+/** The start of a shop's pause reason when the provider refuses its credentials (then the detail). */
+export const CREDENTIALS_REFUSED = "provider rejected the credentials";
+
 /** What the processor calls at the provider: the operations, and its address and token. */
 export type ProcessorProvider = OpProvider & Pick<ProviderClient, "baseUrl" | "getTokenInfo">;
 
@@ -197,11 +200,7 @@ async function giveUp(
     attempt.orderName,
   );
   if (dead.category === "config" && error instanceof ProviderAuthError) {
-    await deps.shops.setStatus(
-      shop,
-      "paused",
-      `provider rejected the credentials: ${error.message}`,
-    );
+    await deps.shops.setStatus(shop, "paused", `${CREDENTIALS_REFUSED}: ${error.message}`);
   }
   deps.metrics?.jobDone("dead-lettered");
   deps.metrics?.deadLettered?.(dead.category);

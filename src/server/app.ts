@@ -178,6 +178,8 @@ export function createWebApp(
       shopify,
       states: new OAuthStateStore(ctx.redis, ctx.prefix),
       cookie,
+      shops: ctx.shops,
+      appUrlIsHttps: ctx.config.appUrl.startsWith("https://"),
       logger: installLog,
       ...(ctx.config.env.SHOPIFY_ADMIN_URL ? { standInUrl: ctx.config.env.SHOPIFY_ADMIN_URL } : {}),
       onInstalled: async (session) => (await installed(session)).installedAt ?? "",

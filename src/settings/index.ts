@@ -9,6 +9,7 @@ export {
   type SettingsResync,
   SettingsService,
 } from "./settings-service.ts";
+export { SUBSCRIPTIONS_FAILING, shopStateInWords } from "./shop-state.ts";
 export {
   explainFailure,
   type FailureView,

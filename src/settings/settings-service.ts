@@ -173,7 +173,8 @@ export class SettingsService {
     shop: ShopRecord,
     input: { clientId: string; clientSecret: string; environment: Environment },
   ): Promise<
-    { ok: true; stores: VerifiedStore[]; retired: number } | { ok: false; message: string }
+    | { ok: true; stores: VerifiedStore[]; retired: number }
+    | { ok: false; message: string; missingSecret?: true }
   > {
     const ctx = this.#ctx;
     const secret =
@@ -185,7 +186,8 @@ export class SettingsService {
               sealedFor.providerClientSecret(shop.shop),
             )
           : "";
-    if (secret === "") return { ok: false, message: "Enter the client secret." };
+    if (secret === "")
+      return { ok: false, message: "Enter the client secret.", missingSecret: true };
     const endpoints = ctx.providers.endpoints(input.environment);
     const result = await verifyProviderCredentials({
       ...endpoints,

@@ -5,10 +5,12 @@ import {
   InvalidOAuthError,
   type Session,
 } from "@shopify/shopify-api";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
 import type { Shopify } from "../../shopify/api.ts";
 import type { OAuthStateStore } from "../../shopify/install/index.ts";
+import type { ShopRepository } from "../../store/index.ts";
 import { ShopDomain } from "../../sync/source-order.ts";
 import { MessagePage } from "../settings/pages/message-page.tsx";
 import type { ShopSessionCookie } from "./shop-session-cookie.ts";
@@ -19,6 +21,10 @@ export interface OAuthRouteDeps {
   shopify: Shopify;
   states: OAuthStateStore;
   cookie: ShopSessionCookie;
+  /** Whether the cookie's installation is still the shop's current one. */
+  shops: Pick<ShopRepository, "getShop">;
+  /** APP_URL is https: its pages send HSTS (never over plain http in development). */
+  appUrlIsHttps: boolean;
   logger: Logger;
   /**
    * Local development only (SHOPIFY_ADMIN_URL): the stand-in Shopify's origin. The browser's
@@ -56,13 +62,38 @@ export function validShop(shopify: Shopify, raw: string | undefined): ShopDomain
  */
 export function oauthRoutes(deps: OAuthRouteDeps) {
   const { shopify, states, cookie, logger } = deps;
-  const app = new Hono();
+  const app = new Hono<{ Variables: SecureHeadersVariables }>();
 
-  const refuse = (status: 400 | 401 | 403 | 410 | 502, title: string, message: string) =>
-    new Response(`<!doctype html>${(<MessagePage title={title} message={message} />).toString()}`, {
+  // The install's pages (its refusals) are framed by nobody and run nothing but their own
+  // style, as the settings pages outside the admin. Mounted at the root: each path is named,
+  // so the headers reach no other route of the web app.
+  const headers = secureHeaders({
+    contentSecurityPolicy: {
+      defaultSrc: ["'none'"],
+      styleSrc: [NONCE],
+      formAction: ["'self'"],
+      baseUri: ["'none'"],
+      frameAncestors: ["'none'"],
+    },
+    referrerPolicy: "same-origin",
+    xFrameOptions: "DENY",
+    strictTransportSecurity: deps.appUrlIsHttps ? "max-age=15552000; includeSubDomains" : false,
+  });
+  app.use("/", headers);
+  app.use("/shopify/*", headers);
+
+  const refuse = (
+    c: Context<{ Variables: SecureHeadersVariables }>,
+    status: 400 | 401 | 403 | 410 | 502,
+    title: string,
+    message: string,
+  ) =>
+    c.html(
+      `<!doctype html>${(
+        <MessagePage title={title} message={message} nonce={c.get("secureHeadersNonce") ?? ""} />
+      ).toString()}`,
       status,
-      headers: { "content-type": "text/html; charset=utf-8" },
-    });
+    );
 
   // Shopify opens the app URL with ?shop=…: a merchant with a session for that shop goes to the
   // settings, anyone else through OAuth (which also proves they are the shop's staff).
@@ -74,7 +105,11 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     }
     const shop = validShop(shopify, c.req.query("shop"));
     if (!shop) return c.redirect("/settings", 302);
-    if ((await cookie.read(c))?.shop === shop) return c.redirect("/settings", 302);
+    // Only a session for the shop's current installation: after an uninstall or a reinstall
+    // the old cookie would lead to a settings page that refuses it.
+    if ((await cookie.currentShop(c, deps.shops))?.shop === shop) {
+      return c.redirect("/settings", 302);
+    }
     return c.redirect(`/shopify/install?shop=${encodeURIComponent(shop)}`, 302);
   });
 
@@ -82,6 +117,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     const shop = validShop(shopify, c.req.query("shop"));
     if (!shop) {
       return refuse(
+        c,
         400,
         "Invalid shop address",
         "The shop must be your store's myshopify.com address, for example my-store.myshopify.com.",
@@ -105,6 +141,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
         "install refused: the client looks like a bot to Shopify's library",
       );
       return refuse(
+        c,
         410,
         "Install from a browser",
         "This install link was opened by a program that looks like a bot (a link preview, a crawler or a script), so the install did not start. Open it in a web browser, or start the install from your Shopify admin.",
@@ -127,6 +164,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     const shop = validShop(shopify, url.searchParams.get("shop") ?? undefined);
     if (!shop) {
       return refuse(
+        c,
         400,
         "Invalid shop address",
         "The callback does not name a myshopify.com shop.",
@@ -142,6 +180,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     if (!hmacValid) {
       log.warn("install callback refused: bad or stale HMAC");
       return refuse(
+        c,
         401,
         "Install link not signed by Shopify",
         "This request was not signed by Shopify or is too old. Start the install again from your Shopify admin.",
@@ -151,6 +190,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
     if (!(await states.consume(state, shop))) {
       log.warn("install callback refused: unknown, reused or expired state");
       return refuse(
+        c,
         403,
         "Install link expired",
         "This install link was already used or has expired. Start the install again from your Shopify admin.",
@@ -174,6 +214,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       ) {
         log.warn({ reason: error.name }, "install callback refused by the OAuth checks");
         return refuse(
+          c,
           403,
           "Install could not be verified",
           "This browser did not start this install (its state cookie is missing or different). Start the install again from your Shopify admin.",
@@ -181,6 +222,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
       }
       log.error({ err: { message: (error as Error).message } }, "token exchange failed");
       return refuse(
+        c,
         502,
         "Shopify did not complete the install",
         "Shopify did not hand over access for this shop. Try the install again in a minute.",

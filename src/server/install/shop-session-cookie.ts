@@ -1,6 +1,7 @@
 import { hkdfSync } from "node:crypto";
 import type { Context } from "hono";
 import { deleteCookie, getSignedCookie, setSignedCookie } from "hono/cookie";
+import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import { ShopDomain } from "../../sync/source-order.ts";
 
 const COOKIE = "connector_shop";
@@ -54,6 +55,24 @@ export class ShopSessionCookie {
     if (!shop || !installedAt || !expires || Number(expires) < now) return null;
     const parsed = ShopDomain.safeParse(shop);
     return parsed.success ? { shop: parsed.data, installedAt } : null;
+  }
+
+  /**
+   * The shop a cookie still opens the settings of: installed, and the installation the cookie
+   * was issued for (an uninstall or a reinstall ends older cookies). Null for anything else: the
+   * merchant goes through Shopify again. The one rule for every route that trusts the cookie.
+   */
+  async currentShop(
+    c: Context,
+    shops: Pick<ShopRepository, "getShop">,
+    now = Date.now(),
+  ): Promise<ShopRecord | null> {
+    const session = await this.read(c, now);
+    if (!session) return null;
+    const shop = await shops.getShop(session.shop);
+    return shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt
+      ? shop
+      : null;
   }
 
   clear(c: Context): void {

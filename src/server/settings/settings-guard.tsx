@@ -105,6 +105,16 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
     if (shop) c.res.headers.delete("x-frame-options");
     else c.res.headers.set("x-frame-options", "DENY");
   });
+  /**
+   * Never from a cache: the back button after a save would otherwise show the page as it was
+   * before (an old state, old values in its forms, which a save would write back), and a shop's
+   * settings stay off shared disks. The page reloads itself when restored from the back-forward
+   * cache (layout.tsx).
+   */
+  app.use("*", async (c, next) => {
+    await next();
+    c.res.headers.set("cache-control", "no-store");
+  });
   const cdn = (url: string | null) => (url ? [new URL(url).origin] : []);
   app.use(
     "*",
@@ -134,18 +144,8 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
     }),
   );
   app.use("*", csrf({ origin: deps.appOrigin }));
-  /**
-   * Outside the admin: an installed shop whose cookie was issued for its current installation
-   * (an uninstall or reinstall ends older cookies). An uninstalled shop has no settings page.
-   */
-  const shopOfCookie = async (c: Context<Env>): Promise<ShopRecord | null> => {
-    const session = await cookie.read(c);
-    if (!session) return null;
-    const shop = await shops.getShop(session.shop);
-    return shop && shop.status !== "uninstalled" && shop.installedAt === session.installedAt
-      ? shop
-      : null;
-  };
+  /** Outside the admin: an installed shop whose cookie was issued for its current installation. */
+  const shopOfCookie = (c: Context<Env>) => cookie.currentShop(c, shops);
 
   // Forms only: any other body (JSON, text, a missing type) would be read as an empty form,
   // and the CSRF check covers form types alone.
@@ -182,6 +182,7 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
           return html(
             c,
             <MessagePage
+              nonce={c.get("secureHeadersNonce") ?? ""}
               title="Shopify did not complete the install"
               message={installed.message}
             />,
@@ -206,11 +207,19 @@ export function guardSettings(app: Hono<Env>, deps: SettingsRouteDeps): void {
       );
     }
     if (!shop) {
+      // A form sent after the session ended (the page checks first when it can; this is the
+      // page without its script): say that nothing was saved and how to keep what was typed.
+      const sent = c.req.method === "POST";
       return html(
         c,
         <MessagePage
-          title="Sign in through Shopify"
-          message="Open the app from your Shopify admin (Apps → Order sync) to see its settings."
+          nonce={c.get("secureHeadersNonce") ?? ""}
+          title={sent ? "Your session has ended" : "Sign in through Shopify"}
+          message={
+            sent
+              ? "Nothing was saved. Go back to the page to keep what you typed, open the app again from your Shopify admin (Apps → Order sync) in another tab, then send the form again."
+              : "Open the app from your Shopify admin (Apps → Order sync) to see its settings."
+          }
         />,
         401,
       );

@@ -30,6 +30,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
       return html(
         c,
         <MessagePage
+          nonce={c.get("secureHeadersNonce") ?? ""}
           title="Form refused"
           message="This form was not sent from the settings page. Reload the page and try again."
         />,
@@ -41,6 +42,10 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
   });
 
   guardSettings(app, deps);
+
+  // Whether the page's session still holds: the page asks before it sends a form (layout.tsx),
+  // and the guard answers 401 when it does not.
+  app.get("/session", (c) => c.body(null, 204));
 
   /** Every section's save messages by key (the redirect after a save carries the key). */
   const SAVED = Object.fromEntries(SECTIONS.flatMap((section) => Object.entries(section.saved)));
@@ -119,7 +124,12 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
           c,
           [section],
           {
-            notice: { kind: "error", message, slot: options.slot ?? section.id },
+            notice: {
+              kind: "error",
+              message,
+              slot: options.slot ?? section.id,
+              fields: options.field === undefined ? [] : [options.field].flat(),
+            },
             typed: options.typed ?? {},
             partial: true,
           },

@@ -163,4 +163,47 @@ describe("the settings page embedded in the Shopify admin (headless Chromium)", 
     const anonymous = await harness.get("/settings");
     expect(anonymous.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
   }, 30_000);
+
+  it("keeps what was typed and says so when Shopify gives the page no session token", async () => {
+    h = await startInstallHarness({
+      provider: { ...PROVIDER, stores: [1001], storeCurrency: { 1001: "USD" } },
+    });
+    const harness = h;
+    context = await browser.newContext({ userAgent: BROWSER_UA });
+    const page = await context.newPage();
+    await page.goto(adminUrl(harness));
+    let frame = await appFrame(page, harness);
+    await expect.poll(() => frame.getByText(`Settings for ${SHOP}`).count()).toBe(1);
+    const posts: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST" && r.url().startsWith(harness.appUrl)) posts.push(r.url());
+    });
+
+    // The admin cannot give a token (its own session ended, the network failed).
+    await context.route("**/_standin/admin/session-token", (route) =>
+      route.fulfill({ status: 401, json: { errors: "not signed in" } }),
+    );
+    await frame.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await frame.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    await frame.getByRole("button", { name: "Verify and save" }).click();
+    const note = frame.locator("[data-form-note]");
+    await expect.poll(() => note.count()).toBe(1);
+    expect(await note.getAttribute("role")).toBe("alert");
+    expect(await note.textContent()).toContain(
+      "Shopify did not confirm your session, so nothing was saved yet. What you typed is still here: press “Verify and save” again",
+    );
+    expect(posts).toEqual([]);
+    expect(await frame.getByLabel("Client ID").inputValue()).toBe(PROVIDER.clientId);
+    expect(await frame.getByLabel("Client secret").inputValue()).toBe(PROVIDER.clientSecret);
+
+    // The admin answers again: the same button saves what was typed.
+    await context.unroute("**/_standin/admin/session-token");
+    await frame.getByRole("button", { name: "Verify and save" }).click();
+    frame = await appFrame(page, harness);
+    await expect
+      .poll(() => frame.getByText("Credentials verified with the provider").count())
+      .toBe(1);
+    expect(posts).toHaveLength(1);
+    expect((await harness.ctx.shops.getShop(SHOP))?.providerClientId).toBe(PROVIDER.clientId);
+  }, 60_000);
 });

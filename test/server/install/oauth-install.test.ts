@@ -213,3 +213,45 @@ describe("merchant install through Shopify OAuth", () => {
     expect(res.headers.get("location")).toBeNull();
   });
 });
+
+describe("the install after an uninstall, and the install's own pages", () => {
+  it("sends a merchant opening the app after an uninstall through the install again, then to the settings", async () => {
+    const { jar } = await h.install(SHOP);
+    expect((await h.get(`/?shop=${SHOP}`, jar)).headers.get("location")).toBe("/settings");
+
+    await h.standIn.uninstallShop(SHOP);
+    await expect.poll(async () => (await h.ctx.shops.getShop(SHOP))?.status).toBe("uninstalled");
+
+    // The old cookie names the shop but an installation that ended: Shopify's app URL must
+    // lead into the install, not to a settings page that refuses the cookie.
+    const reopen = await h.get(`/?shop=${SHOP}`, jar);
+    expect(reopen.status).toBe(302);
+    expect(reopen.headers.get("location")).toBe(`/shopify/install?shop=${SHOP}`);
+
+    // Installed again: the new cookie opens the settings, and the app URL leads there.
+    const { callback, jar: again } = await h.install(SHOP);
+    expect(callback.headers.get("location")).toBe("/settings");
+    expect((await h.get("/settings", again)).status).toBe(200);
+    expect((await h.get(`/?shop=${SHOP}`, again)).headers.get("location")).toBe("/settings");
+    // The cookie of the first installation opens nothing.
+    expect((await h.get("/settings", jar)).status).toBe(401);
+  });
+
+  it.each([
+    ["a refused shop address", "/shopify/install?shop=evil.com", 400],
+    ["a callback not signed by Shopify", `/shopify/callback?shop=${SHOP}&code=x&hmac=00`, 401],
+    ["the settings without a session", "/settings", 401],
+  ])("serves %s as a page nobody may frame, styled under its CSP", async (_, path, status) => {
+    const res = await h.get(path);
+    expect(res.status).toBe(status);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    // The page's one stylesheet carries the nonce the CSP allows (else it shows unstyled).
+    const nonce = csp.match(/style-src 'nonce-([^']+)'/)?.[1];
+    expect(nonce).toBeTruthy();
+    const body = await res.text();
+    expect(body).toContain(`<style nonce="${nonce}">`);
+    expect(body.match(/<style/g)).toHaveLength(1);
+  });
+});

@@ -3,12 +3,14 @@ import type { RestOrder } from "@connector/shopify-standin";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../../src/cli/webhook-command.ts";
+import { CREDENTIALS_REFUSED } from "../../../src/engine/sync-processor.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
-import type { CookieJar } from "../../helpers/install-harness.ts";
+import { REINSTALL_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
 import {
   APP_KEY,
   APP_SECRET,
   BROWSER_UA,
+  CookieJar,
   type InstallHarness,
   startInstallHarness,
 } from "../../helpers/install-harness.ts";
@@ -67,7 +69,7 @@ describe("settings page", () => {
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const page = await res.text();
     expect(page).toContain(`Settings for ${SHOP}`);
-    expect(page).toContain("Sync is paused: waiting for the provider settings");
+    expect(page).toContain("Sync is paused until the provider settings below are complete");
     // Products and locations come from the shop through the Admin API.
     expect(page).toContain("Shipping protection");
     expect(page).toContain("Main warehouse");
@@ -87,6 +89,47 @@ describe("settings page", () => {
     const theirs = await (await h.get("/settings", other.jar)).text();
     expect(theirs).toContain(`Settings for ${OTHER}`);
   });
+
+  it("answers a form sent after the session ended with what to do to keep what was typed", async () => {
+    // The page's script asks first: the session answers 204 while it holds, 401 after.
+    expect((await h.get("/settings/session", jar)).status).toBe(204);
+    expect((await h.get("/settings/session")).status).toBe(401);
+    // Without the script (or a stale tab): the form itself reaches a page that says so.
+    const res = await h.postForm("/settings/resync", { orderName: "#1001" }, new CookieJar());
+    expect(res.status).toBe(401);
+    const page = await res.text();
+    expect(page).toContain("Your session has ended");
+    expect(page).toContain("Nothing was saved. Go back to the page to keep what you typed");
+  });
+
+  it.each([
+    [
+      `${CREDENTIALS_REFUSED}: token request answered 401 {"error":"invalid_client"}`,
+      "the provider no longer accepts the saved client ID and secret. Enter them again under Provider connection",
+      /invalid_client|answered 401/,
+    ],
+    [
+      REINSTALL_NEEDED,
+      "Shopify no longer lets this app read your orders. Open the app again from your Shopify admin",
+      /refresh token/,
+    ],
+  ])("tells the merchant why sync is paused in their words: %s", async (reason, words, jargon) => {
+    await h.ctx.shops.setStatus(SHOP, "paused", reason);
+    const page = await (await h.get("/settings", jar)).text();
+    expect(page).toContain(`Sync is paused: ${words}`);
+    expect(page).not.toMatch(jargon);
+  });
+
+  it.each(["2026-02-30", "2026-13-01", "2026-1-1", "31/01/2026", ""])(
+    "refuses %j as the backfill's start date, naming the field",
+    async (since) => {
+      const res = await post("/settings/backfill", { since });
+      expect(res.status).toBe(400);
+      const page = await res.text();
+      expect(page).toContain("Enter the start date as a date, for example 2026-01-31.");
+      expect(page).toMatch(/id="since"[^>]*aria-invalid="true"/);
+    },
+  );
 
   it("accepts Shopify's session token for the shop it names when embedded, and refuses a forged one", async () => {
     const token = (secret: string, aud = APP_KEY) =>
@@ -137,6 +180,27 @@ describe("settings page", () => {
     const shop = await h.ctx.shops.getShop(SHOP);
     expect(shop?.providerClientId).toBeNull();
     expect(shop?.providerClientSecretSealed).toBeNull();
+  });
+
+  it("refuses a client ID or secret far longer than any provider issues, naming the field", async () => {
+    const tokens = h.provider.state.counters.tokenRequests;
+    for (const [field, form] of [
+      ["clientId", { clientId: "x".repeat(201), clientSecret: "s", environment: "production" }],
+      [
+        "clientSecret",
+        { clientId: "id", clientSecret: "s".repeat(501), environment: "production" },
+      ],
+    ] as const) {
+      const res = await post("/settings/provider", form);
+      expect(res.status).toBe(400);
+      const page = await res.text();
+      expect(page).toContain(
+        field === "clientId" ? "The client ID is longer" : "The client secret is longer",
+      );
+      expect(page).toMatch(new RegExp(`id="${field}"[^>]*aria-invalid="true"`));
+    }
+    // Nothing was sent to the provider.
+    expect(h.provider.state.counters.tokenRequests).toBe(tokens);
   });
 
   it("saves verified credentials, lists the covered stores with currency and time zone, warns on a currency mismatch and activates the shop once a store is chosen", async () => {
@@ -192,11 +256,27 @@ describe("settings page", () => {
       locationMap: { "4001": 77 },
       defaultLocationId: 77,
     });
-    const bad = await post("/settings/locations", { "location.4002": "abc" });
+    // The field is marked; every value comes back as typed, nothing is saved.
+    const bad = await post("/settings/locations", {
+      "location.4001": "78",
+      "location.4002": "abc",
+      defaultLocationId: " 79 ",
+    });
     expect(bad.status).toBe(400);
-    expect(await bad.text()).toContain(
-      "Location 4002: the provider fulfillment location ID must be a whole number",
-    );
+    const page = await bad.text();
+    expect(page).toContain("The fulfillment location ID marked below must be a whole number");
+    expect(page).toMatch(/id="location-4001"[^>]*value="78"/);
+    expect(page).toMatch(/id="location-4002"[^>]*value="abc"[^>]*aria-invalid="true"/);
+    expect(page).toMatch(/id="defaultLocationId"[^>]*value="79"/);
+    expect(await h.ctx.shops.getShop(SHOP)).toMatchObject({
+      locationMap: { "4001": 77 },
+      defaultLocationId: 77,
+    });
+    // "1e3" and "12.0" are numbers to JavaScript, not IDs the provider issued.
+    for (const odd of ["1e3", "12.0", "0x10", "-4"]) {
+      const refused = await post("/settings/locations", { "location.4001": odd });
+      expect(refused.status, odd).toBe(400);
+    }
   });
 
   it("leaves no plaintext access token or provider client secret in the SQLite file", async () => {

@@ -77,8 +77,7 @@ describe("settings page sections", () => {
       section: "locations",
       path: "/settings/locations",
       form: { "location.4001": "abc" },
-      message:
-        "Location 4001: the provider fulfillment location ID must be a whole number above 0.",
+      message: "The fulfillment location ID marked below must be a whole number above 0",
       heading: "Locations",
       // The locations section lists the shop's Shopify locations: its own loader reads them.
       shopifyCatalog: 1,
@@ -97,7 +96,7 @@ describe("settings page sections", () => {
     const page = await res.text();
     // The page's shell and the refused section, with its message.
     expect(page).toContain(`Settings for ${SHOP}`);
-    expect(page).toContain("Sync is paused: waiting for the provider settings");
+    expect(page).toContain("Sync is paused until the provider settings below are complete");
     expect(page).toContain(`>${refusal.heading}</h2>`);
     expect(page).toContain(refusal.message);
     expect(page).toContain("Show all settings");

@@ -66,6 +66,7 @@ export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
             name="webhookSecret"
             autocomplete="new-password"
             required
+            {...props.invalid("webhookSecret")}
           />
           {view.hasSecret && view.sharedWith > 0 ? (
             <label class="choice">
@@ -93,7 +94,7 @@ export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
               : " Open the app from your Shopify admin and choose “Allow order tagging” there."}
           </p>
         )}
-        <button type="submit">Save</button>
+        <button type="submit">Save order tagging</button>
         {props.embedded && !view.canTag ? (
           <button type="button" data-request-scopes="write_orders">
             Allow order tagging
@@ -104,37 +105,39 @@ export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
         <script nonce={props.nonce}>{raw(REQUEST_SCOPE)}</script>
       ) : null}
       {view.claims.length > 0 ? (
-        <table data-claims>
-          <thead>
-            <tr>
-              <th scope="col">Claim</th>
-              <th scope="col">Status</th>
-              <th scope="col">Order</th>
-              <th scope="col">Updated (UTC)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {view.claims.map((claim) => (
-              <tr data-claim={`${claim.kind}:${claim.claimId}`}>
-                <td>
-                  {KIND_WORDS[claim.kind]} {claim.externalId ?? claim.claimId}
-                </td>
-                <td>
-                  {claim.status ?? "—"}
-                  {claim.tagError ? (
-                    <span class="muted"> (order not tagged: {claim.tagError})</span>
-                  ) : null}
-                </td>
-                <td>
-                  {claim.sourceOrderId
-                    ? (claim.orderName ?? claim.sourceOrderId)
-                    : `not linked${claim.orderName ? ` (${claim.orderName})` : ""}`}
-                </td>
-                <td>{when(claim.updatedOn)}</td>
+        <div class="table-wrap">
+          <table data-claims>
+            <thead>
+              <tr>
+                <th scope="col">Claim</th>
+                <th scope="col">Status</th>
+                <th scope="col">Order</th>
+                <th scope="col">Updated (UTC)</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {view.claims.map((claim) => (
+                <tr data-claim={`${claim.kind}:${claim.claimId}`}>
+                  <td>
+                    {KIND_WORDS[claim.kind]} {claim.externalId ?? claim.claimId}
+                  </td>
+                  <td>
+                    {claim.status ?? "—"}
+                    {claim.tagError ? (
+                      <span class="muted"> (order not tagged: {claim.tagError})</span>
+                    ) : null}
+                  </td>
+                  <td>
+                    {claim.sourceOrderId
+                      ? (claim.orderName ?? claim.sourceOrderId)
+                      : `not linked${claim.orderName ? ` (${claim.orderName})` : ""}`}
+                  </td>
+                  <td>{when(claim.updatedOn)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : (
         <p class="muted">No claims reported yet.</p>
       )}
@@ -142,24 +145,26 @@ export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
         <>
           <h3>Other events from the provider</h3>
           <p class="hint">Kept as received; this app does not act on them.</p>
-          <table data-other-events>
-            <thead>
-              <tr>
-                <th scope="col">Topic</th>
-                <th scope="col">Received (UTC)</th>
-                <th scope="col">Note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {view.otherEvents.map((event) => (
-                <tr data-event={event.eventId}>
-                  <td>{event.topic ?? "(none)"}</td>
-                  <td>{when(event.receivedAt)}</td>
-                  <td>{event.outcome ?? "waiting to be read"}</td>
+          <div class="table-wrap">
+            <table data-other-events>
+              <thead>
+                <tr>
+                  <th scope="col">Topic</th>
+                  <th scope="col">Received (UTC)</th>
+                  <th scope="col">Note</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {view.otherEvents.map((event) => (
+                  <tr data-event={event.eventId}>
+                    <td>{event.topic ?? "(none)"}</td>
+                    <td>{when(event.receivedAt)}</td>
+                    <td>{event.outcome ?? "waiting to be read"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : null}
     </section>

@@ -22,7 +22,7 @@ export function catalogActions(app: Hono<Env>, kit: SectionKit, deps: SettingsRo
       const body = await c.req.parseBody();
       const file = body.file;
       if (!(file instanceof File) || file.size === 0 || file.name === "") {
-        return refuse(c, "Choose a .csv or a .json file to upload.");
+        return refuse(c, "Choose a .csv or a .json file to upload.", { field: "catalog-file" });
       }
       if (file.size > maxBytes) return refuse(c, tooLarge, { status: 413 });
       const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");

@@ -40,7 +40,14 @@ export function CatalogSection(props: SectionViewProps<CatalogData>) {
               (.csv or .json, up to {Math.round(maxBytes / 1024 / 1024)} MB)
             </span>
           </label>
-          <input id="catalog-file" type="file" name="file" accept=".csv,.json" required />
+          <input
+            id="catalog-file"
+            type="file"
+            name="file"
+            accept=".csv,.json"
+            required
+            {...props.invalid("catalog-file")}
+          />
           <label class="choice">
             <input type="checkbox" name="skipInvalid" value="on" />
             Import the good products and leave out the bad ones
@@ -84,25 +91,27 @@ function LastImport(props: { last: CatalogImportView }) {
         ))}
       </div>
       {last.problems.length > 0 ? (
-        <table>
-          <caption>Rows to fix</caption>
-          <thead>
-            <tr>
-              <th scope="col">Line</th>
-              <th scope="col">Field</th>
-              <th scope="col">Problem</th>
-            </tr>
-          </thead>
-          <tbody>
-            {last.problems.map((p) => (
+        <div class="table-wrap">
+          <table>
+            <caption>Rows to fix</caption>
+            <thead>
               <tr>
-                <td>{p.line ?? "file"}</td>
-                <td>{p.field}</td>
-                <td>{p.message}</td>
+                <th scope="col">Line</th>
+                <th scope="col">Field</th>
+                <th scope="col">Problem</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {last.problems.map((p) => (
+                <tr>
+                  <td>{p.line ?? "file"}</td>
+                  <td>{p.field}</td>
+                  <td>{p.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </div>
   );

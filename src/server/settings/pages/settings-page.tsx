@@ -1,6 +1,7 @@
+import { SUBSCRIPTIONS_FAILING, shopStateInWords } from "../../../settings/index.ts";
 import type { ShopRecord } from "../../../store/index.ts";
 import type { EmbeddedParams } from "../../install/embedded.ts";
-import type { SettingsSection, Typed } from "../sections/section.ts";
+import type { FieldState, SettingsSection, Typed } from "../sections/section.ts";
 import { type EmbeddedAssets, Layout } from "./layout.tsx";
 import { Notice, type NoticeProps } from "./notice.tsx";
 import { settingsHref } from "./tabs.tsx";
@@ -16,8 +17,11 @@ export interface SettingsPageProps {
    * whole page.
    */
   partial?: boolean;
-  /** A message about the last action, and the slot (section heading) it belongs to. */
-  notice?: NoticeProps & { slot: string };
+  /**
+   * A message about the last action, the slot (section heading) it belongs to and, for a
+   * refusal, the ids of the fields it is about.
+   */
+  notice?: NoticeProps & { slot: string; fields?: readonly string[] };
   typed?: Typed;
   nonce: string;
   /** Inside the Shopify admin: App Bridge, Polaris and the form signing script. */
@@ -27,18 +31,8 @@ export interface SettingsPageProps {
 }
 
 function ShopState(props: { shop: ShopRecord }) {
-  const { shop } = props;
-  if (shop.status === "active") {
-    return <Notice kind="success" message="Orders are syncing to the provider." />;
-  }
-  if (shop.status === "uninstalled") {
-    return (
-      <Notice kind="warning" message="The app was uninstalled from this shop: nothing syncs." />
-    );
-  }
-  return (
-    <Notice kind="warning" message={`Sync is paused: ${shop.pausedReason ?? "no reason given"}.`} />
-  );
+  const { kind, message } = shopStateInWords(props.shop);
+  return <Notice kind={kind} message={message} />;
 }
 
 /**
@@ -47,10 +41,20 @@ function ShopState(props: { shop: ShopRecord }) {
  */
 export function SettingsPage(props: SettingsPageProps) {
   const { shop, protectedDataWithheld: withheld } = props;
+  const errorId = props.notice ? `${props.notice.slot}-error` : undefined;
   const notice = (slot: string) =>
     props.notice?.slot === slot ? (
-      <Notice kind={props.notice.kind} message={props.notice.message} />
+      <Notice kind={props.notice.kind} message={props.notice.message} id={errorId} />
     ) : null;
+  const fields = props.notice?.kind === "error" ? (props.notice.fields ?? []) : [];
+  const invalid = (field: string): FieldState =>
+    fields.includes(field) && errorId
+      ? {
+          "aria-invalid": "true",
+          "aria-describedby": errorId,
+          ...(fields[0] === field ? { autofocus: true as const } : {}),
+        }
+      : {};
   return (
     <Layout
       title="Settings"
@@ -61,12 +65,7 @@ export function SettingsPage(props: SettingsPageProps) {
       nav={props.nav}
     >
       <ShopState shop={shop} />
-      {shop.subscriptionsError ? (
-        <Notice
-          kind="warning"
-          message={`Shopify's order webhooks could not be set up for this shop (${shop.subscriptionsError}). The connector tries again at its next start and in each hourly check; until then orders arrive only through those checks.`}
-        />
-      ) : null}
+      {shop.subscriptionsError ? <Notice kind="warning" message={SUBSCRIPTIONS_FAILING} /> : null}
       {withheld > 0 ? (
         <Notice
           kind="warning"
@@ -85,6 +84,7 @@ export function SettingsPage(props: SettingsPageProps) {
           data={data}
           shop={shop}
           notice={notice}
+          invalid={invalid}
           typed={props.typed ?? {}}
           nonce={props.nonce}
           embedded={props.embedded !== undefined}

@@ -29,6 +29,7 @@ label { display:block; font-weight:550; margin:12px 0 4px; }
 input[type=text], input[type=password], input[type=number], input[type=date], select {
   display:block; width:100%; max-width:420px; min-height:32px; padding:6px 12px;
   border:1px solid var(--field); border-radius:8px; font:inherit; color:var(--ink); background:#fdfdfd; }
+input[aria-invalid=true], select[aria-invalid=true] { border:2px solid var(--err); }
 input:focus, select:focus, button:focus { outline:2px solid var(--focus); outline-offset:1px; }
 fieldset { border:0; padding:0; margin:8px 0; }
 legend { font-weight:550; padding:0; margin-bottom:4px; }
@@ -69,5 +70,7 @@ a.button { display:inline-block; min-height:28px; padding:4px 12px; border-radiu
   background:#fff; color:var(--ink); text-decoration:none; font-weight:550;
   box-shadow: 0 -1px 0 0 #b5b5b5 inset, 0 0 0 1px rgba(0,0,0,.1) inset, 0 .5px 0 1.5px #fff inset; }
 a.button:focus { outline:2px solid var(--focus); outline-offset:1px; }
+/* A table wider than a phone's screen scrolls inside its card; long words (a URL) wrap. */
 .table-wrap { overflow-x:auto; }
+code { overflow-wrap:anywhere; }
 `;

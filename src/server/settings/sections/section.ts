@@ -46,6 +46,12 @@ export interface SectionViewProps<Data> {
   notice(slot: string): Child;
   /** Values typed into a refused form, shown again. */
   typed: Typed;
+  /**
+   * The attributes that tie a field to the refusal it caused (spread them on the input):
+   * `aria-invalid`, `aria-describedby` naming the error message, and `autofocus` on the first
+   * such field, so the keyboard and a screen reader land on what to fix. Empty for any other.
+   */
+  invalid(field: string): FieldState;
   nonce: string;
   /** Inside the Shopify admin. */
   embedded: boolean;
@@ -57,18 +63,34 @@ export interface Typed {
   environment?: string;
   since?: string;
   orderName?: string;
+  /** Locations: each Shopify location's ID as typed, by the location's Shopify ID. */
+  locations?: Record<string, string>;
+  defaultLocationId?: string;
+}
+
+/** See `SectionViewProps.invalid`. */
+export interface FieldState {
+  "aria-invalid"?: "true";
+  "aria-describedby"?: string;
+  autofocus?: true;
 }
 
 /** How a section's routes answer. */
 export interface SectionKit {
   /**
    * The page again with this section alone and the message in `slot` (the section's id unless
-   * told), answered 400 unless told.
+   * told), answered 400 unless told, with `field` marked (see `SectionViewProps.invalid`).
    */
   refuse(
     c: Context<Env>,
     message: string,
-    options?: { slot?: string; typed?: Typed; status?: 400 | 413 },
+    options?: {
+      slot?: string;
+      typed?: Typed;
+      status?: 400 | 413;
+      /** The `id` of the field(s) the message is about: marked invalid, the first focused. */
+      field?: string | readonly string[];
+    },
   ): Promise<Response>;
   /** 303 to the page with one of the section's `saved` messages, at its slot. */
   saved(c: Context<Env>, key: string): Response;

@@ -111,6 +111,7 @@ export function BackfillSection(props: SectionViewProps<BackfillData>) {
             name="since"
             required
             value={props.typed.since ?? defaultSince(props.shop)}
+            {...props.invalid("since")}
           />
           <button type="submit">Start sending past orders</button>
         </form>

@@ -3,7 +3,14 @@ import type { SectionViewProps } from "../section.ts";
 
 /** Each Shopify location → the provider's fulfillment location ID. */
 export function LocationsSection(props: SectionViewProps<Catalog>) {
-  const { shop, data: catalog } = props;
+  const { shop, data: catalog, typed } = props;
+  // A refused form shows every value as typed; otherwise the saved ones.
+  const shown = (id: string) =>
+    typed.locations
+      ? (typed.locations[id] ?? "")
+      : shop.locationMap[id] !== undefined
+        ? String(shop.locationMap[id])
+        : "";
   return (
     <section aria-labelledby="locations-title">
       <h2 id="locations-title">{props.title}</h2>
@@ -18,39 +25,38 @@ export function LocationsSection(props: SectionViewProps<Catalog>) {
         </p>
       ) : (
         <form method="post" action="/settings/locations">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Shopify location</th>
-                <th scope="col">Provider fulfillment location ID</th>
-              </tr>
-            </thead>
-            <tbody>
-              {catalog.locations.map((location) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
                 <tr>
-                  <td>
-                    <label for={`location-${location.id}`} class="plain">
-                      {location.name}
-                    </label>
-                  </td>
-                  <td>
-                    <input
-                      type="number"
-                      min="1"
-                      step="1"
-                      id={`location-${location.id}`}
-                      name={`location.${location.id}`}
-                      value={
-                        shop.locationMap[location.id] !== undefined
-                          ? String(shop.locationMap[location.id])
-                          : ""
-                      }
-                    />
-                  </td>
+                  <th scope="col">Shopify location</th>
+                  <th scope="col">Provider fulfillment location ID</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {catalog.locations.map((location) => (
+                  <tr>
+                    <td>
+                      <label for={`location-${location.id}`} class="plain">
+                        {location.name}
+                      </label>
+                    </td>
+                    <td>
+                      <input
+                        type="number"
+                        min="1"
+                        step="1"
+                        id={`location-${location.id}`}
+                        name={`location.${location.id}`}
+                        value={shown(location.id)}
+                        {...props.invalid(`location-${location.id}`)}
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           <label for="defaultLocationId">
             Default fulfillment location ID{" "}
             <span class="field-hint">
@@ -63,7 +69,11 @@ export function LocationsSection(props: SectionViewProps<Catalog>) {
             step="1"
             id="defaultLocationId"
             name="defaultLocationId"
-            value={shop.defaultLocationId === null ? "" : String(shop.defaultLocationId)}
+            value={
+              typed.defaultLocationId ??
+              (shop.defaultLocationId === null ? "" : String(shop.defaultLocationId))
+            }
+            {...props.invalid("defaultLocationId")}
           />
           <button type="submit">Save locations</button>
         </form>

@@ -2,6 +2,7 @@ import type { Child } from "hono/jsx";
 import type { VerifiedStore } from "../../../../provider/verify-credentials.ts";
 import type { ShopRecord } from "../../../../store/index.ts";
 import type { SectionViewProps } from "../section.ts";
+import { CLIENT_ID_MAX, CLIENT_SECRET_MAX } from "./limits.ts";
 
 /** The stores the saved credentials cover, as last verified; null before any verification. */
 export interface ProviderData {
@@ -32,7 +33,9 @@ export function ProviderSection(props: SectionViewProps<ProviderData>) {
             name="clientId"
             required
             autocomplete="off"
+            maxlength={CLIENT_ID_MAX}
             value={typed.clientId ?? shop.providerClientId ?? ""}
+            {...props.invalid("clientId")}
           />
           <label for="clientSecret">
             Client secret{" "}
@@ -43,7 +46,9 @@ export function ProviderSection(props: SectionViewProps<ProviderData>) {
             id="clientSecret"
             name="clientSecret"
             autocomplete="new-password"
+            maxlength={CLIENT_SECRET_MAX}
             required={!hasSecret}
+            {...props.invalid("clientSecret")}
           />
           <fieldset>
             <legend>Environment</legend>
@@ -53,6 +58,7 @@ export function ProviderSection(props: SectionViewProps<ProviderData>) {
                 name="environment"
                 value="production"
                 checked={environment === "production"}
+                {...props.invalid("environment")}
               />
               Production
             </label>
@@ -69,13 +75,24 @@ export function ProviderSection(props: SectionViewProps<ProviderData>) {
           <button type="submit">Verify and save</button>
         </form>
       </section>
-      <StoreSection shop={shop} stores={stores} notice={props.notice("store")} />
+      <StoreSection
+        shop={shop}
+        stores={stores}
+        notice={props.notice("store")}
+        invalid={props.invalid}
+      />
     </>
   );
 }
 
-function StoreSection(props: { shop: ShopRecord; stores: VerifiedStore[] | null; notice: Child }) {
+function StoreSection(props: {
+  shop: ShopRecord;
+  stores: VerifiedStore[] | null;
+  notice: Child;
+  invalid: SectionViewProps<ProviderData>["invalid"];
+}) {
   const { shop, stores } = props;
+  const firstChoice = stores?.find((s) => s.problem === null)?.storeId;
   return (
     <section aria-labelledby="store-title">
       <h2 id="store-title">Provider store</h2>
@@ -88,57 +105,60 @@ function StoreSection(props: { shop: ShopRecord; stores: VerifiedStore[] | null;
         <p class="muted">Save valid credentials above to see your stores.</p>
       ) : (
         <form method="post" action="/settings/store">
-          <table>
-            <caption class="muted">Shop currency: {shop.shopCurrency ?? "unknown"}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Choose</th>
-                <th scope="col">Store</th>
-                <th scope="col">Currency</th>
-                <th scope="col">Time zone</th>
-              </tr>
-            </thead>
-            <tbody>
-              {stores.map((store) => {
-                const mismatch =
-                  store.currencyCode !== null &&
-                  shop.shopCurrency !== null &&
-                  store.currencyCode !== shop.shopCurrency;
-                const id = `store-${store.storeId}`;
-                return (
-                  <tr>
-                    <td>
-                      <input
-                        type="radio"
-                        id={id}
-                        name="storeId"
-                        value={String(store.storeId)}
-                        checked={shop.storeId === store.storeId}
-                        disabled={store.problem !== null}
-                      />
-                    </td>
-                    <td>
-                      <label for={id} class="plain">
-                        Store {store.storeId}
-                      </label>
-                      {store.problem ? <span class="muted"> ({store.problem})</span> : null}
-                    </td>
-                    <td>
-                      {store.currencyCode ?? "—"}
-                      {mismatch ? (
-                        <p class="notice warning" role="status" data-currency-warning>
-                          This store uses {store.currencyCode}, your shop uses {shop.shopCurrency}.
-                          Orders would be refused or sent in the wrong currency: choose a{" "}
-                          {shop.shopCurrency} store.
-                        </p>
-                      ) : null}
-                    </td>
-                    <td>{store.ianaTimezone ?? "—"}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <div class="table-wrap">
+            <table>
+              <caption class="muted">Shop currency: {shop.shopCurrency ?? "unknown"}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Choose</th>
+                  <th scope="col">Store</th>
+                  <th scope="col">Currency</th>
+                  <th scope="col">Time zone</th>
+                </tr>
+              </thead>
+              <tbody>
+                {stores.map((store) => {
+                  const mismatch =
+                    store.currencyCode !== null &&
+                    shop.shopCurrency !== null &&
+                    store.currencyCode !== shop.shopCurrency;
+                  const id = `store-${store.storeId}`;
+                  return (
+                    <tr>
+                      <td>
+                        <input
+                          type="radio"
+                          id={id}
+                          name="storeId"
+                          value={String(store.storeId)}
+                          checked={shop.storeId === store.storeId}
+                          disabled={store.problem !== null}
+                          {...(store.storeId === firstChoice ? props.invalid("storeId") : {})}
+                        />
+                      </td>
+                      <td>
+                        <label for={id} class="plain">
+                          Store {store.storeId}
+                        </label>
+                        {store.problem ? <span class="muted"> ({store.problem})</span> : null}
+                      </td>
+                      <td>
+                        {store.currencyCode ?? "—"}
+                        {mismatch ? (
+                          <p class="notice warning" role="status" data-currency-warning>
+                            This store uses {store.currencyCode}, your shop uses {shop.shopCurrency}
+                            . Orders would be refused or sent in the wrong currency: choose a{" "}
+                            {shop.shopCurrency} store.
+                          </p>
+                        ) : null}
+                      </td>
+                      <td>{store.ianaTimezone ?? "—"}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
           <button type="submit">Use this store</button>
         </form>
       )}

@@ -5,7 +5,7 @@ import { formText, type SectionKit } from "../section.ts";
 /** Resync of one order, by its name as Shopify shows it. */
 export function statusActions(app: Hono<Env>, kit: SectionKit, deps: SettingsRouteDeps) {
   const { service } = deps;
-  const resync = { slot: "resync" };
+  const resync = { slot: "resync", field: "orderName" };
   app.post("/resync", async (c) => {
     const orderName = formText((await c.req.parseBody()).orderName);
     if (!service.resync) return kit.refuse(c, "Resync is not available.", resync);

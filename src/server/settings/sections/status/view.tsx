@@ -31,24 +31,26 @@ export function StatusSection(props: SectionViewProps<StatusData>) {
       {status.failures.length > 0 ? (
         <>
           <h3>Latest failures</h3>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Order</th>
-                <th scope="col">What went wrong</th>
-                <th scope="col">When (UTC)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {status.failures.map((f) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
                 <tr>
-                  <td>{f.order}</td>
-                  <td>{f.explanation}</td>
-                  <td>{f.when.slice(0, 16).replace("T", " ")}</td>
+                  <th scope="col">Order</th>
+                  <th scope="col">What went wrong</th>
+                  <th scope="col">When (UTC)</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {status.failures.map((f) => (
+                  <tr>
+                    <td>{f.order}</td>
+                    <td>{f.explanation}</td>
+                    <td>{f.when.slice(0, 16).replace("T", " ")}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : (
         <p class="muted">No failed orders.</p>
@@ -65,7 +67,9 @@ export function StatusSection(props: SectionViewProps<StatusData>) {
             id="orderName"
             name="orderName"
             required
+            maxlength={64}
             value={props.typed.orderName ?? ""}
+            {...props.invalid("orderName")}
           />
           <button type="submit" class="secondary">
             Resync order

@@ -23,7 +23,7 @@ export function TestOrdersSection(props: SectionViewProps<TestOrdersData>) {
           <input type="checkbox" name="sendTestOrders" value="on" checked={shop.sendTestOrders} />
           Send test orders to the provider too
         </label>
-        <button type="submit">Save</button>
+        <button type="submit">Save test orders choice</button>
       </form>
     </section>
   );
