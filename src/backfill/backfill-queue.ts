@@ -1,4 +1,5 @@
 import { Queue } from "bullmq";
+import { withLock } from "../lib/lock.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
@@ -11,12 +12,18 @@ export interface BackfillJobData {
 
 export const backfillJobId = (id: number) => `backfill-${id}`;
 
+/** How long one start may hold a shop's start lock, and how long another waits for it. */
+const START_LOCK_MS = 30_000;
+const START_LOCK_WAIT_MS = START_LOCK_MS + 5_000;
+
 /**
  * The backfill queue: one job per backfill, which walks the shop's orders page by page. A
  * shop has at most one unfinished backfill; asking again returns it.
  */
 export class BackfillQueue {
   readonly queue: Queue<BackfillJobData>;
+  readonly #redis: RedisConnection;
+  readonly #prefix: string;
 
   constructor(
     connection: RedisConnection,
@@ -24,12 +31,37 @@ export class BackfillQueue {
     private readonly repo: BackfillRepository,
   ) {
     this.queue = new Queue<BackfillJobData>(QUEUE.backfill, queueOptions(connection, prefix));
+    this.#redis = connection;
+    this.#prefix = prefix;
     onQueueErrors(this.queue);
   }
 
-  async start(
+  /**
+   * Starts the shop's backfill, or answers its unfinished one. Starts of one shop run one at a
+   * time across processes (the settings page, the CLI, the admin API and an install may ask at
+   * once): between the look for an unfinished backfill and the new one's row, another start
+   * would find none too, and the shop would get two backfills walking the same orders.
+   */
+  start(
     shop: string,
     options: { since?: string | null } = {},
+  ): Promise<{ backfill: BackfillRecord; started: boolean }> {
+    return withLock(
+      this.#redis,
+      `${this.#prefix}:backfill:start-lock:{${shop}}`,
+      {
+        ttlMs: START_LOCK_MS,
+        waitMs: START_LOCK_WAIT_MS,
+        busy: () =>
+          new Error(`another start of ${shop}'s backfill is still running; try again in a minute`),
+      },
+      () => this.#start(shop, options),
+    );
+  }
+
+  async #start(
+    shop: string,
+    options: { since?: string | null },
   ): Promise<{ backfill: BackfillRecord; started: boolean }> {
     const active = await this.repo.active(shop);
     if (active) {

@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { Worker } from "bullmq";
 import {
   createProviderEventProcessor,
   type ProviderEventProcessorDeps,
 } from "../engine/provider-event-processor.ts";
-import { releaseLock } from "../lib/lock.ts";
+import { withLock } from "../lib/lock.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
@@ -31,22 +30,18 @@ const ORDER_LOCK_WAIT_MS = 10_000;
  * retried with backoff.
  */
 export function orderLock(redis: RedisConnection, prefix: string) {
-  return async <T>(shop: string, sourceOrderId: string, work: () => Promise<T>): Promise<T> => {
-    const key = `${prefix}:claim-tags:{${shop}:${sourceOrderId}}`;
-    const owner = randomUUID();
-    const deadline = Date.now() + ORDER_LOCK_WAIT_MS;
-    while ((await redis.set(key, owner, "PX", ORDER_LOCK_MS, "NX")) !== "OK") {
-      if (Date.now() > deadline) {
-        throw new Error(`the tags of order ${sourceOrderId} of ${shop} are being changed; retried`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    try {
-      return await work();
-    } finally {
-      await releaseLock(redis, key, owner).catch(() => false);
-    }
-  };
+  return <T>(shop: string, sourceOrderId: string, work: () => Promise<T>): Promise<T> =>
+    withLock(
+      redis,
+      `${prefix}:claim-tags:{${shop}:${sourceOrderId}}`,
+      {
+        ttlMs: ORDER_LOCK_MS,
+        waitMs: ORDER_LOCK_WAIT_MS,
+        busy: () =>
+          new Error(`the tags of order ${sourceOrderId} of ${shop} are being changed; retried`),
+      },
+      work,
+    );
 }
 
 /** Stored events still unprocessed at start are queued again, this many at most. */

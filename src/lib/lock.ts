@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Result } from "ioredis";
 import { defineScripts, loadLua } from "./lua.ts";
 import type { RedisConnection } from "./redis-keys.ts";
@@ -18,4 +20,29 @@ export async function releaseLock(
 ): Promise<boolean> {
   defineScripts(redis, LOCK_SCRIPTS);
   return (await redis.releaseLock(lock, owner)) === 1;
+}
+
+/**
+ * Runs `work` holding a Redis lock (`SET key owner NX PX ttlMs`, released only by its owner), so
+ * one holder at a time runs it across processes. The lock is waited for, up to `waitMs`, then
+ * `busy()` is thrown. A lock left by a killed process expires after `ttlMs`: a `waitMs` above it
+ * outwaits one.
+ */
+export async function withLock<T>(
+  redis: RedisConnection,
+  key: string,
+  options: { ttlMs: number; waitMs: number; busy: () => Error },
+  work: () => Promise<T>,
+): Promise<T> {
+  const owner = randomUUID();
+  const deadline = Date.now() + options.waitMs;
+  while ((await redis.set(key, owner, "PX", options.ttlMs, "NX")) !== "OK") {
+    if (Date.now() > deadline) throw options.busy();
+    await sleep(50);
+  }
+  try {
+    return await work();
+  } finally {
+    await releaseLock(redis, key, owner).catch(() => false);
+  }
 }

@@ -132,6 +132,27 @@ describe("backfill", () => {
     expect(progress).toMatchObject({ percent: 100, etaSeconds: 0, warnings: [] });
   }, 120_000);
 
+  it("starts one backfill when it is asked for several times at once", async () => {
+    // The settings page, the CLI, the admin API and an install may all ask at the same moment.
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
+    const repo = new BackfillRepository(pipeline.ctx.db);
+    queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
+    const other = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
+    try {
+      const answers = await Promise.all(
+        [queue, other, queue, other].map((q) => q.start(TEST_SHOP)),
+      );
+      expect(answers.filter((a) => a.started)).toHaveLength(1);
+      expect(new Set(answers.map((a) => a.backfill.id)).size).toBe(1);
+      expect(await repo.unfinished()).toHaveLength(1);
+      expect(await queue.queue.getJobCounts("waiting", "delayed", "active")).toMatchObject({
+        waiting: 1,
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
   it("reads only the last 60 days without read_all_orders, and says so in its progress", async () => {
     pipeline = await startPipeline({ ...AMPLE_BUDGET, shopify: { scopes: ["read_orders"] } });
     await pipeline.ctx.shops.updateSettings(TEST_SHOP, { scopes: "read_orders" });
