@@ -138,6 +138,7 @@ async function runOp(
         {
           ...keyed,
           orderHash: op.orderHash,
+          replaces: op.replaces,
         },
         check,
       );

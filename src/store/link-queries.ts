@@ -27,7 +27,13 @@ export type OrderCreated = Keyed & {
   /** False when the order is known to have no failure record (read with its state). */
   clearFailure?: boolean;
 };
-export type OrderUpdated = Keyed & { orderHash: string };
+/**
+ * An update's record: its hash replaces `replaces`, the hash the update was planned from. A hash
+ * forgotten since (`forgetOrderHash`: another order's job wrote through this order's provider ID)
+ * is left as it is, so the job plans the update again and sends this order's fields after that
+ * write, not before it.
+ */
+export type OrderUpdated = Keyed & { orderHash: string; replaces: string };
 export type LineItemAdded = Keyed & { sourceLineItemId: string; lineItemId: number; hash: string };
 export type LineItemCanceled = Keyed & { lineItemId: number; canceledAt: string };
 export type FulfillmentUpserted = Keyed & {
@@ -179,8 +185,8 @@ export const LINK_SQL = {
          ON CONFLICT (shop, source_order_id, line_item_id) DO UPDATE SET
            hash = excluded.hash, canceled_at = NULL`,
   setOrderHash: `UPDATE order_links SET order_hash = @orderHash
-         WHERE shop = @shop AND source_order_id = @sourceOrderId`,
-  forgetOrderHash: `UPDATE order_links SET order_hash = ''
+         WHERE shop = @shop AND source_order_id = @sourceOrderId AND order_hash = @replaces`,
+  forgetOrderHash: `UPDATE order_links SET order_hash = @forgotten
          WHERE shop = @shop AND source_order_id = @sourceOrderId AND order_id = @orderId`,
   cancelLineItem: `UPDATE line_item_links SET canceled_at = @canceledAt
          WHERE shop = @shop AND source_order_id = @sourceOrderId AND line_item_id = @lineItemId`,

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
 import {
@@ -97,11 +98,17 @@ class Links extends LinkQueries {
   /**
    * Forgets what the order's provider order holds when its link still points at `orderId`:
    * another order's write reached that provider order, so the next sync sends the order's
-   * fields again. Returns whether the link pointed there.
+   * fields again. Returns whether the link pointed there. The hash becomes one no update was
+   * planned from, so that an update of the order already under way when the other write landed
+   * does not record its hash over it (`setOrderHash` replaces only the hash it was planned from):
+   * its job then sends the order's fields once more.
    */
   async forgetOrderHash(shop: string, sourceOrderId: string, orderId: number): Promise<boolean> {
     const order = { shop, sourceOrderId };
-    return (await this.#exec.write(order, run("forgetOrderHash", { ...order, orderId }))) > 0;
+    const forgotten = `forgotten:${randomUUID()}`;
+    return (
+      (await this.#exec.write(order, run("forgetOrderHash", { ...order, orderId, forgotten }))) > 0
+    );
   }
 
   /**

@@ -25,7 +25,14 @@ export type SyncOp =
       orderHash: string;
       lineItemHashes: Record<string, string>;
     }
-  | { kind: "updateOrder"; key: string; body: OrderUpdate; orderHash: string }
+  | {
+      kind: "updateOrder";
+      key: string;
+      body: OrderUpdate;
+      orderHash: string;
+      /** The link's hash this update was planned from (the record replaces only that one). */
+      replaces: string;
+    }
   | {
       kind: "cancelLineItem";
       key: string;
@@ -144,6 +151,7 @@ export function planSync(input: PlanInput, links: OrderLinks | null): SyncOp[] {
       key: `updateOrder:${orderHash}`,
       body: orderLevel(input.order),
       orderHash,
+      replaces: links.orderHash,
     });
   }
 

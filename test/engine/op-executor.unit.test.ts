@@ -16,7 +16,7 @@ import {
   type LinkRepository,
   openDatabase,
 } from "../../src/store/index.ts";
-import { planSync, type SyncOp } from "../../src/sync/index.ts";
+import { orderHashOf, planSync, type SyncOp } from "../../src/sync/index.ts";
 import { orderBody } from "../helpers/provider-fixtures.ts";
 import { ScriptedProvider } from "../helpers/scripted-provider.ts";
 
@@ -172,6 +172,7 @@ describe("executeOp: operations on a linked order", () => {
       key: "update:1",
       body: { notes: "gift" },
       orderHash: "h-1",
+      replaces: (await links.loadLinks(SHOP, "5001"))?.orderHash ?? "",
     };
     const provider = new ScriptedProvider().answer("updateOrder", {
       ...providerOrder(body),
@@ -190,10 +191,37 @@ describe("executeOp: operations on a linked order", () => {
       key: "update:2",
       body: { notes: "gift" },
       orderHash: "h-2",
+      replaces: (await links.loadLinks(SHOP, "5001"))?.orderHash ?? "",
     };
     const provider = new ScriptedProvider().answer("updateOrder", providerOrder(body));
     await executeOp(provider.client, links, update, ctx);
     expect((await links.loadLinks(SHOP, "5001"))?.orderHash).toBe("h-2");
+  });
+
+  it("sends an update again when another order's write reached its provider order while it was under way", async () => {
+    // The order's fields are what the update sends; the stored hash is an older one.
+    const { body, ctx } = await created();
+    await links.forgetOrderHash(SHOP, "5001", 501);
+    const planned = planSync(
+      { order: body, fulfillments: [], canceled: null },
+      await links.loadLinks(SHOP, "5001"),
+    );
+    const update = planned.find((op) => op.kind === "updateOrder");
+    expect(update).toBeDefined();
+    // While the update is at the provider, another order's job finds its own write (sent through
+    // this provider ID, which the provider had reused) answered for this order: it forgets this
+    // order's hash (healReusedId). That write may have landed after this update.
+    const provider = new ScriptedProvider().answer("updateOrder", async () => {
+      await links.forgetOrderHash(SHOP, "5001", 501);
+      return providerOrder(body);
+    });
+    await executeOp(provider.client, links, update as SyncOp, ctx);
+    // The update's record leaves the forgotten hash: the next plan sends the fields once more.
+    const after = await links.loadLinks(SHOP, "5001");
+    expect(after?.orderHash).not.toBe(orderHashOf(body));
+    expect(
+      planSync({ order: body, fulfillments: [], canceled: null }, after).map((op) => op.kind),
+    ).toContain("updateOrder");
   });
 
   it("adopts the line item a duplicate conflict names instead of adding a second", async () => {

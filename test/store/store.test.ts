@@ -190,7 +190,13 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
       fulfillmentId: 300,
       hash: "fh",
     });
-    await links.recordOrderUpdated({ shop, sourceOrderId: "5001", key: "u", orderHash: "h2" });
+    await links.recordOrderUpdated({
+      shop,
+      sourceOrderId: "5001",
+      key: "u",
+      orderHash: "h2",
+      replaces: "h1",
+    });
     await links.markSynced(shop, "5001", "2026-11-01T10:00:00Z");
     expect(await links.loadLinks(shop, "5001")).toEqual({
       storeId: 1001,
@@ -275,7 +281,7 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
     // A check that throws leaves the order unmarked but never loses the call's effect.
     await links.beginIntent(shop, "5002", "updateOrder:h2", "updateOrder");
     const broken = await links.recordOrderUpdated(
-      { shop, sourceOrderId: "5002", key: "updateOrder:h2", orderHash: "h2" },
+      { shop, sourceOrderId: "5002", key: "updateOrder:h2", orderHash: "h2", replaces: "h1" },
       {
         version: "2026-11-01T10:09:00Z",
         done: () => {
