@@ -2,36 +2,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createDeadLetters } from "../../src/ops/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
+import { standInOrder } from "../helpers/standin-orders.ts";
 
 /**
  * Order shapes real stores produce, sent as signed webhooks through the receiver, the queue and
  * the worker to the provider sandbox: what the provider holds and what the connector records.
  */
-const order = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder => ({
-  id,
-  number: 1001,
-  email: "grace@example.com",
-  createdAt: "2026-11-01T10:00:00-05:00",
-  updatedAt: "2026-11-01T10:00:00-05:00",
-  cancelledAt: null,
-  note: null,
-  shippingCents: 500,
-  taxBps: 800,
-  lines: [
-    {
-      id: id + 1,
-      variantId: 501,
-      sku: "TS-1",
-      title: "T-shirt",
-      price: 1000,
-      quantity: 1,
-      currentQuantity: 1,
-    },
-  ],
-  fulfillments: [],
-  locationId: 4001,
-  ...overrides,
-});
+const order = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder =>
+  standInOrder(id, "2026-11-01T10:00:00-05:00", overrides).model;
 
 let p: Pipeline | undefined;
 afterEach(async () => {

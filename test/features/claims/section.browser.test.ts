@@ -1,11 +1,6 @@
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Frame,
-  type Page,
-} from "playwright-core";
+import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -24,16 +19,7 @@ let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-dev-shm-usage",
-      "--test-third-party-cookie-phaseout",
-      "--host-resolver-rules=MAP localhost 127.0.0.1",
-    ],
-  });
+  browser = await launchChromium({ embedded: true });
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,22 +1,15 @@
-import { mkdirSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
 import { parse } from "csv-parse/sync";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Frame,
-  type Page,
-} from "playwright-core";
+import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
+import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
   startInstallHarness,
 } from "../../helpers/install-harness.ts";
 
-const ARTIFACTS = resolve(import.meta.dirname, "../../../test-artifacts");
 const SEEDED = 60;
 const HANDLE = "registrations-browser";
 const SHOP = `${HANDLE}.myshopify.com`;
@@ -26,18 +19,7 @@ let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-dev-shm-usage",
-      // Third-party cookies blocked, as in the embedded settings test.
-      "--test-third-party-cookie-phaseout",
-      "--host-resolver-rules=MAP localhost 127.0.0.1",
-    ],
-  });
+  browser = await launchChromium({ embedded: true });
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,24 +1,20 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { deadLetterId } from "../../../src/queue/order-queues.ts";
+import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 
 const TOKEN = "dashboard-token-0123456789abcdef";
-const ARTIFACTS = resolve(import.meta.dirname, "../../../test-artifacts");
 
 let browser: Browser;
 let pipeline: Pipeline | undefined;
 let server: ServerType | undefined;
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-dev-shm-usage"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,20 +1,12 @@
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Frame,
-  type Page,
-} from "playwright-core";
+import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
   startInstallHarness,
 } from "../../helpers/install-harness.ts";
 
-const ARTIFACTS = resolve(import.meta.dirname, "../../../test-artifacts");
 const HANDLE = "embedded-shop";
 const SHOP = `${HANDLE}.myshopify.com`;
 const PROVIDER = { clientId: "embedded-client", clientSecret: "embedded-secret-5a1c" };
@@ -24,18 +16,7 @@ let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-dev-shm-usage",
-      // Third-party cookies blocked, as Safari and Chrome's tracking protection do.
-      "--test-third-party-cookie-phaseout",
-      "--host-resolver-rules=MAP localhost 127.0.0.1",
-    ],
-  });
+  browser = await launchChromium({ embedded: true });
 });
 afterAll(async () => {
   await browser?.close();

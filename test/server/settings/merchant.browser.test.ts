@@ -1,7 +1,6 @@
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -13,7 +12,6 @@ import {
  * phone, with the keyboard, with mistakes in the forms and a session that ends while the page
  * is open.
  */
-const ARTIFACTS = resolve(import.meta.dirname, "../../../test-artifacts");
 const SHOP = "first-contact.myshopify.com";
 const PROVIDER = { clientId: "first-client", clientSecret: "first-secret-4c2d" };
 
@@ -25,12 +23,7 @@ let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-dev-shm-usage"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,8 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
 import type { RestOrder } from "@connector/shopify-standin";
-import { type Browser, type BrowserContext, chromium } from "playwright-core";
+import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -10,7 +9,6 @@ import {
 } from "../../helpers/install-harness.ts";
 import { type ModelOrder, orderPayload } from "../../helpers/shopify-order-builder.ts";
 
-const ARTIFACTS = resolve(import.meta.dirname, "../../../test-artifacts");
 const SHOP = "browser-shop.myshopify.com";
 const PROVIDER = { clientId: "browser-client", clientSecret: "browser-secret-77e1" };
 const PAST_ORDERS = 6;
@@ -45,12 +43,7 @@ let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-dev-shm-usage"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
