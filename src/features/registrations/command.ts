@@ -4,9 +4,8 @@ import { shopDomain, UnknownShopError, wholeNumber } from "../../cli/arguments.t
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
-import { INSTANT_FORMS } from "../../lib/instant.ts";
+import { INSTANT_FORMS, parseInstantText } from "../../lib/instant.ts";
 import {
-  parseSince,
   RegistrationReader,
   registrationCsvHeader,
   registrationCsvRow,
@@ -14,7 +13,7 @@ import {
 } from "./index.ts";
 
 const since = (value: string) => {
-  const ms = parseSince(value);
+  const ms = parseInstantText(value);
   if (ms === null) {
     throw new InvalidArgumentError(`must be ${INSTANT_FORMS}`);
   }

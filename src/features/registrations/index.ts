@@ -1,7 +1,6 @@
 export {
   type ListOptions,
   type PageRequest,
-  parseSince,
   type RegistrationFilters,
   type RegistrationPage,
   RegistrationReader,

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { StoreRateLimiter } from "../../engine/limiter/index.ts";
 import type { ProviderClients } from "../../engine/provider-clients.ts";
-import { parseInstantText } from "../../lib/instant.ts";
 import {
   ProviderAuthError,
   ProviderConnectionError,
@@ -355,6 +354,3 @@ function unique(list: Registration[]): Registration[] {
 function createdMs(r: Registration): number {
   return r.createdOn ? Date.parse(r.createdOn) : Number.NaN;
 }
-
-/** `--since`: see {@link parseInstantText}. */
-export const parseSince = parseInstantText;

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreRateLimiter } from "../../../src/engine/limiter/index.ts";
 import { ProviderClients } from "../../../src/engine/provider-clients.ts";
 import {
-  parseSince,
   RegistrationReader,
   RegistrationsUnavailableError,
 } from "../../../src/features/registrations/index.ts";
+import { parseInstantText } from "../../../src/lib/instant.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
 import type { Registration } from "../../../src/provider/index.ts";
 import type { ShopRecord } from "../../../src/store/index.ts";
@@ -235,11 +235,11 @@ describe("since and filters", () => {
   });
 
   it("reads --since as a UTC date or a date-time with an offset, and nothing else", () => {
-    expect(parseSince("2026-01-31")).toBe(Date.UTC(2026, 0, 31));
-    expect(parseSince("2026-01-31T09:30:00+02:00")).toBe(Date.UTC(2026, 0, 31, 7, 30));
-    expect(parseSince("2026-01-31 09:30Z")).toBe(Date.UTC(2026, 0, 31, 9, 30));
+    expect(parseInstantText("2026-01-31")).toBe(Date.UTC(2026, 0, 31));
+    expect(parseInstantText("2026-01-31T09:30:00+02:00")).toBe(Date.UTC(2026, 0, 31, 7, 30));
+    expect(parseInstantText("2026-01-31 09:30Z")).toBe(Date.UTC(2026, 0, 31, 9, 30));
     for (const bad of ["yesterday", "2026-02-30", "2026-01-31T09:30:00", "31/01/2026", ""]) {
-      expect(parseSince(bad)).toBeNull();
+      expect(parseInstantText(bad)).toBeNull();
     }
   });
 });

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { parseInstantText } from "../../../../lib/instant.ts";
 import type { Env, SettingsRouteDeps } from "../../settings-guard.tsx";
 import { formText, type SectionKit } from "../section.ts";
 import { progressText } from "./view.tsx";
@@ -13,15 +14,14 @@ export function backfillActions(app: Hono<Env>, kit: SectionKit, deps: SettingsR
     if (!service.backfill) return refuse(c, "Sending past orders is not available.");
     const typed = { since };
     const field = "since";
-    // A day of the calendar: "2026-02-30" parses (as March 2) but is not one.
-    const day = /^\d{4}-\d{2}-\d{2}$/.test(since) ? new Date(`${since}T00:00:00Z`) : null;
-    if (!day || Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== since)
+    // A day of the calendar ("2026-02-30" is none), from midnight UTC.
+    const day = /^\d{4}-\d{2}-\d{2}$/.test(since) ? parseInstantText(since) : null;
+    if (day === null)
       return refuse(c, "Enter the start date as a date, for example 2026-01-31.", {
         typed,
         field,
       });
-    if (Date.parse(since) > Date.now())
-      return refuse(c, "The start date is in the future.", { typed, field });
+    if (day > Date.now()) return refuse(c, "The start date is in the future.", { typed, field });
     const shop = (await shops.getShop(c.get("shop").shop)) ?? c.get("shop");
     if (shop.status !== "active")
       return refuse(
