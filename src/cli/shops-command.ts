@@ -10,6 +10,7 @@ import { isShopifyId } from "../shopify/payload-fields.ts";
 import {
   createLinkRepository,
   type Db,
+  type KeptOutOrder,
   openDatabase,
   ShopRepository,
   waitForDatabase,
@@ -312,12 +313,13 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
       const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
       const detail = await links.loadLinks(opts.shop, sourceOrderId);
       if (!row || !detail) {
-        // Why the provider has no order for it, as recorded: a failure, or a test order kept out.
+        // Why the provider has no order for it, as recorded: a failure, or an order kept out
+        // (a test order, a sale that ships nothing), by its ID or its name.
         const failure = await links.failureOf(opts.shop, sourceOrderId);
-        const skippedAt = failure ? null : await shops.testOrderSkippedAt(opts.shop, sourceOrderId);
-        const skipped = await shops.countSkippedTestOrders(opts.shop);
+        const keptOut = failure ? null : await shops.keptOutOrder(opts.shop, sourceOrderId);
+        const unnamed = failure || keptOut ? 0 : await shops.countKeptOutWithoutName(opts.shop);
         await db.close();
-        console.error(notAtProvider(opts, failure, skippedAt, skipped));
+        console.error(notAtProvider(opts, failure, keptOut, unnamed));
         process.exitCode = 1;
         return;
       }
@@ -361,13 +363,14 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
 
 /**
  * One line on why `orders show` finds no provider order: its recorded failure (the reason, as
- * the dead-letter queue has it), a test order the shop's setting kept out, or neither yet.
+ * the dead-letter queue has it), an order kept out on purpose (a test order the shop's setting
+ * keeps out, a sale without an address that ships nothing), or neither yet.
  */
 function notAtProvider(
   opts: { shop: string; order: string },
   failure: Awaited<ReturnType<ReturnType<typeof createLinkRepository>["failureOf"]>>,
-  testOrderSkippedAt: string | null,
-  skippedTestOrders: number,
+  keptOut: KeptOutOrder | null,
+  keptOutWithoutName: number,
 ): string {
   if (failure) {
     const name = failure.orderName ?? opts.order;
@@ -377,14 +380,19 @@ function notAtProvider(
         : `failed at ${failure.failedAt}, being retried`;
     return `${name} (Shopify ${failure.sourceOrderId}) is not at the provider: ${state}: ${printable(failure.error)} (\`connector dlq list --shop ${opts.shop}\`)`;
   }
-  if (testOrderSkippedAt) {
-    return `Shopify order ${opts.order} is a test order, not sent to the provider (${testOrderSkippedAt}): the shop's test-order setting is off; turn it on in the settings page and the order's next change sends it`;
+  if (keptOut) {
+    const which = keptOut.orderName
+      ? `${keptOut.orderName} (Shopify ${keptOut.sourceOrderId})`
+      : `Shopify order ${keptOut.sourceOrderId}`;
+    return keptOut.reason === "test"
+      ? `${which} is a test order, not sent to the provider (${keptOut.at}): the shop's test-order setting is off; turn it on in the settings page and the order's next change sends it`
+      : `${which} is not sent to the provider (${keptOut.at}): it was sold without an address and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it`;
   }
-  const tests =
-    skippedTestOrders > 0
-      ? `, or a test order the shop's setting kept out (${skippedTestOrders} so far; give its Shopify ID to tell)`
+  const unnamed =
+    keptOutWithoutName > 0
+      ? `, or an order kept out before the connector recorded names (${keptOutWithoutName} such; give its Shopify ID to tell)`
       : "";
-  return `no provider order is linked to ${opts.order} in ${opts.shop}: not synced yet${tests}`;
+  return `no provider order is linked to ${opts.order} in ${opts.shop}: not synced yet${unnamed}`;
 }
 
 /** The link store the connector uses (DATABASE_URL or DATABASE_PATH), ready to read. */

@@ -13,7 +13,13 @@ import {
 } from "../provider/index.ts";
 import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
 import { deadLetterId, LIVE_WAITER_PRIORITY, type OrderQueues } from "../queue/order-queues.ts";
-import type { LinkRepository, OrderState, ShopRecord, ShopRepository } from "../store/index.ts";
+import type {
+  KeptOutReason,
+  LinkRepository,
+  OrderState,
+  ShopRecord,
+  ShopRepository,
+} from "../store/index.ts";
 import type { MapError, MapResult } from "../sync/index.ts";
 import {
   customerDataWithheld,
@@ -287,11 +293,7 @@ async function readWork(
   // later cancellation or refund is not lost when the setting is turned off.
   const sentBefore = state.links !== null && state.space?.storeId === storeId;
   if (order.test && !shopRecord.sendTestOrders && !sentBefore) {
-    await deps.shops.markTestOrderSkipped(shop, orderId);
-    deps.metrics?.jobDone("skipped");
-    const reason = "test order: not sent (the shop's test-order setting is off)";
-    log.info({ reason }, "sync skipped");
-    return { outcome: "skipped", reason };
+    return keepOut(deps, shop, order, "test", log);
   }
   const settings = shopSettings(shopRecord, storeId, order.currency);
   const mapped = mapOrder(order, settings);
@@ -321,6 +323,30 @@ async function readWork(
   }
   const canceled = order.cancelledAt ? { reason: order.cancelReason, at: order.cancelledAt } : null;
   return { shop: shopRecord, storeId, order, mapped, canceled, state };
+}
+
+/** Why each kind of order is kept out of the provider, as the job's outcome says it. */
+const KEPT_OUT: Record<KeptOutReason, string> = {
+  test: "test order: not sent (the shop's test-order setting is off)",
+  "no-address": "not sent: sold without an address and nothing ships, e.g. a point-of-sale sale",
+};
+
+/**
+ * An order kept out of the provider on purpose: recorded with its name (for the settings page's
+ * counts and `connector orders show`).
+ */
+async function keepOut(
+  deps: SyncProcessorDeps,
+  shop: string,
+  order: SourceOrder,
+  why: KeptOutReason,
+  log: JobLog,
+): Promise<SyncResult> {
+  await deps.shops.markKeptOut(shop, order.id, order.name, why);
+  deps.metrics?.jobDone("skipped");
+  const reason = KEPT_OUT[why];
+  log.info({ reason }, "sync skipped");
+  return { outcome: "skipped", reason };
 }
 
 /**

@@ -25,6 +25,8 @@ export {
 } from "./provider-event-repository.ts";
 export * as schema from "./schema.ts";
 export {
+  type KeptOutOrder,
+  type KeptOutReason,
   type ShopRecord,
   ShopRepository,
   type ShopSettingsInput,

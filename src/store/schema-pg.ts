@@ -112,15 +112,27 @@ export const retiredOrderLinks = pgTable(
   (t) => [index("retired_order_links_order").on(t.shop, t.sourceOrderId)],
 );
 
-/** Test orders not sent to the provider (the shop's setting), counted on the settings page. */
+/**
+ * Orders kept out of the provider on purpose, counted on the settings page and explained by
+ * `connector orders show`: test orders (the shop's setting) and, by `reason`, orders sold without
+ * an address with nothing to ship (a point-of-sale sale). The table's name is from when it held
+ * test orders only.
+ */
 export const skippedTestOrders = pgTable(
   "skipped_test_orders",
   {
     shop: text("shop").notNull(),
     sourceOrderId: text("source_order_id").notNull(),
     skippedAt: text("skipped_at").notNull(),
+    /** The order's name (#1001); null on rows written before names were kept. */
+    orderName: text("order_name"),
+    /** Why: `test` (the shop's test-order setting) or `no-address` (nothing ships). */
+    reason: text("reason").notNull().default("test"),
   },
-  (t) => [primaryKey({ columns: [t.shop, t.sourceOrderId] })],
+  (t) => [
+    primaryKey({ columns: [t.shop, t.sourceOrderId] }),
+    index("skipped_test_orders_name").on(t.shop, t.orderName),
+  ],
 );
 
 /** Orders whose sync failed before the provider had them: no order_links row exists yet. */

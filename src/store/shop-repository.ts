@@ -1,8 +1,24 @@
-import { and, count, eq, getTableColumns, ne } from "drizzle-orm";
+import { and, count, eq, getTableColumns, isNull, ne, or } from "drizzle-orm";
 import { type Db, reachable, writeTogether } from "./database.ts";
 import type { shops } from "./schema.ts";
 
 export type ShopStatus = "active" | "paused" | "uninstalled";
+
+/**
+ * Why an order was kept out of the provider: `test`, a test order while the shop's test-order
+ * setting is off; `no-address`, sold without an address and nothing ships (a point-of-sale sale).
+ */
+export type KeptOutReason = "test" | "no-address";
+
+/** An order kept out of the provider, as recorded. */
+export interface KeptOutOrder {
+  sourceOrderId: string;
+  /** Null on rows written before names were kept. */
+  orderName: string | null;
+  reason: KeptOutReason;
+  /** When it was first kept out. */
+  at: string;
+}
 
 export interface ShopRecord {
   shop: string;
@@ -123,34 +139,64 @@ export class ShopRepository {
     return (await this.#selectStatus(shop)) ?? null;
   }
 
-  /** Records that a test order was not sent (once per order). */
-  async markTestOrderSkipped(shop: string, sourceOrderId: string): Promise<void> {
+  /**
+   * Records that an order was kept out of the provider, and why (once per order: the first
+   * time stays; the name and reason follow the latest decision).
+   */
+  async markKeptOut(
+    shop: string,
+    sourceOrderId: string,
+    orderName: string,
+    reason: KeptOutReason,
+  ): Promise<void> {
     const { skippedTestOrders } = this.db.t;
     await this.db.orm
       .insert(skippedTestOrders)
-      .values({ shop, sourceOrderId, skippedAt: new Date().toISOString() })
-      .onConflictDoNothing();
+      .values({ shop, sourceOrderId, orderName, reason, skippedAt: new Date().toISOString() })
+      .onConflictDoUpdate({
+        target: [skippedTestOrders.shop, skippedTestOrders.sourceOrderId],
+        set: { orderName, reason },
+      });
   }
 
-  /** When the test order was first kept out of the provider, or null if it never was. */
-  async testOrderSkippedAt(shop: string, sourceOrderId: string): Promise<string | null> {
-    const { skippedTestOrders } = this.db.t;
-    const [row] = await this.db.orm
-      .select({ at: skippedTestOrders.skippedAt })
-      .from(skippedTestOrders)
-      .where(
-        and(eq(skippedTestOrders.shop, shop), eq(skippedTestOrders.sourceOrderId, sourceOrderId)),
-      );
-    return row?.at ?? null;
+  /**
+   * An order kept out of the provider, by its Shopify ID or its name (#1001), or null if none
+   * was. Rows written before names were kept are found by ID only.
+   */
+  async keptOutOrder(shop: string, idOrName: string): Promise<KeptOutOrder | null> {
+    const { skippedTestOrders: t } = this.db.t;
+    const name = idOrName.startsWith("#") ? idOrName : `#${idOrName}`;
+    const rows = await this.db.orm
+      .select({
+        sourceOrderId: t.sourceOrderId,
+        orderName: t.orderName,
+        reason: t.reason,
+        at: t.skippedAt,
+      })
+      .from(t)
+      .where(and(eq(t.shop, shop), or(eq(t.sourceOrderId, idOrName), eq(t.orderName, name))));
+    // The ID first: digits can be an ID and a name (#1001) at once.
+    const row = rows.find((r) => r.sourceOrderId === idOrName) ?? rows[0];
+    return row ? { ...row, reason: row.reason === "no-address" ? "no-address" : "test" } : null;
   }
 
-  /** How many test orders were not sent. */
-  async countSkippedTestOrders(shop: string): Promise<number> {
-    const { skippedTestOrders } = this.db.t;
+  /** How many kept-out orders were recorded without their name (before names were kept). */
+  async countKeptOutWithoutName(shop: string): Promise<number> {
+    const { skippedTestOrders: t } = this.db.t;
     const [row] = await this.db.orm
       .select({ n: count() })
-      .from(skippedTestOrders)
-      .where(eq(skippedTestOrders.shop, shop));
+      .from(t)
+      .where(and(eq(t.shop, shop), isNull(t.orderName)));
+    return row?.n ?? 0;
+  }
+
+  /** How many orders were kept out of the provider for the reason. */
+  async countKeptOut(shop: string, reason: KeptOutReason): Promise<number> {
+    const { skippedTestOrders: t } = this.db.t;
+    const [row] = await this.db.orm
+      .select({ n: count() })
+      .from(t)
+      .where(and(eq(t.shop, shop), eq(t.reason, reason)));
     return row?.n ?? 0;
   }
 

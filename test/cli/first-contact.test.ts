@@ -131,19 +131,51 @@ describe("orders show for an order the provider does not have", () => {
         `^#${model.number} \\(Shopify ${model.id}\\) is not at the provider: dead-lettered \\(mapping\\) at \\S+: the order cannot be sent as it is: shippingAddress: `,
       ),
     );
-    const skipped = await runCli(p.ctx, [
+    // A test order kept out, by its ID and by its name (before: "no provider order is linked
+    // to #2096 …: not synced yet, or a test order … give its Shopify ID to tell").
+    for (const order of [`#${test.number}`, String(test.number), String(test.id)]) {
+      const skipped = await runCli(p.ctx, [
+        "orders",
+        "show",
+        "--shop",
+        TEST_SHOP,
+        "--order",
+        order,
+      ]);
+      expect(skipped.code, order).toBe(1);
+      expect(skipped.stderr.trim(), order).toMatch(
+        new RegExp(
+          `^#${test.number} \\(Shopify ${test.id}\\) is a test order, not sent to the provider \\(\\S+\\): the shop's test-order setting is off`,
+        ),
+      );
+    }
+  });
+
+  it("finds a test order an older connector kept out without its name by its ID, and says such rows exist", async () => {
+    await p.ctx.db.orm
+      .insert(p.ctx.db.t.skippedTestOrders)
+      .values({ shop: TEST_SHOP, sourceOrderId: "9000000198", skippedAt: "2026-11-01T00:00:00Z" });
+    const old = await runCli(p.ctx, [
       "orders",
       "show",
       "--shop",
       TEST_SHOP,
       "--order",
-      String(test.id),
+      "9000000198",
     ]);
-    expect(skipped.code).toBe(1);
-    expect(skipped.stderr.trim()).toMatch(
-      new RegExp(
-        `^Shopify order ${test.id} is a test order, not sent to the provider \\(\\S+\\): the shop's test-order setting is off`,
-      ),
+    expect(old.stderr.trim()).toBe(
+      "Shopify order 9000000198 is a test order, not sent to the provider (2026-11-01T00:00:00Z): the shop's test-order setting is off; turn it on in the settings page and the order's next change sends it",
+    );
+    const unknown = await runCli(p.ctx, [
+      "orders",
+      "show",
+      "--shop",
+      TEST_SHOP,
+      "--order",
+      "#2198",
+    ]);
+    expect(unknown.stderr.trim()).toBe(
+      `no provider order is linked to #2198 in ${TEST_SHOP}: not synced yet, or an order kept out before the connector recorded names (1 such; give its Shopify ID to tell)`,
     );
   });
 });

@@ -144,7 +144,7 @@ describe("sync processor: before any provider call", () => {
     await registerShop();
     await snapshots.storeOrder(sourceOrder({ test: true }));
     expect((await run()).outcome).toBe("skipped");
-    expect(await shops.countSkippedTestOrders(SHOP)).toBe(1);
+    expect(await shops.countKeptOut(SHOP, "test")).toBe(1);
     expect(provider.calls).toEqual([]);
   });
 

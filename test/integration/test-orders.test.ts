@@ -23,7 +23,7 @@ describe("test orders", () => {
     await p.send("orders/updated", { ...body, updated_at: "2026-11-02T10:00:00Z" });
     await p.drain();
     expect(p.sandbox.state.orders.find(1001, String(model.id))).toBeUndefined();
-    expect(await p.ctx.shops.countSkippedTestOrders(TEST_SHOP)).toBe(1);
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "test")).toBe(1);
     expect(await p.ctx.queues.deadLetter.count()).toBe(0);
 
     await p.ctx.shops.updateSettings(TEST_SHOP, { sendTestOrders: true });
@@ -54,7 +54,7 @@ describe("test orders", () => {
     await p.drain();
     expect(p.sandbox.state.orders.find(1001, String(model.id))?.canceled).toBe(true);
     expect(p.sandbox.state.orders.find(1001, String(other.id))).toBeUndefined();
-    expect(await p.ctx.shops.countSkippedTestOrders(TEST_SHOP)).toBe(1);
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "test")).toBe(1);
   });
 
   it("are switched on and off on the settings page, which shows the count", async () => {

@@ -13,7 +13,7 @@ export const testOrders: SettingsSection<TestOrdersData> = {
       message: "Test orders will not be sent to the provider.",
     },
   },
-  load: async ({ shop, deps }) => ({ skipped: await deps.shops.countSkippedTestOrders(shop.shop) }),
+  load: async ({ shop, deps }) => ({ skipped: await deps.shops.countKeptOut(shop.shop, "test") }),
   actions: testOrdersActions,
   View: TestOrdersSection,
 };
