@@ -27,6 +27,7 @@ import {
   PROTECTED_DATA_REASON,
   planSync,
   type ShopSettings,
+  soldWithoutShipping,
 } from "../sync/index.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
@@ -293,7 +294,13 @@ async function readWork(
   // later cancellation or refund is not lost when the setting is turned off.
   const sentBefore = state.links !== null && state.space?.storeId === storeId;
   if (order.test && !shopRecord.sendTestOrders && !sentBefore) {
-    return keepOut(deps, shop, order, "test", log);
+    return keepOut(deps, shop, order, state, "test", attempt, log);
+  }
+  // Sold without an address and nothing ships (a walk-in point-of-sale sale): the provider needs
+  // both addresses, which only the merchant can give, and there is nothing to protect. Kept out
+  // until an edit in Shopify adds one; an order the provider already has keeps following Shopify.
+  if (!sentBefore && soldWithoutShipping(order)) {
+    return keepOut(deps, shop, order, state, "no-address", attempt, log);
   }
   const settings = shopSettings(shopRecord, storeId, order.currency);
   const mapped = mapOrder(order, settings);
@@ -332,17 +339,26 @@ const KEPT_OUT: Record<KeptOutReason, string> = {
 };
 
 /**
- * An order kept out of the provider on purpose: recorded with its name (for the settings page's
- * counts and `connector orders show`).
+ * An order kept out of the provider on purpose: recorded (for the settings page's counts and
+ * `connector orders show`), and a failure recorded before (a dead letter from an older rule, or
+ * from before the order changed) cleared, so the order is no longer shown as failed.
  */
 async function keepOut(
   deps: SyncProcessorDeps,
   shop: string,
   order: SourceOrder,
+  state: OrderState,
   why: KeptOutReason,
+  attempt: Attempt,
   log: JobLog,
 ): Promise<SyncResult> {
   await deps.shops.markKeptOut(shop, order.id, order.name, why);
+  if (state.failure !== null) {
+    await deps.links.clearFailure(shop, order.id);
+    if (attempt.wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, order.id))) {
+      log.info("dead letter resolved: the order is kept out of the provider");
+    }
+  }
   deps.metrics?.jobDone("skipped");
   const reason = KEPT_OUT[why];
   log.info({ reason }, "sync skipped");

@@ -1,6 +1,6 @@
 import { countQueuedForShop } from "../engine/shop-work.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
-import type { LinkRepository, ShopRecord } from "../store/index.ts";
+import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
 import type { FailureRecord } from "../sync/index.ts";
 
 export interface FailureView {
@@ -20,6 +20,8 @@ export interface StatusView {
   /** True when the queue was too long to count to the end. */
   pendingAtLeast: boolean;
   failed: number;
+  /** Orders kept out because they were sold without an address and nothing ships (POS sales). */
+  notShipped: number;
   failures: FailureView[];
   /** Orders dead-lettered because Shopify withholds the customer: said once, at the top. */
   protectedDataWithheld: number;
@@ -27,10 +29,11 @@ export interface StatusView {
 
 /** Counts of synced, waiting and failed orders, and the five latest failures in words. */
 export async function readSyncStatus(
-  ctx: { links: LinkRepository; queues: OrderQueues },
+  ctx: { links: LinkRepository; queues: OrderQueues; shops: ShopRepository },
   shop: ShopRecord,
 ): Promise<StatusView> {
   const counts = await ctx.links.countByResult(shop.shop);
+  const notShipped = await ctx.shops.countKeptOut(shop.shop, "no-address");
   // The store's jobs are in its shard (and, while an older shard count drains, in that one's).
   let pending = { count: 0, truncated: false };
   for (const queue of await ctx.queues.syncQueuesOfShop(shop.shop)) {
@@ -48,6 +51,7 @@ export async function readSyncStatus(
     pending: pending.count,
     pendingAtLeast: pending.truncated,
     failed: counts.failed + counts.deadLettered,
+    notShipped,
     failures: rows.map((r) => ({
       order: r.orderName ?? `Shopify order ${r.sourceOrderId}`,
       when: r.failedAt,

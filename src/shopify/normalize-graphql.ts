@@ -115,6 +115,7 @@ export function normalizeGraphqlOrder(shop: ShopDomain, node: Json): SourceOrder
       normalizeFulfillment(f, `fulfillments.${i}`, id),
     ),
     shippingTitle: isObject(node.shippingLine) ? str(node.shippingLine.title) : null,
+    hasShippingLine: isObject(node.shippingLine) || nodes(node.shippingLines).length > 0,
     totalWeightGrams:
       typeof weight === "string" || typeof weight === "number" ? Number(weight) : null,
     channel: str(node.sourceName),

@@ -245,6 +245,7 @@ export function normalizeRestOrder(shop: ShopDomain, body: Json): SourceOrder {
     lineItems,
     fulfillments,
     shippingTitle: shippingLine ? str(shippingLine.title) : null,
+    hasShippingLine: list(body.shipping_lines).some(isObject),
     totalWeightGrams: num(body.total_weight),
     channel: str(body.source_name),
     note: str(body.note),

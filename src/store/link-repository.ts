@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { OrderLinks } from "../sync/links.ts";
 import type { Db } from "./database.ts";
 import {
+  exec,
   type LinkExecutor,
   loadLinks,
   type OrderKey,
@@ -169,6 +170,12 @@ class Links extends LinkQueries {
       row<{ result: "failed" | "dead-lettered" }>("lastFailure", { shop, sourceOrderId }),
     );
     return failure?.result ?? null;
+  }
+
+  /** Forgets the order's recorded failure (an order kept out of the provider on purpose). */
+  async clearFailure(shop: string, sourceOrderId: string): Promise<void> {
+    const order = { shop, sourceOrderId };
+    await this.#exec.write(order, exec("clearFailure", order));
   }
 
   /** Marks the order synced; `clearFailure` false when it is known to have no failure record. */

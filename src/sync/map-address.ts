@@ -3,6 +3,24 @@ import type { SourceAddress, SourceOrder } from "./source-order.ts";
 import { nonEmpty } from "./text.ts";
 
 /**
+ * Whether the order was sold without shipping anything: Shopify sent neither a shipping nor a
+ * billing address (not even one whose fields it withheld) and no shipping line, as for a walk-in
+ * sale at a shop counter (point of sale). The provider requires both addresses and the connector
+ * never invents them; with nothing shipped there is nothing to protect, so such an order is kept
+ * out of the provider like a test order, not failed. An order with a shipping line but no
+ * address, or with an address that lacks a street, city or country, is the order's data to fix
+ * and stays an error (`shippingAddress`). A snapshot stored before `hasShippingLine` was kept
+ * counts as having one.
+ */
+export function soldWithoutShipping(order: SourceOrder): boolean {
+  return (
+    order.shippingAddress === null &&
+    order.billingAddress === null &&
+    order.hasShippingLine === false
+  );
+}
+
+/**
  * Both addresses the provider requires. A missing (or unusable) shipping address, as for local
  * pickup or digital goods, is replaced by the billing address, and a missing billing address by
  * the shipping address. Null when neither is usable: the caller's error (`shippingAddress`).

@@ -148,6 +148,12 @@ export interface SourceOrder {
   lineItems: SourceLineItem[];
   fulfillments: SourceFulfillment[];
   shippingTitle: string | null;
+  /**
+   * Whether the order has a shipping line (delivery, local pickup): false for a sale handed over
+   * at a counter (point of sale), where nothing ships. Snapshots stored before this field was
+   * kept lack it: read a missing value as true (see `soldWithoutShipping`).
+   */
+  hasShippingLine: boolean;
   totalWeightGrams: number | null;
   /** Sales channel name (source_name), e.g. "web", "pos". */
   channel: string | null;

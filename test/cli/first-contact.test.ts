@@ -151,6 +151,34 @@ describe("orders show for an order the provider does not have", () => {
     }
   });
 
+  it("says a point-of-sale sale without an address was kept out, found by its name", async () => {
+    const sale = newModelOrder(97, 97_000);
+    const walkIn: Record<string, unknown> = {
+      ...orderPayload({ ...sale, email: null }),
+      source_name: "pos",
+      customer: null,
+      shipping_lines: [],
+    };
+    delete walkIn.shipping_address;
+    delete walkIn.billing_address;
+    await p.send("orders/create", walkIn);
+    await p.drain();
+    const run = await runCli(p.ctx, [
+      "orders",
+      "show",
+      "--shop",
+      TEST_SHOP,
+      "--order",
+      `#${sale.number}`,
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toMatch(
+      new RegExp(
+        `^#${sale.number} \\(Shopify ${sale.id}\\) is not sent to the provider \\(\\S+\\): it was sold without an address and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it$`,
+      ),
+    );
+  });
+
   it("finds a test order an older connector kept out without its name by its ID, and says such rows exist", async () => {
     await p.ctx.db.orm
       .insert(p.ctx.db.t.skippedTestOrders)

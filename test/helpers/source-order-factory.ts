@@ -51,6 +51,7 @@ export function sourceOrder(overrides: Partial<SourceOrder> = {}): SourceOrder {
     lineItems: [line],
     fulfillments: [],
     shippingTitle: "Standard",
+    hasShippingLine: true,
     totalWeightGrams: 300,
     channel: "web",
     note: null,

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createDeadLetters } from "../../src/ops/index.ts";
+import { deadLetterId } from "../../src/queue/order-queues.ts";
+import { normalizeRestOrder } from "../../src/shopify/index.ts";
+import type { ShopDomain } from "../../src/sync/source-order.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 import { standInOrder } from "../helpers/standin-orders.ts";
@@ -10,6 +13,27 @@ import { standInOrder } from "../helpers/standin-orders.ts";
  */
 const order = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder =>
   standInOrder(id, "2026-11-01T10:00:00-05:00", overrides).model;
+
+/**
+ * A walk-in sale at a shop counter, as Shopify's POS sends it: no customer, no address, no
+ * shipping line; the items were handed over at the counter (fulfilled at the POS location).
+ */
+function posSale(model: ModelOrder) {
+  const body: Record<string, unknown> = {
+    ...orderPayload(model),
+    source_name: "pos",
+    location_id: model.locationId,
+    email: null,
+    contact_email: null,
+    customer: null,
+    shipping_lines: [],
+    fulfillment_status: "fulfilled",
+  };
+  // Shopify leaves the keys out when nothing ships and nobody was named.
+  delete body.shipping_address;
+  delete body.billing_address;
+  return body;
+}
 
 let p: Pipeline | undefined;
 afterEach(async () => {
@@ -189,5 +213,92 @@ describe("order shapes, end to end", () => {
     expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(model.id)))?.lastResult).toBe(
       "synced",
     );
+  });
+
+  it("keeps a walk-in point-of-sale sale out of the provider, not dead-lettered, and sends it once it gains an address", async () => {
+    p = await startPipeline();
+    const sale = order(8_900_601, { email: null, shippingCents: 0 });
+    await p.send("orders/create", posSale(sale));
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(sale.id))).toBeUndefined();
+    expect(await p.ctx.queues.deadLetter.getJobs()).toHaveLength(0);
+    expect(await p.ctx.links.failureOf(TEST_SHOP, String(sale.id))).toBeNull();
+    expect(await p.ctx.shops.keptOutOrder(TEST_SHOP, String(sale.id))).toMatchObject({
+      orderName: `#${sale.number}`,
+      reason: "no-address",
+    });
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(1);
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "test")).toBe(0);
+
+    // The merchant adds the customer and an address in Shopify: the next webhook sends it.
+    const edited = orderPayload({
+      ...sale,
+      email: "walkin@example.com",
+      updatedAt: "2026-11-02T10:00:00-05:00",
+    });
+    await p.send("orders/updated", { ...edited, source_name: "pos", shipping_lines: [] });
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(sale.id))?.channel).toBe("pos");
+    expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(sale.id)))?.lastResult).toBe(
+      "synced",
+    );
+  });
+
+  it("still dead-letters an order without an address that has a shipping line, or that the provider already has", async () => {
+    p = await startPipeline();
+    // Something ships, but Shopify has nowhere to ship it: the order's data is wrong.
+    const shipped = order(8_900_701);
+    const noAddress = { ...posSale(shipped), shipping_lines: orderPayload(shipped).shipping_lines };
+    await p.send("orders/create", { ...noAddress, customer: orderPayload(shipped).customer });
+    // Sent before with its address, now without one: the provider's order is not left behind.
+    const linked = order(8_900_801);
+    await p.send("orders/create", orderPayload(linked));
+    await p.drain();
+    const later = { ...linked, updatedAt: "2026-11-02T10:00:00-05:00" };
+    await p.send("orders/updated", { ...posSale(later), customer: orderPayload(later).customer });
+    await p.drain();
+    const dead = await p.ctx.queues.deadLetter.getJobs();
+    expect(dead.map((d) => [d.data.orderId, d.data.category]).sort()).toEqual([
+      [String(shipped.id), "mapping"],
+      [String(linked.id), "mapping"],
+    ]);
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(0);
+  });
+
+  it("resolves a point-of-sale sale an older connector dead-lettered when the operator retries it", async () => {
+    p = await startPipeline();
+    const sale = order(8_900_901, { email: null, shippingCents: 0 });
+    // As an older connector left it: the order's state stored, its failure recorded and its
+    // dead letter waiting (walk-in sales were dead-lettered as protected-data or mapping).
+    const stored = normalizeRestOrder(TEST_SHOP as ShopDomain, posSale(sale));
+    await p.ctx.snapshots.storeOrder(stored);
+    const reason = "the order cannot be sent as it is: shippingAddress: …";
+    await p.ctx.links.markFailed(
+      TEST_SHOP,
+      String(sale.id),
+      "dead-lettered",
+      { message: reason, category: "mapping", fields: [{ path: "shippingAddress" }] },
+      `#${sale.number}`,
+    );
+    const at = new Date().toISOString();
+    const id = deadLetterId(TEST_SHOP, String(sale.id));
+    await p.ctx.queues.addDeadLetter(id, {
+      shop: TEST_SHOP,
+      orderId: String(sale.id),
+      topic: "orders/create",
+      reason,
+      category: "mapping",
+      errorClass: "MappingError",
+      attempts: 1,
+      firstFailedAt: at,
+      lastFailedAt: at,
+    });
+
+    await createDeadLetters(p.ctx).retry(id);
+    await p.drain();
+    expect(await p.ctx.queues.deadLetter.getJobs()).toHaveLength(0);
+    expect(await p.ctx.links.failureOf(TEST_SHOP, String(sale.id))).toBeNull();
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(1);
+    expect(p.sandbox.state.orders.find(1001, String(sale.id))).toBeUndefined();
   });
 });

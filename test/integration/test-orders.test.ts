@@ -72,4 +72,20 @@ describe("test orders", () => {
     ).text();
     expect(after).toContain("Test orders will be sent to the provider.");
   });
+
+  it("are counted on the settings page next to the sales kept out for having no address", async () => {
+    h = await startInstallHarness();
+    const SHOP = "kept-out.myshopify.com";
+    const { jar } = await h.install(SHOP);
+    const before = await (await h.get("/settings", jar)).text();
+    expect(before).not.toContain('data-count="not-shipped"');
+    await h.ctx.shops.markKeptOut(SHOP, "7001", "#1001", "no-address");
+    await h.ctx.shops.markKeptOut(SHOP, "7002", "#1002", "no-address");
+    await h.ctx.shops.markKeptOut(SHOP, "7003", "#1003", "test");
+    const page = await (await h.get("/settings", jar)).text();
+    expect(page).toContain(
+      "<strong>2</strong> orders were not sent: sold without an address and nothing ships (such as a sale at your shop counter).",
+    );
+    expect(page).toContain("<strong>1</strong> test order was not sent");
+  });
 });

@@ -14,6 +14,7 @@ import {
   ShopNotConnectedError,
 } from "../../src/shopify/index.ts";
 import { openDatabase, ShopRepository } from "../../src/store/index.ts";
+import { soldWithoutShipping } from "../../src/sync/index.ts";
 import type { ShopDomain, SourceOrder } from "../../src/sync/source-order.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -118,6 +119,27 @@ describe("Admin GraphQL order → SourceOrder", () => {
     expect(fromGraphql?.cancelReason).toBe("customer");
     expect(fromGraphql?.fulfillments[0]?.shipmentStatus).toBe("in_transit");
     expect(fromGraphql?.lineItems[0]?.discountCents).toBe(150);
+  });
+
+  it("reads a point-of-sale sale (no address, no shipping line) as its webhook payload does", async () => {
+    standIn = await startShopifyStandIn({
+      apiSecret: SECRET,
+      shops: [{ shop: SHOP, accessToken: TOKEN }],
+    });
+    const payload = {
+      ...orderPayload(model(8, { email: null, shippingCents: 0 })),
+      source_name: "pos",
+      shipping_lines: [],
+      shipping_address: null,
+      billing_address: null,
+    };
+    await standIn.upsertOrder(SHOP, payload, { deliver: false });
+
+    const { source } = await adminFor(standIn.url);
+    const fromGraphql = await source.fetchOrder("8");
+    const fromWebhook = normalizeRestOrder(SHOP, JSON.parse(JSON.stringify(payload)));
+    expect(fromGraphql).toEqual(withoutLineGrams(fromWebhook));
+    expect(fromGraphql && soldWithoutShipping(fromGraphql)).toBe(true);
   });
 
   it("finds an order by its name and reads every line of a 23-line order", async () => {

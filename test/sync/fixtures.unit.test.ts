@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { ProviderStoreId } from "../../src/provider/schemas.ts";
 import { normalizeWebhook, parseShopifyJson } from "../../src/shopify/index.ts";
-import { guestId, mapOrder, type ShopSettings } from "../../src/sync/index.ts";
-import type { ShopDomain } from "../../src/sync/source-order.ts";
+import { guestId, mapOrder, type ShopSettings, soldWithoutShipping } from "../../src/sync/index.ts";
+import type { ShopDomain, SourceOrder } from "../../src/sync/source-order.ts";
 
 /**
  * Realistic REST webhook bodies (the base is examples/orders-create.json, in the exact shape
@@ -265,6 +265,36 @@ describe("Shopify order fixtures → provider order bodies", () => {
       totalMoney: 75.61,
       shippingTitle: "Pickup at store",
     });
+  });
+
+  it("tells a point-of-sale sale, which ships nothing, from orders that ship or withhold an address", () => {
+    const normalized = (body: Json) => {
+      const event = normalizeWebhook("orders/create", shop, parseShopifyJson(JSON.stringify(body)));
+      if (event.kind !== "order") throw new Error("not an order");
+      return event.order;
+    };
+    // A walk-in sale at the counter: no customer, no address keys at all, no shipping line.
+    const pos: Json = { ...base(), source_name: "pos", location_id: 48752903, customer: null };
+    delete pos.shipping_address;
+    delete pos.billing_address;
+    pos.shipping_lines = [];
+    expect(soldWithoutShipping(normalized(pos))).toBe(true);
+    // A snapshot stored before shipping lines were recorded may have had one: not kept out.
+    const { hasShippingLine: _, ...stored } = normalized(pos);
+    expect(soldWithoutShipping(stored as SourceOrder)).toBe(false);
+    // The same with the addresses sent as null.
+    const nulls = { ...pos, shipping_address: null, billing_address: null };
+    expect(soldWithoutShipping(normalized(nulls))).toBe(true);
+    // Something ships (delivery or local pickup): an address is missing, not unneeded.
+    const pickup = { ...nulls, shipping_lines: base().shipping_lines };
+    expect(soldWithoutShipping(normalized(pickup))).toBe(false);
+    // Addresses whose fields Shopify withheld (protected customer data) are still addresses.
+    const withheld = {
+      ...pos,
+      billing_address: { ...base().billing_address, address1: null, name: null },
+    };
+    expect(soldWithoutShipping(normalized(withheld))).toBe(false);
+    expect(soldWithoutShipping(normalized(base()))).toBe(false);
   });
 
   it("marks an order with the protection variant as protected", () => {
