@@ -1,4 +1,4 @@
-import { and, count, eq, getTableColumns, isNull, ne, or } from "drizzle-orm";
+import { and, count, eq, getTableColumns, isNull, ne, notExists, or, sql } from "drizzle-orm";
 import { type Db, reachable, writeTogether } from "./database.ts";
 import type { shops } from "./schema.ts";
 
@@ -190,13 +190,20 @@ export class ShopRepository {
     return row?.n ?? 0;
   }
 
-  /** How many orders were kept out of the provider for the reason. */
+  /**
+   * How many orders are kept out of the provider for the reason: one sent since (an address
+   * added in Shopify, the test-order setting turned on) no longer counts.
+   */
   async countKeptOut(shop: string, reason: KeptOutReason): Promise<number> {
-    const { skippedTestOrders: t } = this.db.t;
+    const { skippedTestOrders: t, orderLinks } = this.db.t;
+    const sent = this.db.orm
+      .select({ one: sql`1` })
+      .from(orderLinks)
+      .where(and(eq(orderLinks.shop, t.shop), eq(orderLinks.sourceOrderId, t.sourceOrderId)));
     const [row] = await this.db.orm
       .select({ n: count() })
       .from(t)
-      .where(and(eq(t.shop, shop), eq(t.reason, reason)));
+      .where(and(eq(t.shop, shop), eq(t.reason, reason), notExists(sent)));
     return row?.n ?? 0;
   }
 

@@ -242,6 +242,8 @@ describe("order shapes, end to end", () => {
     expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(sale.id)))?.lastResult).toBe(
       "synced",
     );
+    // Sent now: no longer counted as kept out.
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(0);
   });
 
   it("still dead-letters an order without an address that has a shipping line, or that the provider already has", async () => {

@@ -364,6 +364,46 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
     expect(await shops.statusOf("a.myshopify.com")).toBe("uninstalled");
   });
 
+  it("finds an order kept out by its ID or name, and counts by reason those not sent since", async () => {
+    const shops = new ShopRepository(db);
+    const links = createLinkRepository(db);
+    const shop = "a.myshopify.com";
+    await shops.markKeptOut(shop, "7001", "#1001", "test");
+    await shops.markKeptOut(shop, "7002", "#1002", "no-address");
+    await shops.markKeptOut(shop, "7003", "#1003", "no-address");
+    // A row of a connector that kept no names, found by its ID only.
+    await db.orm
+      .insert(db.t.skippedTestOrders)
+      .values({ shop, sourceOrderId: "7004", skippedAt: "2026-11-01T00:00:00Z" });
+    expect(await shops.keptOutOrder(shop, "#1002")).toMatchObject({
+      sourceOrderId: "7002",
+      orderName: "#1002",
+      reason: "no-address",
+    });
+    expect(await shops.keptOutOrder(shop, "1001")).toMatchObject({ sourceOrderId: "7001" });
+    expect(await shops.keptOutOrder(shop, "7004")).toMatchObject({
+      orderName: null,
+      reason: "test",
+    });
+    expect(await shops.keptOutOrder("b.myshopify.com", "#1002")).toBeNull();
+    expect(await shops.countKeptOutWithoutName(shop)).toBe(1);
+    expect(await shops.countKeptOut(shop, "test")).toBe(2);
+    expect(await shops.countKeptOut(shop, "no-address")).toBe(2);
+    // An address added in Shopify, the order sent: it no longer counts as kept out.
+    await links.recordOrderCreated({
+      shop,
+      sourceOrderId: "7003",
+      key: "createOrder",
+      storeId: 1001,
+      providerBaseUrl: "http://provider.test/v1",
+      orderId: 11,
+      orderHash: "h",
+      orderName: "#1003",
+      lineItems: [{ sourceLineItemId: "a", lineItemId: 110, hash: "la" }],
+    });
+    expect(await shops.countKeptOut(shop, "no-address")).toBe(1);
+  });
+
   it("counts failures of orders the provider does not have yet", async () => {
     const links = createLinkRepository(db);
     await links.markFailed("a.myshopify.com", "6001", "dead-lettered", {
