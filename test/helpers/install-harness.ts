@@ -88,6 +88,8 @@ export async function startInstallHarness(
     staging?: SandboxOptions;
     /** The stand-in Shopify's expiring offline token life (`expires_in`, default 3600). */
     shopifyTokenTtlSeconds?: number;
+    /** The stand-in Shopify's clock (token expiry, the 2027 deadline); Date.now when unset. */
+    shopifyNow?: () => number;
     /**
      * The stand-in delivers shopify.app.toml's app-specific subscriptions (as after `shopify app
      * deploy`) and the connector runs with SHOPIFY_WEBHOOKS=app.
@@ -114,6 +116,7 @@ export async function startInstallHarness(
       ? { appSubscriptions: appSubscriptionsFromToml(APP_TOML, appUrl) }
       : {}),
     ...(options.shopifyTokenTtlSeconds ? { tokenTtlSeconds: options.shopifyTokenTtlSeconds } : {}),
+    ...(options.shopifyNow ? { now: options.shopifyNow } : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), "connector-install-"));
   const dbPath = join(dir, "connector.sqlite");

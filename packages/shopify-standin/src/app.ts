@@ -38,6 +38,11 @@ export interface ShopifyStandInOptions {
    * made absolute): every shop's events are delivered to them, besides the shop's own.
    */
   appSubscriptions?: AppSubscription[];
+  /**
+   * The stand-in's clock (epoch ms, default Date.now): token and refresh-token expiry, the
+   * migration's 7 days and the 2027-01-01 end of non-expiring tokens are read from it.
+   */
+  now?: () => number;
 }
 
 export interface UpsertOrderOptions {
@@ -71,7 +76,7 @@ const INVALID_TOKEN =
  * delivery, and a control API under `/_standin` to change a shop's orders.
  */
 export function createShopifyStandInApp(options: ShopifyStandInOptions): ShopifyStandInApp {
-  const state = new ShopifyStandInState();
+  const state = new ShopifyStandInState(options.now);
   for (const { shop, ...install } of options.shops ?? []) state.installShop(shop, install);
   const schema = buildStandInSchema(STAND_IN_MODULES);
   const apiVersion = options.apiVersion ?? "2026-10";

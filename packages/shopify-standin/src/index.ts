@@ -29,10 +29,14 @@ export {
 } from "./schema/index.ts";
 export {
   type Delivery,
+  MIGRATION_RECOVERY_MS,
+  NON_EXPIRING_REFUSED_FROM,
   RECENT_ORDERS_WINDOW_MS,
+  REFRESH_TOKEN_TTL_MS,
   type RestOrder,
   type ShopInstallOptions,
   ShopifyStandInState,
+  type StandInClock,
   StandInShop,
   type WebhookSubscription,
 } from "./state.ts";
