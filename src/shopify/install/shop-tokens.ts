@@ -77,7 +77,8 @@ export class ShopTokens {
   /** The token to use now: refreshed first when its refresh time has come. */
   async current(shopDomain: string): Promise<string | null> {
     const shop = await this.#d.shops.getShop(shopDomain);
-    if (!shop) return null;
+    // Refused once: no call goes to Shopify until the merchant reopens the app.
+    if (!shop || shop.pausedReason === REINSTALL_NEEDED) return null;
     const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
     if (due && shop.refreshTokenSealed) return this.refresh(shopDomain, this.#open(shop));
     return this.#open(shop);
@@ -100,6 +101,11 @@ export class ShopTokens {
       const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
       if (token !== stale && !due) return token;
       if (!shop.refreshTokenSealed) return token;
+      // Its 90 days are over (the shop was idle): Shopify would refuse it; no need to ask.
+      if (shop.refreshTokenExpiresAt && Date.parse(shop.refreshTokenExpiresAt) <= Date.now()) {
+        await this.#refused(shop.shop, "the refresh token's 90 days are over");
+        return null;
+      }
       if ((await this.#d.redis.set(lock, owner, "PX", LOCK_MS, "NX")) === "OK") {
         try {
           return await this.#refreshNow(shop);
@@ -170,6 +176,16 @@ export class ShopTokens {
     return results;
   }
 
+  /** The refresh token is no longer accepted: the shop waits for the merchant (one line). */
+  async #refused(shop: string, why: string) {
+    this.#d.onRefresh?.("refused");
+    await this.#d.shops.setStatus(shop, "paused", REINSTALL_NEEDED);
+    this.#d.logger.warn(
+      { shop, why },
+      "Shopify no longer accepts the shop's refresh token: shop paused until the merchant opens the app from the Shopify admin",
+    );
+  }
+
   async #refreshNow(shop: ShopRecord): Promise<string | null> {
     const refreshToken = this.#d.secrets.open(
       shop.refreshTokenSealed as string,
@@ -193,9 +209,7 @@ export class ShopTokens {
       // 400/401 from the token endpoint: the refresh token is no longer accepted.
       const status = error instanceof HttpResponseError ? error.response.code : undefined;
       if (status === 400 || status === 401) {
-        this.#d.onRefresh?.("refused");
-        await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
-        log.warn({ status }, "Shopify refused the refresh token: shop paused, reinstall needed");
+        await this.#refused(shop.shop, `Shopify answered ${status}`);
         return null;
       }
       // A lost or failed answer: the refresh token used stays valid, the next call tries again.
