@@ -85,10 +85,15 @@ export class ShopTokens {
   }
 
   /**
-   * Refreshes the shop's token, unless another process already replaced `stale` with a token
-   * that is not due. Answers the token to use.
+   * Refreshes the shop's token (migrates a non-expiring one), unless another process already
+   * replaced `stale` with a token that is not due. Answers the token to use, or null when
+   * Shopify refused (the shop is then paused with REINSTALL_NEEDED).
    */
-  async refresh(shopDomain: string, stale: string | null): Promise<string | null> {
+  async refresh(
+    shopDomain: string,
+    stale: string | null,
+    migrationAttempts = 3,
+  ): Promise<string | null> {
     const lock = `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
     const owner = randomUUID();
     const deadline = Date.now() + LOCK_MS * 2;
@@ -100,7 +105,18 @@ export class ShopTokens {
       const token = this.#open(shop);
       const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
       if (token !== stale && !due) return token;
-      if (!shop.refreshTokenSealed) return token;
+      if (!shop.refreshTokenSealed) {
+        if (!shop.accessTokenSealed) return null;
+        if ((await this.#d.redis.set(lock, owner, "PX", LOCK_MS, "NX")) === "OK") {
+          try {
+            return await this.#migrateNow(shop, migrationAttempts);
+          } finally {
+            await releaseLock(this.#d.redis, lock, owner);
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
       // Its 90 days are over (the shop was idle): Shopify would refuse it; no need to ask.
       if (shop.refreshTokenExpiresAt && Date.parse(shop.refreshTokenExpiresAt) <= Date.now()) {
         await this.#refused(shop.shop, "the refresh token's 90 days are over");
@@ -120,34 +136,41 @@ export class ShopTokens {
 
   /**
    * Exchanges a shop's non-expiring offline token for an expiring one (Shopify refuses
-   * non-expiring tokens from 2027-01-01). A lost answer is retried: the original token stays
-   * good for the exchange for 7 days. Answers whether the shop now holds an expiring token.
+   * non-expiring tokens from 2027-01-01), under the shop's refresh lock. Answers whether the
+   * shop now holds an expiring token.
    */
   async migrate(shopDomain: string, attempts = 3): Promise<boolean> {
+    const shop = await this.#d.shops.getShop(shopDomain);
+    if (!shop?.accessTokenSealed || shop.status === "uninstalled") return false;
+    if (shop.refreshTokenSealed) return true;
+    return (await this.refresh(shopDomain, this.#open(shop), attempts)) !== null;
+  }
+
+  /**
+   * The exchange itself. Once Shopify has answered, the original token no longer works for the
+   * Admin API, so a lost answer is retried with it (Shopify answers the same pair for 7 days):
+   * here a few times, then on the next use of the shop. A refusal pauses the shop.
+   */
+  async #migrateNow(shop: ShopRecord, attempts: number): Promise<string | null> {
+    const log = this.#d.logger.child({ shop: shop.shop });
     for (let attempt = 1; ; attempt++) {
-      const shop = await this.#d.shops.getShop(shopDomain);
-      if (!shop?.accessTokenSealed || shop.status === "uninstalled") return false;
-      if (shop.refreshTokenSealed) return true;
       try {
         const { session } = await this.#d.shopify.auth.migrateToExpiringToken({
           shop: shop.shop,
           nonExpiringOfflineAccessToken: this.#open(shop) as string,
         });
         await this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
-        this.#d.logger.info(
-          { shop: shop.shop },
-          "non-expiring Shopify token migrated to an expiring one",
-        );
-        return true;
+        log.info("non-expiring Shopify token migrated to an expiring one");
+        return session.accessToken ?? null;
       } catch (error) {
         const status = error instanceof HttpResponseError ? error.response.code : undefined;
         if (status === 400 || status === 401) {
           await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
-          this.#d.logger.warn(
-            { shop: shop.shop, status },
-            "Shopify refused the token migration: shop paused, reinstall needed",
+          log.warn(
+            { status },
+            "Shopify refused the token migration: shop paused until the merchant opens the app from the Shopify admin",
           );
-          return false;
+          return null;
         }
         if (attempt >= attempts) throw error;
         await new Promise((resolve) => setTimeout(resolve, 500 * attempt));

@@ -1,8 +1,16 @@
-import { mintSessionToken, REFRESH_TOKEN_TTL_MS } from "@connector/shopify-standin";
+import {
+  mintSessionToken,
+  NON_EXPIRING_REFUSED_FROM,
+  REFRESH_TOKEN_TTL_MS,
+} from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../../src/cli/webhook-command.ts";
+import { sealedFor } from "../../../src/lib/secret-box.ts";
 import { createDeadLetters } from "../../../src/ops/dead-letters.ts";
+import { RECONNECT_HINT, ShopifyTokenError } from "../../../src/shopify/admin-client.ts";
+import { AWAITING_SETTINGS } from "../../../src/shopify/install/index.ts";
 import { REINSTALL_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
+import { captureLogs } from "../../helpers/captured-logs.ts";
 import { runCli } from "../../helpers/cli.ts";
 import {
   APP_KEY,
@@ -23,11 +31,31 @@ const HOST = Buffer.from("admin.shopify.com/store/idle-shop").toString("base64")
 const PROVIDER = { clientId: "lapse-client", clientSecret: "lapse-secret-1", stores: [1001] };
 const KEYS = { apiKey: APP_KEY, apiSecret: APP_SECRET };
 
+/** Every token the stand-in hands out: non-expiring, expiring access and refresh tokens. */
+const ANY_TOKEN = /shp(?:at|rt)_[0-9a-z_]+/;
+
 let h: InstallHarness | undefined;
+let logs: ReturnType<typeof captureLogs> | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
+  // No line of any test here names a token, at debug level.
+  const text = logs?.read() ?? "";
+  logs?.remove();
+  logs = undefined;
+  expect(text.match(ANY_TOKEN)).toBeNull();
 });
+
+/** The connector with the stand-in Shopify, its log lines kept (debug level) to be scanned. */
+async function harnessWith(options: Parameters<typeof startInstallHarness>[0] = {}) {
+  logs = captureLogs("token-lapse");
+  h = await startInstallHarness({
+    ...options,
+    logDestination: logs.destination,
+    env: { LOG_LEVEL: "debug", ...options.env },
+  });
+  return h;
+}
 
 /** The stand-in Shopify's clock: real time plus whatever the test has moved it on by. */
 function shopifyClock() {
@@ -36,13 +64,12 @@ function shopifyClock() {
 }
 
 async function configuredShop(options: { now: () => number }) {
-  h = await startInstallHarness({
+  const harness = await harnessWith({
     workers: true,
     provider: PROVIDER,
     shopifyNow: options.now,
     env: { PROVIDER_RATE_LIMIT: "100000" },
   });
-  const harness = h;
   const { jar } = await harness.install(SHOP);
   const form = (path: string, body: Record<string, string>) => harness.postForm(path, body, jar);
   await form("/settings/provider", {
@@ -116,7 +143,8 @@ describe("a shop whose refresh token expired while it was idle", () => {
       .poll(async () => (await deadLetters.list({ shop: SHOP })).total, { timeout: 20_000 })
       .toBe(2);
     for (const entry of (await deadLetters.list({ shop: SHOP })).entries) {
-      expect(entry.reason).toContain("open the app from the Shopify admin");
+      expect(entry.reason).toContain(RECONNECT_HINT);
+      expect(entry.reason).not.toMatch(ANY_TOKEN);
     }
     // One refused refresh, not a storm.
     expect(standIn.refusedRefreshes).toBe(1);
@@ -131,6 +159,9 @@ describe("a shop whose refresh token expired while it was idle", () => {
     const list = await runCli(harness.ctx, ["shops", "list", "--json"]);
     expect(list.code).toBe(0);
     expect(list.stdout).toContain(REINSTALL_NEEDED);
+    const dlq = await runCli(harness.ctx, ["dlq", "list", "--shop", SHOP, "--json"]);
+    expect(dlq.stdout).toContain(RECONNECT_HINT);
+    for (const out of [status, list, dlq]) expect(out.stdout + out.stderr).not.toMatch(ANY_TOKEN);
 
     // The merchant opens the app in the Shopify admin: a new pair, and what waited goes through.
     const q = new URLSearchParams({
@@ -151,3 +182,95 @@ describe("a shop whose refresh token expired while it was idle", () => {
     expect(standIn.refusedRefreshes).toBe(1);
   });
 });
+
+const SHOP_QUERY = "query { shop { currencyCode } }";
+
+describe("answers Shopify acted on but the connector never got", () => {
+  it("retries a refresh whose connection was reset after Shopify rotated, and keeps the shop", async () => {
+    const harness = await harnessWith();
+    await harness.install(SHOP);
+    const standIn = harness.standIn.state.shop(SHOP);
+    if (!standIn) throw new Error("not installed");
+    await harness.ctx.shops.updateSettings(SHOP, {
+      accessTokenRefreshAt: new Date(Date.now() - 1).toISOString(),
+    });
+    standIn.resetRefreshAnswers = 1;
+    const admin = async () =>
+      harness.ctx.shopifyAdmin.for((await harness.ctx.shops.getShop(SHOP)) ?? never());
+    const lost = await (await admin()).request(SHOP_QUERY).catch((error: Error) => error);
+    expect(lost).toBeInstanceOf(Error);
+    expect(String((lost as Error).message)).not.toMatch(ANY_TOKEN);
+    // Shopify rotated; the refresh token the connector still holds stays valid until the new
+    // one is used: the next call refreshes with it and works.
+    expect((await (await admin()).request(SHOP_QUERY)).data).toMatchObject({
+      shop: { currencyCode: "USD" },
+    });
+    expect(standIn.refreshes).toBe(2);
+    expect(standIn.refusedRefreshes).toBe(0);
+    // Still waiting for its provider settings only, not for the merchant to reconnect.
+    expect((await harness.ctx.shops.getShop(SHOP))?.pausedReason).toBe(AWAITING_SETTINGS);
+  });
+});
+
+describe("shops still on a non-expiring token", () => {
+  const LEGACY = "legacy-shop.myshopify.com";
+
+  async function legacyShop(now?: () => number) {
+    const harness = await harnessWith(now ? { shopifyNow: now } : {});
+    const standIn = harness.standIn.state.installShop(LEGACY);
+    await harness.ctx.shops.upsertShop(LEGACY, {
+      accessTokenSealed: harness.ctx.secrets.seal(
+        standIn.accessToken,
+        sealedFor.shopifyAccessToken(LEGACY),
+      ),
+      installedAt: new Date().toISOString(),
+      status: "active",
+    });
+    const admin = async () =>
+      harness.ctx.shopifyAdmin.for((await harness.ctx.shops.getShop(LEGACY)) ?? never());
+    return { harness, standIn, admin };
+  }
+
+  it("recovers a migration whose every answer was lost on the shop's next use", async () => {
+    const { harness, standIn, admin } = await legacyShop();
+    // Each exchange happens at Shopify and its answer is lost: start-up's migration gives up.
+    standIn.resetRefreshAnswers = 3;
+    const results = await harness.ctx.shopTokens.migrateAll();
+    expect(results).toMatchObject([{ shop: LEGACY, result: "failed" }]);
+    expect(JSON.stringify(results)).not.toMatch(ANY_TOKEN);
+    expect(standIn.migrations).toBe(3);
+    // The original token no longer works for the Admin API; the next call recovers the pair
+    // by retrying the exchange with it (Shopify answers the same pair for 7 days).
+    expect((await (await admin()).request(SHOP_QUERY)).data).toMatchObject({
+      shop: { currencyCode: "USD" },
+    });
+    expect(standIn.migrations).toBe(4);
+    const shop = await harness.ctx.shops.getShop(LEGACY);
+    expect(shop?.refreshTokenSealed).not.toBeNull();
+    expect(shop?.pausedReason).toBeNull();
+    const token = harness.ctx.secrets.open(
+      shop?.accessTokenSealed ?? "",
+      sealedFor.shopifyAccessToken(LEGACY),
+    );
+    expect(token).toBe(standIn.migrated?.access);
+  });
+
+  it("pauses a shop Shopify no longer serves after 2027-01-01, once, with the reconnect state", async () => {
+    const { harness, standIn, admin } = await legacyShop(
+      () => NON_EXPIRING_REFUSED_FROM + 3_600_000,
+    );
+    await expect((await admin()).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
+    const shop = await harness.ctx.shops.getShop(LEGACY);
+    expect(shop?.status).toBe("paused");
+    expect(shop?.pausedReason).toBe(REINSTALL_NEEDED);
+    const unauthorized = harness.standIn.state.counters.unauthorized;
+    // Not a loop: the next call does not reach Shopify.
+    await expect((await admin()).request(SHOP_QUERY)).rejects.toThrow(RECONNECT_HINT);
+    expect(harness.standIn.state.counters.unauthorized).toBe(unauthorized);
+    expect(standIn.migrations).toBe(0);
+  });
+});
+
+function never(): never {
+  throw new Error("the shop is not stored");
+}
