@@ -5,6 +5,7 @@ import {
 } from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../../src/cli/webhook-command.ts";
+import { startSweepWorker } from "../../../src/jobs/sweep-worker.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
 import { createDeadLetters } from "../../../src/ops/dead-letters.ts";
 import { RECONNECT_HINT, ShopifyTokenError } from "../../../src/shopify/admin-client.ts";
@@ -215,8 +216,8 @@ describe("answers Shopify acted on but the connector never got", () => {
 describe("shops still on a non-expiring token", () => {
   const LEGACY = "legacy-shop.myshopify.com";
 
-  async function legacyShop(now?: () => number) {
-    const harness = await harnessWith(now ? { shopifyNow: now } : {});
+  async function legacyShop(now?: () => number, env: Record<string, string> = {}) {
+    const harness = await harnessWith({ ...(now ? { shopifyNow: now } : {}), env });
     const standIn = harness.standIn.state.installShop(LEGACY);
     await harness.ctx.shops.upsertShop(LEGACY, {
       accessTokenSealed: harness.ctx.secrets.seal(
@@ -230,6 +231,34 @@ describe("shops still on a non-expiring token", () => {
       harness.ctx.shopifyAdmin.for((await harness.ctx.shops.getShop(LEGACY)) ?? never());
     return { harness, standIn, admin };
   }
+
+  it("migrates a shop start-up left on its non-expiring token at its next sweep", async () => {
+    const { harness, standIn } = await legacyShop(undefined, { RECONCILE_INTERVAL_MS: "200" });
+    // The worker role's sweep worker; start-up's migration never ran (or failed) for the shop.
+    const sweeps = await startSweepWorker(harness.ctx);
+    try {
+      await expect
+        .poll(async () => (await harness.ctx.shops.getShop(LEGACY))?.refreshTokenSealed ?? null, {
+          timeout: 20_000,
+        })
+        .not.toBeNull();
+      expect(standIn.migrations).toBe(1);
+      const shop = await harness.ctx.shops.getShop(LEGACY);
+      expect(shop?.status).toBe("active");
+      // The pair it stored is the one Shopify issued: the shop's next calls work.
+      expect(
+        standIn.acceptsToken(
+          harness.ctx.secrets.open(
+            shop?.accessTokenSealed ?? "",
+            sealedFor.shopifyAccessToken(LEGACY),
+          ),
+        ),
+      ).toBe(true);
+    } finally {
+      await sweeps.scheduler.queue.obliterate({ force: true });
+      await sweeps.close();
+    }
+  });
 
   it("recovers a migration whose every answer was lost on the shop's next use", async () => {
     const { harness, standIn, admin } = await legacyShop();
