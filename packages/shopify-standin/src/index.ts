@@ -38,6 +38,7 @@ export {
   ShopifyStandInState,
   type StandInClock,
   StandInShop,
+  type StandInTokenPolicy,
   type WebhookSubscription,
 } from "./state.ts";
 

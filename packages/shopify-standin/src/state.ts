@@ -38,13 +38,24 @@ export const RECENT_ORDERS_WINDOW_MS = 60 * 24 * 3_600_000;
 
 /** A refresh token lives 90 days (`refresh_token_expires_in`). */
 export const REFRESH_TOKEN_TTL_MS = 90 * 86_400_000;
-/** From this moment Shopify rejects Admin API calls made with non-expiring offline tokens. */
+/**
+ * From this moment Shopify rejects Admin API calls made with non-expiring offline tokens (and
+ * no longer migrates one never migrated). The stand-in applies it when asked
+ * (`nonExpiringRefusedFrom`), so that tests and demos on non-expiring tokens keep working.
+ */
 export const NON_EXPIRING_REFUSED_FROM = Date.parse("2027-01-01T00:00:00Z");
 /** A lost migration answer is recovered by retrying with the original token for 7 days. */
 export const MIGRATION_RECOVERY_MS = 7 * 86_400_000;
 
 /** The moment the stand-in lives in (epoch ms); tests move it to try expiries and deadlines. */
 export type StandInClock = () => number;
+
+/** When the stand-in's tokens end: its clock, and Shopify's end of non-expiring tokens. */
+export interface StandInTokenPolicy {
+  now: StandInClock;
+  /** Epoch ms (NON_EXPIRING_REFUSED_FROM for Shopify's); null: non-expiring tokens never end. */
+  nonExpiringRefusedFrom: number | null;
+}
 
 /** One installed shop: its token, orders, webhook subscriptions and cost bucket. */
 export class StandInShop {
@@ -95,8 +106,8 @@ export class StandInShop {
   constructor(
     readonly domain: string,
     options: ShopInstallOptions,
-    /** The stand-in's clock (token lives, refresh-token expiry, the 2027 deadline). */
-    readonly now: StandInClock = Date.now,
+    /** The stand-in's clock and deadline (token lives, refresh-token expiry, 2027). */
+    readonly policy: StandInTokenPolicy = { now: Date.now, nonExpiringRefusedFrom: null },
   ) {
     this.accessToken = options.accessToken ?? `shpat_${randomBytes(16).toString("hex")}`;
     this.scopes = options.scopes ?? ["read_orders", "read_all_orders", "read_fulfillments"];
@@ -104,14 +115,24 @@ export class StandInShop {
     this.catalog = { ...defaultCatalog(domain), ...options.catalog };
   }
 
+  /** The stand-in's moment (epoch ms). */
+  now(): number {
+    return this.policy.now();
+  }
+
+  /** Whether Shopify no longer takes non-expiring tokens at this moment. */
+  #pastNonExpiring(now: number): boolean {
+    const from = this.policy.nonExpiringRefusedFrom;
+    return from !== null && now >= from;
+  }
+
   /**
    * Whether an Admin API call with this token is accepted now. The non-expiring token works
-   * until it is migrated, and not at all from 2027-01-01.
+   * until it is migrated, and not at all past the deadline (2027-01-01) when one is set.
    */
   acceptsToken(token: string, now = this.now()): boolean {
     if (token === "" || this.uninstalled) return false;
-    if (token === this.accessToken)
-      return this.migrated === null && now < NON_EXPIRING_REFUSED_FROM;
+    if (token === this.accessToken) return this.migrated === null && !this.#pastNonExpiring(now);
     const expiresAt = this.expiringTokens.get(token);
     return expiresAt !== undefined && expiresAt > now;
   }
@@ -153,7 +174,7 @@ export class StandInShop {
       this.expiringTokens.set(access, now + ttlSeconds * 1000);
       return { access, refresh };
     }
-    if (now >= NON_EXPIRING_REFUSED_FROM) return null;
+    if (this.#pastNonExpiring(now)) return null;
     const issued = this.issueExpiring(ttlSeconds);
     this.migrated = { at: now, ...issued, recoverable: true };
     return issued;
@@ -214,12 +235,12 @@ export class ShopifyStandInState {
   readonly counters = { graphqlRequests: 0, throttled: 0, unauthorized: 0 };
 
   constructor(
-    /** The stand-in's clock; a test moves it (90 days on, past 2027-01-01) without waiting. */
-    readonly now: StandInClock = Date.now,
+    /** The stand-in's clock and deadline; a test moves the clock (90 days on) without waiting. */
+    readonly policy: StandInTokenPolicy = { now: Date.now, nonExpiringRefusedFrom: null },
   ) {}
 
   installShop(domain: string, options: ShopInstallOptions = {}): StandInShop {
-    const shop = new StandInShop(domain, options, this.now);
+    const shop = new StandInShop(domain, options, this.policy);
     this.shops.set(domain, shop);
     return shop;
   }

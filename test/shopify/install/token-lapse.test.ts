@@ -217,7 +217,11 @@ describe("shops still on a non-expiring token", () => {
   const LEGACY = "legacy-shop.myshopify.com";
 
   async function legacyShop(now?: () => number, env: Record<string, string> = {}) {
-    const harness = await harnessWith({ ...(now ? { shopifyNow: now } : {}), env });
+    const harness = await harnessWith({
+      ...(now ? { shopifyNow: now } : {}),
+      shopifyNonExpiringRefusedFrom: NON_EXPIRING_REFUSED_FROM,
+      env,
+    });
     const standIn = harness.standIn.state.installShop(LEGACY);
     await harness.ctx.shops.upsertShop(LEGACY, {
       accessTokenSealed: harness.ctx.secrets.seal(
