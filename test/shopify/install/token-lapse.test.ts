@@ -186,6 +186,35 @@ describe("a shop whose refresh token expired while it was idle", () => {
 
 const SHOP_QUERY = "query { shop { currencyCode } }";
 
+describe("the merchant is the first to meet the lapse", () => {
+  it("reconnects the shop on the first page load in the Shopify admin", async () => {
+    const clock = shopifyClock();
+    const { harness } = await configuredShop(clock);
+    const standIn = harness.standIn.state.shop(SHOP);
+    if (!standIn) throw new Error("not installed at the stand-in");
+    // Ninety-one days nobody used the shop: both tokens ended at Shopify, and the access
+    // token's refresh time passed long ago.
+    clock.advance(REFRESH_TOKEN_TTL_MS + 86_400_000);
+    await harness.ctx.shops.updateSettings(SHOP, {
+      accessTokenRefreshAt: new Date(Date.now() - 1).toISOString(),
+    });
+    const q = new URLSearchParams({
+      embedded: "1",
+      shop: SHOP,
+      host: HOST,
+      id_token: await mintSessionToken(SHOP, KEYS),
+    });
+    const page = await harness.get(`/settings?${q.toString()}`);
+    expect(page.status).toBe(200);
+    const text = (await page.text()).replace(/\s+/g, " ");
+    expect(text).toContain("Orders are syncing to the provider.");
+    expect(text).not.toContain("Open the app again from your Shopify admin");
+    expect(text).not.toContain("did not return your products and locations");
+    expect((await harness.ctx.shops.getShop(SHOP))?.status).toBe("active");
+    expect(standIn.refusedRefreshes).toBe(1);
+  });
+});
+
 describe("answers Shopify acted on but the connector never got", () => {
   it("retries a refresh whose connection was reset after Shopify rotated, and keeps the shop", async () => {
     const harness = await harnessWith();
@@ -262,6 +291,19 @@ describe("shops still on a non-expiring token", () => {
       await sweeps.scheduler.queue.obliterate({ force: true });
       await sweeps.close();
     }
+  });
+
+  it("gives the shop an expiring token when the merchant opens the app", async () => {
+    const { harness, standIn } = await legacyShop();
+    const q = new URLSearchParams({
+      embedded: "1",
+      shop: LEGACY,
+      host: Buffer.from("admin.shopify.com/store/legacy-shop").toString("base64"),
+      id_token: await mintSessionToken(LEGACY, KEYS),
+    });
+    expect((await harness.get(`/settings?${q.toString()}`)).status).toBe(200);
+    expect(standIn.tokenExchanges).toBe(1);
+    expect((await harness.ctx.shops.getShop(LEGACY))?.refreshTokenSealed).not.toBeNull();
   });
 
   it("recovers a migration whose every answer was lost on the shop's next use", async () => {
