@@ -138,6 +138,7 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
       }
       const issued = standInShop.issueExpiring(options.tokenTtlSeconds, used);
       standInShop.refreshes++;
+      await standInShop.heldAnswer();
       const lost = loseAnswer(c, standInShop);
       if (lost) return lost;
       return c.json(expiringAnswer(issued, standInShop, options.tokenTtlSeconds));

@@ -85,6 +85,24 @@ export class StandInShop {
   dropRefreshAnswers = 0;
   /** Refresh and migration answers to compute and then lose by resetting the connection. */
   resetRefreshAnswers = 0;
+  /**
+   * Refresh answers to compute and then hold until `releaseRefreshAnswers()` (a slow Shopify:
+   * the rotation has happened, the answer is still on its way).
+   */
+  holdRefreshAnswers = 0;
+  readonly #held: (() => void)[] = [];
+
+  /** Waits, when asked to, before a refresh answer leaves. */
+  async heldAnswer(): Promise<void> {
+    if (this.holdRefreshAnswers <= 0) return;
+    this.holdRefreshAnswers--;
+    await new Promise<void>((resolve) => this.#held.push(resolve));
+  }
+
+  /** Lets every held refresh answer go. */
+  releaseRefreshAnswers(): void {
+    for (const release of this.#held.splice(0)) release();
+  }
   /** Refresh grants answered (or lost after rotating), and refused. */
   refreshes = 0;
   refusedRefreshes = 0;

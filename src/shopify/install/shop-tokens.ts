@@ -59,6 +59,8 @@ export interface ShopTokensDeps {
   logger: Logger;
   /** Told each refresh's outcome (the token refresh counter). */
   onRefresh?: (outcome: "ok" | "refused" | "failed") => void;
+  /** How long one process may hold a shop's refresh (default 15 s; tests shorten it). */
+  lockMs?: number;
 }
 
 export class ShopTokens {
@@ -96,7 +98,8 @@ export class ShopTokens {
   ): Promise<string | null> {
     const lock = `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
     const owner = randomUUID();
-    const deadline = Date.now() + LOCK_MS * 2;
+    const lockMs = this.#d.lockMs ?? LOCK_MS;
+    const deadline = Date.now() + lockMs * 2;
     while (Date.now() < deadline) {
       const shop = await this.#d.shops.getShop(shopDomain);
       if (!shop || shop.status === "uninstalled") return null;
@@ -107,7 +110,7 @@ export class ShopTokens {
       if (token !== stale && !due) return token;
       if (!shop.refreshTokenSealed) {
         if (!shop.accessTokenSealed) return null;
-        if ((await this.#d.redis.set(lock, owner, "PX", LOCK_MS, "NX")) === "OK") {
+        if ((await this.#d.redis.set(lock, owner, "PX", lockMs, "NX")) === "OK") {
           try {
             return await this.#migrateNow(shop, migrationAttempts);
           } finally {
@@ -122,7 +125,7 @@ export class ShopTokens {
         await this.#refused(shop.shop, "the refresh token's 90 days are over");
         return null;
       }
-      if ((await this.#d.redis.set(lock, owner, "PX", LOCK_MS, "NX")) === "OK") {
+      if ((await this.#d.redis.set(lock, owner, "PX", lockMs, "NX")) === "OK") {
         try {
           return await this.#refreshNow(shop);
         } finally {
@@ -220,6 +223,15 @@ export class ShopTokens {
         shop: shop.shop,
         refreshToken,
       });
+      // An answer slower than the lock: another process has refreshed meanwhile and stored a
+      // newer pair. Writing this one over it would keep a refresh token Shopify may already
+      // have replaced; theirs is kept, and used.
+      const latest = await this.#d.shops.getShop(shop.shop);
+      if (latest && latest.refreshTokenSealed !== shop.refreshTokenSealed) {
+        log.warn("a refresh answered after another process stored a newer token; keeping that one");
+        this.#d.onRefresh?.("ok");
+        return this.#open(latest);
+      }
       // Stored before anything uses it: a crash after this line loses nothing.
       await this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
       log.info(

@@ -6,11 +6,12 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../../src/cli/webhook-command.ts";
 import { startSweepWorker } from "../../../src/jobs/sweep-worker.ts";
+import { createLogger } from "../../../src/lib/logger.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
 import { createDeadLetters } from "../../../src/ops/dead-letters.ts";
 import { RECONNECT_HINT, ShopifyTokenError } from "../../../src/shopify/admin-client.ts";
 import { AWAITING_SETTINGS } from "../../../src/shopify/install/index.ts";
-import { REINSTALL_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
+import { REINSTALL_NEEDED, ShopTokens } from "../../../src/shopify/install/shop-tokens.ts";
 import { captureLogs } from "../../helpers/captured-logs.ts";
 import { runCli } from "../../helpers/cli.ts";
 import {
@@ -239,6 +240,50 @@ describe("answers Shopify acted on but the connector never got", () => {
     expect(standIn.refusedRefreshes).toBe(0);
     // Still waiting for its provider settings only, not for the merchant to reconnect.
     expect((await harness.ctx.shops.getShop(SHOP))?.pausedReason).toBe(AWAITING_SETTINGS);
+  });
+});
+
+describe("two processes refreshing one shop", () => {
+  it("keeps the newer pair when a refresh answers after its lock ran out", async () => {
+    const harness = await harnessWith();
+    await harness.install(SHOP);
+    const standIn = harness.standIn.state.shop(SHOP);
+    if (!standIn) throw new Error("not installed");
+    const makeDue = () =>
+      harness.ctx.shops.updateSettings(SHOP, {
+        accessTokenRefreshAt: new Date(Date.now() - 1).toISOString(),
+      });
+    await makeDue();
+    // Two worker processes' token keepers on the same database and Redis, with a short lock.
+    const tokens = () =>
+      new ShopTokens({
+        shopify: harness.ctx.shopifyAdmin.shopify,
+        shops: harness.ctx.shops,
+        secrets: harness.ctx.secrets,
+        redis: harness.ctx.redis,
+        prefix: harness.ctx.prefix,
+        logger: createLogger("silent"),
+        lockMs: 300,
+      });
+    const [slow, fast] = [tokens(), tokens()];
+    // The first process's refresh reaches Shopify, which rotates, and its answer is held.
+    standIn.holdRefreshAnswers = 1;
+    const first = slow.current(SHOP);
+    await expect.poll(() => standIn.refreshes).toBe(1);
+    const lock = `${harness.ctx.prefix}:shopify-refresh:${SHOP}`;
+    await expect.poll(() => harness.ctx.redis.exists(lock)).toBe(0);
+    // Its lock ran out: the second process refreshes and stores its pair.
+    const second = await fast.current(SHOP);
+    expect(standIn.refreshes).toBe(2);
+    standIn.releaseRefreshAnswers();
+    // The late answer does not overwrite it: both use the stored, newer token.
+    expect(await first).toBe(second);
+    expect(standIn.acceptsToken(second ?? "")).toBe(true);
+    // And the stored refresh token is one Shopify still takes.
+    await makeDue();
+    expect(await fast.current(SHOP)).not.toBeNull();
+    expect(standIn.refusedRefreshes).toBe(0);
+    expect((await harness.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(REINSTALL_NEEDED);
   });
 });
 
