@@ -442,7 +442,7 @@ async function verifiedStore(
 function migrationNote(r: { result: "migrated" | "refused" | "failed"; reason?: string }): string {
   if (r.result === "migrated") return "";
   if (r.result === "refused") {
-    return ": Shopify refused the exchange; reinstall needed (the merchant opens the app from the Shopify admin)";
+    return ": Shopify refused the exchange; reconnect needed (the merchant opens the app from the Shopify admin)";
   }
   return `: Shopify's answer did not arrive (${r.reason ?? "no answer"}); each sweep of the shop tries again, or run this command again`;
 }

@@ -17,7 +17,7 @@ import { type OrderQueues, SYNC_PRIORITY_LEVELS } from "../queue/order-queues.ts
 import type { SettingsService } from "../settings/index.ts";
 import type { Shopify } from "../shopify/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
-import { REINSTALL_NEEDED, type ShopTokens } from "../shopify/install/shop-tokens.ts";
+import { needsReconnect, type ShopTokens } from "../shopify/install/shop-tokens.ts";
 import type { ShopRecord, ShopRepository } from "../store/index.ts";
 import type { AdminContext } from "./admin/admin-deps.ts";
 import { createAdminApp } from "./admin/index.ts";
@@ -180,7 +180,7 @@ export function createWebApp(
       shop.status === "uninstalled" ||
       shop.accessTokenSealed === null ||
       shop.refreshTokenSealed === null ||
-      shop.pausedReason === REINSTALL_NEEDED
+      needsReconnect(shop.pausedReason)
     )
       return false;
     // Shopify unreachable: the page loads with what is stored, as before.

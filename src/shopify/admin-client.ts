@@ -183,7 +183,7 @@ function graphqlSpanName(query: string): string {
 
 /**
  * What every failure only the merchant can fix by reopening the app says (the token errors and
- * the shop's "reinstall needed" pause): the reopening retries the dead letters that carry it.
+ * the shop's "reconnect needed" pause): the reopening retries the dead letters that carry it.
  */
 export const RECONNECT_HINT = "open the app from the Shopify admin";
 

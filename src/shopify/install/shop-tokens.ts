@@ -7,9 +7,22 @@ import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository, ShopSettingsInput } from "../../store/index.ts";
 import type { Shopify } from "../api.ts";
 
-/** What a shop whose refresh token Shopify refused needs (settings page and `status`). */
-export const REINSTALL_NEEDED =
+/**
+ * Why a shop whose Shopify token no longer works is paused (`status`, `shops list`, the dead
+ * letters it causes): the merchant opens the app from the Shopify admin, which hands the app
+ * a new token. A reinstall is not needed (an uninstall would drop the shop's queued work).
+ */
+export const RECONNECT_NEEDED =
+  "reconnect needed: Shopify no longer accepts the app's token for this shop; open the app from the Shopify admin to sign in again";
+
+/** The same pause as earlier versions wrote it, still stored on their shops' rows. */
+export const EARLIER_RECONNECT_NEEDED =
   "reinstall needed: Shopify refused the app's refresh token; open the app from the Shopify admin to install it again";
+
+/** Whether the shop waits for the merchant to open the app again (either wording). */
+export function needsReconnect(reason: string | null | undefined): boolean {
+  return reason === RECONNECT_NEEDED || reason === EARLIER_RECONNECT_NEEDED;
+}
 
 /** Refresh this long before expiry at most, or at half a token's life when that is shorter. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
@@ -48,7 +61,7 @@ export function tokenColumns(
  * refresh per shop is in flight across every process (a Redis lock); the others wait for its
  * result. The new pair is stored before it is used, and Shopify keeps the refresh token used
  * valid until the new one is, so a refresh whose answer is lost is simply tried again. A refresh
- * token Shopify refuses pauses the shop with REINSTALL_NEEDED instead of retrying forever.
+ * token Shopify refuses pauses the shop with RECONNECT_NEEDED instead of retrying forever.
  */
 export interface ShopTokensDeps {
   shopify: Shopify;
@@ -80,7 +93,7 @@ export class ShopTokens {
   async current(shopDomain: string): Promise<string | null> {
     const shop = await this.#d.shops.getShop(shopDomain);
     // Refused once: no call goes to Shopify until the merchant reopens the app.
-    if (!shop || shop.pausedReason === REINSTALL_NEEDED) return null;
+    if (!shop || needsReconnect(shop.pausedReason)) return null;
     const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
     if (due && shop.refreshTokenSealed) return this.refresh(shopDomain, this.#open(shop));
     return this.#open(shop);
@@ -89,7 +102,7 @@ export class ShopTokens {
   /**
    * Refreshes the shop's token (migrates a non-expiring one), unless another process already
    * replaced `stale` with a token that is not due. Answers the token to use, or null when
-   * Shopify refused (the shop is then paused with REINSTALL_NEEDED).
+   * Shopify refused (the shop is then paused with RECONNECT_NEEDED).
    */
   async refresh(
     shopDomain: string,
@@ -104,7 +117,7 @@ export class ShopTokens {
       const shop = await this.#d.shops.getShop(shopDomain);
       if (!shop || shop.status === "uninstalled") return null;
       // Refused once: only a reinstall brings a new pair; asking again would be a silent loop.
-      if (shop.pausedReason === REINSTALL_NEEDED) return null;
+      if (needsReconnect(shop.pausedReason)) return null;
       const token = this.#open(shop);
       const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
       if (token !== stale && !due) return token;
@@ -168,7 +181,7 @@ export class ShopTokens {
       } catch (error) {
         const status = error instanceof HttpResponseError ? error.response.code : undefined;
         if (status === 400 || status === 401) {
-          await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
+          await this.#d.shops.setStatus(shop.shop, "paused", RECONNECT_NEEDED);
           log.warn(
             { status },
             "Shopify refused the token migration: shop paused until the merchant opens the app from the Shopify admin",
@@ -205,7 +218,7 @@ export class ShopTokens {
   /** The refresh token is no longer accepted: the shop waits for the merchant (one line). */
   async #refused(shop: string, why: string) {
     this.#d.onRefresh?.("refused");
-    await this.#d.shops.setStatus(shop, "paused", REINSTALL_NEEDED);
+    await this.#d.shops.setStatus(shop, "paused", RECONNECT_NEEDED);
     this.#d.logger.warn(
       { shop, why },
       "Shopify no longer accepts the shop's refresh token: shop paused until the merchant opens the app from the Shopify admin",

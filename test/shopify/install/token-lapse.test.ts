@@ -11,7 +11,7 @@ import { sealedFor } from "../../../src/lib/secret-box.ts";
 import { createDeadLetters } from "../../../src/ops/dead-letters.ts";
 import { RECONNECT_HINT, ShopifyTokenError } from "../../../src/shopify/admin-client.ts";
 import { AWAITING_SETTINGS } from "../../../src/shopify/install/index.ts";
-import { REINSTALL_NEEDED, ShopTokens } from "../../../src/shopify/install/shop-tokens.ts";
+import { RECONNECT_NEEDED, ShopTokens } from "../../../src/shopify/install/shop-tokens.ts";
 import { captureLogs } from "../../helpers/captured-logs.ts";
 import { runCli } from "../../helpers/cli.ts";
 import {
@@ -134,7 +134,7 @@ describe("a shop whose refresh token expired while it was idle", () => {
 
     await expect
       .poll(async () => (await harness.ctx.shops.getShop(SHOP))?.pausedReason, { timeout: 20_000 })
-      .toBe(REINSTALL_NEEDED);
+      .toBe(RECONNECT_NEEDED);
     // The backfill waits (paused) rather than failing or retrying against Shopify.
     await expect
       .poll(async () => (await harness.ctx.backfills.latest(SHOP))?.status, { timeout: 20_000 })
@@ -157,10 +157,10 @@ describe("a shop whose refresh token expired while it was idle", () => {
     );
     const status = await runCli(harness.ctx, ["status", "--json"]);
     expect(status.code).toBe(0);
-    expect(JSON.stringify(JSON.parse(status.stdout))).toContain(REINSTALL_NEEDED);
+    expect(JSON.stringify(JSON.parse(status.stdout))).toContain(RECONNECT_NEEDED);
     const list = await runCli(harness.ctx, ["shops", "list", "--json"]);
     expect(list.code).toBe(0);
-    expect(list.stdout).toContain(REINSTALL_NEEDED);
+    expect(list.stdout).toContain(RECONNECT_NEEDED);
     const dlq = await runCli(harness.ctx, ["dlq", "list", "--shop", SHOP, "--json"]);
     expect(dlq.stdout).toContain(RECONNECT_HINT);
     for (const out of [status, list, dlq]) expect(out.stdout + out.stderr).not.toMatch(ANY_TOKEN);
@@ -283,7 +283,7 @@ describe("two processes refreshing one shop", () => {
     await makeDue();
     expect(await fast.current(SHOP)).not.toBeNull();
     expect(standIn.refusedRefreshes).toBe(0);
-    expect((await harness.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(REINSTALL_NEEDED);
+    expect((await harness.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(RECONNECT_NEEDED);
   });
 });
 
@@ -390,7 +390,7 @@ describe("shops still on a non-expiring token", () => {
     await expect((await admin()).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
     const shop = await harness.ctx.shops.getShop(LEGACY);
     expect(shop?.status).toBe("paused");
-    expect(shop?.pausedReason).toBe(REINSTALL_NEEDED);
+    expect(shop?.pausedReason).toBe(RECONNECT_NEEDED);
     const unauthorized = harness.standIn.state.counters.unauthorized;
     // Not a loop: the next call does not reach Shopify.
     await expect((await admin()).request(SHOP_QUERY)).rejects.toThrow(RECONNECT_HINT);
