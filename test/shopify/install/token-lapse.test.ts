@@ -163,7 +163,18 @@ describe("a shop whose refresh token expired while it was idle", () => {
     expect(list.stdout).toContain(RECONNECT_NEEDED);
     const dlq = await runCli(harness.ctx, ["dlq", "list", "--shop", SHOP, "--json"]);
     expect(dlq.stdout).toContain(RECONNECT_HINT);
-    for (const out of [status, list, dlq]) expect(out.stdout + out.stderr).not.toMatch(ANY_TOKEN);
+    // A resync from the CLI reads the Admin API: one line with the cause and the fix.
+    const resync = await runCli(harness.ctx, ["resync", "--shop", SHOP, "--order", "1"], {
+      SHOPIFY_ADMIN_URL: harness.standIn.url,
+      SHOPIFY_API_KEY: harness.ctx.config.shopifyApiKey,
+      ENCRYPTION_KEY: harness.ctx.config.encryptionKey,
+    });
+    expect(resync.code).toBe(1);
+    expect(resync.stderr.trim()).toBe(
+      `connector: Shopify no longer accepts the app's token for ${SHOP}: ${RECONNECT_HINT} to reconnect it`,
+    );
+    for (const out of [status, list, dlq, resync])
+      expect(out.stdout + out.stderr).not.toMatch(ANY_TOKEN);
 
     // The merchant opens the app in the Shopify admin: a new pair, and what waited goes through.
     const q = new URLSearchParams({
