@@ -122,7 +122,8 @@ export function composeWebApp(
       async installed(session: Session) {
         const record = await connector.installer.install(session);
         await shopJobs.installed(session.shop);
-        await reconnected(session.shop);
+        // In the background: the merchant's page does not wait for the shop's backlog.
+        void reconnected(session.shop);
         return record;
       },
       async close() {
