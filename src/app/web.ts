@@ -9,11 +9,13 @@ import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
 import { readHeartbeats, startHeartbeat } from "../metrics/index.ts";
+import { createDeadLetters } from "../ops/dead-letters.ts";
 import { OrderQueues } from "../queue/order-queues.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
 import { type SettingsCatalogImports, SettingsService } from "../settings/index.ts";
+import { RECONNECT_HINT } from "../shopify/admin-client.ts";
 import type { Connector } from "./connector.ts";
 import { liveShareOf } from "./stores.ts";
 
@@ -40,6 +42,32 @@ export function composeWebApp(
     },
   );
   const shopJobs = createShopJobs(connector);
+  /**
+   * What waited for the shop's token goes on once the merchant has given a new one: the paused
+   * backfill, and the orders dead-lettered because Shopify refused the token (a shop that
+   * cannot sync yet keeps them, as a retry checks first).
+   */
+  const reconnected = async (shop: string) => {
+    const log = connector.logger.child({ component: "install", shop });
+    try {
+      await shopJobs.reconnected(shop);
+      const report = await createDeadLetters(connector).retryMatching({
+        shop,
+        reason: "config",
+        reasonIncludes: RECONNECT_HINT,
+      });
+      if (report.matched > 0)
+        log.info(
+          { retried: report.retried, skipped: report.skipped, failed: report.failed },
+          "orders that waited for the shop's token queued again",
+        );
+    } catch (error) {
+      log.warn(
+        { err: { message: (error as Error).message } },
+        "could not queue again what waited for the shop's token; retry it with connector dlq retry",
+      );
+    }
+  };
   // Read when scraped: the unfinished backfills and every role's newest heartbeat.
   connector.metrics.trackBackfills(() => connector.backfills.unfinished());
   connector.metrics.trackHeartbeats(() => readHeartbeats(connector.redis, prefix));
@@ -94,6 +122,8 @@ export function composeWebApp(
       async installed(session: Session) {
         const record = await connector.installer.install(session);
         await shopJobs.installed(session.shop);
+        // In the background: the merchant's page does not wait for the shop's backlog.
+        void reconnected(session.shop);
         return record;
       },
       async close() {

@@ -1,5 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
+import { ShopifyTokenError } from "../shopify/admin-client.ts";
 import {
   type AdminClientFactory,
   OrderSource,
@@ -90,6 +91,16 @@ export function createBackfillProcessor(deps: BackfillProcessorDeps) {
         throw new DelayedError();
       }
       const message = error instanceof Error ? error.message : String(error);
+      // Shopify refuses the shop's token: the backfill waits, from its cursor, for the merchant
+      // to open the app again (the reconnect resumes it); retrying before would only fail.
+      if (error instanceof ShopifyTokenError) {
+        await deps.backfills.setStatus(backfillId, "paused");
+        log.warn(
+          { err: { name: error.name, message } },
+          "backfill paused until the shop reconnects",
+        );
+        throw new UnrecoverableError(message);
+      }
       if (error instanceof ShopNotConnectedError || error instanceof ShopNotConfiguredError) {
         await deps.backfills.fail(backfillId, message);
         throw new UnrecoverableError(message);

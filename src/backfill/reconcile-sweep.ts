@@ -43,6 +43,12 @@ export interface SweepDeps extends OrderFeederDeps {
    */
   checkSubscriptions?: (shop: string) => Promise<unknown>;
   /**
+   * Exchanges the shop's non-expiring Shopify token for an expiring one (ShopTokens.migrate):
+   * a migration start-up could not make is tried again each sweep, well before Shopify stops
+   * taking non-expiring tokens (2027-01-01).
+   */
+  migrateToken?: (shop: string) => Promise<unknown>;
+  /**
    * Retention of the provider's event bodies: reduces the bodies older than the retention
    * period to their IDs and answers how many (the hourly `prune-provider-events` job).
    */
@@ -190,9 +196,23 @@ export function createSweepProcessor(deps: SweepDeps) {
       return { pruned };
     }
     if (job.name !== "sweep") return { skipped: `not a sweep job: ${job.name}` };
-    const shop = await deps.shops.getShop(job.data.shop);
+    let shop = await deps.shops.getShop(job.data.shop);
     if (shop?.status !== "active") return { skipped: "shop not active" };
     if (!shop.accessTokenSealed) return { skipped: "no Shopify access token" };
+    if (!shop.refreshTokenSealed && deps.migrateToken) {
+      try {
+        await deps.migrateToken(shop.shop);
+      } catch (error) {
+        // The token still reads the shop until Shopify makes the exchange; the next sweep retries.
+        deps.logger.warn(
+          { shop: shop.shop, err: { message: (error as Error).message } },
+          "non-expiring Shopify token not migrated yet; the next sweep tries again",
+        );
+      }
+      shop = await deps.shops.getShop(job.data.shop);
+      // Refused: paused, waiting for the merchant to open the app.
+      if (shop?.status !== "active") return { skipped: "shop not active" };
+    }
     if (deps.checkSubscriptions) {
       try {
         await deps.checkSubscriptions(shop.shop);

@@ -1,6 +1,7 @@
 import { HttpRequestError } from "@shopify/shopify-api";
 import { ConfigError } from "../config/env.ts";
 import { RegistrationsUnavailableError } from "../features/registrations/index.ts";
+import { ShopifyTokenError } from "../shopify/admin-client.ts";
 import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
 import { InputFileError } from "./input-file.ts";
 import { printable } from "./table.ts";
@@ -33,6 +34,8 @@ export function explainCliError(
         : `; locally, run the stand-in Shopify (npx connector shopify-standin), set SHOPIFY_ADMIN_URL to it for the connector and this command, and open ${context.appUrl ?? "http://localhost:3000"}/shopify/install?shop=${error.shop} (docs/products-csv.md, "Trying it on the demo shop")`;
     return { line: `connector: ${error.message}${local}`, code: 1 };
   }
+  // Only the merchant can fix it (by opening the app); the message says how, and no stack helps.
+  if (error instanceof ShopifyTokenError) return { line: `connector: ${error.message}`, code: 1 };
   if (error instanceof HttpRequestError) {
     return {
       line: `connector: Shopify could not be reached (${error.message}); in local development set SHOPIFY_ADMIN_URL to the stand-in Shopify (npx connector shopify-standin), in production check the network`,

@@ -249,9 +249,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       else if (results.length === 0) console.log("every shop already holds an expiring token");
       else {
         for (const r of results) {
-          console.log(
-            `${r.result} ${r.shop}${r.result === "refused" ? ": reinstall needed" : r.reason ? `: ${r.reason}` : ""}`,
-          );
+          console.log(`${r.result} ${r.shop}${migrationNote(r)}`);
         }
       }
       if (results.some((r) => r.result !== "migrated")) process.exitCode = 1;
@@ -446,4 +444,13 @@ async function verifiedStore(
     );
   }
   return store;
+}
+
+/** What an operator does about one shop's migration: nothing, wait for the merchant, or retry. */
+function migrationNote(r: { result: "migrated" | "refused" | "failed"; reason?: string }): string {
+  if (r.result === "migrated") return "";
+  if (r.result === "refused") {
+    return ": Shopify refused the exchange; reconnect needed (the merchant opens the app from the Shopify admin)";
+  }
+  return `: Shopify's answer did not arrive (${r.reason ?? "no answer"}); each sweep of the shop tries again, or run this command again`;
 }

@@ -26,6 +26,8 @@ export interface DeadLetterFilter {
   shop?: string | undefined;
   /** The entry's category (see FailureCategory). */
   reason?: string | undefined;
+  /** Only entries whose reason contains this text (a cause, such as a refused Shopify token). */
+  reasonIncludes?: string | undefined;
 }
 
 export interface DeadLetterPage {
@@ -120,7 +122,8 @@ export class DeadLetters {
     return entries.filter(
       (e) =>
         (!filter.shop || e.shop === filter.shop) &&
-        (!filter.reason || e.category === filter.reason),
+        (!filter.reason || e.category === filter.reason) &&
+        (!filter.reasonIncludes || e.reason.includes(filter.reasonIncludes)),
     );
   }
 
@@ -131,7 +134,7 @@ export class DeadLetters {
   ): Promise<DeadLetterPage> {
     const offset = Math.max(0, page.offset ?? 0);
     const limit = Math.min(500, Math.max(1, page.limit ?? 50));
-    if (!filter.reason) {
+    if (!filter.reason && !filter.reasonIncludes) {
       const ids = (await this.#ids(filter)).reverse();
       const entries = await this.#load(ids.slice(offset, offset + limit));
       return { total: ids.length, offset, limit, entries: entries.map(summarize) };

@@ -13,6 +13,7 @@ import {
 } from "../provider/index.ts";
 import type { DeadLetterData, FailureCategory, SyncJobData } from "../queue/jobs.ts";
 import { deadLetterId, LIVE_WAITER_PRIORITY, type OrderQueues } from "../queue/order-queues.ts";
+import { ShopifyTokenError } from "../shopify/admin-client.ts";
 import type {
   KeptOutReason,
   LinkRepository,
@@ -688,6 +689,9 @@ function classify(error: unknown): Terminal | null {
       `the provider does not know this order or store: ${error.message}`,
     );
   }
+  // Shopify refuses the shop's token: only the merchant reopening the app fixes it, and the
+  // reopening retries these entries; retrying before that would only fail again.
+  if (error instanceof ShopifyTokenError) return new Terminal("config", error.message);
   // The linked order answered as another Shopify order's: nothing more is written through it.
   if (error instanceof LinkMismatchError) {
     return new Terminal("link-mismatch", error.message);

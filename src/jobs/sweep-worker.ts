@@ -9,12 +9,15 @@ import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts"
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
+import type { ShopTokens } from "../shopify/install/shop-tokens.ts";
 import type { ProviderEventRepository } from "../store/index.ts";
 import { tracedJob } from "./traced-job.ts";
 
 /** What the sweep worker runs on: the processor's deps, the installer and its Redis. */
-export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions"> {
+export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions" | "migrateToken"> {
   installer: Pick<ShopInstaller, "checkSubscriptions">;
+  /** Migrates a shop still on a non-expiring Shopify token (each sweep until it is). */
+  shopTokens: Pick<ShopTokens, "migrate">;
   redis: RedisConnection;
   prefix: string;
   reconcileIntervalMs: number;
@@ -54,6 +57,7 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
     limiter: ctx.limiter,
     logger: ctx.logger.child({ component: "sweep-worker" }),
     checkSubscriptions: (shop) => ctx.installer.checkSubscriptions(shop),
+    migrateToken: (shop) => ctx.shopTokens.migrate(shop),
     onSwept: (shop, result) => ctx.metrics?.swept(shop.storeId, result),
     pruneProviderEvents: () =>
       ctx.providerEvents.pruneBodies(

@@ -17,7 +17,7 @@ import { type OrderQueues, SYNC_PRIORITY_LEVELS } from "../queue/order-queues.ts
 import type { SettingsService } from "../settings/index.ts";
 import type { Shopify } from "../shopify/index.ts";
 import { OAuthStateStore } from "../shopify/install/index.ts";
-import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
+import { needsReconnect, type ShopTokens } from "../shopify/install/shop-tokens.ts";
 import type { ShopRecord, ShopRepository } from "../store/index.ts";
 import type { AdminContext } from "./admin/admin-deps.ts";
 import { createAdminApp } from "./admin/index.ts";
@@ -53,6 +53,8 @@ export interface WebParts {
   claimsSettings: ClaimsSettings;
   /** The Registrations tab's events as the provider's webhooks reported them. */
   registrationEvents: RegistrationEvents;
+  /** The shop's Shopify token, refreshed when due: null when Shopify no longer accepts it. */
+  shopTokens: Pick<ShopTokens, "current">;
   /** Completes an install (OAuth callback or token exchange): the shop as stored. */
   installed(session: Session): Promise<ShopRecord>;
   /** Stops what the composition started for this app (queues, schedulers). */
@@ -166,12 +168,24 @@ export function createWebApp(
   const cookie = new ShopSessionCookie(ctx.config.encryptionKey, ctx.config.appUrl);
   const { installed } = ctx;
   const installLog = ctx.logger.child({ component: "install" });
-  /** A shop the connector has a working token for needs no exchange. */
-  const holdsToken = (shop: ShopRecord | null): shop is ShopRecord =>
-    shop !== null &&
-    shop.status !== "uninstalled" &&
-    shop.accessTokenSealed !== null &&
-    shop.pausedReason !== REINSTALL_NEEDED;
+  /**
+   * A shop the connector has a working expiring token for needs no exchange. A non-expiring
+   * one is exchanged when the merchant opens the app (Shopify refuses them from 2027-01-01),
+   * and a token whose refresh Shopify refuses now (the shop sat idle past the refresh token's
+   * 90 days) is replaced on this page load rather than after the page has failed.
+   */
+  const holdsToken = async (shop: ShopRecord | null): Promise<boolean> => {
+    if (
+      shop === null ||
+      shop.status === "uninstalled" ||
+      shop.accessTokenSealed === null ||
+      shop.refreshTokenSealed === null ||
+      needsReconnect(shop.pausedReason)
+    )
+      return false;
+    // Shopify unreachable: the page loads with what is stored, as before.
+    return (await ctx.shopTokens.current(shop.shop).catch(() => "unknown")) !== null;
+  };
   app.route(
     "/",
     oauthRoutes({
@@ -199,7 +213,9 @@ export function createWebApp(
       embedded: embeddedConfig(ctx.config.shopifyApiKey, ctx.config.env.SHOPIFY_ADMIN_URL),
       installByTokenExchange: async (shop, sessionToken) => {
         const known = await ctx.shops.getShop(shop);
-        if (holdsToken(known)) return { ok: true, shop: known };
+        if (known && (await holdsToken(known))) {
+          return { ok: true, shop: (await ctx.shops.getShop(shop)) ?? known };
+        }
         const log = installLog.child({ shop });
         try {
           const { session } = await shopify.auth.tokenExchange({

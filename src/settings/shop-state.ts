@@ -1,6 +1,6 @@
 import { CREDENTIALS_REFUSED } from "../engine/sync-processor.ts";
 import { AWAITING_SETTINGS } from "../shopify/install/index.ts";
-import { REINSTALL_NEEDED } from "../shopify/install/shop-tokens.ts";
+import { needsReconnect } from "../shopify/install/shop-tokens.ts";
 import type { ShopRecord } from "../store/index.ts";
 
 /**
@@ -27,7 +27,7 @@ export function shopStateInWords(shop: ShopRecord): ShopStateWords {
         "Sync is paused until the provider settings below are complete: client ID, secret and store.",
     };
   }
-  if (reason === REINSTALL_NEEDED) {
+  if (needsReconnect(reason)) {
     return {
       kind: "warning",
       message:

@@ -104,11 +104,7 @@ export class ShopifyAdminClient {
 
   async #currentToken(): Promise<string> {
     const token = await this.#token.current();
-    if (!token) {
-      throw new ShopifyTokenError(
-        `shop ${this.shop} has no working Shopify access token; install the app on it again`,
-      );
-    }
+    if (!token) throw new ShopifyTokenError(this.shop);
     return token;
   }
 
@@ -147,7 +143,7 @@ export class ShopifyAdminClient {
         if (!refreshed && isUnauthorized(error)) {
           refreshed = true;
           const fresh = await this.#token.refresh(token);
-          if (!fresh) throw new ShopifyTokenError(`Shopify refused ${this.shop}'s access token`);
+          if (!fresh) throw new ShopifyTokenError(this.shop);
           token = fresh;
           continue;
         }
@@ -185,9 +181,26 @@ function graphqlSpanName(query: string): string {
   return operation[2] ? `${operation[1]} ${operation[2]}` : (operation[1] as string);
 }
 
-/** The shop has no access token that Shopify accepts (reinstall needed, or uninstalled). */
+/**
+ * What every failure only the merchant can fix by reopening the app says (the token errors and
+ * the shop's "reconnect needed" pause): the reopening retries the dead letters that carry it.
+ */
+export const RECONNECT_HINT = "open the app from the Shopify admin";
+
+/**
+ * The shop has no access token that Shopify accepts (its refresh token refused or expired, a
+ * non-expiring token Shopify no longer takes, or the app uninstalled). Only the merchant can
+ * fix it, by opening the app from the Shopify admin; retrying does not. The message says so
+ * and never carries a token.
+ */
 export class ShopifyTokenError extends Error {
   override name = "ShopifyTokenError";
+
+  constructor(readonly shop: string) {
+    super(
+      `Shopify no longer accepts the app's token for ${shop}: ${RECONNECT_HINT} to reconnect it`,
+    );
+  }
 }
 
 function isUnauthorized(error: unknown): boolean {

@@ -58,14 +58,15 @@ export class AdminClientFactory {
         shop.shop,
       );
     }
-    // An expiring offline token (it comes with a refresh token) is read fresh for each query.
+    // The token is read fresh for each query: an expiring one is refreshed before its end and
+    // after a 401; a non-expiring one that Shopify refuses (its migration's answer was lost, or
+    // 2027-01-01 has passed) is migrated then, or the shop paused.
     const client = new ShopifyAdminClient({
       shopify: this.shopify,
       shop: shop.shop,
-      accessToken:
-        shop.refreshTokenSealed && this.tokensFor
-          ? this.tokensFor(shop.shop)
-          : this.#secrets.open(shop.accessTokenSealed, sealedFor.shopifyAccessToken(shop.shop)),
+      accessToken: this.tokensFor
+        ? this.tokensFor(shop.shop)
+        : this.#secrets.open(shop.accessTokenSealed, sealedFor.shopifyAccessToken(shop.shop)),
       throttle: this.throttle,
       logger: this.#logger,
     });

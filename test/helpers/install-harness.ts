@@ -88,6 +88,10 @@ export async function startInstallHarness(
     staging?: SandboxOptions;
     /** The stand-in Shopify's expiring offline token life (`expires_in`, default 3600). */
     shopifyTokenTtlSeconds?: number;
+    /** The stand-in Shopify's clock (token expiry, the 2027 deadline); Date.now when unset. */
+    shopifyNow?: () => number;
+    /** The stand-in refuses non-expiring tokens from then (NON_EXPIRING_REFUSED_FROM). */
+    shopifyNonExpiringRefusedFrom?: number;
     /**
      * The stand-in delivers shopify.app.toml's app-specific subscriptions (as after `shopify app
      * deploy`) and the connector runs with SHOPIFY_WEBHOOKS=app.
@@ -114,6 +118,10 @@ export async function startInstallHarness(
       ? { appSubscriptions: appSubscriptionsFromToml(APP_TOML, appUrl) }
       : {}),
     ...(options.shopifyTokenTtlSeconds ? { tokenTtlSeconds: options.shopifyTokenTtlSeconds } : {}),
+    ...(options.shopifyNow ? { now: options.shopifyNow } : {}),
+    ...(options.shopifyNonExpiringRefusedFrom
+      ? { nonExpiringRefusedFrom: options.shopifyNonExpiringRefusedFrom }
+      : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), "connector-install-"));
   const dbPath = join(dir, "connector.sqlite");

@@ -38,6 +38,16 @@ export interface ShopifyStandInOptions {
    * made absolute): every shop's events are delivered to them, besides the shop's own.
    */
   appSubscriptions?: AppSubscription[];
+  /**
+   * The stand-in's clock (epoch ms, default Date.now): token and refresh-token expiry, the
+   * migration's 7 days and the end of non-expiring tokens are read from it.
+   */
+  now?: () => number;
+  /**
+   * From when non-expiring offline tokens are refused, as Shopify does from 2027-01-01
+   * (NON_EXPIRING_REFUSED_FROM); unset, they keep working (tests and demos that use them).
+   */
+  nonExpiringRefusedFrom?: number;
 }
 
 export interface UpsertOrderOptions {
@@ -71,7 +81,10 @@ const INVALID_TOKEN =
  * delivery, and a control API under `/_standin` to change a shop's orders.
  */
 export function createShopifyStandInApp(options: ShopifyStandInOptions): ShopifyStandInApp {
-  const state = new ShopifyStandInState();
+  const state = new ShopifyStandInState({
+    now: options.now ?? Date.now,
+    nonExpiringRefusedFrom: options.nonExpiringRefusedFrom ?? null,
+  });
   for (const { shop, ...install } of options.shops ?? []) state.installShop(shop, install);
   const schema = buildStandInSchema(STAND_IN_MODULES);
   const apiVersion = options.apiVersion ?? "2026-10";

@@ -29,11 +29,16 @@ export {
 } from "./schema/index.ts";
 export {
   type Delivery,
+  MIGRATION_RECOVERY_MS,
+  NON_EXPIRING_REFUSED_FROM,
   RECENT_ORDERS_WINDOW_MS,
+  REFRESH_TOKEN_TTL_MS,
   type RestOrder,
   type ShopInstallOptions,
   ShopifyStandInState,
+  type StandInClock,
   StandInShop,
+  type StandInTokenPolicy,
   type WebhookSubscription,
 } from "./state.ts";
 

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { verifySessionToken } from "./session-token.ts";
-import type { ShopifyStandInState } from "./state.ts";
+import type { ShopifyStandInState, StandInShop } from "./state.ts";
 
 export interface StandInOAuthOptions {
   /** The app's client ID (`client_id`); any is accepted when unset. */
@@ -35,19 +35,40 @@ export function signOAuthQuery(params: Record<string, string>, secret: string): 
  * `POST /admin/oauth/access_token` (code → offline token). The shop is the request's host, or
  * X-Forwarded-Host when a test or the admin fetch rewrite sends `https://{shop}` here.
  */
-/** Shopify's answer for an expiring offline token (refresh tokens live 90 days). */
+/** Shopify's answer for an expiring offline token (a new refresh token lives 90 days). */
 function expiringAnswer(
   issued: { access: string; refresh: string },
-  scopes: string[],
+  shop: StandInShop,
   ttlSeconds: number,
 ) {
+  const refreshEnd = shop.refreshTokens.get(issued.refresh) ?? shop.now();
   return {
     access_token: issued.access,
-    scope: scopes.join(","),
+    scope: shop.scopes.join(","),
     expires_in: ttlSeconds,
     refresh_token: issued.refresh,
-    refresh_token_expires_in: 90 * 86_400,
+    refresh_token_expires_in: Math.max(0, Math.floor((refreshEnd - shop.now()) / 1000)),
   };
+}
+
+/**
+ * Loses a refresh or migration answer Shopify has already acted on, when the test asked for it:
+ * a 502 (`dropRefreshAnswers`), or the connection reset before any byte of the answer
+ * (`resetRefreshAnswers`). Null: answer normally.
+ */
+function loseAnswer(c: Context, shop: StandInShop): Response | null {
+  if (shop.dropRefreshAnswers > 0) {
+    shop.dropRefreshAnswers--;
+    return c.json({ errors: "the answer was lost" }, 502);
+  }
+  if (shop.resetRefreshAnswers > 0) {
+    shop.resetRefreshAnswers--;
+    const incoming = (c.env as { incoming?: { socket?: { destroy(): void } } } | undefined)
+      ?.incoming;
+    incoming?.socket?.destroy();
+    return c.body(null, 502);
+  }
+  return null;
 }
 
 export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInOAuthOptions) {
@@ -108,7 +129,7 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
     // stays valid until the new one is used (so a lost answer can be retried).
     if (body.grant_type === "refresh_token") {
       const used = typeof body.refresh_token === "string" ? body.refresh_token : "";
-      if (!standInShop?.refreshTokens.has(used)) {
+      if (!standInShop?.acceptsRefreshToken(used)) {
         if (standInShop) standInShop.refusedRefreshes++;
         return c.json(
           { error: "invalid_grant", error_description: "The refresh token is invalid or expired" },
@@ -117,11 +138,10 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
       }
       const issued = standInShop.issueExpiring(options.tokenTtlSeconds, used);
       standInShop.refreshes++;
-      if (standInShop.dropRefreshAnswers > 0) {
-        standInShop.dropRefreshAnswers--;
-        return c.json({ errors: "the answer was lost" }, 502);
-      }
-      return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+      await standInShop.heldAnswer();
+      const lost = loseAnswer(c, standInShop);
+      if (lost) return lost;
+      return c.json(expiringAnswer(issued, standInShop, options.tokenTtlSeconds));
     }
     // Shopify-managed installation: the admin's session token (id token) for an offline token.
     if (
@@ -144,7 +164,7 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
       standInShop.tokenExchanges++;
       if (body.expiring === "1") {
         const issued = standInShop.issueExpiring(options.tokenTtlSeconds);
-        return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+        return c.json(expiringAnswer(issued, standInShop, options.tokenTtlSeconds));
       }
       return c.json({ access_token: standInShop.accessToken, scope: standInShop.scopes.join(",") });
     }
@@ -152,19 +172,17 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
     // token keeps working meanwhile, so a lost answer is retried with it.
     if (body.grant_type === "urn:ietf:params:oauth:grant-type:token-exchange") {
       const subject = typeof body.subject_token === "string" ? body.subject_token : "";
-      if (!standInShop || subject === "" || subject !== standInShop.accessToken) {
+      const issued = standInShop?.migrate(subject, options.tokenTtlSeconds);
+      if (!standInShop || !issued) {
         return c.json(
           { error: "invalid_subject_token", error_description: "The subject token is invalid" },
           400,
         );
       }
-      const issued = standInShop.issueExpiring(options.tokenTtlSeconds);
       standInShop.migrations++;
-      if (standInShop.dropRefreshAnswers > 0) {
-        standInShop.dropRefreshAnswers--;
-        return c.json({ errors: "the answer was lost" }, 502);
-      }
-      return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+      const lost = loseAnswer(c, standInShop);
+      if (lost) return lost;
+      return c.json(expiringAnswer(issued, standInShop, options.tokenTtlSeconds));
     }
     if (!grant || grant.shop !== shop || grant.expiresAt < Date.now()) {
       return c.json(
@@ -178,7 +196,7 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
     if (!standInShop) return c.json({ errors: "shop not installed" }, 404);
     if (body.expiring === "1" || body.expiring === 1 || body.expiring === true) {
       const issued = standInShop.issueExpiring(options.tokenTtlSeconds);
-      return c.json(expiringAnswer(issued, standInShop.scopes, options.tokenTtlSeconds));
+      return c.json(expiringAnswer(issued, standInShop, options.tokenTtlSeconds));
     }
     return c.json({ access_token: standInShop.accessToken, scope: standInShop.scopes.join(",") });
   });

@@ -7,9 +7,22 @@ import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository, ShopSettingsInput } from "../../store/index.ts";
 import type { Shopify } from "../api.ts";
 
-/** What a shop whose refresh token Shopify refused needs (settings page and `status`). */
-export const REINSTALL_NEEDED =
+/**
+ * Why a shop whose Shopify token no longer works is paused (`status`, `shops list`, the dead
+ * letters it causes): the merchant opens the app from the Shopify admin, which hands the app
+ * a new token. A reinstall is not needed (an uninstall would drop the shop's queued work).
+ */
+export const RECONNECT_NEEDED =
+  "reconnect needed: Shopify no longer accepts the app's token for this shop; open the app from the Shopify admin to sign in again";
+
+/** The same pause as earlier versions wrote it, still stored on their shops' rows. */
+export const EARLIER_RECONNECT_NEEDED =
   "reinstall needed: Shopify refused the app's refresh token; open the app from the Shopify admin to install it again";
+
+/** Whether the shop waits for the merchant to open the app again (either wording). */
+export function needsReconnect(reason: string | null | undefined): boolean {
+  return reason === RECONNECT_NEEDED || reason === EARLIER_RECONNECT_NEEDED;
+}
 
 /** Refresh this long before expiry at most, or at half a token's life when that is shorter. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
@@ -48,7 +61,7 @@ export function tokenColumns(
  * refresh per shop is in flight across every process (a Redis lock); the others wait for its
  * result. The new pair is stored before it is used, and Shopify keeps the refresh token used
  * valid until the new one is, so a refresh whose answer is lost is simply tried again. A refresh
- * token Shopify refuses pauses the shop with REINSTALL_NEEDED instead of retrying forever.
+ * token Shopify refuses pauses the shop with RECONNECT_NEEDED instead of retrying forever.
  */
 export interface ShopTokensDeps {
   shopify: Shopify;
@@ -59,6 +72,8 @@ export interface ShopTokensDeps {
   logger: Logger;
   /** Told each refresh's outcome (the token refresh counter). */
   onRefresh?: (outcome: "ok" | "refused" | "failed") => void;
+  /** How long one process may hold a shop's refresh (default 15 s; tests shorten it). */
+  lockMs?: number;
 }
 
 export class ShopTokens {
@@ -77,30 +92,53 @@ export class ShopTokens {
   /** The token to use now: refreshed first when its refresh time has come. */
   async current(shopDomain: string): Promise<string | null> {
     const shop = await this.#d.shops.getShop(shopDomain);
-    if (!shop) return null;
+    // Refused once: no call goes to Shopify until the merchant reopens the app.
+    if (!shop || needsReconnect(shop.pausedReason)) return null;
     const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
     if (due && shop.refreshTokenSealed) return this.refresh(shopDomain, this.#open(shop));
     return this.#open(shop);
   }
 
   /**
-   * Refreshes the shop's token, unless another process already replaced `stale` with a token
-   * that is not due. Answers the token to use.
+   * Refreshes the shop's token (migrates a non-expiring one), unless another process already
+   * replaced `stale` with a token that is not due. Answers the token to use, or null when
+   * Shopify refused (the shop is then paused with RECONNECT_NEEDED).
    */
-  async refresh(shopDomain: string, stale: string | null): Promise<string | null> {
+  async refresh(
+    shopDomain: string,
+    stale: string | null,
+    migrationAttempts = 3,
+  ): Promise<string | null> {
     const lock = `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
     const owner = randomUUID();
-    const deadline = Date.now() + LOCK_MS * 2;
+    const lockMs = this.#d.lockMs ?? LOCK_MS;
+    const deadline = Date.now() + lockMs * 2;
     while (Date.now() < deadline) {
       const shop = await this.#d.shops.getShop(shopDomain);
       if (!shop || shop.status === "uninstalled") return null;
       // Refused once: only a reinstall brings a new pair; asking again would be a silent loop.
-      if (shop.pausedReason === REINSTALL_NEEDED) return null;
+      if (needsReconnect(shop.pausedReason)) return null;
       const token = this.#open(shop);
       const due = shop.accessTokenRefreshAt && Date.parse(shop.accessTokenRefreshAt) <= Date.now();
       if (token !== stale && !due) return token;
-      if (!shop.refreshTokenSealed) return token;
-      if ((await this.#d.redis.set(lock, owner, "PX", LOCK_MS, "NX")) === "OK") {
+      if (!shop.refreshTokenSealed) {
+        if (!shop.accessTokenSealed) return null;
+        if ((await this.#d.redis.set(lock, owner, "PX", lockMs, "NX")) === "OK") {
+          try {
+            return await this.#migrateNow(shop, migrationAttempts);
+          } finally {
+            await releaseLock(this.#d.redis, lock, owner);
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      // Its 90 days are over (the shop was idle): Shopify would refuse it; no need to ask.
+      if (shop.refreshTokenExpiresAt && Date.parse(shop.refreshTokenExpiresAt) <= Date.now()) {
+        await this.#refused(shop.shop, "the refresh token's 90 days are over");
+        return null;
+      }
+      if ((await this.#d.redis.set(lock, owner, "PX", lockMs, "NX")) === "OK") {
         try {
           return await this.#refreshNow(shop);
         } finally {
@@ -114,34 +152,41 @@ export class ShopTokens {
 
   /**
    * Exchanges a shop's non-expiring offline token for an expiring one (Shopify refuses
-   * non-expiring tokens from 2027-01-01). A lost answer is retried: the original token stays
-   * good for the exchange for 7 days. Answers whether the shop now holds an expiring token.
+   * non-expiring tokens from 2027-01-01), under the shop's refresh lock. Answers whether the
+   * shop now holds an expiring token.
    */
   async migrate(shopDomain: string, attempts = 3): Promise<boolean> {
+    const shop = await this.#d.shops.getShop(shopDomain);
+    if (!shop?.accessTokenSealed || shop.status === "uninstalled") return false;
+    if (shop.refreshTokenSealed) return true;
+    return (await this.refresh(shopDomain, this.#open(shop), attempts)) !== null;
+  }
+
+  /**
+   * The exchange itself. Once Shopify has answered, the original token no longer works for the
+   * Admin API, so a lost answer is retried with it (Shopify answers the same pair for 7 days):
+   * here a few times, then on the next use of the shop. A refusal pauses the shop.
+   */
+  async #migrateNow(shop: ShopRecord, attempts: number): Promise<string | null> {
+    const log = this.#d.logger.child({ shop: shop.shop });
     for (let attempt = 1; ; attempt++) {
-      const shop = await this.#d.shops.getShop(shopDomain);
-      if (!shop?.accessTokenSealed || shop.status === "uninstalled") return false;
-      if (shop.refreshTokenSealed) return true;
       try {
         const { session } = await this.#d.shopify.auth.migrateToExpiringToken({
           shop: shop.shop,
           nonExpiringOfflineAccessToken: this.#open(shop) as string,
         });
         await this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
-        this.#d.logger.info(
-          { shop: shop.shop },
-          "non-expiring Shopify token migrated to an expiring one",
-        );
-        return true;
+        log.info("non-expiring Shopify token migrated to an expiring one");
+        return session.accessToken ?? null;
       } catch (error) {
         const status = error instanceof HttpResponseError ? error.response.code : undefined;
         if (status === 400 || status === 401) {
-          await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
-          this.#d.logger.warn(
-            { shop: shop.shop, status },
-            "Shopify refused the token migration: shop paused, reinstall needed",
+          await this.#d.shops.setStatus(shop.shop, "paused", RECONNECT_NEEDED);
+          log.warn(
+            { status },
+            "Shopify refused the token migration: shop paused until the merchant opens the app from the Shopify admin",
           );
-          return false;
+          return null;
         }
         if (attempt >= attempts) throw error;
         await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
@@ -170,6 +215,16 @@ export class ShopTokens {
     return results;
   }
 
+  /** The refresh token is no longer accepted: the shop waits for the merchant (one line). */
+  async #refused(shop: string, why: string) {
+    this.#d.onRefresh?.("refused");
+    await this.#d.shops.setStatus(shop, "paused", RECONNECT_NEEDED);
+    this.#d.logger.warn(
+      { shop, why },
+      "Shopify no longer accepts the shop's refresh token: shop paused until the merchant opens the app from the Shopify admin",
+    );
+  }
+
   async #refreshNow(shop: ShopRecord): Promise<string | null> {
     const refreshToken = this.#d.secrets.open(
       shop.refreshTokenSealed as string,
@@ -181,6 +236,15 @@ export class ShopTokens {
         shop: shop.shop,
         refreshToken,
       });
+      // An answer slower than the lock: another process has refreshed meanwhile and stored a
+      // newer pair. Writing this one over it would keep a refresh token Shopify may already
+      // have replaced; theirs is kept, and used.
+      const latest = await this.#d.shops.getShop(shop.shop);
+      if (latest && latest.refreshTokenSealed !== shop.refreshTokenSealed) {
+        log.warn("a refresh answered after another process stored a newer token; keeping that one");
+        this.#d.onRefresh?.("ok");
+        return this.#open(latest);
+      }
       // Stored before anything uses it: a crash after this line loses nothing.
       await this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
       log.info(
@@ -193,9 +257,7 @@ export class ShopTokens {
       // 400/401 from the token endpoint: the refresh token is no longer accepted.
       const status = error instanceof HttpResponseError ? error.response.code : undefined;
       if (status === 400 || status === 401) {
-        this.#d.onRefresh?.("refused");
-        await this.#d.shops.setStatus(shop.shop, "paused", REINSTALL_NEEDED);
-        log.warn({ status }, "Shopify refused the refresh token: shop paused, reinstall needed");
+        await this.#refused(shop.shop, `Shopify answered ${status}`);
         return null;
       }
       // A lost or failed answer: the refresh token used stays valid, the next call tries again.

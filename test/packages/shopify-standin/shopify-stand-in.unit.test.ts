@@ -217,3 +217,77 @@ describe("stand-in Shopify webhooks", () => {
     expect(listed.body.data.webhookSubscriptions?.nodes).toHaveLength(2);
   });
 });
+
+describe("the stand-in's tokens lapse as Shopify's do", () => {
+  const SHOP_QUERY = "query { shop { currencyCode } }";
+  /** The stand-in's token endpoint, as `@shopify/shopify-api` calls it. */
+  const tokenCall = async (body: Record<string, unknown>) => {
+    const response = await fetch(`${standIn.url}/admin/oauth/access_token`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-forwarded-host": SHOP },
+      body: JSON.stringify({ client_secret: SECRET, ...body }),
+    });
+    return {
+      status: response.status,
+      body: (await response.json()) as { access_token?: string; refresh_token?: string },
+    };
+  };
+  const migrate = () =>
+    tokenCall({
+      grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+      subject_token: TOKEN,
+      subject_token_type: "urn:shopify:params:oauth:token-type:offline-access-token",
+      requested_token_type: "urn:shopify:params:oauth:token-type:offline-access-token",
+      expiring: "1",
+    });
+  const DAY = 86_400_000;
+
+  async function started(options: { nonExpiringRefusedFrom?: number } = {}) {
+    let offset = 0;
+    standIn = await startShopifyStandIn({
+      apiSecret: SECRET,
+      shops: [{ shop: SHOP, accessToken: TOKEN }],
+      now: () => Date.now() + offset,
+      ...options,
+    });
+    return { advance: (ms: number) => (offset += ms) };
+  }
+
+  it("ends a refresh token after 90 days on its clock", async () => {
+    const clock = await started();
+    const { body: pair } = await migrate();
+    const refresh = (token = pair.refresh_token) =>
+      tokenCall({ grant_type: "refresh_token", refresh_token: token });
+    clock.advance(89 * DAY);
+    const fresh = await refresh();
+    expect(fresh.status).toBe(200);
+    // The new one lives 90 days from its own issue: an idle shop's ends after them.
+    clock.advance(91 * DAY);
+    expect((await refresh(fresh.body.refresh_token)).status).toBe(400);
+  });
+
+  it("refuses a migrated token for the Admin API and answers its retry with the same pair for 7 days", async () => {
+    const clock = await started();
+    expect((await gql(SHOP_QUERY)).status).toBe(200);
+    const first = await migrate();
+    expect(first.status).toBe(200);
+    expect((await gql(SHOP_QUERY)).status).toBe(401);
+    expect((await gql(SHOP_QUERY, {}, first.body.access_token)).status).toBe(200);
+    clock.advance(6 * DAY);
+    const retry = await migrate();
+    expect(retry.body).toMatchObject({
+      access_token: first.body.access_token,
+      refresh_token: first.body.refresh_token,
+    });
+    clock.advance(2 * DAY);
+    expect((await migrate()).status).toBe(400);
+  });
+
+  it("refuses non-expiring tokens, and their migration, from the deadline it is given", async () => {
+    const clock = await started({ nonExpiringRefusedFrom: Date.now() + DAY });
+    expect((await gql(SHOP_QUERY)).status).toBe(200);
+    clock.advance(2 * DAY);
+    expect((await gql(SHOP_QUERY)).status).toBe(401);
+    expect((await migrate()).status).toBe(400);
+  });
+});

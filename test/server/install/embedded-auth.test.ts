@@ -1,6 +1,9 @@
 import { mintSessionToken } from "@connector/shopify-standin";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { REINSTALL_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
+import {
+  EARLIER_RECONNECT_NEEDED,
+  RECONNECT_NEEDED,
+} from "../../../src/shopify/install/shop-tokens.ts";
 import {
   APP_KEY,
   APP_SECRET,
@@ -154,11 +157,16 @@ describe("the embedded settings page's authentication", () => {
 
   it("brings a shop whose refresh token Shopify refused back when the merchant opens the app", async () => {
     await h.get(embedded(await mintSessionToken(SHOP, KEYS)));
-    await h.ctx.shops.setStatus(SHOP, "paused", REINSTALL_NEEDED);
+    await h.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
     const res = await h.get(embedded(await mintSessionToken(SHOP, KEYS)));
     expect(res.status).toBe(200);
     expect(h.standIn.state.shop(SHOP)?.tokenExchanges).toBe(2);
-    expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(REINSTALL_NEEDED);
+    expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(RECONNECT_NEEDED);
+    // A shop an earlier version paused, in that version's words, reconnects the same way.
+    await h.ctx.shops.setStatus(SHOP, "paused", EARLIER_RECONNECT_NEEDED);
+    expect((await h.get(embedded(await mintSessionToken(SHOP, KEYS)))).status).toBe(200);
+    expect(h.standIn.state.shop(SHOP)?.tokenExchanges).toBe(3);
+    expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(EARLIER_RECONNECT_NEEDED);
   });
 
   it("shows a clear page when Shopify refuses the token exchange, and stores nothing", async () => {

@@ -5,7 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../../src/cli/webhook-command.ts";
 import { CREDENTIALS_REFUSED } from "../../../src/engine/sync-processor.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
-import { REINSTALL_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
+import {
+  EARLIER_RECONNECT_NEEDED,
+  RECONNECT_NEEDED,
+} from "../../../src/shopify/install/shop-tokens.ts";
 import {
   APP_KEY,
   APP_SECRET,
@@ -109,7 +112,13 @@ describe("settings page", () => {
       /invalid_client|answered 401/,
     ],
     [
-      REINSTALL_NEEDED,
+      RECONNECT_NEEDED,
+      "Shopify no longer lets this app read your orders. Open the app again from your Shopify admin",
+      /reconnect needed|no longer accepts the app's token/,
+    ],
+    [
+      // As versions before the rename stored it.
+      EARLIER_RECONNECT_NEEDED,
       "Shopify no longer lets this app read your orders. Open the app again from your Shopify admin",
       /refresh token/,
     ],

@@ -6,7 +6,7 @@ import { createConnector } from "../../../src/app/connector.ts";
 import { createLogger } from "../../../src/lib/logger.ts";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
 import { ShopifyTokenError } from "../../../src/shopify/admin-client.ts";
-import { REINSTALL_NEEDED, ShopTokens } from "../../../src/shopify/install/shop-tokens.ts";
+import { RECONNECT_NEEDED, ShopTokens } from "../../../src/shopify/install/shop-tokens.ts";
 import { cliEntry } from "../../helpers/cli.ts";
 import { type InstallHarness, startInstallHarness } from "../../helpers/install-harness.ts";
 import { service } from "../../helpers/services.ts";
@@ -114,7 +114,7 @@ describe("expiring offline tokens", () => {
     // Shopify rotated, but the previous refresh token (ours) stays valid until the new one is used.
     await (await admin(h)).request(SHOP_QUERY);
     expect(standIn.refreshes).toBe(2);
-    expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(REINSTALL_NEEDED);
+    expect((await h.ctx.shops.getShop(SHOP))?.pausedReason).not.toBe(RECONNECT_NEEDED);
     expect(standIn.acceptsToken(await storedToken(h))).toBe(true);
     expect(await refreshesCounted(h, "failed")).toBe(1);
     expect(await refreshesCounted(h, "ok")).toBe(1);
@@ -159,14 +159,14 @@ describe("expiring offline tokens", () => {
     }
   });
 
-  it("pauses the shop with 'reinstall needed' when Shopify refuses the refresh token", async () => {
+  it("pauses the shop with 'reconnect needed' when Shopify refuses the refresh token", async () => {
     const { h, standIn } = await installed(3600);
     await makeDue(h);
     standIn.refreshTokens.clear();
     await expect((await admin(h)).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
     const shop = await h.ctx.shops.getShop(SHOP);
     expect(shop?.status).toBe("paused");
-    expect(shop?.pausedReason).toBe(REINSTALL_NEEDED);
+    expect(shop?.pausedReason).toBe(RECONNECT_NEEDED);
     expect(standIn.refusedRefreshes).toBe(1);
     // Not a loop: the next call does not ask Shopify again.
     await expect((await admin(h)).request(SHOP_QUERY)).rejects.toThrow(ShopifyTokenError);
