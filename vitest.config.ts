@@ -34,6 +34,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // A poll waits as long as a loaded two-core machine may need (Vitest gives up after 1 s);
+    // one whose condition holds ends at once (test/build/poll-patience.unit.test.ts).
+    expect: { poll: { timeout: 20_000 } },
     reporters: ["default", "./test/helpers/summary-reporter.ts"],
     projects: [
       {

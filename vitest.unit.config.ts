@@ -27,6 +27,9 @@ export function unitTier(files: { include: string[]; mocking?: string[]; exclude
       testTimeout: 30_000,
       hookTimeout: 30_000,
       pool: "forks",
+      // A poll waits as long as a loaded two-core machine may need (Vitest gives up after 1 s);
+      // one whose condition holds ends at once (test/build/poll-patience.unit.test.ts).
+      expect: { poll: { timeout: 20_000 } },
       reporters: ["default", "./test/helpers/summary-reporter.ts"],
       projects: [
         {
