@@ -3,7 +3,8 @@ import { connect as connectTls } from "node:tls";
 import { Cluster, Redis, ReplyError } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
-import { outageLines, waitUntilReachable } from "./outage.ts";
+import { DeadlineError, withDeadline } from "./deadline.ts";
+import { type Heartbeat, outageLines, waitUntilReachable } from "./outage.ts";
 import {
   describeTarget,
   isClusterTarget,
@@ -47,7 +48,7 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
   probe.on("error", (error: NodeJS.ErrnoException) => {
     socketError ??= error;
   });
-  try {
+  const ask = async (): Promise<string | null> => {
     await probe.connect();
     if (probe instanceof Cluster) {
       const info = String(await probe.cluster("INFO"));
@@ -68,8 +69,16 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
       );
     }
     return null;
+  };
+  try {
+    // A server that accepts the connection and answers nothing (stopped, frozen, behind a
+    // partition) is bounded here: the connect timeout ends when the socket connects.
+    return await withDeadline(ask(), ANSWER_MS, "the probe");
   } catch (error) {
     if (error instanceof ConfigError) throw error;
+    if (error instanceof DeadlineError) {
+      return `it accepted the connection and gave no answer within ${ANSWER_MS / 1000} s`;
+    }
     // A cluster client wraps its nodes' answers: the last node's error is the cause.
     const cause: NodeJS.ErrnoException =
       (socketError as { lastNodeError?: NodeJS.ErrnoException } | undefined)?.lastNodeError ??
@@ -138,6 +147,8 @@ const NO_SERVER = new Set([
   "ENETUNREACH",
 ]);
 const PROBE_MS = 2_000;
+/** How long a Redis that accepted a connection has to answer it (the CLI's bound too). */
+export const ANSWER_MS = 5_000;
 
 /**
  * The fix when the port speaks the other protocol than the setting's scheme, or null. `redis://`
@@ -293,4 +304,33 @@ export function onQueueErrors(
   emitter.on("error", (error) => {
     if (!isConnectionError(error)) report?.(error);
   });
+}
+
+/**
+ * A running CLI command's question to its Redis (`whileAnswering`): PING on `redis`, the
+ * connection its queues use, or on each master of a cluster. A Redis that was killed leaves the
+ * PING waiting while ioredis reconnects; its refusals (ECONNREFUSED) are the cause given.
+ */
+export function redisHeartbeat(redis: RedisConnection, target: RedisTarget): Heartbeat {
+  const variable = redisVariable(target);
+  let cause: string | undefined;
+  redis.on("error", (error: NodeJS.ErrnoException & { lastNodeError?: NodeJS.ErrnoException }) => {
+    const own = error.lastNodeError ?? error;
+    cause = own.code ?? own.message;
+  });
+  redis.on("ready", () => {
+    cause = undefined;
+  });
+  return {
+    variable,
+    where: describeTarget(target),
+    fix: `start Redis or check ${variable}`,
+    cause: () => cause,
+    ping: async () => {
+      if (!(redis instanceof Cluster)) return redis.ping();
+      const masters = redis.nodes("master");
+      if (masters.length === 0) throw new Error("no master of the cluster is known");
+      return Promise.all(masters.map((node) => node.ping()));
+    },
+  };
 }
