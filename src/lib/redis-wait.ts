@@ -156,31 +156,52 @@ export const ANSWER_MS = 5_000;
  * `rediss://` to a plain port: the server waits for the end of a command line the handshake
  * never sends (ETIMEDOUT). Either is also what a restarting or unreachable Redis may answer, so
  * one more connection asks the port in the other protocol: a TLS handshake that completes (its
- * certificate unchecked: only the protocol is asked), or a plain PING that Redis answers.
+ * certificate unchecked: only the protocol is asked), or a plain PING that Redis answers. A
+ * cluster's every seed is asked at once: the cause is the answer of whichever seed ioredis tried
+ * last, and the first seed may be down (ECONNREFUSED) while the others speak TLS.
  */
 async function otherProtocol(target: RedisTarget, why: string): Promise<string | null> {
-  if (NO_SERVER.has(why)) return null;
-  const { host, port, tls } = firstNode(target);
+  const cluster = isClusterTarget(target);
+  if (!cluster && NO_SERVER.has(why)) return null;
   const variable = redisVariable(target);
-  if (!tls) {
-    if (!(await speaksTls(host, port))) return null;
-    return `the port speaks TLS, and ${variable} asks for plain text (${why}); write rediss:// instead of redis:// to connect over TLS`;
+  const seeds = seedNodes(target);
+  const answers = await Promise.all(
+    seeds.map(async (node) =>
+      (
+        node.tls
+          ? await speaksPlainRedis(node.host, node.port)
+          : await speaksTls(node.host, node.port)
+      )
+        ? node
+        : null,
+    ),
+  );
+  const node = answers.find((answer) => answer !== null);
+  if (!node) return null;
+  const where = cluster ? `the node ${node.host}:${node.port}` : "the port";
+  if (!node.tls) {
+    return `${where} speaks TLS, and ${variable} asks for plain text (${why}); write rediss:// instead of redis:// to connect over TLS`;
   }
-  if (!(await speaksPlainRedis(host, port))) return null;
-  return `the port speaks plain-text Redis, not TLS (${why}); write redis:// instead of rediss://, or give the server's TLS port`;
+  return `${where} speaks plain-text Redis, not TLS (${why}); write redis:// instead of rediss://, or give the server's TLS port`;
 }
 
-function firstNode(target: RedisTarget): { host: string; port: number; tls: boolean } {
+/** The servers the setting names: REDIS_URL's one, or every seed of REDIS_CLUSTER_NODES. */
+function seedNodes(target: RedisTarget): { host: string; port: number; tls: boolean }[] {
   if (isClusterTarget(target)) {
-    const [node] = target.nodes;
-    return { host: node?.host ?? "localhost", port: node?.port ?? 6379, tls: target.tls };
+    return target.nodes.map((node) => ({
+      host: node.host ?? "localhost",
+      port: node.port ?? 6379,
+      tls: target.tls,
+    }));
   }
   const url = new URL(target);
-  return {
-    host: url.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost",
-    port: Number(url.port || 6379),
-    tls: url.protocol === "rediss:",
-  };
+  return [
+    {
+      host: url.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost",
+      port: Number(url.port || 6379),
+      tls: url.protocol === "rediss:",
+    },
+  ];
 }
 
 function speaksTls(host: string, port: number): Promise<boolean> {
