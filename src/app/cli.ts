@@ -9,7 +9,7 @@ import { RegistrationReader } from "../features/registrations/index.ts";
 import { createLogger } from "../lib/logger.ts";
 import { ServiceLostError, whileAnswering } from "../lib/outage.ts";
 import { describeTarget, type RedisTarget, redisVariable } from "../lib/redis-keys.ts";
-import { ANSWER_MS, redisHeartbeat, whyRedisUnreachable } from "../lib/redis-wait.ts";
+import { ANSWER_MS, redisHeartbeat, redisLost, whyRedisUnreachable } from "../lib/redis-wait.ts";
 import { startTracing } from "../lib/tracing.ts";
 import { databaseHeartbeat } from "../store/index.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
@@ -96,8 +96,9 @@ export async function withContext<T>(
       { boundMs: ANSWER_MS },
     );
   } catch (error) {
-    lost = error instanceof ServiceLostError;
-    throw error;
+    const failed = redisLost(error, redis) ?? error;
+    lost = failed instanceof ServiceLostError;
+    throw failed;
   } finally {
     if (lost) {
       // The commands still waiting fail now ("Connection is closed") instead of never.

@@ -4,7 +4,7 @@ import { Cluster, Redis, ReplyError } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
 import { DeadlineError, withDeadline } from "./deadline.ts";
-import { type Heartbeat, outageLines, waitUntilReachable } from "./outage.ts";
+import { type Heartbeat, outageLines, ServiceLostError, waitUntilReachable } from "./outage.ts";
 import {
   describeTarget,
   isClusterTarget,
@@ -354,4 +354,26 @@ export function redisHeartbeat(redis: RedisConnection, target: RedisTarget): Hea
       return Promise.all(masters.map((node) => node.ping()));
     },
   };
+}
+
+/**
+ * A command's failure that is Redis out of reach (a cluster's master killed: "Too many Cluster
+ * redirections. Last error: … ECONNREFUSED"; a connection closed under it) as the one line
+ * `redisHeartbeat` gives, or null for any other failure.
+ */
+export function redisLost(error: unknown, target: RedisTarget): ServiceLostError | null {
+  const message = (error as Error | undefined)?.message ?? "";
+  if (
+    !/Too many Cluster redirections|Connection is closed|Stream isn't writeable|max retries per request|Failed to refresh slots cache/i.test(
+      message,
+    )
+  ) {
+    return null;
+  }
+  const own = (error as { lastNodeError?: NodeJS.ErrnoException }).lastNodeError;
+  const cause = own?.code ?? /\b(E[A-Z]{3,})\b/.exec(message)?.[1] ?? message.replace(/\.$/, "");
+  const variable = redisVariable(target);
+  return new ServiceLostError(
+    `${variable} ${describeTarget(target)} stopped answering during the command (${cause}): start Redis or check ${variable}, then run the command again`,
+  );
 }

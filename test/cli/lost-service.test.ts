@@ -12,7 +12,8 @@ import { ServiceLostError } from "../../src/lib/outage.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { type PostgresHandle, startPostgres } from "../helpers/postgres.ts";
-import { descendantsOf } from "../helpers/processes.ts";
+import { descendantsOf, listProcesses } from "../helpers/processes.ts";
+import { startRedisCluster } from "../helpers/redis-cluster.ts";
 
 /**
  * A command whose Redis or Postgres stops answering after the command connected: stopped
@@ -85,6 +86,43 @@ describe("a command whose Redis stops answering after it connected", () => {
     });
     expect(result).toBe("PONG");
   });
+});
+
+describe("a command whose Redis Cluster loses a master after it connected", () => {
+  it.each([
+    ["stopped (SIGSTOP)", "SIGSTOP" as const],
+    ["killed", "SIGKILL" as const],
+  ])(
+    "ends with one line within the bound, although the other masters answer: %s",
+    async (_, signal) => {
+      const cluster = await startRedisCluster();
+      onTestFinished(() => cluster.stop());
+      const { error, ms } = await outcome(() =>
+        withContext(configFor({ REDIS_CLUSTER_NODES: cluster.seeds }), async (ctx) => {
+          const keys = Array.from({ length: 30 }, (_, i) => `lost-service:{${i}}`);
+          for (const key of keys) await ctx.redis.set(key, "1");
+          const [master] = await cluster.masters();
+          if (master === undefined) throw new Error("the cluster has no master");
+          const node = listProcesses().find((p) =>
+            new RegExp(`^redis-server \\S+:${master} `).test(p.command),
+          );
+          if (!node) throw new Error(`no redis-server on port ${master}`);
+          // A stopped one is killed by the cleanup's SIGKILL (cluster.stop).
+          process.kill(node.pid, signal);
+          // Keys on every master: those of the dead one are never answered.
+          for (const key of keys) await ctx.redis.get(key);
+        }),
+      );
+      expect(error).toBeInstanceOf(ServiceLostError);
+      const message = (error as Error).message;
+      expect(message.startsWith("REDIS_CLUSTER_NODES 127.0.0.1:")).toBe(true);
+      expect(message).toMatch(
+        /stopped answering during the command \(.+\): start Redis or check REDIS_CLUSTER_NODES, then run the command again$/,
+      );
+      expect(ms).toBeLessThan(GENEROUS_MS);
+    },
+    90_000,
+  );
 });
 
 describe("the CLI when Redis stops answering while it follows a backfill", () => {
