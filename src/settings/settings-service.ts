@@ -63,7 +63,11 @@ export interface SettingsCatalogImports {
   upload(
     shop: ShopRecord,
     file: { name: string; text: string; skipInvalid: boolean },
-  ): Promise<{ ok: true; view: CatalogImportView } | { ok: false; message: string }>;
+  ): Promise<
+    | { ok: true; view: CatalogImportView }
+    /** `field: "file"` when the file is what needs the change (its type, no products). */
+    | { ok: false; message: string; field?: "file" }
+  >;
   latest(shop: ShopRecord): Promise<CatalogImportView | null>;
 }
 

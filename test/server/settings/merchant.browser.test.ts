@@ -218,6 +218,23 @@ describe("the settings page on first contact (headless Chromium)", () => {
     expect((await harness.ctx.shops.getShop(SHOP))?.providerClientId ?? null).toBeNull();
   }, 60_000);
 
+  it("marks the product file when its type is refused", async () => {
+    const { page } = await installed();
+    const file = page.getByLabel(/Product file/);
+    await file.setInputFiles({
+      name: "products.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("handle,title\nold-mug,Old mug\n"),
+    });
+    await page.getByRole("button", { name: "Check and import" }).click();
+    await poll(() => page.getByRole("alert").count()).toBe(1);
+    expect(await focusedField(page)).toEqual({
+      id: "catalog-file",
+      invalid: "true",
+      description: expect.stringContaining("Choose a .csv or a .json file."),
+    });
+  }, 60_000);
+
   it("keeps what was typed when the session ended while the page was open, and saves after signing in again", async () => {
     const { page, harness } = await installed();
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
