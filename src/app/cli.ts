@@ -7,9 +7,11 @@ import type { ProviderEndpoints } from "../engine/provider-clients.ts";
 import { createProducts, type ProductsKit } from "../features/products/compose.ts";
 import { RegistrationReader } from "../features/registrations/index.ts";
 import { createLogger } from "../lib/logger.ts";
+import { ServiceLostError, whileAnswering } from "../lib/outage.ts";
 import { describeTarget, type RedisTarget, redisVariable } from "../lib/redis-keys.ts";
-import { whyRedisUnreachable } from "../lib/redis-wait.ts";
+import { ANSWER_MS, redisHeartbeat, redisLost, whyRedisUnreachable } from "../lib/redis-wait.ts";
 import { startTracing } from "../lib/tracing.ts";
+import { databaseHeartbeat } from "../store/index.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
 
@@ -68,22 +70,56 @@ export async function withContext<T>(
     redis,
     prefix: config.env.REDIS_PREFIX,
   });
+  let lost = false;
   try {
     await Promise.race([
       ctx.ready(),
       new Promise((_, reject) =>
         setTimeout(
           () =>
-            reject(new ConfigError("the connector's Redis or database did not answer within 5 s")),
-          5_000,
+            reject(
+              new ConfigError(
+                `the connector's Redis or database did not answer within ${ANSWER_MS / 1000} s`,
+              ),
+            ),
+          ANSWER_MS,
         ).unref(),
       ),
     ]);
-    return await action(ctx);
+    // Past its start, a command is bounded the same way: a Redis or Postgres that stops
+    // answering (stopped, killed, cut off) ends it with one line within ANSWER_MS, where its
+    // connections would otherwise wait for ever.
+    const heartbeats = [redisHeartbeat(ctx.redis, redis), databaseHeartbeat(ctx.db)];
+    return await whileAnswering(
+      action(ctx),
+      heartbeats.filter((h) => h !== null),
+      { boundMs: ANSWER_MS },
+    );
+  } catch (error) {
+    const failed = redisLost(error, redis) ?? error;
+    lost = failed instanceof ServiceLostError;
+    throw failed;
   } finally {
-    await ctx.close();
+    if (lost) {
+      // The commands still waiting fail now ("Connection is closed") instead of never.
+      for (const connection of [ctx.redis, ctx.ingestRedis, ctx.jobRedis]) connection.disconnect();
+    }
+    // After a loss the close is not waited for: the CLI ends once the line is out.
+    await closeWithin(ctx.close(), lost ? 0 : ANSWER_MS);
     await tracing?.shutdown().catch(() => {});
   }
+}
+
+/** A close that a lost server would hold for ever: waited for at most `ms`. */
+export async function closeWithin(closing: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    closing.catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /**

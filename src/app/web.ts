@@ -154,7 +154,7 @@ function catalogImports(connector: Connector, queue: ProductImportQueue): Settin
     maxBytes: MAX_PRODUCT_FILE_BYTES,
     async upload(shop, file) {
       const format = formatOf(file.name);
-      if (!format) return { ok: false, message: "Choose a .csv or a .json file." };
+      if (!format) return { ok: false, message: "Choose a .csv or a .json file.", field: "file" };
       if (shop.storeId === null || !shop.providerClientId) {
         return {
           ok: false,
@@ -184,7 +184,7 @@ function catalogImports(connector: Connector, queue: ProductImportQueue): Settin
         await queue.enqueue({ importId: prepared.importId, shop: shop.shop });
       }
       const view = await latest(shop.shop);
-      if (!view) return { ok: false, message: "The file has no products." };
+      if (!view) return { ok: false, message: "The file has no products.", field: "file" };
       return { ok: true, view };
     },
     latest: (shop) => latest(shop.shop),

@@ -1,6 +1,7 @@
 import { HttpRequestError } from "@shopify/shopify-api";
 import { ConfigError } from "../config/env.ts";
 import { RegistrationsUnavailableError } from "../features/registrations/index.ts";
+import { ServiceLostError } from "../lib/outage.ts";
 import { ShopifyTokenError } from "../shopify/admin-client.ts";
 import { ShopNotConnectedError } from "../shopify/admin-clients.ts";
 import { InputFileError } from "./input-file.ts";
@@ -20,6 +21,8 @@ export function explainCliError(
     return explainCliError(error.cause, context);
   }
   if (error instanceof ConfigError) return { line: error.message, code: 2 };
+  // Redis or Postgres stopped answering while the command ran: the setting is not at fault.
+  if (error instanceof ServiceLostError) return { line: error.message, code: 1 };
   if (error instanceof InputFileError) return { line: `connector: ${error.message}`, code: 1 };
   // The provider's answer in words (credentials, busy, unreachable); never a stack.
   if (error instanceof RegistrationsUnavailableError) {

@@ -29,5 +29,9 @@ try {
     const { line, code } = explainCliError(error, context);
     console.error(line);
     process.exitCode = code;
+    // A command given up on (a Redis or Postgres that stopped answering) may leave work waiting
+    // on a connection that never answers: once its line is out, nothing it does matters. Left to
+    // end by itself when it can; the timer does not hold the process.
+    setTimeout(() => process.exit(code), 1_000).unref();
   }
 }

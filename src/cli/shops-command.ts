@@ -1,15 +1,18 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { pino } from "pino";
-import { noProviderError, resolveProviderEndpoints, withContext } from "../app/cli.ts";
+import { closeWithin, noProviderError, resolveProviderEndpoints, withContext } from "../app/cli.ts";
 import { databaseTarget } from "../app/infrastructure.ts";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
+import { ServiceLostError, whileAnswering } from "../lib/outage.ts";
+import { ANSWER_MS } from "../lib/redis-wait.ts";
 import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
 import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
 import {
   createLinkRepository,
   type Db,
+  databaseHeartbeat,
   type KeptOutOrder,
   openDatabase,
   ShopRepository,
@@ -89,37 +92,38 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             )
           : null;
         const currency = opts.currency ?? store?.currencyCode ?? "USD";
-        const db = await openStore(config);
-        const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
-        const record = await new ShopRepository(db).upsertShop(opts.shop, {
-          status: "active",
-          storeId: opts.storeId,
-          providerClientId: opts.providerClientId,
-          providerClientSecretSealed: box.seal(
-            opts.providerClientSecret,
-            sealedFor.providerClientSecret(opts.shop),
-          ),
-          storeCurrency: currency.toUpperCase(),
-          protectionVariantIds: opts.protectionVariantId ?? [],
-          locationMap: opts.location ?? {},
-          defaultLocationId: opts.defaultLocation ?? null,
-          ...(opts.accessToken
-            ? {
-                accessTokenSealed: box.seal(
-                  opts.accessToken,
-                  sealedFor.shopifyAccessToken(opts.shop),
-                ),
-              }
-            : {}),
-          installedAt: new Date().toISOString(),
+        const { record, retired } = await withStore(config, async (db) => {
+          const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
+          const record = await new ShopRepository(db).upsertShop(opts.shop, {
+            status: "active",
+            storeId: opts.storeId,
+            providerClientId: opts.providerClientId,
+            providerClientSecretSealed: box.seal(
+              opts.providerClientSecret,
+              sealedFor.providerClientSecret(opts.shop),
+            ),
+            storeCurrency: currency.toUpperCase(),
+            protectionVariantIds: opts.protectionVariantId ?? [],
+            locationMap: opts.location ?? {},
+            defaultLocationId: opts.defaultLocation ?? null,
+            ...(opts.accessToken
+              ? {
+                  accessTokenSealed: box.seal(
+                    opts.accessToken,
+                    sealedFor.shopifyAccessToken(opts.shop),
+                  ),
+                }
+              : {}),
+            installedAt: new Date().toISOString(),
+          });
+          // A new store: the links into the previous one are retired, the orders sent again.
+          const retired = await createLinkRepository(db).retireOutside(
+            opts.shop,
+            { storeId: opts.storeId, providerBaseUrl: null },
+            `the shop switched to store ${opts.storeId}`,
+          );
+          return { record, retired };
         });
-        // A new store: the links into the previous one are retired, the orders sent again.
-        const retired = await createLinkRepository(db).retireOutside(
-          opts.shop,
-          { storeId: opts.storeId, providerBaseUrl: null },
-          `the shop switched to store ${opts.storeId}`,
-        );
-        await db.close();
         if (retired > 0) {
           console.log(
             `${retired} orders were linked to another provider store: they will be sent to store ${opts.storeId} the next time they change (kept for the record)`,
@@ -175,8 +179,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         currency?: string;
         verify: boolean;
       }) => {
-        const db = await openStore(config);
-        try {
+        await withStore(config, async (db) => {
           const repository = new ShopRepository(db);
           const shop = await repository.getShop(opts.shop);
           if (!shop) {
@@ -232,9 +235,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
               `${retired} orders were linked to store ${shop.storeId}: they will be sent to store ${opts.storeId} the next time they change (\`connector backfill --shop ${opts.shop}\` sends them now)`,
             );
           }
-        } finally {
-          await db.close();
-        }
+        });
       },
     );
   shops
@@ -259,19 +260,20 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .description("list shops and how their orders stand")
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean }) => {
-      const db = await openStore(config);
-      const links = createLinkRepository(db);
-      const rows = [];
-      for (const s of await new ShopRepository(db).listShops()) {
-        rows.push({
-          shop: s.shop,
-          status: s.status,
-          storeId: s.storeId,
-          ...(await links.countByResult(s.shop)),
-          ...(s.pausedReason ? { pausedReason: s.pausedReason } : {}),
-        });
-      }
-      await db.close();
+      const rows = await withStore(config, async (db) => {
+        const links = createLinkRepository(db);
+        const rows = [];
+        for (const s of await new ShopRepository(db).listShops()) {
+          rows.push({
+            shop: s.shop,
+            status: s.status,
+            storeId: s.storeId,
+            ...(await links.countByResult(s.shop)),
+            ...(s.pausedReason ? { pausedReason: s.pausedReason } : {}),
+          });
+        }
+        return rows;
+      });
       if (opts.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log("no shops yet: add one with `connector shops add`");
       else console.log(formatTable(rows));
@@ -293,35 +295,36 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
     )
     .option("--json", "print JSON")
     .action(async (opts: { shop: string; order: string; json?: boolean }) => {
-      const db = await openStore(config);
-      const shops = new ShopRepository(db);
-      // An unknown shop is not an order that failed to sync: say which it is.
-      if (!(await shops.getShop(opts.shop))) {
-        await db.close();
-        throw new UnknownShopError(opts.shop);
-      }
-      const links = createLinkRepository(db);
-      // An ID as the Admin GraphQL API writes it (gid://shopify/Order/N), as resync takes it.
-      const order = opts.order.trim().replace(/^gid:\/\/shopify\/Order\//, "");
-      // Digits are an ID, then a name (#100001 of a shop past 99,999 orders), as resync reads them.
-      const byId = isShopifyId(order) ? await links.getOrderLinkRow(opts.shop, order) : null;
-      const sourceOrderId = byId
-        ? order
-        : ((await links.findByOrderName(opts.shop, order))?.sourceOrderId ?? order);
-      const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
-      const detail = await links.loadLinks(opts.shop, sourceOrderId);
-      if (!row || !detail) {
-        // Why the provider has no order for it, as recorded: a failure, or an order kept out
-        // (a test order, a sale that ships nothing), by its ID or its name.
-        const failure = await links.failureOf(opts.shop, sourceOrderId);
-        const keptOut = failure ? null : await shops.keptOutOrder(opts.shop, sourceOrderId);
-        const unnamed = failure || keptOut ? 0 : await shops.countKeptOutWithoutName(opts.shop);
-        await db.close();
-        console.error(notAtProvider(opts, failure, keptOut, unnamed));
+      const found = await withStore(config, async (db) => {
+        const shops = new ShopRepository(db);
+        // An unknown shop is not an order that failed to sync: say which it is.
+        if (!(await shops.getShop(opts.shop))) throw new UnknownShopError(opts.shop);
+        const links = createLinkRepository(db);
+        // An ID as the Admin GraphQL API writes it (gid://shopify/Order/N), as resync takes it.
+        const order = opts.order.trim().replace(/^gid:\/\/shopify\/Order\//, "");
+        // Digits are an ID, then a name (#100001 of a shop past 99,999 orders), as resync reads them.
+        const byId = isShopifyId(order) ? await links.getOrderLinkRow(opts.shop, order) : null;
+        const sourceOrderId = byId
+          ? order
+          : ((await links.findByOrderName(opts.shop, order))?.sourceOrderId ?? order);
+        const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
+        const detail = await links.loadLinks(opts.shop, sourceOrderId);
+        if (!row || !detail) {
+          // Why the provider has no order for it, as recorded: a failure, or an order kept out
+          // (a test order, a sale that ships nothing), by its ID or its name.
+          const failure = await links.failureOf(opts.shop, sourceOrderId);
+          const keptOut = failure ? null : await shops.keptOutOrder(opts.shop, sourceOrderId);
+          const unnamed = failure || keptOut ? 0 : await shops.countKeptOutWithoutName(opts.shop);
+          return { missing: notAtProvider(opts, failure, keptOut, unnamed) } as const;
+        }
+        return { sourceOrderId, row, detail } as const;
+      });
+      if ("missing" in found) {
+        console.error(found.missing);
         process.exitCode = 1;
         return;
       }
-      await db.close();
+      const { sourceOrderId, row, detail } = found;
       const view = {
         shop: opts.shop,
         sourceOrderId,
@@ -394,10 +397,34 @@ function notAtProvider(
 }
 
 /** The link store the connector uses (DATABASE_URL or DATABASE_PATH), ready to read. */
+/**
+ * The commands that need only the links store (`shops add|update|list`, `orders show`,
+ * `claims …`): opened by `openStore`, bounded like `withContext` while the action runs (a
+ * Postgres that stops answering ends the command with one line), and closed.
+ */
+export async function withStore<T>(
+  config: RuntimeConfig,
+  action: (db: Db) => Promise<T>,
+): Promise<T> {
+  const db = await openStore(config);
+  let lost = false;
+  try {
+    const heartbeat = databaseHeartbeat(db);
+    return await whileAnswering(action(db), heartbeat ? [heartbeat] : [], {
+      boundMs: ANSWER_MS,
+    });
+  } catch (error) {
+    lost = error instanceof ServiceLostError;
+    throw error;
+  } finally {
+    await closeWithin(db.close(), lost ? 0 : ANSWER_MS);
+  }
+}
+
 export async function openStore(config: RuntimeConfig): Promise<Db> {
   const db = openDatabase(databaseTarget(config.env), { poolSize: 2 });
   try {
-    await waitForDatabase(db, { logger: pino({ level: "silent" }), giveUpAfterMs: 5_000 });
+    await waitForDatabase(db, { logger: pino({ level: "silent" }), giveUpAfterMs: ANSWER_MS });
   } catch (error) {
     await db.close();
     throw error;

@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from "node:crypto";
 import type { Command } from "commander";
+import { ServiceLostError } from "../lib/outage.ts";
 import { TOPICS } from "../shopify/topics.ts";
 import { shopDomain, wholeNumber } from "./arguments.ts";
 import { readInputFile } from "./input-file.ts";
@@ -68,8 +69,7 @@ export function registerWebhookCommand(
           secret: defaults.secret,
         });
         for (let i = 0; i < opts.times; i++) {
-          const response = await fetch(opts.url, { method: "POST", headers: signed.headers, body });
-          const answer = await response.text();
+          const { response, answer } = await deliver(opts.url, signed.headers, body);
           console.log(`${response.status} ${answer}`);
           if (!response.ok) {
             process.exitCode = 1;
@@ -86,6 +86,34 @@ export function registerWebhookCommand(
         }
       },
     );
+}
+
+/**
+ * How long the receiver has to answer one delivery: it answers within its own deadline (2 s,
+ * Shopify allows 5 s), so a receiver that takes this long is stopped or cut off, not busy.
+ */
+const RECEIVER_ANSWER_MS = 10_000;
+
+/** One POST and its answer's text, bounded: a receiver that holds it is named in one line. */
+async function deliver(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ response: Response; answer: string }> {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body,
+      signal: AbortSignal.timeout(RECEIVER_ANSWER_MS),
+    });
+    return { response, answer: await response.text() };
+  } catch (error) {
+    if ((error as Error).name !== "TimeoutError") throw error;
+    throw new ServiceLostError(
+      `connector: the receiver at ${url} did not answer within ${RECEIVER_ANSWER_MS / 1000} s (it answers in 2 s, Shopify waits 5): check that the connector there is running and reachable (its /healthz), or the command's --url`,
+    );
+  }
 }
 
 function outcomeOf(answer: string): unknown {

@@ -3,7 +3,8 @@ import { connect as connectTls } from "node:tls";
 import { Cluster, Redis, ReplyError } from "ioredis";
 import type { Logger } from "pino";
 import { ConfigError } from "../config/env.ts";
-import { outageLines, waitUntilReachable } from "./outage.ts";
+import { DeadlineError, withDeadline } from "./deadline.ts";
+import { type Heartbeat, outageLines, ServiceLostError, waitUntilReachable } from "./outage.ts";
 import {
   describeTarget,
   isClusterTarget,
@@ -47,7 +48,7 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
   probe.on("error", (error: NodeJS.ErrnoException) => {
     socketError ??= error;
   });
-  try {
+  const ask = async (): Promise<string | null> => {
     await probe.connect();
     if (probe instanceof Cluster) {
       const info = String(await probe.cluster("INFO"));
@@ -68,8 +69,16 @@ export async function whyRedisUnreachable(target: RedisTarget): Promise<string |
       );
     }
     return null;
+  };
+  try {
+    // A server that accepts the connection and answers nothing (stopped, frozen, behind a
+    // partition) is bounded here: the connect timeout ends when the socket connects.
+    return await withDeadline(ask(), ANSWER_MS, "the probe");
   } catch (error) {
     if (error instanceof ConfigError) throw error;
+    if (error instanceof DeadlineError) {
+      return `it accepted the connection and gave no answer within ${ANSWER_MS / 1000} s`;
+    }
     // A cluster client wraps its nodes' answers: the last node's error is the cause.
     const cause: NodeJS.ErrnoException =
       (socketError as { lastNodeError?: NodeJS.ErrnoException } | undefined)?.lastNodeError ??
@@ -138,6 +147,8 @@ const NO_SERVER = new Set([
   "ENETUNREACH",
 ]);
 const PROBE_MS = 2_000;
+/** How long a Redis that accepted a connection has to answer it (the CLI's bound too). */
+export const ANSWER_MS = 5_000;
 
 /**
  * The fix when the port speaks the other protocol than the setting's scheme, or null. `redis://`
@@ -145,31 +156,52 @@ const PROBE_MS = 2_000;
  * `rediss://` to a plain port: the server waits for the end of a command line the handshake
  * never sends (ETIMEDOUT). Either is also what a restarting or unreachable Redis may answer, so
  * one more connection asks the port in the other protocol: a TLS handshake that completes (its
- * certificate unchecked: only the protocol is asked), or a plain PING that Redis answers.
+ * certificate unchecked: only the protocol is asked), or a plain PING that Redis answers. A
+ * cluster's every seed is asked at once: the cause is the answer of whichever seed ioredis tried
+ * last, and the first seed may be down (ECONNREFUSED) while the others speak TLS.
  */
 async function otherProtocol(target: RedisTarget, why: string): Promise<string | null> {
-  if (NO_SERVER.has(why)) return null;
-  const { host, port, tls } = firstNode(target);
+  const cluster = isClusterTarget(target);
+  if (!cluster && NO_SERVER.has(why)) return null;
   const variable = redisVariable(target);
-  if (!tls) {
-    if (!(await speaksTls(host, port))) return null;
-    return `the port speaks TLS, and ${variable} asks for plain text (${why}); write rediss:// instead of redis:// to connect over TLS`;
+  const seeds = seedNodes(target);
+  const answers = await Promise.all(
+    seeds.map(async (node) =>
+      (
+        node.tls
+          ? await speaksPlainRedis(node.host, node.port)
+          : await speaksTls(node.host, node.port)
+      )
+        ? node
+        : null,
+    ),
+  );
+  const node = answers.find((answer) => answer !== null);
+  if (!node) return null;
+  const where = cluster ? `the node ${node.host}:${node.port}` : "the port";
+  if (!node.tls) {
+    return `${where} speaks TLS, and ${variable} asks for plain text (${why}); write rediss:// instead of redis:// to connect over TLS`;
   }
-  if (!(await speaksPlainRedis(host, port))) return null;
-  return `the port speaks plain-text Redis, not TLS (${why}); write redis:// instead of rediss://, or give the server's TLS port`;
+  return `${where} speaks plain-text Redis, not TLS (${why}); write redis:// instead of rediss://, or give the server's TLS port`;
 }
 
-function firstNode(target: RedisTarget): { host: string; port: number; tls: boolean } {
+/** The servers the setting names: REDIS_URL's one, or every seed of REDIS_CLUSTER_NODES. */
+function seedNodes(target: RedisTarget): { host: string; port: number; tls: boolean }[] {
   if (isClusterTarget(target)) {
-    const [node] = target.nodes;
-    return { host: node?.host ?? "localhost", port: node?.port ?? 6379, tls: target.tls };
+    return target.nodes.map((node) => ({
+      host: node.host ?? "localhost",
+      port: node.port ?? 6379,
+      tls: target.tls,
+    }));
   }
   const url = new URL(target);
-  return {
-    host: url.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost",
-    port: Number(url.port || 6379),
-    tls: url.protocol === "rediss:",
-  };
+  return [
+    {
+      host: url.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost",
+      port: Number(url.port || 6379),
+      tls: url.protocol === "rediss:",
+    },
+  ];
 }
 
 function speaksTls(host: string, port: number): Promise<boolean> {
@@ -293,4 +325,55 @@ export function onQueueErrors(
   emitter.on("error", (error) => {
     if (!isConnectionError(error)) report?.(error);
   });
+}
+
+/**
+ * A running CLI command's question to its Redis (`whileAnswering`): PING on `redis`, the
+ * connection its queues use, or on each master of a cluster. A Redis that was killed leaves the
+ * PING waiting while ioredis reconnects; its refusals (ECONNREFUSED) are the cause given.
+ */
+export function redisHeartbeat(redis: RedisConnection, target: RedisTarget): Heartbeat {
+  const variable = redisVariable(target);
+  let cause: string | undefined;
+  redis.on("error", (error: NodeJS.ErrnoException & { lastNodeError?: NodeJS.ErrnoException }) => {
+    const own = error.lastNodeError ?? error;
+    cause = own.code ?? own.message;
+  });
+  redis.on("ready", () => {
+    cause = undefined;
+  });
+  return {
+    variable,
+    where: describeTarget(target),
+    fix: `start Redis or check ${variable}`,
+    cause: () => cause,
+    ping: async () => {
+      if (!(redis instanceof Cluster)) return redis.ping();
+      const masters = redis.nodes("master");
+      if (masters.length === 0) throw new Error("no master of the cluster is known");
+      return Promise.all(masters.map((node) => node.ping()));
+    },
+  };
+}
+
+/**
+ * A command's failure that is Redis out of reach (a cluster's master killed: "Too many Cluster
+ * redirections. Last error: … ECONNREFUSED"; a connection closed under it) as the one line
+ * `redisHeartbeat` gives, or null for any other failure.
+ */
+export function redisLost(error: unknown, target: RedisTarget): ServiceLostError | null {
+  const message = (error as Error | undefined)?.message ?? "";
+  if (
+    !/Too many Cluster redirections|Connection is closed|Stream isn't writeable|max retries per request|Failed to refresh slots cache/i.test(
+      message,
+    )
+  ) {
+    return null;
+  }
+  const own = (error as { lastNodeError?: NodeJS.ErrnoException }).lastNodeError;
+  const cause = own?.code ?? /\b(E[A-Z]{3,})\b/.exec(message)?.[1] ?? message.replace(/\.$/, "");
+  const variable = redisVariable(target);
+  return new ServiceLostError(
+    `${variable} ${describeTarget(target)} stopped answering during the command (${cause}): start Redis or check ${variable}, then run the command again`,
+  );
 }

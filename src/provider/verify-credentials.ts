@@ -19,11 +19,19 @@ export interface VerifiedStore {
   problem: string | null;
 }
 
+/** Why a check failed: only "credentials" is about the values given. */
+export type VerificationFailure =
+  | "credentials"
+  | "no-stores"
+  | "unreachable"
+  | "busy"
+  | "provider-error";
+
 export type VerificationResult =
   | { ok: true; stores: VerifiedStore[] }
   | {
       ok: false;
-      reason: "credentials" | "no-stores" | "unreachable" | "busy" | "provider-error";
+      reason: VerificationFailure;
       /** For the merchant, in words. */
       message: string;
     };

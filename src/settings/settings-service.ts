@@ -4,7 +4,11 @@ import type { RegistrationReader } from "../features/registrations/index.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { sealedFor } from "../lib/secret-box.ts";
-import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
+import {
+  type VerificationFailure,
+  type VerifiedStore,
+  verifyProviderCredentials,
+} from "../provider/verify-credentials.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
 import type { AdminClientFactory } from "../shopify/index.ts";
 import { AWAITING_SETTINGS } from "../shopify/install/index.ts";
@@ -59,7 +63,11 @@ export interface SettingsCatalogImports {
   upload(
     shop: ShopRecord,
     file: { name: string; text: string; skipInvalid: boolean },
-  ): Promise<{ ok: true; view: CatalogImportView } | { ok: false; message: string }>;
+  ): Promise<
+    | { ok: true; view: CatalogImportView }
+    /** `field: "file"` when the file is what needs the change (its type, no products). */
+    | { ok: false; message: string; field?: "file" }
+  >;
   latest(shop: ShopRecord): Promise<CatalogImportView | null>;
 }
 
@@ -174,7 +182,13 @@ export class SettingsService {
     input: { clientId: string; clientSecret: string; environment: Environment },
   ): Promise<
     | { ok: true; stores: VerifiedStore[]; retired: number }
-    | { ok: false; message: string; missingSecret?: true }
+    | {
+        ok: false;
+        message: string;
+        missingSecret?: true;
+        /** Why the provider refused: only "credentials" is about the values typed. */
+        reason?: VerificationFailure;
+      }
   > {
     const ctx = this.#ctx;
     const secret =
@@ -198,7 +212,7 @@ export class SettingsService {
       secrets: ctx.secrets,
       prefix: ctx.prefix,
     });
-    if (!result.ok) return { ok: false, message: result.message };
+    if (!result.ok) return { ok: false, message: result.message, reason: result.reason };
     const covered = new Set(result.stores.map((s) => s.storeId));
     const keepStore = shop.storeId !== null && covered.has(shop.storeId);
     await ctx.shops.updateSettings(shop.shop, {

@@ -10,7 +10,7 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import type { Logger } from "pino";
 import { ConfigError, sslModeOf } from "../config/env.ts";
-import { outageLines, waitUntilReachable } from "../lib/outage.ts";
+import { type Heartbeat, outageLines, waitUntilReachable } from "../lib/outage.ts";
 import { redactedUrl } from "../lib/redact.ts";
 import { certificateRefusal } from "../lib/tls-refusal.ts";
 import * as schema from "./schema.ts";
@@ -499,3 +499,54 @@ const REFUSALS: Record<string, string> = {
   "42501":
     "let the user in DATABASE_URL create schemas and tables in the database (GRANT CREATE ON DATABASE …, and on Postgres 15 or newer GRANT CREATE ON SCHEMA public …), or connect as the database's owner",
 };
+
+/**
+ * A running CLI command's question to its Postgres (`whileAnswering`), or null for SQLite, which
+ * cannot stop answering: `select 1` on a connection of its own, so that the command's own long
+ * queries or a busy pool are not taken for a lost server. A connection that fails is replaced at
+ * the next question.
+ */
+export function databaseHeartbeat(db: Db): Heartbeat | null {
+  if (db.dialect === "sqlite") return null;
+  let client: pg.Client | undefined;
+  // Whether the last question was answered: then the connection is closed politely.
+  let answered = false;
+  const drop = () => {
+    // Not end(): a stopped server never answers its goodbye. The socket is closed at once.
+    (
+      client as unknown as { connection?: { stream?: { destroy(): void } } } | undefined
+    )?.connection?.stream?.destroy();
+    client = undefined;
+  };
+  return {
+    variable: "DATABASE_URL",
+    where: redactedUrl(db.url),
+    fix: "start Postgres or check DATABASE_URL",
+    async ping() {
+      answered = false;
+      try {
+        if (!client) {
+          client = new pg.Client({
+            connectionString: checkedSslMode(db.url),
+            connectionTimeoutMillis: 5_000,
+          });
+          client.on("error", () => {});
+          await client.connect();
+        }
+        await client.query("select 1");
+        answered = true;
+      } catch (error) {
+        drop();
+        // node-pg's words for a connection that got no answer within connectionTimeoutMillis.
+        if ((error as Error).message === "timeout expired") {
+          throw new Error("no answer within 5 s");
+        }
+        throw error;
+      }
+    },
+    dispose() {
+      if (client && answered) client.end().catch(() => {});
+      else drop();
+    },
+  };
+}

@@ -1,5 +1,6 @@
 export {
   type Db,
+  databaseHeartbeat,
   isPostgresUrl,
   openDatabase,
   type PostgresOptions,

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -127,6 +127,28 @@ describe("CLI errors an operator can act on", () => {
       "connector: the host no-such-host.invalid could not be resolved (check the URL, and this machine's DNS)",
     );
   });
+
+  it("webhook send to a receiver that accepts the connection and never answers ends in one line", async () => {
+    // A stopped connector (SIGSTOP, a frozen VM): the kernel accepts, nothing answers. Before,
+    // the command waited 5 minutes (undici's own limit) and printed `Headers Timeout Error`.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket));
+    await new Promise<void>((done) => silent.listen(0, "127.0.0.1", done));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const url = `http://127.0.0.1:${port}/webhooks/shopify`;
+      const started = Date.now();
+      const run = await sendWebhook(FILE, ["--url", url]);
+      expect(Date.now() - started).toBeLessThan(60_000);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe(
+        `connector: the receiver at ${url} did not answer within 10 s (it answers in 2 s, Shopify waits 5): check that the connector there is running and reachable (its /healthz), or the command's --url`,
+      );
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((done) => silent.close(() => done()));
+    }
+  }, 90_000);
 
   it("a bad environment names the variable, exit 2, and LOG_LEVEL=debug adds the stack", async () => {
     const run = await cli(["status"], { PORT: "eighty" });

@@ -226,5 +226,32 @@ describe("a Redis over TLS: a CA Node does not know, a scheme that does not matc
     expect(trusted.code).toBe(0);
     // The queues read over TLS.
     expect(trusted.stdout).toMatch(/^ {2}sync {9}waiting 0, active 0/m);
+
+    // A cluster whose first seed is down and whose others speak the other protocol: every seed
+    // is asked, not the first alone. Before, "is unreachable (…)" with the answer of whichever
+    // seed ioredis tried last, and "start Redis", as if the cluster were down.
+    const down = await freePort();
+    const seedsRefusal = async (target: {
+      nodes: { host: string; port: number }[];
+      tls: boolean;
+    }) => {
+      const error = await waitForRedis(target, { logger, giveUpAfterMs: 1 }).then(
+        () => null,
+        (rejected: unknown) => rejected,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    };
+    const seeds = (...ports: number[]) => ports.map((p) => ({ host: "127.0.0.1", port: p }));
+    expect(await seedsRefusal({ nodes: seeds(down, tlsPort), tls: false })).toMatch(
+      new RegExp(
+        `^REDIS_CLUSTER_NODES 127\\.0\\.0\\.1:${down},127\\.0\\.0\\.1:${tlsPort}: the node 127\\.0\\.0\\.1:${tlsPort} speaks TLS, and REDIS_CLUSTER_NODES asks for plain text \\([^)]+\\); write rediss:// instead of redis:// to connect over TLS$`,
+      ),
+    );
+    expect(await seedsRefusal({ nodes: seeds(down, port), tls: true })).toMatch(
+      new RegExp(
+        `^REDIS_CLUSTER_NODES 127\\.0\\.0\\.1:${down},127\\.0\\.0\\.1:${port}: the node 127\\.0\\.0\\.1:${port} speaks plain-text Redis, not TLS \\([^)]+\\); write redis:// instead of rediss://, or give the server's TLS port$`,
+      ),
+    );
   });
 });

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { shopDomain, UnknownShopError, wholeNumber } from "../../cli/arguments.ts";
-import { openStore } from "../../cli/shops-command.ts";
+import { withStore } from "../../cli/shops-command.ts";
 import { formatTable } from "../../cli/table.ts";
 import { ConfigError } from "../../config/env.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
@@ -26,9 +26,8 @@ export function registerClaimsCommand(program: Command, config: RuntimeConfig) {
       claims: ClaimRepository;
       events: ProviderEventRepository;
     }) => Promise<T>,
-  ): Promise<T> => {
-    const db = await openStore(config);
-    try {
+  ): Promise<T> =>
+    withStore(config, async (db) => {
       const shop = await new ShopRepository(db).getShop(shopName);
       if (!shop) throw new UnknownShopError(shopName);
       return await action({
@@ -36,10 +35,7 @@ export function registerClaimsCommand(program: Command, config: RuntimeConfig) {
         claims: new ClaimRepository(db),
         events: new ProviderEventRepository(db),
       });
-    } finally {
-      await db.close();
-    }
-  };
+    });
 
   claims
     .command("list")

@@ -126,7 +126,15 @@ export class ClaimsSettings {
     shop: ShopRecord,
     secret: string,
     options: { confirmShared?: boolean } = {},
-  ): Promise<{ ok: true } | { ok: false; message: string }> {
+  ): Promise<
+    | { ok: true }
+    | {
+        ok: false;
+        message: string;
+        /** The form's field that needs the change (`webhookSecret`, `confirmShared`), if one does. */
+        field?: "webhookSecret" | "confirmShared";
+      }
+  > {
     const account = this.accountOf(shop);
     if (!account) {
       return {
@@ -139,6 +147,7 @@ export class ClaimsSettings {
       return {
         ok: false,
         message: `Enter the webhook signing secret from your provider account: at least ${MIN_SECRET_LENGTH} characters, no spaces.`,
+        field: "webhookSecret",
       };
     }
     if (!options.confirmShared && (await this.deps.webhookSecrets.get(account)) !== null) {
@@ -146,7 +155,9 @@ export class ClaimsSettings {
       if (others > 0) {
         return {
           ok: false,
-          message: `Nothing was changed: this signing secret belongs to provider account ${account.clientId}, which ${others === 1 ? "1 other shop uses" : `${others} other shops use`} too. Replacing it changes it for ${others === 1 ? "that shop" : "those shops"} as well: tick “Replace it for every shop on this account” and save again.`,
+          message: `Nothing was changed: this signing secret belongs to provider account ${account.clientId}, which ${others === 1 ? "1 other shop uses" : `${others} other shops use`} too. Replacing it changes it for ${others === 1 ? "that shop" : "those shops"} as well: tick “Replace it for every shop on this account”, enter the secret again and save.`,
+          // The secret is fine: the confirmation is what is missing.
+          field: "confirmShared",
         };
       }
     }

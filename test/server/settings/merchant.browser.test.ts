@@ -36,7 +36,10 @@ afterEach(async () => {
 });
 
 /** Installs the shop through OAuth in a new browser context; the page is on /settings. */
-async function installed(viewport = { width: 1280, height: 900 }): Promise<{
+async function installed(
+  viewport = { width: 1280, height: 900 },
+  provider: { stores?: number[] } = {},
+): Promise<{
   page: Page;
   harness: InstallHarness;
 }> {
@@ -46,6 +49,7 @@ async function installed(viewport = { width: 1280, height: 900 }): Promise<{
       stores: [1001, 1002],
       storeCurrency: { 1001: "USD", 1002: "USD" },
       storeTimezone: { 1001: "America/Argentina/ComodRivadavia", 1002: "America/New_York" },
+      ...provider,
     },
   });
   context = await browser.newContext({ userAgent: BROWSER_UA, viewport });
@@ -55,6 +59,18 @@ async function installed(viewport = { width: 1280, height: 900 }): Promise<{
   await poll(() => page.getByText(`Settings for ${SHOP}`).count()).toBe(1);
   return { page, harness: h };
 }
+
+/** The focused field's id, whether it is marked invalid, and the text that describes it. */
+const focusedField = (page: Page) =>
+  page.evaluate<{ id: string; invalid: string | null; description: string }>(`(() => {
+    const el = document.activeElement;
+    const ids = (el.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    return {
+      id: el.id,
+      invalid: el.getAttribute("aria-invalid"),
+      description: ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" "),
+    };
+  })()`);
 
 /** What sticks out of the page or of a section at this width (nothing, on a good page). */
 const overflowing = (page: Page) =>
@@ -149,6 +165,73 @@ describe("the settings page on first contact (headless Chromium)", () => {
     expect((await harness.ctx.shops.getShop(SHOP))?.locationMap).toEqual({
       "4001": 1000,
       "4002": 42,
+    });
+  }, 60_000);
+
+  it("marks the confirmation, not the secret, when a shared webhook secret is replaced without it", async () => {
+    const { page, harness } = await installed();
+    // Another shop on the same provider account has saved the account's signing secret.
+    const other = "other-shop.myshopify.com";
+    const { jar } = await harness.install(other);
+    const credentials = { ...PROVIDER, environment: "production" };
+    expect((await harness.postForm("/settings/provider", credentials, jar)).status).toBe(303);
+    const first = { webhookSecret: "whsec_other_shop_secret_0001" };
+    expect((await harness.postForm("/settings/claims/secret", first, jar)).status).toBe(303);
+
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await poll(() => page.getByText("Credentials verified with the provider").count()).toBe(1);
+    const secret = page.getByLabel(/Webhook signing secret/);
+    const confirm = page.getByLabel(/Replace it for every shop on this account/);
+    await secret.fill("whsec_this_shop_secret_00002");
+    await page.getByRole("button", { name: "Save secret" }).click();
+    await poll(() => page.getByRole("alert").count()).toBe(1);
+    // The secret was fine: the keyboard lands on the box to tick, which says why.
+    expect(await focusedField(page)).toEqual({
+      id: "confirmShared",
+      invalid: "true",
+      description: expect.stringContaining("tick “Replace it for every shop on this account”"),
+    });
+    expect(await secret.getAttribute("aria-invalid")).toBeNull();
+    await page.screenshot({ path: `${ARTIFACTS}/merchant-shared-secret.png`, fullPage: true });
+
+    await confirm.check();
+    await secret.fill("whsec_this_shop_secret_00002");
+    await page.getByRole("button", { name: "Save secret" }).click();
+    await poll(() => new URL(page.url()).searchParams.get("saved")).toBe("claimsSecret");
+  }, 60_000);
+
+  it("marks no credential when the provider takes them but they cover no store", async () => {
+    const { page, harness } = await installed(undefined, { stores: [] });
+    await page.getByLabel("Client ID").fill(PROVIDER.clientId);
+    await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
+    await page.getByRole("button", { name: "Verify and save" }).click();
+    await poll(() => page.getByRole("alert").count()).toBe(1);
+    expect(await page.getByRole("alert").textContent()).toContain(
+      "These credentials work, but they do not give access to any store",
+    );
+    // Neither value is wrong: nothing tells the merchant to change them.
+    expect(await page.getByLabel("Client ID").getAttribute("aria-invalid")).toBeNull();
+    expect(await page.getByLabel("Client secret").getAttribute("aria-invalid")).toBeNull();
+    expect(await page.getByLabel("Client ID").inputValue()).toBe(PROVIDER.clientId);
+    expect((await harness.ctx.shops.getShop(SHOP))?.providerClientId ?? null).toBeNull();
+  }, 60_000);
+
+  it("marks the product file when its type is refused", async () => {
+    const { page } = await installed();
+    const file = page.getByLabel(/Product file/);
+    await file.setInputFiles({
+      name: "products.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("handle,title\nold-mug,Old mug\n"),
+    });
+    await page.getByRole("button", { name: "Check and import" }).click();
+    await poll(() => page.getByRole("alert").count()).toBe(1);
+    expect(await focusedField(page)).toEqual({
+      id: "catalog-file",
+      invalid: "true",
+      description: expect.stringContaining("Choose a .csv or a .json file."),
     });
   }, 60_000);
 

@@ -15,7 +15,9 @@ export function claimsActions(app: Hono<Env>, kit: SectionKit, deps: SettingsRou
     const result = await deps.claims.saveWebhookSecret(shop, secret, {
       confirmShared: formText(body.confirmShared) === "on",
     });
-    if (!result.ok) return refuse(c, result.message, { field: "webhookSecret" });
+    if (!result.ok) {
+      return refuse(c, result.message, result.field ? { field: result.field } : {});
+    }
     return saved(c, "claimsSecret");
   });
 

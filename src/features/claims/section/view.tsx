@@ -70,7 +70,13 @@ export function ClaimsSection(props: SectionViewProps<ClaimsView>) {
           />
           {view.hasSecret && view.sharedWith > 0 ? (
             <label class="choice">
-              <input type="checkbox" name="confirmShared" value="on" />
+              <input
+                type="checkbox"
+                id="confirmShared"
+                name="confirmShared"
+                value="on"
+                {...props.invalid("confirmShared")}
+              />
               Replace it for every shop on this account (
               {view.sharedWith === 1
                 ? "this shop and 1 other"

@@ -31,7 +31,10 @@ export function catalogActions(app: Hono<Env>, kit: SectionKit, deps: SettingsRo
         text: await file.text(),
         skipInvalid: formText(body.skipInvalid) === "on",
       });
-      if (!result.ok) return refuse(c, result.message);
+      if (!result.ok) {
+        // The file's type or its lack of products: the file field is what to change.
+        return refuse(c, result.message, result.field ? { field: "catalog-file" } : {});
+      }
       if (result.view.status === "rejected") {
         return refuse(
           c,

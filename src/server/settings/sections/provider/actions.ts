@@ -40,8 +40,14 @@ export function providerActions(app: Hono<Env>, kit: SectionKit, deps: SettingsR
       environment: environment as Environment,
     });
     if (!result.ok) {
-      // A missing secret is about the secret; a refusal by the provider, about both values.
-      const field = result.missingSecret ? ["clientSecret"] : ["clientId", "clientSecret"];
+      // A missing secret is about the secret; the provider refusing them, about both values.
+      // Credentials that work but cover no store, or a provider that is busy, unreachable or
+      // failing, are about neither: no field is marked for a change it does not need.
+      const field = result.missingSecret
+        ? ["clientSecret"]
+        : result.reason === "credentials"
+          ? ["clientId", "clientSecret"]
+          : [];
       return refuse(c, result.message, { typed, field });
     }
     return saved(c, result.retired ? "providerSwitched" : "provider");
