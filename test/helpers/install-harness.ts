@@ -69,6 +69,15 @@ export interface InstallHarness {
   authorize(location: string): Promise<Response>;
   /** install → authorize → callback; returns the callback's response and the jar. */
   install(shop: string): Promise<{ callback: Response; jar: CookieJar }>;
+  /**
+   * The merchant's two first settings, as the page posts them: the provider credentials
+   * (production) and the provider store. Throws unless both are saved.
+   */
+  connect(
+    jar: CookieJar,
+    credentials: { clientId: string; clientSecret: string },
+    storeId: number,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -179,6 +188,18 @@ export async function startInstallHarness(
       redirect: "manual",
       headers: { "user-agent": BROWSER_UA, ...(jar ? { cookie: jar.header() } : {}), ...headers },
     });
+  const postForm = (path: string, body: Record<string, string>, jar: CookieJar) =>
+    fetch(new URL(path, appUrl), {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: appUrl,
+        cookie: jar.header(),
+        "user-agent": BROWSER_UA,
+      },
+      body: new URLSearchParams(body),
+    });
   const authorize = (location: string) => {
     const url = new URL(location);
     return fetch(`${standIn.url}${url.pathname}${url.search}`, {
@@ -196,18 +217,7 @@ export async function startInstallHarness(
     staging,
     dbPath,
     get,
-    postForm: (path, body, jar) =>
-      fetch(new URL(path, appUrl), {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          origin: appUrl,
-          cookie: jar.header(),
-          "user-agent": BROWSER_UA,
-        },
-        body: new URLSearchParams(body),
-      }),
+    postForm,
     authorize,
     async install(shop) {
       const jar = new CookieJar();
@@ -217,6 +227,19 @@ export async function startInstallHarness(
       const callback = await get(approved.headers.get("location") ?? "", jar);
       jar.take(callback);
       return { callback, jar };
+    },
+    async connect(jar, { clientId, clientSecret }, storeId) {
+      const steps: [string, Record<string, string>][] = [
+        ["/settings/provider", { clientId, clientSecret, environment: "production" }],
+        ["/settings/store", { storeId: String(storeId) }],
+      ];
+      for (const [path, body] of steps) {
+        const res = await postForm(path, body, jar);
+        const to = res.headers.get("location") ?? "";
+        if (res.status !== 303 || !to.includes("saved=")) {
+          throw new Error(`${path} was not saved: ${res.status} ${to}`);
+        }
+      }
     },
     async close() {
       await backfillWorker?.close();

@@ -151,8 +151,7 @@ describe("links bound to their provider store", () => {
     const { jar } = await h.install(SHOP);
     const form = (path: string, body: Record<string, string>) => h.postForm(path, body, jar);
     const creds = { clientId: PROVIDER.clientId, clientSecret: PROVIDER.clientSecret };
-    await form("/settings/provider", { ...creds, environment: "production" });
-    await form("/settings/store", { storeId: "1001" });
+    await h.connect(jar, creds, 1001);
     const model = order(8_800_051);
     await h.standIn.upsertOrder(SHOP, orderPayload(model) as RestOrder);
     await expect

@@ -38,8 +38,7 @@ async function start() {
     provider: { ...PROVIDER, stores: [1001, 1002], control: true },
   });
   ({ jar } = await h.install(SHOP));
-  await h.postForm("/settings/provider", { ...PROVIDER, environment: "production" }, jar);
-  await h.postForm("/settings/store", { storeId: "1001" }, jar);
+  await h.connect(jar, PROVIDER, 1001);
   const saved = await h.postForm("/settings/claims/secret", { webhookSecret: WEBHOOK_SECRET }, jar);
   expect(saved.status).toBe(303);
   worker = await startProviderEventWorker({

@@ -102,17 +102,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
 
   it("ties each refusal to its field, keeps what was typed, and takes padded or pasted values", async () => {
     const { page, harness } = await installed();
-    /** The focused field's id, whether it is marked invalid, and the text that describes it. */
-    const focused = () =>
-      page.evaluate<{ id: string; invalid: string | null; description: string }>(`(() => {
-        const el = document.activeElement;
-        const ids = (el.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
-        return {
-          id: el.id,
-          invalid: el.getAttribute("aria-invalid"),
-          description: ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" "),
-        };
-      })()`);
+    const focused = () => focusedField(page);
 
     // A wrong secret: the keyboard lands on the client ID, both fields say what went wrong.
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);

@@ -89,12 +89,7 @@ describe("expiring offline tokens", () => {
     const harness = h;
     const { jar } = await harness.install(SHOP);
     const form = (path: string, body: Record<string, string>) => harness.postForm(path, body, jar);
-    await form("/settings/provider", {
-      clientId: PROVIDER.clientId,
-      clientSecret: PROVIDER.clientSecret,
-      environment: "production",
-    });
-    await form("/settings/store", { storeId: "1001" });
+    await harness.connect(jar, PROVIDER, 1001);
     const standIn = harness.standIn.state.shop(SHOP);
     if (!standIn) throw new Error("not installed");
     for (let i = 1; i <= 40; i++) standIn.putOrder(standInOrder(i, "2026-11-10T10:00:00Z").payload);

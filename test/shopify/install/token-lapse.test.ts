@@ -74,12 +74,7 @@ async function configuredShop(options: { now: () => number }) {
   });
   const { jar } = await harness.install(SHOP);
   const form = (path: string, body: Record<string, string>) => harness.postForm(path, body, jar);
-  await form("/settings/provider", {
-    clientId: PROVIDER.clientId,
-    clientSecret: PROVIDER.clientSecret,
-    environment: "production",
-  });
-  await form("/settings/store", { storeId: "1001" });
+  await harness.connect(jar, PROVIDER, 1001);
   expect((await harness.ctx.shops.getShop(SHOP))?.status).toBe("active");
   return { harness, jar, form };
 }
