@@ -1,10 +1,12 @@
 import type { Session } from "@shopify/shopify-api";
+import { retagOrders } from "../engine/provider-event-processor.ts";
 import { ClaimsSettings } from "../features/claims/settings.ts";
 import { createProducts } from "../features/products/compose.ts";
 import { formatOf, importView, ProductImportQueue } from "../features/products/index.ts";
 import { RegistrationReader } from "../features/registrations/index.ts";
 import { RegistrationEvents } from "../features/registrations/settings.ts";
 import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
+import { orderLock } from "../jobs/provider-event-worker.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
@@ -42,10 +44,25 @@ export function composeWebApp(
     },
   );
   const shopJobs = createShopJobs(connector);
+  /** The claims' order tags Shopify refused before the shop was reconnected or granted the scope. */
+  const retagClaims = async (shop: string) => {
+    const logger = connector.logger.child({ component: "claims", shop });
+    const tags = await retagOrders(
+      {
+        claims: connector.claims,
+        shops: connector.shops,
+        shopifyAdmin: connector.shopifyAdmin,
+        logger,
+        withOrderLock: orderLock(connector.redis, connector.prefix),
+      },
+      shop,
+    );
+    if (tags.tried > 0) logger.info(tags, "claims' order tags applied again");
+  };
   /**
    * What waited for the shop's token goes on once the merchant has given a new one: the paused
-   * backfill, and the orders dead-lettered because Shopify refused the token (a shop that
-   * cannot sync yet keeps them, as a retry checks first).
+   * backfill, the orders dead-lettered because Shopify refused the token (a shop that cannot
+   * sync yet keeps them, as a retry checks first), and the claims' order tags it refused.
    */
   const reconnected = async (shop: string) => {
     const log = connector.logger.child({ component: "install", shop });
@@ -61,6 +78,8 @@ export function composeWebApp(
           { retried: report.retried, skipped: report.skipped, failed: report.failed },
           "orders that waited for the shop's token queued again",
         );
+      // Claims' order tags Shopify refused meanwhile (the token, or the scope since granted).
+      await retagClaims(shop);
     } catch (error) {
       log.warn(
         { err: { message: (error as Error).message } },
@@ -88,6 +107,7 @@ export function composeWebApp(
     logger: connector.logger.child({ component: "provider-webhooks" }),
   });
   const claimsSettings = new ClaimsSettings({
+    retag: retagClaims,
     claims: connector.claims,
     events: connector.providerEvents,
     webhookSecrets: connector.webhookSecrets,

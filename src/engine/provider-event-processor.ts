@@ -156,6 +156,34 @@ async function applyClaim(
 }
 
 /**
+ * Tags again the shop's orders whose claims' tags Shopify refused (the app's token refused, the
+ * scope revoked), once the merchant has reconnected the shop or granted the scope: otherwise
+ * they waited for their claims' next event. An order whose tags are being changed meanwhile is
+ * left to that change. Answers how many orders were tried and how many are still not tagged.
+ */
+export async function retagOrders(
+  deps: Omit<ProviderEventProcessorDeps, "events">,
+  shop: string,
+): Promise<{ tried: number; untagged: number }> {
+  const orders = await deps.claims.ordersNotTagged(shop);
+  const lock = deps.withOrderLock ?? ((_s, _o, work) => work());
+  let untagged = 0;
+  for (const sourceOrderId of orders) {
+    try {
+      const note = await lock(shop, sourceOrderId, () => tagOrder(deps, shop, sourceOrderId));
+      if (note.startsWith("; not tagged")) untagged++;
+    } catch (error) {
+      untagged++;
+      deps.logger.warn(
+        { shop, sourceOrderId, err: { message: (error as Error).message } },
+        "claim tags not applied again; the claim's next event tries again",
+      );
+    }
+  }
+  return { tried: orders.length, untagged };
+}
+
+/**
  * Brings the order's `protection-claim:` tags in line with its claims' statuses (an order may
  * have several claims): adds the missing, removes those no claim holds any more. Returns a note
  * for the event's outcome. Refusals that retrying will not fix (scope revoked, the shop
@@ -163,7 +191,7 @@ async function applyClaim(
  * so the job retries.
  */
 async function tagOrder(
-  deps: ProviderEventProcessorDeps,
+  deps: Omit<ProviderEventProcessorDeps, "events">,
   shopDomain: string,
   sourceOrderId: string,
 ): Promise<string> {

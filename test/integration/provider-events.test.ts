@@ -17,6 +17,7 @@ import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { signProviderBody } from "../../src/provider/webhook-verify.ts";
 import { ProviderEventQueue } from "../../src/queue/provider-event-queue.ts";
+import { RECONNECT_NEEDED } from "../../src/shopify/install/shop-tokens.ts";
 import { captureLogs } from "../helpers/captured-logs.ts";
 import {
   type CookieJar,
@@ -487,6 +488,30 @@ describe("tagging Shopify orders with the claim's status", () => {
       .toBe("protection-claim:open, protection-claim:closed");
   });
 
+  it("tags the orders missed while Shopify refused the shop's token once the merchant reconnects", async () => {
+    await start();
+    const orderId = await syncedOrder();
+    h.standIn.state.shop(SHOP)?.scopes.push("write_orders");
+    await h.postForm("/settings/claims/tagging", { tagOrders: "on" }, jar);
+    // Shopify no longer accepts the app's token (the shop sat idle past its refresh token).
+    await h.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
+    await control("POST", "/claims", { orderId });
+    await expect
+      .poll(async () => (await claimsOf())[0]?.tagError ?? null)
+      .toContain("open the app from the Shopify admin");
+    expect(orderTags()).toBe("");
+
+    // The merchant opens the app (Shopify's install flow hands it a new token).
+    await h.install(SHOP);
+    await expect.poll(orderTags).toBe("protection-claim:open");
+    await expect
+      .poll(async () => (await claimsOf())[0])
+      .toMatchObject({
+        taggedStatus: "open",
+        tagError: null,
+      });
+  });
+
   it("records why an order was not tagged when Shopify refuses (scope revoked)", async () => {
     await start();
     const orderId = await syncedOrder();
@@ -501,6 +526,20 @@ describe("tagging Shopify orders with the claim's status", () => {
       .toMatch(/ACCESS_DENIED|Access denied/);
     expect(orderTags()).toBe("");
     expect(await settingsPage()).toContain("order not tagged");
+
+    // The merchant grants it again and turns tagging on (the page's advice): the order missed
+    // meanwhile is tagged then, not only at its claim's next event.
+    shop?.scopes.push("write_orders");
+    expect((await h.postForm("/settings/claims/tagging", { tagOrders: "on" }, jar)).status).toBe(
+      303,
+    );
+    await expect.poll(orderTags).toBe("protection-claim:open");
+    await expect
+      .poll(async () => (await claimsOf())[0])
+      .toMatchObject({
+        taggedStatus: "open",
+        tagError: null,
+      });
   });
 });
 

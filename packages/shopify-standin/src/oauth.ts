@@ -91,10 +91,15 @@ export function standInOAuthRoutes(state: ShopifyStandInState, options: StandInO
     if (!/^https?:\/\//.test(redirectUri))
       return c.json({ errors: "Oauth error invalid_request: The redirect_uri is missing" }, 400);
     // Installing is the merchant's approval: the shop exists from now on, with a fresh token.
-    const standIn = state.shop(shop) ?? state.installShop(shop);
+    const known = state.shop(shop);
+    const standIn = known ?? state.installShop(shop);
+    // Scopes the merchant granted an installed app stay granted when it asks again (Shopify
+    // takes an optional scope back only through appRevokeAccessScopes); after an uninstall the
+    // approval starts afresh.
+    const kept = known && !known.uninstalled ? standIn.scopes : [];
     standIn.reinstall();
     const scopes = (c.req.query("scope") ?? "").split(",").filter(Boolean);
-    if (scopes.length > 0) standIn.scopes = scopes;
+    if (scopes.length > 0) standIn.scopes = [...new Set([...scopes, ...kept])];
     const code = randomBytes(16).toString("hex");
     codes.set(code, { shop, expiresAt: Date.now() + CODE_TTL_MS });
     const params: Record<string, string> = {

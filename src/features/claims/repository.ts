@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../../store/database.ts";
 import type { providerClaims } from "../../store/schema.ts";
 
@@ -87,6 +87,16 @@ export class ClaimRepository {
       .select()
       .from(t)
       .where(and(eq(t.shop, shop), eq(t.sourceOrderId, sourceOrderId)));
+  }
+
+  /** The shop's orders whose claims' tags could not be applied (a refusal was recorded). */
+  async ordersNotTagged(shop: string): Promise<string[]> {
+    const t = this.db.t.providerClaims;
+    const rows = await this.db.orm
+      .selectDistinct({ sourceOrderId: t.sourceOrderId })
+      .from(t)
+      .where(and(eq(t.shop, shop), isNotNull(t.tagError), isNotNull(t.sourceOrderId)));
+    return rows.flatMap((r) => (r.sourceOrderId === null ? [] : [r.sourceOrderId]));
   }
 
   /** Records which status tag the order now carries for these claims, or why tagging failed. */

@@ -47,6 +47,11 @@ export interface ClaimsSettingsDeps {
   defaultBaseUrl: string;
   appUrl: string;
   logger: Logger;
+  /**
+   * Tags again, in the background, the orders whose claims' tags Shopify refused: called when
+   * tagging is turned on with the scope granted.
+   */
+  retag?: (shop: string) => Promise<void>;
 }
 
 /** A webhook secret shorter than this is refused (the provider's are long random strings). */
@@ -185,6 +190,17 @@ export class ClaimsSettings {
       }
     }
     await this.deps.claims.setTagOrders(shop.shop, on);
+    if (on && this.deps.retag) {
+      // The merchant's page does not wait for the shop's backlog of refused tags.
+      void this.deps
+        .retag(shop.shop)
+        .catch((error: Error) =>
+          this.deps.logger.warn(
+            { shop: shop.shop, err: { message: error.message } },
+            "claims' order tags not applied again; each claim's next event tries again",
+          ),
+        );
+    }
     return { ok: true };
   }
 
