@@ -171,6 +171,13 @@ const storedEvents = () => h.ctx.providerEvents.recent(SPACE());
 const orderTags = () =>
   String(h.standIn.state.shop(SHOP)?.orders.get(String(SHOPIFY_ORDER))?.tags ?? "");
 const settingsPage = async () => (await h.get("/settings", jar)).text();
+/** The order now carries its open claim's tag, and the claim records it with no refusal. */
+async function taggedOpenAfterAll() {
+  await expect.poll(orderTags).toBe("protection-claim:open");
+  await expect
+    .poll(async () => (await claimsOf())[0])
+    .toMatchObject({ taggedStatus: "open", tagError: null });
+}
 
 describe("the provider's events over HTTP, from the sandbox", () => {
   it("accepts a signed claim event, maps it to the Shopify order and shows it on the settings page", async () => {
@@ -503,13 +510,7 @@ describe("tagging Shopify orders with the claim's status", () => {
 
     // The merchant opens the app (Shopify's install flow hands it a new token).
     await h.install(SHOP);
-    await expect.poll(orderTags).toBe("protection-claim:open");
-    await expect
-      .poll(async () => (await claimsOf())[0])
-      .toMatchObject({
-        taggedStatus: "open",
-        tagError: null,
-      });
+    await taggedOpenAfterAll();
   });
 
   it("records why an order was not tagged when Shopify refuses (scope revoked)", async () => {
@@ -533,13 +534,7 @@ describe("tagging Shopify orders with the claim's status", () => {
     expect((await h.postForm("/settings/claims/tagging", { tagOrders: "on" }, jar)).status).toBe(
       303,
     );
-    await expect.poll(orderTags).toBe("protection-claim:open");
-    await expect
-      .poll(async () => (await claimsOf())[0])
-      .toMatchObject({
-        taggedStatus: "open",
-        tagError: null,
-      });
+    await taggedOpenAfterAll();
   });
 });
 
