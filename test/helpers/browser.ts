@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Browser, chromium } from "playwright-core";
+import { afterAll, afterEach, beforeAll } from "vitest";
 
 /** Where the browser tests leave their screenshots, for a person to look at. */
 export const ARTIFACTS = resolve(import.meta.dirname, "../../test-artifacts");
@@ -23,4 +24,41 @@ export function launchChromium(options: { embedded?: boolean } = {}): Promise<Br
         : []),
     ],
   });
+}
+
+/** What a browser test opens and closes after itself: a browser context, an install harness. */
+interface Closable {
+  close(): Promise<void>;
+}
+
+/**
+ * A browser test file's Chromium, launched once for the file and closed after it; after each
+ * test, what `opened` names (its browser context, then its harness) is closed, each once,
+ * whether or not the next test opens its own.
+ */
+export function chromiumPerFile(
+  options: { embedded?: boolean },
+  opened: () => (Closable | undefined)[],
+): Pick<Browser, "newContext"> {
+  let browser: Browser | undefined;
+  const closed = new WeakSet<Closable>();
+  beforeAll(async () => {
+    browser = await launchChromium(options);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    for (const item of opened()) {
+      if (item === undefined || closed.has(item)) continue;
+      closed.add(item);
+      await item.close();
+    }
+  });
+  return {
+    newContext: (contextOptions) => {
+      if (!browser) throw new Error("chromiumPerFile: the browser is launched in beforeAll");
+      return browser.newContext(contextOptions);
+    },
+  };
 }

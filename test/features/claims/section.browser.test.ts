@@ -1,6 +1,6 @@
-import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../../helpers/browser.ts";
+import type { BrowserContext, Frame, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { chromiumPerFile } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -14,22 +14,9 @@ const PROVIDER = { clientId: "claims-client", clientSecret: "claims-secret-7d2e"
 /** Pages load slowly on a busy machine: polls wait up to 10 s. */
 const SLOW = { timeout: 10_000 };
 
-let browser: Browser;
 let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium({ embedded: true });
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  await h?.close();
-  context = undefined;
-  h = undefined;
-});
+const browser = chromiumPerFile({ embedded: true }, () => [context, h]);
 
 async function appFrame(page: Page, harness: InstallHarness): Promise<Frame> {
   const origin = new URL(harness.appUrl).origin;

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { parse } from "csv-parse/sync";
-import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext, Frame, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
-import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
+import { ARTIFACTS, chromiumPerFile } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -14,22 +14,9 @@ const SEEDED = 60;
 const HANDLE = "registrations-browser";
 const SHOP = `${HANDLE}.myshopify.com`;
 
-let browser: Browser;
 let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium({ embedded: true });
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  await h?.close();
-  context = undefined;
-  h = undefined;
-});
+const browser = chromiumPerFile({ embedded: true }, () => [context, h]);
 
 /** The shop's provider settings, as the settings page saves them once verified. */
 async function connect(harness: InstallHarness) {

@@ -1,6 +1,6 @@
-import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
+import type { BrowserContext, Frame, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { ARTIFACTS, chromiumPerFile } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -11,22 +11,9 @@ const HANDLE = "embedded-shop";
 const SHOP = `${HANDLE}.myshopify.com`;
 const PROVIDER = { clientId: "embedded-client", clientSecret: "embedded-secret-5a1c" };
 
-let browser: Browser;
 let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium({ embedded: true });
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  await h?.close();
-  context = undefined;
-  h = undefined;
-});
+const browser = chromiumPerFile({ embedded: true }, () => [context, h]);
 
 /**
  * The stand-in admin runs at `localhost`, the connector at `127.0.0.1`: two sites, so the app's

@@ -1,6 +1,6 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { ARTIFACTS, chromiumPerFile } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -15,25 +15,9 @@ import {
 const SHOP = "first-contact.myshopify.com";
 const PROVIDER = { clientId: "first-client", clientSecret: "first-secret-4c2d" };
 
-/** Page loads go through OAuth and the provider: on a busy machine they take more than 1 s. */
-const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 15_000 });
-
-let browser: Browser;
 let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  await h?.close();
-  context = undefined;
-  h = undefined;
-});
+const browser = chromiumPerFile({}, () => [context, h]);
 
 /** Installs the shop through OAuth in a new browser context; the page is on /settings. */
 async function installed(
@@ -55,8 +39,8 @@ async function installed(
   context = await browser.newContext({ userAgent: BROWSER_UA, viewport });
   const page = await context.newPage();
   await page.goto(`${h.appUrl}/shopify/install?shop=${SHOP}`);
-  await poll(() => new URL(page.url()).pathname).toBe("/settings");
-  await poll(() => page.getByText(`Settings for ${SHOP}`).count()).toBe(1);
+  await expect.poll(() => new URL(page.url()).pathname).toBe("/settings");
+  await expect.poll(() => page.getByText(`Settings for ${SHOP}`).count()).toBe(1);
   return { page, harness: h };
 }
 
@@ -92,7 +76,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByText("America/Argentina/ComodRivadavia").count()).toBe(1);
+    await expect.poll(() => page.getByText("America/Argentina/ComodRivadavia").count()).toBe(1);
     expect(await overflowing(page)).toEqual([]);
     await page.screenshot({ path: `${ARTIFACTS}/merchant-phone.png`, fullPage: true });
     // The time zone is still there to read: its table scrolls.
@@ -108,7 +92,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill("not-the-secret");
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByRole("alert").count()).toBe(1);
+    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
     expect(await focused()).toEqual({
       id: "clientId",
       invalid: "true",
@@ -121,13 +105,15 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill("clïent-☃-東京");
     await page.getByLabel("Client secret").fill("x");
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByLabel("Client ID").inputValue()).toBe("clïent-☃-東京");
+    await expect.poll(() => page.getByLabel("Client ID").inputValue()).toBe("clïent-☃-東京");
 
     // Values pasted with spaces or a line break around them are the values.
     await page.getByLabel("Client ID").fill(`  ${PROVIDER.clientId} `);
     await page.getByLabel("Client secret").fill(` ${PROVIDER.clientSecret}  `);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByText("Credentials verified with the provider").count()).toBe(1);
+    await expect
+      .poll(() => page.getByText("Credentials verified with the provider").count())
+      .toBe(1);
     expect((await harness.ctx.shops.getShop(SHOP))?.providerClientId).toBe(PROVIDER.clientId);
 
     // A location ID the browser takes as a number ("1e3") is not an ID: refused, the field
@@ -136,7 +122,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Downtown store").fill("42");
     await page.getByLabel(/Default fulfillment location ID/).fill("7");
     await page.getByRole("button", { name: "Save locations" }).click();
-    await poll(() => page.getByRole("alert").count()).toBe(1);
+    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
     expect(await focused()).toEqual({
       id: "location-4001",
       invalid: "true",
@@ -151,7 +137,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     // Fixed: saved, and the page says so.
     await page.getByLabel("Main warehouse").fill("1000");
     await page.getByRole("button", { name: "Save locations" }).click();
-    await poll(() => page.getByText("Locations saved.").count()).toBe(1);
+    await expect.poll(() => page.getByText("Locations saved.").count()).toBe(1);
     expect((await harness.ctx.shops.getShop(SHOP))?.locationMap).toEqual({
       "4001": 1000,
       "4002": 42,
@@ -171,12 +157,14 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByText("Credentials verified with the provider").count()).toBe(1);
+    await expect
+      .poll(() => page.getByText("Credentials verified with the provider").count())
+      .toBe(1);
     const secret = page.getByLabel(/Webhook signing secret/);
     const confirm = page.getByLabel(/Replace it for every shop on this account/);
     await secret.fill("whsec_this_shop_secret_00002");
     await page.getByRole("button", { name: "Save secret" }).click();
-    await poll(() => page.getByRole("alert").count()).toBe(1);
+    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
     // The secret was fine: the keyboard lands on the box to tick, which says why.
     expect(await focusedField(page)).toEqual({
       id: "confirmShared",
@@ -189,7 +177,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await confirm.check();
     await secret.fill("whsec_this_shop_secret_00002");
     await page.getByRole("button", { name: "Save secret" }).click();
-    await poll(() => new URL(page.url()).searchParams.get("saved")).toBe("claimsSecret");
+    await expect.poll(() => new URL(page.url()).searchParams.get("saved")).toBe("claimsSecret");
   }, 60_000);
 
   it("marks no credential when the provider takes them but they cover no store", async () => {
@@ -197,7 +185,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByRole("alert").count()).toBe(1);
+    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
     expect(await page.getByRole("alert").textContent()).toContain(
       "These credentials work, but they do not give access to any store",
     );
@@ -217,7 +205,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
       buffer: Buffer.from("handle,title\nold-mug,Old mug\n"),
     });
     await page.getByRole("button", { name: "Check and import" }).click();
-    await poll(() => page.getByRole("alert").count()).toBe(1);
+    await expect.poll(() => page.getByRole("alert").count()).toBe(1);
     expect(await focusedField(page)).toEqual({
       id: "catalog-file",
       invalid: "true",
@@ -238,7 +226,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
 
     await page.getByRole("button", { name: "Verify and save" }).click();
     const ended = page.locator("[data-form-note]");
-    await poll(() => ended.count()).toBe(1);
+    await expect.poll(() => ended.count()).toBe(1);
     expect(await ended.getAttribute("role")).toBe("alert");
     expect(await ended.textContent()).toBe(
       "Your session has ended, so nothing was saved yet. Sign in again in a new tab, then come back here and press “Verify and save” again: what you typed is kept.",
@@ -259,12 +247,12 @@ describe("the settings page on first contact (headless Chromium)", () => {
       page.waitForEvent("popup"),
       page.getByRole("link", { name: "Sign in again in a new tab" }).click(),
     ]);
-    await poll(() => new URL(signIn.url()).pathname).toBe("/settings");
+    await expect.poll(() => new URL(signIn.url()).pathname).toBe("/settings");
     await signIn.close();
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() =>
-      page.getByText("Credentials verified with the provider and saved").count(),
-    ).toBe(1);
+    await expect
+      .poll(() => page.getByText("Credentials verified with the provider and saved").count())
+      .toBe(1);
     expect(await harness.ctx.shops.getShop(SHOP)).toMatchObject({
       providerClientId: PROVIDER.clientId,
     });
@@ -276,20 +264,20 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
+    await expect.poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
     await page.getByLabel("Store 1001").check();
     await page.getByRole("button", { name: "Use this store" }).click();
-    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
 
     // Back to the page before the store was chosen: it is loaded again, as the shop is now.
     await page.goBack();
-    await poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
-    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    await expect.poll(() => new URL(page.url()).searchParams.get("saved")).toBe("provider");
+    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
     expect(await page.getByText("Sync is paused").count()).toBe(0);
     // And once more, to the page before the credentials: it lists the stores now.
     await page.goBack();
-    await poll(() => new URL(page.url()).search).toBe("");
-    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    await expect.poll(() => new URL(page.url()).search).toBe("");
+    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
     expect(await page.getByLabel("Store 1001").isChecked()).toBe(true);
     expect((await harness.get("/settings/session")).headers.get("cache-control")).toBe("no-store");
   }, 60_000);
@@ -299,7 +287,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByLabel("Store 1001").count()).toBe(1);
+    await expect.poll(() => page.getByLabel("Store 1001").count()).toBe(1);
     const { unlabelled, buttons } = await page.evaluate<{
       unlabelled: string[];
       buttons: string[];
@@ -323,10 +311,10 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client ID").fill(PROVIDER.clientId);
     await page.getByLabel("Client secret").fill(PROVIDER.clientSecret);
     await page.getByRole("button", { name: "Verify and save" }).click();
-    await poll(() => page.getByLabel("Store 1001").count()).toBe(1);
+    await expect.poll(() => page.getByLabel("Store 1001").count()).toBe(1);
     await page.getByLabel("Store 1001").check();
     await page.getByRole("button", { name: "Use this store" }).click();
-    await poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
+    await expect.poll(() => page.getByText("Orders are syncing to the provider.").count()).toBe(1);
 
     // The server's answer is held until the merchant has clicked twice more.
     let release = () => {};
@@ -348,11 +336,11 @@ describe("the settings page on first contact (headless Chromium)", () => {
     // A double click, then two more clicks while the page waits for the answer (the mouse
     // itself: a locator's click would wait for the navigation under way).
     await page.mouse.dblclick(x, y);
-    await poll(() => sent).toBe(1);
+    await expect.poll(() => sent).toBe(1);
     await page.mouse.click(x, y);
     await page.mouse.click(x, y);
     release();
-    await poll(() => page.getByText("Sending past orders has started.").count()).toBe(1);
+    await expect.poll(() => page.getByText("Sending past orders has started.").count()).toBe(1);
     expect(sent).toBe(1);
     expect(await page.getByText("Orders since 2026-10-01").count()).toBe(1);
   }, 60_000);

@@ -1,7 +1,7 @@
 import type { RestOrder } from "@connector/shopify-standin";
-import type { Browser, BrowserContext } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ARTIFACTS, launchChromium } from "../../helpers/browser.ts";
+import type { BrowserContext } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { ARTIFACTS, chromiumPerFile } from "../../helpers/browser.ts";
 import {
   BROWSER_UA,
   type InstallHarness,
@@ -38,22 +38,9 @@ const pastOrder = (i: number): ModelOrder => ({
   locationId: 4001,
 });
 
-let browser: Browser;
 let context: BrowserContext | undefined;
 let h: InstallHarness | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  await h?.close();
-  context = undefined;
-  h = undefined;
-});
+const browser = chromiumPerFile({}, () => [context, h]);
 
 describe("merchant settings in headless Chromium", () => {
   it("installs, rejects wrong credentials, saves valid ones, maps a location and watches a backfill", async () => {
