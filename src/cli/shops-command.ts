@@ -396,7 +396,6 @@ function notAtProvider(
   return `no provider order is linked to ${opts.order} in ${opts.shop}: not synced yet${unnamed}`;
 }
 
-/** The link store the connector uses (DATABASE_URL or DATABASE_PATH), ready to read. */
 /**
  * The commands that need only the links store (`shops add|update|list`, `orders show`,
  * `claims …`): opened by `openStore`, bounded like `withContext` while the action runs (a
@@ -421,6 +420,7 @@ export async function withStore<T>(
   }
 }
 
+/** The link store the connector uses (DATABASE_URL or DATABASE_PATH), ready to read. */
 export async function openStore(config: RuntimeConfig): Promise<Db> {
   const db = openDatabase(databaseTarget(config.env), { poolSize: 2 });
   try {
