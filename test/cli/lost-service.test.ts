@@ -12,7 +12,7 @@ import { ServiceLostError } from "../../src/lib/outage.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { type PostgresHandle, startPostgres } from "../helpers/postgres.ts";
-import { descendantsOf, listProcesses } from "../helpers/processes.ts";
+import { freezeTree, listProcesses, thawTree } from "../helpers/processes.ts";
 import { startRedisCluster } from "../helpers/redis-cluster.ts";
 
 /**
@@ -202,24 +202,8 @@ describe("a command whose Postgres stops answering after it connected", () => {
   });
   afterAll(() => server.stop());
 
-  /** Every process of the server, postmaster and backends: SIGSTOP, or SIGCONT. */
-  const signalServer = (signal: NodeJS.Signals) => {
-    const pid = server.pid();
-    const send = (p: number) => {
-      try {
-        process.kill(p, signal);
-      } catch {
-        // gone meanwhile
-      }
-    };
-    // The postmaster first: stopped, it forks no backend after its children are listed (one
-    // forked for the heartbeat's connection would otherwise answer for a stopped server).
-    send(pid);
-    for (const child of descendantsOf(pid)) send(child.pid);
-  };
-
   it("ends withStore and withContext with one line naming DATABASE_URL", async () => {
-    onTestFinished(() => signalServer("SIGCONT"));
+    onTestFinished(() => thawTree(server.pid()));
     const redis = await privateRedis();
     const config = configFor({ REDIS_URL: redis.url, DATABASE_URL: url });
     // The URL as every line shows it: without its user and password.
@@ -234,11 +218,12 @@ describe("a command whose Postgres stops answering after it connected", () => {
       const { error, ms } = await outcome(() =>
         wrapper(async (db) => {
           await db.pg.execute(sql`select 1`);
-          signalServer("SIGSTOP");
+          // Every process of the server, postmaster and backends.
+          await freezeTree(server.pid());
           await db.pg.execute(sql`select 2`);
         }),
       );
-      signalServer("SIGCONT");
+      thawTree(server.pid());
       expect(error).toBeInstanceOf(ServiceLostError);
       expect((error as Error).message).toBe(line);
       expect(ms).toBeLessThan(GENEROUS_MS);

@@ -8,6 +8,8 @@ export interface ProcessInfo {
   /** Start time in clock ticks after boot (field 22 of /proc/<pid>/stat). */
   startTicks: number;
   command: string;
+  /** Its state letter (field 3 of /proc/<pid>/stat): R running, S sleeping, T stopped… */
+  state: string;
   /** Its working directory; ends in " (deleted)" when that directory was removed. */
   cwd: string;
 }
@@ -18,7 +20,7 @@ function readProcess(pid: number): ProcessInfo | undefined {
     // The command name may hold spaces and parentheses: the fields start after the last ")".
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const state = fields[0];
-    if (state === "Z" || state === "X") return undefined; // exited, waiting to be reaped
+    if (state === undefined || state === "Z" || state === "X") return undefined; // exited
     const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
     let cwd = "";
     try {
@@ -32,6 +34,7 @@ function readProcess(pid: number): ProcessInfo | undefined {
       pgid: Number(fields[2]),
       startTicks: Number(fields[19]),
       command,
+      state,
       cwd,
     };
   } catch {
@@ -70,4 +73,49 @@ export function descendantsOf(pid: number, all = listProcesses()): ProcessInfo[]
     }
   }
   return found;
+}
+
+const stoppedOrGone = (pid: number) => {
+  const state = readProcess(pid)?.state;
+  return state === undefined || state === "T" || state === "t";
+};
+
+const signal = (pid: number, name: NodeJS.Signals) => {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // gone meanwhile
+  }
+};
+
+async function untilStopped(pids: readonly number[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!pids.every(stoppedOrGone)) {
+    if (Date.now() > deadline) throw new Error(`processes ${pids.join(", ")} did not stop in 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * Stops `pid` and every process below it (SIGSTOP), as a frozen machine would: the root first,
+ * waited for until it is stopped, so that it forks nothing more, then its descendants, listed
+ * again until no listing finds one still running. kill() returns before the signal is acted on:
+ * a root that finishes a fork meanwhile (a Postgres postmaster starting a backend for a new
+ * connection) leaves a child the first listing can miss, which then answers for a stopped server.
+ */
+export async function freezeTree(pid: number): Promise<void> {
+  signal(pid, "SIGSTOP");
+  await untilStopped([pid]);
+  for (;;) {
+    const running = descendantsOf(pid).filter((child) => !stoppedOrGone(child.pid));
+    if (running.length === 0) return;
+    for (const child of running) signal(child.pid, "SIGSTOP");
+    await untilStopped(running.map((child) => child.pid));
+  }
+}
+
+/** Lets a tree `freezeTree` stopped go on (SIGCONT to `pid` and every process below it). */
+export function thawTree(pid: number): void {
+  for (const child of descendantsOf(pid)) signal(child.pid, "SIGCONT");
+  signal(pid, "SIGCONT");
 }
