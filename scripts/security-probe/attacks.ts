@@ -266,8 +266,8 @@ async function sendProvider(t: Target, body: string, storeId: string) {
 
 /**
  * 3: a claim body the sandbox delivered (store 1001), re-sent with a fresh timestamp and a new
- * delivery ID; and a store 1002 claim body sent with `X-Store-Id: 1001`. Worked when either is
- * queued.
+ * delivery ID; and a store 1002 claim body sent with `X-Store-Id: 1001`. Worked when the replay
+ * is recorded as a new event, or the other store's body is taken.
  */
 export async function providerReplay(t: Target): Promise<AttackResult> {
   const opened = await sandbox(t, "POST", "/claims", { storeId: 1001, sourceOrderId: "1" });
@@ -278,12 +278,18 @@ export async function providerReplay(t: Target): Promise<AttackResult> {
       ?.body ?? "";
   const replay = await sendProvider(t, bodyOf(opened.delivery.webhookId), "1001");
   const rerouted = await sendProvider(t, bodyOf(other.delivery.webhookId), "1001");
-  const queued = (r: { status: number; text: string }) =>
+  // A replay that is recorded as a new event ("queued") is the attack working. "requeued" is
+  // the replay known as the sandbox's own delivery, not yet processed (on a busy machine): its
+  // one event is queued again under its own job ID, and nothing happens twice. A body of another
+  // store must not be taken at all.
+  const accepted = (r: { status: number; text: string }) =>
     r.status === 200 && /"queued"|"requeued"/.test(r.text);
+  const newEvent = (r: { status: number; text: string }) =>
+    r.status === 200 && /"queued"/.test(r.text);
   return {
     name: "3. claim body replayed with a new ID and fresh timestamp; store 1002 body as X-Store-Id 1001",
     answer: `replay: ${replay.status} ${replay.text} | other store: ${rerouted.status} ${rerouted.text}`,
-    succeeded: queued(replay) || queued(rerouted),
+    succeeded: newEvent(replay) || accepted(rerouted),
   };
 }
 
