@@ -353,7 +353,7 @@ async function keepOut(
   attempt: Attempt,
   log: JobLog,
 ): Promise<SyncResult> {
-  await deps.shops.markKeptOut(shop, order.id, order.name, why);
+  await deps.shops.markKeptOut(shop, order.id, order.name, why, order.updatedAt);
   if (state.failure !== null) {
     await deps.links.clearFailure(shop, order.id);
     if (attempt.wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, order.id))) {
