@@ -6,7 +6,8 @@ export type ShopStatus = "active" | "paused" | "uninstalled";
 
 /**
  * Why an order was kept out of the provider: `test`, a test order while the shop's test-order
- * setting is off; `no-address`, sold without an address and nothing ships (a point-of-sale sale).
+ * setting is off; `no-address`, sold without an address to ship to and nothing ships (a
+ * point-of-sale sale).
  */
 export type KeptOutReason = "test" | "no-address";
 

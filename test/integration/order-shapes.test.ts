@@ -246,6 +246,60 @@ describe("order shapes, end to end", () => {
     expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(0);
   });
 
+  it("keeps out a counter sale whose customer has no street, but not one that ships or whose customer Shopify withheld", async () => {
+    p = await startPipeline();
+    // The customer is known at the counter by name, email and country only; nothing ships.
+    const countryOnly = (model: ModelOrder) => ({
+      ...posSale(model),
+      customer: orderPayload(model).customer,
+      email: model.email,
+      billing_address: { name: "Grace Hopper", country: "United States", country_code: "US" },
+    });
+    const sale = order(8_900_611, { shippingCents: 0 });
+    await p.send("orders/create", countryOnly(sale));
+    // Only the street missing, the rest of the address there: still nowhere to ship to.
+    const street = order(8_900_612, { shippingCents: 0 });
+    const { billing_address: full } = orderPayload(street);
+    await p.send("orders/create", {
+      ...posSale(street),
+      customer: orderPayload(street).customer,
+      billing_address: { ...full, address1: null, address2: null },
+    });
+    // Shipped to that customer: something ships, so the missing street is the order's to fix.
+    const shipped = order(8_900_613);
+    await p.send("orders/create", {
+      ...countryOnly(shipped),
+      shipping_lines: orderPayload(shipped).shipping_lines,
+    });
+    // Shopify withheld the customer (protected customer data): the app's access to fix.
+    const withheld = order(8_900_614, { email: null, shippingCents: 0 });
+    await p.send("orders/create", {
+      ...posSale(withheld),
+      customer: { id: 8_900_614, email: null, first_name: null, last_name: null, phone: null },
+      billing_address: {
+        ...orderPayload(withheld).billing_address,
+        address1: null,
+        name: null,
+        phone: null,
+      },
+    });
+    await p.drain();
+
+    for (const kept of [sale, street]) {
+      expect(p.sandbox.state.orders.find(1001, String(kept.id))).toBeUndefined();
+      expect(await p.ctx.shops.keptOutOrder(TEST_SHOP, String(kept.id))).toMatchObject({
+        orderName: `#${kept.number}`,
+        reason: "no-address",
+      });
+    }
+    const dead = await p.ctx.queues.deadLetter.getJobs();
+    expect(dead.map((d) => [d.data.orderId, d.data.category]).sort()).toEqual([
+      [String(shipped.id), "mapping"],
+      [String(withheld.id), "protected-data"],
+    ]);
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(2);
+  });
+
   it("still dead-letters an order without an address that has a shipping line, or that the provider already has", async () => {
     p = await startPipeline();
     // Something ships, but Shopify has nowhere to ship it: the order's data is wrong.
