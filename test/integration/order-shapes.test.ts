@@ -215,6 +215,75 @@ describe("order shapes, end to end", () => {
     );
   });
 
+  it("follows a refund of a custom amount, even one larger than the goods, without a negative amount or a dead letter", async () => {
+    p = await startPipeline();
+    // 10.00 of goods, 5.00 shipping, 0.80 tax: 15.80.
+    const model = order(8_900_501);
+    await p.send("orders/create", orderPayload(model));
+    await p.drain();
+    const money = (amount: string) => ({
+      shop_money: { amount, currency_code: "USD" },
+      presentment_money: { amount, currency_code: "USD" },
+    });
+    // The merchant refunds a custom amount: no refund lines, only an order adjustment. Shopify's
+    // current total falls; the lines, shipping and tax stay as they were.
+    const refunded = (updatedAt: string, refund: string, total: string) => ({
+      ...orderPayload({ ...model, updatedAt }),
+      financial_status: "partially_refunded",
+      current_total_price: total,
+      current_total_price_set: money(total),
+      refunds: [
+        {
+          id: 8_900_591,
+          order_id: model.id,
+          created_at: updatedAt,
+          processed_at: updatedAt,
+          note: "goodwill",
+          restock: false,
+          refund_line_items: [],
+          transactions: [],
+          order_adjustments: [
+            {
+              id: 8_900_592,
+              order_id: model.id,
+              refund_id: 8_900_591,
+              amount: `-${refund}`,
+              tax_amount: "0.00",
+              kind: "refund_discrepancy",
+              reason: "Refund discrepancy",
+              amount_set: money(`-${refund}`),
+              tax_amount_set: money("0.00"),
+            },
+          ],
+        },
+      ],
+    });
+    await p.send("orders/updated", refunded("2026-11-02T10:00:00-05:00", "4.00", "11.80"));
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(model.id))).toMatchObject({
+      totalMoney: 11.8,
+      shippingMoney: 5,
+      taxMoney: 0.8,
+      subtotalMoney: 6,
+    });
+    // Refunded beyond the goods: the rest comes off the shipping, then the tax.
+    await p.send("orders/updated", refunded("2026-11-03T10:00:00-05:00", "12.00", "3.80"));
+    await p.drain();
+    const held = p.sandbox.state.orders.find(1001, String(model.id));
+    expect(held).toMatchObject({
+      totalMoney: 3.8,
+      shippingMoney: 3,
+      taxMoney: 0.8,
+      subtotalMoney: 0,
+      canceled: false,
+    });
+    expect(held?.lineItems).toHaveLength(1);
+    expect(await p.ctx.queues.deadLetter.getJobs()).toHaveLength(0);
+    expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(model.id)))?.lastResult).toBe(
+      "synced",
+    );
+  });
+
   it("keeps a walk-in point-of-sale sale out of the provider, not dead-lettered, and sends it once it gains an address", async () => {
     p = await startPipeline();
     const sale = order(8_900_601, { email: null, shippingCents: 0 });
