@@ -65,18 +65,27 @@ export const PRUNE_EVERY_MS = 3_600_000;
 /**
  * Why an order needs a reconcile, or null: the provider has never had it, or has an older
  * version than Shopify's. An order whose last sync was dead-lettered is left to the
- * dead-letter queue unless it changed after that failure.
+ * dead-letter queue unless it changed after that failure. An order kept out of the provider on
+ * purpose (a test order, a sale that ships nothing) is not missing: it is left alone at the
+ * version it was kept out at, unless Shopify changed it since (an edit may add an address) or
+ * the shop now sends test orders.
  */
 export async function staleReason(
-  deps: Pick<SweepDeps, "links" | "checkpoints">,
-  shop: string,
+  deps: Pick<SweepDeps, "links" | "checkpoints" | "shops">,
+  shop: Pick<ShopRecord, "shop" | "sendTestOrders">,
   order: OrderVersion,
 ): Promise<"missing" | "stale" | null> {
   const updated = Date.parse(order.updatedAt);
-  const deadAt = await deps.checkpoints.deadLetteredAt(shop, order.id);
+  const deadAt = await deps.checkpoints.deadLetteredAt(shop.shop, order.id);
   if (deadAt && Date.parse(deadAt) >= updated) return null;
-  const link = await deps.links.getOrderLinkRow(shop, order.id);
-  if (!link) return "missing";
+  const link = await deps.links.getOrderLinkRow(shop.shop, order.id);
+  if (!link) {
+    const kept = await deps.shops.keptOutVersion(shop.shop, order.id);
+    const stillKeptOut = kept !== null && (kept.reason !== "test" || !shop.sendTestOrders);
+    const seen = kept?.shopifyUpdatedAt ? Date.parse(kept.shopifyUpdatedAt) : Number.NaN;
+    if (stillKeptOut && seen >= updated) return null;
+    return "missing";
+  }
   if (!link.syncedVersion || Date.parse(link.syncedVersion) < updated) return "stale";
   return null;
 }
@@ -108,7 +117,7 @@ export async function sweepShop(
       const page = await source.versions({ query: updatedWindowQuery(since, null), after });
       checked += page.orders.length;
       for (const version of page.orders) {
-        const reason = await staleReason(deps, shop.shop, version);
+        const reason = await staleReason(deps, shop, version);
         if (!reason) continue;
         const order = await source.fetchOrder(version.id);
         if (!order) continue;

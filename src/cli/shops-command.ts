@@ -387,7 +387,7 @@ function notAtProvider(
       : `Shopify order ${keptOut.sourceOrderId}`;
     return keptOut.reason === "test"
       ? `${which} is a test order, not sent to the provider (${keptOut.at}): the shop's test-order setting is off; turn it on in the settings page and the order's next change sends it`
-      : `${which} is not sent to the provider (${keptOut.at}): it was sold without an address and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it`;
+      : `${which} is not sent to the provider (${keptOut.at}): it was sold without an address to ship to and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it`;
   }
   const unnamed =
     keptOutWithoutName > 0

@@ -297,9 +297,10 @@ async function readWork(
   if (order.test && !shopRecord.sendTestOrders && !sentBefore) {
     return keepOut(deps, shop, order, state, "test", attempt, log);
   }
-  // Sold without an address and nothing ships (a walk-in point-of-sale sale): the provider needs
-  // both addresses, which only the merchant can give, and there is nothing to protect. Kept out
-  // until an edit in Shopify adds one; an order the provider already has keeps following Shopify.
+  // Sold without an address to ship to and nothing ships (a walk-in point-of-sale sale, or a
+  // customer known by a country only): the provider needs both addresses, which only the
+  // merchant can give, and there is nothing to protect. Kept out until an edit in Shopify adds
+  // one; an order the provider already has keeps following Shopify.
   if (!sentBefore && soldWithoutShipping(order)) {
     return keepOut(deps, shop, order, state, "no-address", attempt, log);
   }
@@ -336,7 +337,8 @@ async function readWork(
 /** Why each kind of order is kept out of the provider, as the job's outcome says it. */
 const KEPT_OUT: Record<KeptOutReason, string> = {
   test: "test order: not sent (the shop's test-order setting is off)",
-  "no-address": "not sent: sold without an address and nothing ships, e.g. a point-of-sale sale",
+  "no-address":
+    "not sent: sold without an address to ship to and nothing ships, e.g. a point-of-sale sale",
 };
 
 /**
@@ -353,7 +355,7 @@ async function keepOut(
   attempt: Attempt,
   log: JobLog,
 ): Promise<SyncResult> {
-  await deps.shops.markKeptOut(shop, order.id, order.name, why);
+  await deps.shops.markKeptOut(shop, order.id, order.name, why, order.updatedAt);
   if (state.failure !== null) {
     await deps.links.clearFailure(shop, order.id);
     if (attempt.wasDeadLettered && (await deps.queues.resolveDeadLetter(shop, order.id))) {

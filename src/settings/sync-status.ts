@@ -20,7 +20,7 @@ export interface StatusView {
   /** True when the queue was too long to count to the end. */
   pendingAtLeast: boolean;
   failed: number;
-  /** Orders kept out because they were sold without an address and nothing ships (POS sales). */
+  /** Orders kept out: sold without an address to ship to and nothing ships (POS sales). */
   notShipped: number;
   failures: FailureView[];
   /** Orders dead-lettered because Shopify withholds the customer: said once, at the top. */

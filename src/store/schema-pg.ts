@@ -128,6 +128,11 @@ export const skippedTestOrders = pgTable(
     orderName: text("order_name"),
     /** Why: `test` (the shop's test-order setting) or `no-address` (nothing ships). */
     reason: text("reason").notNull().default("test"),
+    /**
+     * The order's Shopify `updated_at` when it was last kept out: the reconciliation sweep leaves
+     * an order alone at that version. Null on rows written before it was kept.
+     */
+    shopifyUpdatedAt: text("shopify_updated_at"),
   },
   (t) => [
     primaryKey({ columns: [t.shop, t.sourceOrderId] }),

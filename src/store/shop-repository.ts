@@ -6,7 +6,8 @@ export type ShopStatus = "active" | "paused" | "uninstalled";
 
 /**
  * Why an order was kept out of the provider: `test`, a test order while the shop's test-order
- * setting is off; `no-address`, sold without an address and nothing ships (a point-of-sale sale).
+ * setting is off; `no-address`, sold without an address to ship to and nothing ships (a
+ * point-of-sale sale).
  */
 export type KeptOutReason = "test" | "no-address";
 
@@ -141,22 +142,52 @@ export class ShopRepository {
 
   /**
    * Records that an order was kept out of the provider, and why (once per order: the first
-   * time stays; the name and reason follow the latest decision).
+   * time stays; the name, reason and Shopify version follow the latest decision). The version
+   * (the order's `updated_at`) lets the reconciliation sweep leave the order alone until
+   * Shopify changes it.
    */
   async markKeptOut(
     shop: string,
     sourceOrderId: string,
     orderName: string,
     reason: KeptOutReason,
+    shopifyUpdatedAt: string | null = null,
   ): Promise<void> {
     const { skippedTestOrders } = this.db.t;
     await this.db.orm
       .insert(skippedTestOrders)
-      .values({ shop, sourceOrderId, orderName, reason, skippedAt: new Date().toISOString() })
+      .values({
+        shop,
+        sourceOrderId,
+        orderName,
+        reason,
+        shopifyUpdatedAt,
+        skippedAt: new Date().toISOString(),
+      })
       .onConflictDoUpdate({
         target: [skippedTestOrders.shop, skippedTestOrders.sourceOrderId],
-        set: { orderName, reason },
+        set: { orderName, reason, shopifyUpdatedAt },
       });
+  }
+
+  /**
+   * How an order was last kept out of the provider (its reason and the Shopify version it was
+   * kept out at), or null when it never was.
+   */
+  async keptOutVersion(
+    shop: string,
+    sourceOrderId: string,
+  ): Promise<{ reason: KeptOutReason; shopifyUpdatedAt: string | null } | null> {
+    const { skippedTestOrders: t } = this.db.t;
+    const [row] = await this.db.orm
+      .select({ reason: t.reason, shopifyUpdatedAt: t.shopifyUpdatedAt })
+      .from(t)
+      .where(and(eq(t.shop, shop), eq(t.sourceOrderId, sourceOrderId)));
+    if (!row) return null;
+    return {
+      reason: row.reason === "no-address" ? "no-address" : "test",
+      shopifyUpdatedAt: row.shopifyUpdatedAt,
+    };
   }
 
   /**

@@ -1,23 +1,29 @@
 import type { Address } from "../provider/schemas.ts";
+import { customerDataWithheld } from "./map-customer.ts";
 import type { SourceAddress, SourceOrder } from "./source-order.ts";
 import { nonEmpty } from "./text.ts";
 
 /**
- * Whether the order was sold without shipping anything: Shopify sent neither a shipping nor a
- * billing address (not even one whose fields it withheld) and no shipping line, as for a walk-in
- * sale at a shop counter (point of sale). The provider requires both addresses and the connector
- * never invents them; with nothing shipped there is nothing to protect, so such an order is kept
- * out of the provider like a test order, not failed. An order with a shipping line but no
- * address, or with an address that lacks a street, city or country, is the order's data to fix
- * and stays an error (`shippingAddress`). A snapshot stored before `hasShippingLine` was kept
- * counts as having one.
+ * Whether the order was sold without shipping anything and with no address to ship to: no
+ * shipping line, and neither a shipping nor a billing address the provider could take (none at
+ * all, or one without a street, city or country, such as a customer known at the counter by a
+ * country only), as for a walk-in sale at a shop counter (point of sale). The provider requires
+ * both addresses and the connector never invents them; with nothing shipped there is nothing to
+ * protect, so such an order is kept out of the provider like a test order, not failed. Not so:
+ * - an order with a shipping line: something ships, so a missing address is the order's data to
+ *   fix and stays an error (`shippingAddress`);
+ * - an order with a usable address (shipped to the billing address when none other);
+ * - an order whose customer Shopify withheld (protected customer data): its addresses lack a
+ *   street because the app may not read them, which the merchant fixes (`protected-data`).
+ * A snapshot stored before `hasShippingLine` was kept counts as having one.
  */
 export function soldWithoutShipping(order: SourceOrder): boolean {
-  return (
-    order.shippingAddress === null &&
-    order.billingAddress === null &&
-    order.hasShippingLine === false
-  );
+  if (order.hasShippingLine !== false) return false;
+  const { shippingAddress, billingAddress } = order;
+  if (shippingAddress !== null && mapAddress(shippingAddress) !== null) return false;
+  if (billingAddress !== null && mapAddress(billingAddress) !== null) return false;
+  const anAddress = shippingAddress !== null || billingAddress !== null;
+  return !(anAddress && customerDataWithheld(order));
 }
 
 /**

@@ -20,8 +20,15 @@ export interface OrderMoney {
  * - subtotalMoney = total − shipping − tax, so the rule holds to the cent by construction. It is
  *   then the product lines after discounts, net of tax, plus tips and duties.
  *
- * Any negative amount is absurd data: an error naming the field, never a body the provider would
- * refuse. Shopify's own subtotal is only cross-checked: a difference is a warning.
+ * A refund of a custom amount (no refund lines, only an order adjustment, `refund_discrepancy`)
+ * lowers Shopify's current total while its lines, shipping and tax stay: the subtotal takes the
+ * refund. One larger than the goods would leave the total below shipping plus tax; the refund is
+ * then taken off the goods (subtotalMoney 0), then the shipping, then the tax, so no amount sent
+ * is negative and the rule still holds (with a warning).
+ *
+ * A negative total or tax, or a tax-inclusive shipping price below its own tax, is absurd data:
+ * an error naming the field, never a body the provider would refuse. Shopify's own subtotal is
+ * only cross-checked: a difference is a warning.
  */
 export function mapMoney(
   order: SourceOrder,
@@ -43,14 +50,17 @@ export function mapMoney(
   negative("totalMoney", totalCents, "Shopify's current total is negative");
   negative("taxMoney", taxCents, "Shopify's current total tax is negative");
   negative("shippingMoney", shippingCents, "the shipping price is below its own tax");
-  if (totalCents >= 0 && taxCents >= 0 && shippingCents >= 0) {
-    negative(
-      "subtotalMoney",
-      subtotalCents,
-      "the total is less than shipping plus tax, so the derived subtotal is negative",
-    );
-  }
   if (errors.length > before) return null;
+
+  if (subtotalCents < 0) {
+    // Refunded beyond the goods (a custom amount): off the shipping next, then the tax.
+    const keptTax = Math.min(taxCents, totalCents);
+    const keptShipping = totalCents - keptTax;
+    warnings.push(
+      `totalMoney ${totalCents / 100} is below Shopify's shipping ${shippingCents / 100} + tax ${taxCents / 100} (a refund of a custom amount): sent as subtotalMoney 0, shippingMoney ${keptShipping / 100}, taxMoney ${keptTax / 100}`,
+    );
+    return { shippingCents: keptShipping, subtotalCents: 0, taxCents: keptTax, totalCents };
+  }
 
   // Shopify's subtotal is after discounts, before shipping, duties, taxes and tips; in a
   // tax-inclusive shop it holds the line tax (total tax minus the shipping tax).

@@ -69,6 +69,56 @@ describe("reconciliation sweep", () => {
     expect(await new CheckpointRepository(pipeline.ctx.db).get(TEST_SHOP)).not.toBeNull();
   });
 
+  it("leaves kept-out orders alone until Shopify changes them, and sends one that gains an address", async () => {
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
+    const { shopify } = pipeline;
+    // A test order (the shop's setting is off) and a walk-in sale at the counter, both by webhook.
+    const test = { ...standInOrder(5, iso(2 * 60_000)).payload, test: true };
+    const sale = standInOrder(6, iso(60_000), { email: null, shippingCents: 0 });
+    const counter = {
+      ...sale.payload,
+      source_name: "pos",
+      customer: null,
+      shipping_lines: [],
+      shipping_address: null,
+      billing_address: null,
+    };
+    await shopify.upsertOrder(TEST_SHOP, test);
+    await shopify.upsertOrder(TEST_SHOP, counter);
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.all).toHaveLength(0);
+    expect(await pipeline.ctx.shops.countKeptOut(TEST_SHOP, "test")).toBe(1);
+    expect(await pipeline.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(1);
+
+    // Sweep after sweep (each looks back over the last one), neither is read again nor queued:
+    // one Admin call, the page of versions.
+    for (const _ of [1, 2]) {
+      const admin = shopify.state.counters.graphqlRequests;
+      const result = await sweepShop(sweepDeps(), await shopRecord());
+      expect(result).toMatchObject({ checked: 2, queued: 0 });
+      expect(shopify.state.counters.graphqlRequests - admin).toBe(1);
+    }
+
+    // The merchant adds the customer's address to the sale and that webhook is lost: the sweep
+    // sees a newer version, reads it and sends it. The test order is still left alone.
+    const edited = orderPayload({ ...sale.model, email: "walkin@example.com", updatedAt: iso(0) });
+    await shopify.upsertOrder(
+      TEST_SHOP,
+      { ...edited, source_name: "pos", shipping_lines: [] },
+      { deliver: false },
+    );
+    const result = await sweepShop(sweepDeps(), await shopRecord());
+    expect(result).toMatchObject({ checked: 2, queued: 1 });
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId)).toEqual(["6"]);
+
+    // Once the shop sends test orders, the sweep sends the one it kept out.
+    await pipeline.ctx.shops.updateSettings(TEST_SHOP, { sendTestOrders: true });
+    expect(await sweepShop(sweepDeps(), await shopRecord())).toMatchObject({ queued: 1 });
+    await pipeline.drain();
+    expect(pipeline.sandbox.state.orders.find(1001, "5")?.orderName).toBe("#1005");
+  });
+
   it("runs on its own from the shop's job scheduler", async () => {
     pipeline = await startPipeline({
       sandbox: AMPLE_BUDGET.sandbox,

@@ -174,7 +174,7 @@ describe("orders show for an order the provider does not have", () => {
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toMatch(
       new RegExp(
-        `^#${sale.number} \\(Shopify ${sale.id}\\) is not sent to the provider \\(\\S+\\): it was sold without an address and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it$`,
+        `^#${sale.number} \\(Shopify ${sale.id}\\) is not sent to the provider \\(\\S+\\): it was sold without an address to ship to and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it$`,
       ),
     );
   });

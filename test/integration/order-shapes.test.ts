@@ -215,6 +215,75 @@ describe("order shapes, end to end", () => {
     );
   });
 
+  it("follows a refund of a custom amount, even one larger than the goods, without a negative amount or a dead letter", async () => {
+    p = await startPipeline();
+    // 10.00 of goods, 5.00 shipping, 0.80 tax: 15.80.
+    const model = order(8_900_501);
+    await p.send("orders/create", orderPayload(model));
+    await p.drain();
+    const money = (amount: string) => ({
+      shop_money: { amount, currency_code: "USD" },
+      presentment_money: { amount, currency_code: "USD" },
+    });
+    // The merchant refunds a custom amount: no refund lines, only an order adjustment. Shopify's
+    // current total falls; the lines, shipping and tax stay as they were.
+    const refunded = (updatedAt: string, refund: string, total: string) => ({
+      ...orderPayload({ ...model, updatedAt }),
+      financial_status: "partially_refunded",
+      current_total_price: total,
+      current_total_price_set: money(total),
+      refunds: [
+        {
+          id: 8_900_591,
+          order_id: model.id,
+          created_at: updatedAt,
+          processed_at: updatedAt,
+          note: "goodwill",
+          restock: false,
+          refund_line_items: [],
+          transactions: [],
+          order_adjustments: [
+            {
+              id: 8_900_592,
+              order_id: model.id,
+              refund_id: 8_900_591,
+              amount: `-${refund}`,
+              tax_amount: "0.00",
+              kind: "refund_discrepancy",
+              reason: "Refund discrepancy",
+              amount_set: money(`-${refund}`),
+              tax_amount_set: money("0.00"),
+            },
+          ],
+        },
+      ],
+    });
+    await p.send("orders/updated", refunded("2026-11-02T10:00:00-05:00", "4.00", "11.80"));
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, String(model.id))).toMatchObject({
+      totalMoney: 11.8,
+      shippingMoney: 5,
+      taxMoney: 0.8,
+      subtotalMoney: 6,
+    });
+    // Refunded beyond the goods: the rest comes off the shipping, then the tax.
+    await p.send("orders/updated", refunded("2026-11-03T10:00:00-05:00", "12.00", "3.80"));
+    await p.drain();
+    const held = p.sandbox.state.orders.find(1001, String(model.id));
+    expect(held).toMatchObject({
+      totalMoney: 3.8,
+      shippingMoney: 3,
+      taxMoney: 0.8,
+      subtotalMoney: 0,
+      canceled: false,
+    });
+    expect(held?.lineItems).toHaveLength(1);
+    expect(await p.ctx.queues.deadLetter.getJobs()).toHaveLength(0);
+    expect((await p.ctx.links.getOrderLinkRow(TEST_SHOP, String(model.id)))?.lastResult).toBe(
+      "synced",
+    );
+  });
+
   it("keeps a walk-in point-of-sale sale out of the provider, not dead-lettered, and sends it once it gains an address", async () => {
     p = await startPipeline();
     const sale = order(8_900_601, { email: null, shippingCents: 0 });
@@ -244,6 +313,60 @@ describe("order shapes, end to end", () => {
     );
     // Sent now: no longer counted as kept out.
     expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(0);
+  });
+
+  it("keeps out a counter sale whose customer has no street, but not one that ships or whose customer Shopify withheld", async () => {
+    p = await startPipeline();
+    // The customer is known at the counter by name, email and country only; nothing ships.
+    const countryOnly = (model: ModelOrder) => ({
+      ...posSale(model),
+      customer: orderPayload(model).customer,
+      email: model.email,
+      billing_address: { name: "Grace Hopper", country: "United States", country_code: "US" },
+    });
+    const sale = order(8_900_611, { shippingCents: 0 });
+    await p.send("orders/create", countryOnly(sale));
+    // Only the street missing, the rest of the address there: still nowhere to ship to.
+    const street = order(8_900_612, { shippingCents: 0 });
+    const { billing_address: full } = orderPayload(street);
+    await p.send("orders/create", {
+      ...posSale(street),
+      customer: orderPayload(street).customer,
+      billing_address: { ...full, address1: null, address2: null },
+    });
+    // Shipped to that customer: something ships, so the missing street is the order's to fix.
+    const shipped = order(8_900_613);
+    await p.send("orders/create", {
+      ...countryOnly(shipped),
+      shipping_lines: orderPayload(shipped).shipping_lines,
+    });
+    // Shopify withheld the customer (protected customer data): the app's access to fix.
+    const withheld = order(8_900_614, { email: null, shippingCents: 0 });
+    await p.send("orders/create", {
+      ...posSale(withheld),
+      customer: { id: 8_900_614, email: null, first_name: null, last_name: null, phone: null },
+      billing_address: {
+        ...orderPayload(withheld).billing_address,
+        address1: null,
+        name: null,
+        phone: null,
+      },
+    });
+    await p.drain();
+
+    for (const kept of [sale, street]) {
+      expect(p.sandbox.state.orders.find(1001, String(kept.id))).toBeUndefined();
+      expect(await p.ctx.shops.keptOutOrder(TEST_SHOP, String(kept.id))).toMatchObject({
+        orderName: `#${kept.number}`,
+        reason: "no-address",
+      });
+    }
+    const dead = await p.ctx.queues.deadLetter.getJobs();
+    expect(dead.map((d) => [d.data.orderId, d.data.category]).sort()).toEqual([
+      [String(shipped.id), "mapping"],
+      [String(withheld.id), "protected-data"],
+    ]);
+    expect(await p.ctx.shops.countKeptOut(TEST_SHOP, "no-address")).toBe(2);
   });
 
   it("still dead-letters an order without an address that has a shipping line, or that the provider already has", async () => {

@@ -84,7 +84,7 @@ describe("test orders", () => {
     await h.ctx.shops.markKeptOut(SHOP, "7003", "#1003", "test");
     const page = await (await h.get("/settings", jar)).text();
     expect(page).toContain(
-      "<strong>2</strong> orders were not sent: sold without an address and nothing ships (such as a sale at your shop counter).",
+      "<strong>2</strong> orders were not sent: sold without an address to ship to and nothing ships (such as a sale at your shop counter).",
     );
     expect(page).toContain("<strong>1</strong> test order was not sent");
   });

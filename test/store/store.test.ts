@@ -404,6 +404,31 @@ describe.each(["sqlite", "postgres"] as const)("the link store on %s", (engine) 
     expect(await shops.countKeptOut(shop, "no-address")).toBe(1);
   });
 
+  it("keeps the Shopify version an order was last kept out at", async () => {
+    const shops = new ShopRepository(db);
+    const shop = "a.myshopify.com";
+    expect(await shops.keptOutVersion(shop, "7001")).toBeNull();
+    await shops.markKeptOut(shop, "7001", "#1001", "no-address", "2026-11-01T10:00:00-05:00");
+    expect(await shops.keptOutVersion(shop, "7001")).toEqual({
+      reason: "no-address",
+      shopifyUpdatedAt: "2026-11-01T10:00:00-05:00",
+    });
+    // Kept out again at a later version, now as a test order: the latest decision stays.
+    await shops.markKeptOut(shop, "7001", "#1001", "test", "2026-11-02T10:00:00-05:00");
+    expect(await shops.keptOutVersion(shop, "7001")).toEqual({
+      reason: "test",
+      shopifyUpdatedAt: "2026-11-02T10:00:00-05:00",
+    });
+    // A row written before versions were kept has none: the sweep reads that order once more.
+    await db.orm
+      .insert(db.t.skippedTestOrders)
+      .values({ shop, sourceOrderId: "7004", skippedAt: "2026-11-01T00:00:00Z" });
+    expect(await shops.keptOutVersion(shop, "7004")).toEqual({
+      reason: "test",
+      shopifyUpdatedAt: null,
+    });
+  });
+
   it("counts failures of orders the provider does not have yet", async () => {
     const links = createLinkRepository(db);
     await links.markFailed("a.myshopify.com", "6001", "dead-lettered", {

@@ -288,12 +288,41 @@ describe("Shopify order fixtures → provider order bodies", () => {
     // Something ships (delivery or local pickup): an address is missing, not unneeded.
     const pickup = { ...nulls, shipping_lines: base().shipping_lines };
     expect(soldWithoutShipping(normalized(pickup))).toBe(false);
-    // Addresses whose fields Shopify withheld (protected customer data) are still addresses.
+    // A customer known at the counter by a country only, or an address without a street:
+    // nothing to ship to and nothing ships, like the walk-in sale.
+    const countryOnly = {
+      ...pos,
+      customer: base().customer,
+      billing_address: {
+        ...Object.fromEntries(Object.keys(base().billing_address).map((k) => [k, null])),
+        country: "United States",
+        country_code: "US",
+      },
+    };
+    expect(soldWithoutShipping(normalized(countryOnly))).toBe(true);
+    const noStreet = {
+      ...pos,
+      customer: base().customer,
+      billing_address: { ...base().billing_address, address1: null, address2: null },
+    };
+    expect(soldWithoutShipping(normalized(noStreet))).toBe(true);
+    // The same with a shipping line: something ships, so the address is missing, not unneeded.
+    const shipsNoStreet = { ...noStreet, shipping_lines: base().shipping_lines };
+    expect(soldWithoutShipping(normalized(shipsNoStreet))).toBe(false);
+    // Addresses whose fields Shopify withheld (protected customer data: no name, email, phone
+    // or street anywhere) are the app's access to fix, not a sale that ships nothing.
     const withheld = {
       ...pos,
-      billing_address: { ...base().billing_address, address1: null, name: null },
+      email: null,
+      contact_email: null,
+      phone: null,
+      customer: { id: 1, email: null, first_name: null, last_name: null, phone: null },
+      billing_address: { ...base().billing_address, address1: null, name: null, phone: null },
     };
     expect(soldWithoutShipping(normalized(withheld))).toBe(false);
+    // A usable billing address and nothing shipped (digital goods): sent, shipped to it.
+    const digital = { ...pos, customer: base().customer, billing_address: base().billing_address };
+    expect(soldWithoutShipping(normalized(digital))).toBe(false);
     expect(soldWithoutShipping(normalized(base()))).toBe(false);
   });
 

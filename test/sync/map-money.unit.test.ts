@@ -70,10 +70,55 @@ describe("mapOrder: money", () => {
     );
   });
 
-  it("refuses an order whose total is below shipping plus tax, naming subtotalMoney", () => {
-    expect(mapErrors(sourceOrder({ money: money({ totalCents: 600 }) }))).toEqual([
-      "subtotalMoney",
-    ]);
+  it("takes a refund of a custom amount off the subtotal, lines, shipping and tax as they were", () => {
+    // 20.00 of goods, 5.00 shipping, 1.60 tax; 12.00 refunded as a custom amount (no refund
+    // lines, an order adjustment only): Shopify's current total is 14.60, the rest unchanged.
+    const { order, warnings } = mapOk(sourceOrder({ money: money({ totalCents: 1460 }) }));
+    expect(order).toMatchObject({
+      totalMoney: 14.6,
+      shippingMoney: 5,
+      taxMoney: 1.6,
+      subtotalMoney: 8,
+    });
+    expect(order.lineItems[0]).toMatchObject({ price: 10, quantity: 2 });
+    expect(warnings).toEqual([expect.stringContaining("differs from Shopify's subtotal")]);
+  });
+
+  it("takes a custom refund larger than the goods off the shipping, then the tax, never below 0", () => {
+    const sent = (totalCents: number) => {
+      const { order, warnings } = mapOk(sourceOrder({ money: money({ totalCents }) }));
+      expect(warnings).toEqual([expect.stringContaining("a refund of a custom amount")]);
+      const { subtotalMoney, shippingMoney, taxMoney, totalMoney } = order;
+      return { subtotalMoney, shippingMoney, taxMoney, totalMoney };
+    };
+    // Shipping 5.00 and tax 1.60 stay in Shopify's figures; the total is lower than both.
+    expect(sent(600)).toEqual({
+      subtotalMoney: 0,
+      shippingMoney: 4.4,
+      taxMoney: 1.6,
+      totalMoney: 6,
+    });
+    expect(sent(100)).toEqual({ subtotalMoney: 0, shippingMoney: 0, taxMoney: 1, totalMoney: 1 });
+    // Refunded in full as a custom amount.
+    expect(sent(0)).toEqual({ subtotalMoney: 0, shippingMoney: 0, taxMoney: 0, totalMoney: 0 });
+  });
+
+  it("takes it the same way in a tax-inclusive shop, shipping net of its own tax", () => {
+    const order = sourceOrder({
+      taxesIncluded: true,
+      money: money({ shippingCents: 605, shippingTaxCents: 105, taxCents: 500, totalCents: 700 }),
+    });
+    expect(mapOk(order).order).toMatchObject({
+      subtotalMoney: 0,
+      shippingMoney: 2,
+      taxMoney: 5,
+      totalMoney: 7,
+    });
+  });
+
+  it("refuses a negative total or tax, naming the field", () => {
+    expect(mapErrors(sourceOrder({ money: money({ totalCents: -100 }) }))).toEqual(["totalMoney"]);
+    expect(mapErrors(sourceOrder({ money: money({ taxCents: -1 }) }))).toEqual(["taxMoney"]);
   });
 
   it("refuses a tax-inclusive shipping price below its own tax, naming shippingMoney", () => {

@@ -26,7 +26,11 @@ describe("mapOrder (properties)", () => {
           toCents(order.shippingMoney) + toCents(order.subtotalMoney) + toCents(order.taxMoney),
         );
         expect(toCents(order.totalMoney)).toBe(source.money.totalCents);
-        expect(toCents(order.taxMoney)).toBe(source.money.taxCents);
+        // Shopify's tax, unless a custom refund left the total below it (then all of the total).
+        expect(toCents(order.taxMoney)).toBe(
+          Math.min(source.money.taxCents, source.money.totalCents),
+        );
+        expect(toCents(order.subtotalMoney)).toBeGreaterThanOrEqual(0);
         const amounts = [
           order.totalMoney,
           order.shippingMoney,

@@ -32,8 +32,8 @@ export function StatusSection(props: SectionViewProps<StatusData>) {
         <p class="hint" data-count="not-shipped">
           <strong>{status.notShipped}</strong>{" "}
           {status.notShipped === 1 ? "order was" : "orders were"} not sent: sold without an address
-          and nothing ships (such as a sale at your shop counter). The provider needs an address;
-          add the customer's address to an order in Shopify and it is sent.
+          to ship to and nothing ships (such as a sale at your shop counter). The provider needs an
+          address; add the customer's address to an order in Shopify and it is sent.
         </p>
       ) : null}
       {status.failures.length > 0 ? (

@@ -1,0 +1,1 @@
+ALTER TABLE `skipped_test_orders` ADD `shopify_updated_at` text;

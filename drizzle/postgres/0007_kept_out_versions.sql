@@ -1,0 +1,1 @@
+ALTER TABLE "skipped_test_orders" ADD COLUMN "shopify_updated_at" text;
