@@ -24,6 +24,17 @@ export function needsReconnect(reason: string | null | undefined): boolean {
   return reason === RECONNECT_NEEDED || reason === EARLIER_RECONNECT_NEEDED;
 }
 
+/** Shopify's answer to exchanging a non-expiring offline token: the expiring pair, or a refusal. */
+export type TokenExchange =
+  | { ok: true; session: Session }
+  | {
+      ok: false;
+      /** 400 or 401. */
+      status: number;
+      /** Shopify's error code (`invalid_subject_token`, `invalid_client`…), when it gave one. */
+      error: string | null;
+    };
+
 /** Refresh this long before expiry at most, or at half a token's life when that is shorter. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
 /** How long one process may hold a shop's refresh (Shopify answers in well under a second). */
@@ -163,34 +174,89 @@ export class ShopTokens {
   }
 
   /**
-   * The exchange itself. Once Shopify has answered, the original token no longer works for the
-   * Admin API, so a lost answer is retried with it (Shopify answers the same pair for 7 days):
-   * here a few times, then on the next use of the shop. A refusal pauses the shop.
+   * The migration of a stored shop: the exchange, the pair stored before it is used, or the
+   * shop paused when Shopify refuses.
    */
   async #migrateNow(shop: ShopRecord, attempts: number): Promise<string | null> {
     const log = this.#d.logger.child({ shop: shop.shop });
+    const answer = await this.#exchange(shop.shop, this.#open(shop) as string, attempts);
+    if (!answer.ok) {
+      await this.#d.shops.setStatus(shop.shop, "paused", RECONNECT_NEEDED);
+      log.warn(
+        { status: answer.status },
+        "Shopify refused the token migration: shop paused until the merchant opens the app from the Shopify admin",
+      );
+      return null;
+    }
+    await this.#d.shops.updateSettings(shop.shop, tokenColumns(answer.session, this.#d.secrets));
+    log.info("non-expiring Shopify token migrated to an expiring one");
+    return answer.session.accessToken ?? null;
+  }
+
+  /**
+   * The exchange itself. Once Shopify has answered, the original token no longer works for the
+   * Admin API, so a lost answer is retried with it (Shopify answers the same pair for 7 days):
+   * here a few times, then thrown (the caller tries again later). A refusal (400, 401) is
+   * answered, with Shopify's error code when it gave one.
+   */
+  async #exchange(shop: string, token: string, attempts: number): Promise<TokenExchange> {
     for (let attempt = 1; ; attempt++) {
       try {
         const { session } = await this.#d.shopify.auth.migrateToExpiringToken({
-          shop: shop.shop,
-          nonExpiringOfflineAccessToken: this.#open(shop) as string,
+          shop,
+          nonExpiringOfflineAccessToken: token,
         });
-        await this.#d.shops.updateSettings(shop.shop, tokenColumns(session, this.#d.secrets));
-        log.info("non-expiring Shopify token migrated to an expiring one");
-        return session.accessToken ?? null;
+        return { ok: true, session };
       } catch (error) {
         const status = error instanceof HttpResponseError ? error.response.code : undefined;
-        if (status === 400 || status === 401) {
-          await this.#d.shops.setStatus(shop.shop, "paused", RECONNECT_NEEDED);
-          log.warn(
-            { status },
-            "Shopify refused the token migration: shop paused until the merchant opens the app from the Shopify admin",
-          );
-          return null;
+        if (error instanceof HttpResponseError && (status === 400 || status === 401)) {
+          const code = error.response.body?.error;
+          return {
+            ok: false,
+            status,
+            error: typeof code === "string" && /^[a-z_]{1,64}$/.test(code) ? code : null,
+          };
         }
         if (attempt >= attempts) throw error;
         await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
       }
+    }
+  }
+
+  /**
+   * A non-expiring offline token an operator gives for a shop (`shops add --access-token`),
+   * exchanged for an expiring pair as the migration does, under the shop's refresh lock: `save`
+   * gets the pair's sealed columns while the lock is held (no refresh or migration of the
+   * shop's previous token in another process writes over it). Refused: nothing is saved and the
+   * refusal is answered; no answer: thrown, nothing saved (a retry with the same token within
+   * 7 days gets the same pair). The token given is never stored.
+   */
+  async adopt<T>(
+    shopDomain: string,
+    token: string,
+    save: (columns: ShopSettingsInput, session: Session) => Promise<T>,
+    attempts = 3,
+  ): Promise<{ ok: true; saved: T } | Extract<TokenExchange, { ok: false }>> {
+    const lock = `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
+    const owner = randomUUID();
+    const lockMs = this.#d.lockMs ?? LOCK_MS;
+    const deadline = Date.now() + lockMs * 2;
+    while ((await this.#d.redis.set(lock, owner, "PX", lockMs, "NX")) !== "OK") {
+      if (Date.now() >= deadline) {
+        throw new Error(`timed out waiting for another process to refresh ${shopDomain}'s token`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    try {
+      const answer = await this.#exchange(shopDomain, token, attempts);
+      if (!answer.ok) return answer;
+      const saved = await save(tokenColumns(answer.session, this.#d.secrets), answer.session);
+      this.#d.logger
+        .child({ shop: shopDomain })
+        .info("the Shopify token given was exchanged for an expiring one");
+      return { ok: true, saved };
+    } finally {
+      await releaseLock(this.#d.redis, lock, owner);
     }
   }
 
