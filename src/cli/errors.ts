@@ -8,6 +8,14 @@ import { InputFileError } from "./input-file.ts";
 import { printable } from "./table.ts";
 
 /**
+ * A command that could not do its work for a reason it has put in words (the cause, what was
+ * left as it was, what to do): printed as it is, exit code 1.
+ */
+export class CommandFailedError extends Error {
+  override name = "CommandFailedError";
+}
+
+/**
  * What the CLI prints for a failure: one line naming the cause and the fix, and the exit code
  * (2 for configuration, 1 otherwise). The stack only with LOG_LEVEL=debug.
  */
@@ -23,6 +31,7 @@ export function explainCliError(
   if (error instanceof ConfigError) return { line: error.message, code: 2 };
   // Redis or Postgres stopped answering while the command ran: the setting is not at fault.
   if (error instanceof ServiceLostError) return { line: error.message, code: 1 };
+  if (error instanceof CommandFailedError) return { line: `connector: ${error.message}`, code: 1 };
   if (error instanceof InputFileError) return { line: `connector: ${error.message}`, code: 1 };
   // The provider's answer in words (credentials, busy, unreachable); never a stack.
   if (error instanceof RegistrationsUnavailableError) {

@@ -1,6 +1,8 @@
+import { HttpResponseError } from "@shopify/shopify-api";
 import { type Command, InvalidArgumentError } from "commander";
 import { pino } from "pino";
 import { closeWithin, noProviderError, resolveProviderEndpoints, withContext } from "../app/cli.ts";
+import type { Core } from "../app/connector.ts";
 import { databaseTarget } from "../app/infrastructure.ts";
 import { ConfigError } from "../config/env.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
@@ -16,9 +18,11 @@ import {
   type KeptOutOrder,
   openDatabase,
   ShopRepository,
+  type ShopSettingsInput,
   waitForDatabase,
 } from "../store/index.ts";
 import { shopDomain, UnknownShopError, wholeNumber } from "./arguments.ts";
+import { CommandFailedError } from "./errors.ts";
 import { formatTable, printable } from "./table.ts";
 
 const positiveId = wholeNumber({ min: 1 });
@@ -37,7 +41,9 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
   const shops = program.command("shops").description("shops the connector syncs");
   shops
     .command("add")
-    .description("register (or update) a shop and its provider credentials")
+    .description(
+      "register (or update) a shop and its provider credentials; checks them with the provider, and exchanges --access-token with Shopify, first (this needs the connector's Redis: a running `npm start`, or REDIS_URL), unless --no-verify",
+    )
     .requiredOption("--shop <domain>", "the shop, e.g. demo-shop.myshopify.com", shopDomain)
     .requiredOption("--provider-client-id <id>", "provider client ID")
     .requiredOption(
@@ -64,10 +70,13 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       "--currency <code>",
       "the provider store's currency (default: the store's, as the provider describes it)",
     )
-    .option("--access-token <token>", "Shopify offline access token (stored encrypted)")
+    .option(
+      "--access-token <token>",
+      "the shop's Shopify offline token from this app (SHOPIFY_API_KEY): exchanged at once for an expiring one, which is stored encrypted (the token given is not)",
+    )
     .option(
       "--no-verify",
-      "save without asking the provider whether the credentials work and cover the store",
+      "save without asking the provider whether the credentials work and cover the store, or Shopify to exchange --access-token (stored as given, exchanged at the connector's next start or sweep)",
     )
     .action(
       async (opts: {
@@ -82,18 +91,8 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         accessToken?: string;
         verify: boolean;
       }) => {
-        // As the settings page does before it saves: a token, then the store.
-        const store = opts.verify
-          ? await verifiedStore(
-              config,
-              opts.providerClientId,
-              opts.providerClientSecret,
-              opts.storeId,
-            )
-          : null;
-        const currency = opts.currency ?? store?.currencyCode ?? "USD";
-        const { record, retired } = await withStore(config, async (db) => {
-          const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
+        const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
+        const save = async (db: Db, currency: string, token: ShopSettingsInput) => {
           const record = await new ShopRepository(db).upsertShop(opts.shop, {
             status: "active",
             storeId: opts.storeId,
@@ -106,14 +105,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             protectionVariantIds: opts.protectionVariantId ?? [],
             locationMap: opts.location ?? {},
             defaultLocationId: opts.defaultLocation ?? null,
-            ...(opts.accessToken
-              ? {
-                  accessTokenSealed: box.seal(
-                    opts.accessToken,
-                    sealedFor.shopifyAccessToken(opts.shop),
-                  ),
-                }
-              : {}),
+            ...(opts.accessToken ? token : {}),
             installedAt: new Date().toISOString(),
           });
           // A new store: the links into the previous one are retired, the orders sent again.
@@ -123,14 +115,51 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             `the shop switched to store ${opts.storeId}`,
           );
           return { record, retired };
-        });
+        };
+        // Nothing to ask the provider with: said before the connector's Redis is looked for.
+        if (opts.verify) providerToAsk(config);
+        const { record, retired } = opts.verify
+          ? // As the settings page does before it saves: a token, then the store; then the
+            // Shopify token exchanged, as the migration does, so that one Shopify will not take
+            // is refused here rather than pausing the shop later.
+            await withContext(config, async (ctx) => {
+              const store = await verifiedStore(
+                config,
+                opts.providerClientId,
+                opts.providerClientSecret,
+                opts.storeId,
+                ctx,
+              );
+              const currency = opts.currency ?? store.currencyCode ?? "USD";
+              if (!opts.accessToken) return save(ctx.db, currency, {});
+              return exchangedAndSaved(config, ctx, opts.shop, opts.accessToken, (columns) =>
+                save(ctx.db, currency, columns),
+              );
+            })
+          : await withStore(config, (db) =>
+              save(db, opts.currency ?? "USD", {
+                // Stored as given, with no expiring pair: the next start or sweep exchanges it.
+                accessTokenSealed: opts.accessToken
+                  ? box.seal(opts.accessToken, sealedFor.shopifyAccessToken(opts.shop))
+                  : null,
+                accessTokenExpiresAt: null,
+                accessTokenRefreshAt: null,
+                refreshTokenSealed: null,
+                refreshTokenExpiresAt: null,
+              }),
+            );
         if (retired > 0) {
           console.log(
             `${retired} orders were linked to another provider store: they will be sent to store ${opts.storeId} the next time they change (kept for the record)`,
           );
         }
+        const token = !opts.accessToken
+          ? ""
+          : opts.verify
+            ? "; its Shopify token was exchanged for an expiring one, stored encrypted (the token given no longer works)"
+            : "; its Shopify token is stored as given, not checked: the connector exchanges it for an expiring one at its next start or sweep (`connector shops migrate-tokens` does it now)";
         console.log(
-          `shop ${record.shop} registered: provider store ${record.storeId}, status ${record.status}`,
+          `shop ${record.shop} registered: provider store ${record.storeId}, status ${record.status}${token}`,
         );
       },
     );
@@ -432,6 +461,15 @@ export async function openStore(config: RuntimeConfig): Promise<Db> {
   return db;
 }
 
+/** The provider that checks credentials, or the line naming how to give one. */
+function providerToAsk(config: RuntimeConfig) {
+  const endpoints = resolveProviderEndpoints(config);
+  if (!endpoints) {
+    throw new ConfigError(`${noProviderError(config).message}; or pass --no-verify`);
+  }
+  return endpoints;
+}
+
 /**
  * The provider store `storeId` as the provider describes it, once the credentials have been
  * checked the way the connector will use them (a client-credentials token, then GET /stores/N):
@@ -443,12 +481,11 @@ async function verifiedStore(
   clientId: string,
   clientSecret: string,
   storeId: number,
+  /** The command's open context; one is opened for the check when not given. */
+  open?: Core,
 ): Promise<VerifiedStore> {
-  const endpoints = resolveProviderEndpoints(config);
-  if (!endpoints) {
-    throw new ConfigError(`${noProviderError(config).message}; or pass --no-verify`);
-  }
-  const result = await withContext(config, (ctx) =>
+  const endpoints = providerToAsk(config);
+  const check = (ctx: Core) =>
     verifyProviderCredentials({
       ...endpoints,
       clientId,
@@ -457,8 +494,8 @@ async function verifiedStore(
       redis: ctx.redis,
       secrets: ctx.secrets,
       prefix: ctx.prefix,
-    }),
-  );
+    });
+  const result = await (open ? check(open) : withContext(config, check));
   if (!result.ok) {
     const said = `${result.message.charAt(0).toLowerCase()}${result.message.slice(1)}`;
     throw new ConfigError(`nothing saved: ${said} (--no-verify saves without asking)`);
@@ -471,6 +508,63 @@ async function verifiedStore(
     );
   }
   return store;
+}
+
+/**
+ * `shops add --access-token`: the token exchanged for an expiring pair by the shops' own
+ * migration (under the shop's refresh lock) and the pair saved by `save`, never the token given.
+ * A token Shopify will not exchange saves nothing and is named with the fix (a ConfigError, exit
+ * 2); no answer saves nothing either, in one line (a retry within 7 days gets the same pair).
+ */
+async function exchangedAndSaved<T>(
+  config: RuntimeConfig,
+  ctx: Core,
+  shop: string,
+  token: string,
+  save: (columns: ShopSettingsInput) => Promise<T>,
+): Promise<T> {
+  let answer: { ok: true; saved: T } | { ok: false; status: number; error: string | null };
+  // Past the exchange, a failure is the save's own (the database), said as such.
+  let exchanged = false;
+  try {
+    answer = await ctx.shopTokens.adopt(shop, token, (columns) => {
+      exchanged = true;
+      return save(columns);
+    });
+  } catch (error) {
+    if (exchanged || error instanceof ConfigError || error instanceof ServiceLostError) {
+      throw error;
+    }
+    const local =
+      config.env.NODE_ENV !== "production" && !config.env.SHOPIFY_ADMIN_URL
+        ? "; locally, set SHOPIFY_ADMIN_URL to the stand-in Shopify (npx connector shopify-standin)"
+        : "";
+    throw new CommandFailedError(
+      `nothing saved: the Shopify token could not be exchanged for an expiring one (${whyNoAnswer(error, token)}): run the command again (Shopify answers the same pair to the same token for 7 days), or add --no-verify to store it as given and have the connector exchange it at its next start or sweep${local}`,
+    );
+  }
+  if (answer.ok) return answer.saved;
+  const said = `Shopify answered ${answer.status}${answer.error ? ` ${answer.error}` : ""}`;
+  if (answer.error === "invalid_client") {
+    throw new ConfigError(
+      `nothing saved: Shopify did not accept the app's credentials to exchange the token (${said}): check SHOPIFY_API_KEY (${config.shopifyApiKey}) and SHOPIFY_API_SECRET, the app's client ID and secret`,
+    );
+  }
+  throw new ConfigError(
+    `nothing saved: Shopify would not exchange the token for an expiring one (${said}): --access-token must be an offline token of this app (SHOPIFY_API_KEY ${config.shopifyApiKey}) for ${shop}, not yet exchanged; a custom app's or another app's token, a revoked one, or any non-expiring one from 2027-01-01 cannot be used: install the app on the shop instead (${config.appUrl}/shopify/install?shop=${shop})`,
+  );
+}
+
+/** Why an exchange got no answer, in a few words and without the token. */
+function whyNoAnswer(error: unknown, token: string): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  const why =
+    error instanceof HttpResponseError
+      ? `Shopify answered ${error.response.code} ${error.response.statusText}`.trim()
+      : error instanceof TypeError && error.message === "fetch failed" && cause
+        ? `fetch failed: ${cause.code ?? cause.message ?? "no answer"}`
+        : (((error as Error)?.message ?? String(error)).split("\n")[0] ?? "");
+  return printable(token ? why.split(token).join("…") : why).slice(0, 200);
 }
 
 /** What an operator does about one shop's migration: nothing, wait for the merchant, or retry. */

@@ -1,0 +1,216 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { sealedFor } from "../../src/lib/secret-box.ts";
+import { runCli } from "../helpers/cli.ts";
+import { APP_KEY, type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
+
+/**
+ * `connector shops add --access-token T` against the stand-in Shopify over real HTTP: T is
+ * exchanged for an expiring pair before anything is saved, as the shops' migration does, so a
+ * token Shopify will not exchange is refused at the command (before, it was saved and the shop
+ * paused later with "reconnect needed").
+ */
+const SHOP = "cli-token-shop.myshopify.com";
+const PROVIDER = { clientId: "token-client", clientSecret: "token-secret-1", stores: [1001] };
+/** Every token the stand-in hands out: non-expiring, expiring access and refresh tokens. */
+const ANY_TOKEN = /shp(?:at|rt)_[0-9a-z_]+/;
+
+let h: InstallHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function start() {
+  h = await startInstallHarness({ provider: PROVIDER });
+  return h;
+}
+
+/** The command as an operator types it, with the connector's settings (LOG_LEVEL as by default). */
+function addShop(harness: InstallHarness, token: string, ...extra: string[]) {
+  return runCli(
+    harness.ctx,
+    [
+      "shops",
+      "add",
+      "--shop",
+      SHOP,
+      "--provider-client-id",
+      PROVIDER.clientId,
+      "--provider-client-secret",
+      PROVIDER.clientSecret,
+      "--store-id",
+      "1001",
+      "--access-token",
+      token,
+      ...extra,
+    ],
+    {
+      APP_URL: harness.appUrl,
+      SHOPIFY_ADMIN_URL: harness.standIn.url,
+      SHOPIFY_API_KEY: APP_KEY,
+      ENCRYPTION_KEY: harness.ctx.config.encryptionKey,
+      PROVIDER_BASE_URL: harness.provider.url,
+      PROVIDER_AUTH_URL: harness.provider.authUrl,
+      PROVIDER_AUDIENCE: harness.provider.audience,
+      LOG_LEVEL: "info",
+    },
+  );
+}
+
+const storedToken = async (harness: InstallHarness) => {
+  const sealed = (await harness.ctx.shops.getShop(SHOP))?.accessTokenSealed;
+  return sealed ? harness.ctx.secrets.open(sealed, sealedFor.shopifyAccessToken(SHOP)) : null;
+};
+
+const refusedLine = (harness: InstallHarness, said: string) =>
+  `nothing saved: Shopify would not exchange the token for an expiring one (${said}): --access-token must be an offline token of this app (SHOPIFY_API_KEY ${APP_KEY}) for ${SHOP}, not yet exchanged; a custom app's or another app's token, a revoked one, or any non-expiring one from 2027-01-01 cannot be used: install the app on the shop instead (${harness.appUrl}/shopify/install?shop=${SHOP})`;
+
+describe("connector shops add --access-token", () => {
+  it("exchanges the token for an expiring pair and stores the pair, never the token given", async () => {
+    const harness = await start();
+    const standIn = harness.standIn.state.installShop(SHOP);
+    const given = standIn.accessToken;
+
+    const added = await addShop(harness, given);
+    expect(added.stderr).toBe("");
+    expect(added.code).toBe(0);
+    expect(added.stdout.trim()).toBe(
+      `shop ${SHOP} registered: provider store 1001, status active; its Shopify token was exchanged for an expiring one, stored encrypted (the token given no longer works)`,
+    );
+    expect(standIn.migrations).toBe(1);
+    const shop = await harness.ctx.shops.getShop(SHOP);
+    expect(shop?.status).toBe("active");
+    // The pair Shopify issued, which expires and is refreshed: T itself is no longer stored.
+    const token = await storedToken(harness);
+    expect(token).not.toBe(given);
+    expect(token).toBe(standIn.migrated?.access);
+    expect(standIn.acceptsToken(token ?? "")).toBe(true);
+    expect(standIn.acceptsToken(given)).toBe(false);
+    expect(Date.parse(shop?.accessTokenExpiresAt ?? "")).toBeGreaterThan(Date.now());
+    expect(shop?.accessTokenRefreshAt).not.toBeNull();
+    expect(shop?.refreshTokenSealed).not.toBeNull();
+    expect(
+      harness.ctx.secrets.open(shop?.refreshTokenSealed ?? "", sealedFor.shopifyRefreshToken(SHOP)),
+    ).toBe(standIn.migrated?.refresh);
+    // Nothing left for the start-up's or the sweep's migration.
+    expect(await harness.ctx.shopTokens.migrateAll()).toEqual([]);
+  });
+
+  it("saves nothing for a token Shopify will not exchange, and names the cause and the fix", async () => {
+    const harness = await start();
+    harness.standIn.state.installShop(SHOP);
+    // A token of the shop that is not this app's (a custom app made in the shop's admin).
+    const other = "shpat_0123456789abcdef0123456789abcdef";
+
+    const refused = await addShop(harness, other);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr.trim()).toBe(
+      refusedLine(harness, "Shopify answered 400 invalid_subject_token"),
+    );
+    expect(refused.stdout + refused.stderr).not.toMatch(ANY_TOKEN);
+    expect(await harness.ctx.shops.getShop(SHOP)).toBeNull();
+  });
+
+  it("keeps a registered shop as it was when the new token is refused", async () => {
+    const harness = await start();
+    const standIn = harness.standIn.state.installShop(SHOP);
+    expect((await addShop(harness, standIn.accessToken)).code).toBe(0);
+    const before = await harness.ctx.shops.getShop(SHOP);
+
+    // A token Shopify revoked (the app was uninstalled and installed again since).
+    const revoked = standIn.accessToken;
+    standIn.uninstalled = true;
+    standIn.reinstall();
+    const refused = await addShop(harness, revoked);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toBe(
+      refusedLine(harness, "Shopify answered 400 invalid_subject_token"),
+    );
+    expect(refused.stdout + refused.stderr).not.toMatch(ANY_TOKEN);
+    expect(await harness.ctx.shops.getShop(SHOP)).toEqual(before);
+  });
+
+  it("says so in one line when the app's credentials are not Shopify's", async () => {
+    const harness = await start();
+    const standIn = harness.standIn.state.installShop(SHOP);
+    const refused = await runCli(
+      harness.ctx,
+      [
+        "shops",
+        "add",
+        "--shop",
+        SHOP,
+        "--provider-client-id",
+        PROVIDER.clientId,
+        "--provider-client-secret",
+        PROVIDER.clientSecret,
+        "--store-id",
+        "1001",
+        "--access-token",
+        standIn.accessToken,
+      ],
+      {
+        SHOPIFY_ADMIN_URL: harness.standIn.url,
+        SHOPIFY_API_KEY: APP_KEY,
+        SHOPIFY_API_SECRET: "not-the-app-secret",
+        ENCRYPTION_KEY: harness.ctx.config.encryptionKey,
+        PROVIDER_BASE_URL: harness.provider.url,
+        PROVIDER_AUTH_URL: harness.provider.authUrl,
+        PROVIDER_AUDIENCE: harness.provider.audience,
+        LOG_LEVEL: "info",
+      },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toBe(
+      `nothing saved: Shopify did not accept the app's credentials to exchange the token (Shopify answered 400 invalid_client): check SHOPIFY_API_KEY (${APP_KEY}) and SHOPIFY_API_SECRET, the app's client ID and secret`,
+    );
+    expect(refused.stdout + refused.stderr).not.toMatch(ANY_TOKEN);
+    expect(refused.stderr).not.toContain("not-the-app-secret");
+    expect(await harness.ctx.shops.getShop(SHOP)).toBeNull();
+    // The token was not exchanged: it still works as it is.
+    expect(standIn.acceptsToken(standIn.accessToken)).toBe(true);
+  });
+
+  it("saves nothing when Shopify's answers are lost, and a second run gets the same pair", async () => {
+    const harness = await start();
+    const standIn = harness.standIn.state.installShop(SHOP);
+    const given = standIn.accessToken;
+    // Shopify makes the exchange each time and every answer is lost on its way.
+    standIn.resetRefreshAnswers = 3;
+
+    const lost = await addShop(harness, given);
+    expect(lost.code).toBe(1);
+    expect(lost.stdout).toBe("");
+    expect(lost.stderr.trim()).toMatch(
+      /^connector: nothing saved: the Shopify token could not be exchanged for an expiring one \(fetch failed: [^)]+\): run the command again \(Shopify answers the same pair to the same token for 7 days\), or add --no-verify to store it as given and have the connector exchange it at its next start or sweep$/,
+    );
+    expect(lost.stdout + lost.stderr).not.toMatch(ANY_TOKEN);
+    expect(await harness.ctx.shops.getShop(SHOP)).toBeNull();
+    expect(standIn.migrations).toBe(3);
+
+    // As the line says: run again, and the pair Shopify made the first time is stored.
+    const again = await addShop(harness, given);
+    expect(again.code).toBe(0);
+    expect(await storedToken(harness)).toBe(standIn.migrated?.access);
+    expect(standIn.acceptsToken((await storedToken(harness)) ?? "")).toBe(true);
+  });
+
+  it("with --no-verify stores the token as given, and the migration exchanges it later", async () => {
+    const harness = await start();
+    const standIn = harness.standIn.state.installShop(SHOP);
+    const given = standIn.accessToken;
+
+    const added = await addShop(harness, given, "--no-verify");
+    expect(added.stderr).toBe("");
+    expect(added.stdout.trim()).toBe(
+      `shop ${SHOP} registered: provider store 1001, status active; its Shopify token is stored as given, not checked: the connector exchanges it for an expiring one at its next start or sweep (\`connector shops migrate-tokens\` does it now)`,
+    );
+    expect(standIn.migrations).toBe(0);
+    expect(await storedToken(harness)).toBe(given);
+    expect((await harness.ctx.shops.getShop(SHOP))?.refreshTokenSealed).toBeNull();
+
+    expect(await harness.ctx.shopTokens.migrateAll()).toEqual([{ shop: SHOP, result: "migrated" }]);
+    expect(await storedToken(harness)).toBe(standIn.migrated?.access);
+  });
+});
