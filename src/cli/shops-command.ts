@@ -10,6 +10,7 @@ import { ServiceLostError, whileAnswering } from "../lib/outage.ts";
 import { ANSWER_MS } from "../lib/redis-wait.ts";
 import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
 import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
+import { needsReconnect } from "../shopify/install/shop-tokens.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
 import {
   createLinkRepository,
@@ -93,7 +94,10 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       }) => {
         const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
         const save = async (db: Db, currency: string, token: ShopSettingsInput) => {
-          const record = await new ShopRepository(db).upsertShop(opts.shop, {
+          const shops = new ShopRepository(db);
+          const waited =
+            !!opts.accessToken && needsReconnect((await shops.getShop(opts.shop))?.pausedReason);
+          const record = await shops.upsertShop(opts.shop, {
             status: "active",
             storeId: opts.storeId,
             providerClientId: opts.providerClientId,
@@ -105,7 +109,8 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             protectionVariantIds: opts.protectionVariantId ?? [],
             locationMap: opts.location ?? {},
             defaultLocationId: opts.defaultLocation ?? null,
-            ...(opts.accessToken ? token : {}),
+            // A new token: whatever waited for one ("reconnect needed") is over.
+            ...(opts.accessToken ? { ...token, pausedReason: null } : {}),
             installedAt: new Date().toISOString(),
           });
           // A new store: the links into the previous one are retired, the orders sent again.
@@ -114,11 +119,11 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
             { storeId: opts.storeId, providerBaseUrl: null },
             `the shop switched to store ${opts.storeId}`,
           );
-          return { record, retired };
+          return { record, retired, waited };
         };
         // Nothing to ask the provider with: said before the connector's Redis is looked for.
         if (opts.verify) providerToAsk(config);
-        const { record, retired } = opts.verify
+        const { record, retired, waited } = opts.verify
           ? // As the settings page does before it saves: a token, then the store; then the
             // Shopify token exchanged, as the migration does, so that one Shopify will not take
             // is refused here rather than pausing the shop later.
@@ -161,6 +166,12 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         console.log(
           `shop ${record.shop} registered: provider store ${record.storeId}, status ${record.status}${token}`,
         );
+        if (waited) {
+          // What the merchant reopening the app would have resumed by itself.
+          console.log(
+            `the shop was waiting for a new Shopify token: \`connector dlq retry --all --shop ${record.shop} --reason config\` queues again the orders that waited, \`connector backfill --shop ${record.shop} --detach\` resumes a paused backfill`,
+          );
+        }
       },
     );
   shops

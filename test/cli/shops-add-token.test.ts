@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
+import { RECONNECT_NEEDED } from "../../src/shopify/install/shop-tokens.ts";
 import { runCli } from "../helpers/cli.ts";
 import { APP_KEY, type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
 
@@ -129,6 +130,31 @@ describe("connector shops add --access-token", () => {
     );
     expect(refused.stdout + refused.stderr).not.toMatch(ANY_TOKEN);
     expect(await harness.ctx.shops.getShop(SHOP)).toEqual(before);
+  });
+
+  it("ends a shop's wait for a new token ('reconnect needed') and says what waited", async () => {
+    const harness = await start();
+    const standIn = harness.standIn.state.installShop(SHOP);
+    expect((await addShop(harness, standIn.accessToken)).code).toBe(0);
+    // Shopify stopped taking the shop's token: the shop waits for a new one.
+    await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
+    expect(await harness.ctx.shopTokens.current(SHOP)).toBeNull();
+    standIn.uninstalled = true;
+    standIn.reinstall();
+
+    const added = await addShop(harness, standIn.accessToken);
+    expect(added.stderr).toBe("");
+    const shop = await harness.ctx.shops.getShop(SHOP);
+    expect([shop?.status, shop?.pausedReason]).toEqual(["active", null]);
+    // Before, the reason stayed: the shop was "active" and every call still found no token.
+    const token = await harness.ctx.shopTokens.current(SHOP);
+    expect(token).toBe(standIn.migrated?.access);
+    expect(standIn.acceptsToken(token ?? "")).toBe(true);
+    // And the operator is told what waited, which the merchant's reconnect would have resumed.
+    expect(added.stdout.trim().split("\n")).toEqual([
+      `shop ${SHOP} registered: provider store 1001, status active; its Shopify token was exchanged for an expiring one, stored encrypted (the token given no longer works)`,
+      `the shop was waiting for a new Shopify token: \`connector dlq retry --all --shop ${SHOP} --reason config\` queues again the orders that waited, \`connector backfill --shop ${SHOP} --detach\` resumes a paused backfill`,
+    ]);
   });
 
   it("says so in one line when the app's credentials are not Shopify's", async () => {
