@@ -1,6 +1,7 @@
 import { DelayedError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
+import type { DigestWording, FailureDigest } from "../lib/failure-digest.ts";
 import {
   ProviderAuthError,
   type ProviderClient,
@@ -34,7 +35,6 @@ import {
 } from "../sync/index.ts";
 import type { OrderLinks } from "../sync/links.ts";
 import type { SourceOrder } from "../sync/source-order.ts";
-import type { FailureDigest } from "./failure-digest.ts";
 import type { CallResult, StoreRateLimiter } from "./limiter/index.ts";
 import { executeOp, LinkMismatchError, type OpContext, type OpProvider } from "./op-executor.ts";
 
@@ -234,10 +234,10 @@ async function giveUp(
     deps.failures?.occurred(
       {
         shop,
-        kind: "dead",
         signature: [dead.category, errorClass, status ?? "", ...(fields ?? [])].join("|"),
+        wording: deadLettering(shop, dead.category),
       },
-      `${dead.category}, ${errorClass}${status ? ` ${status}` : ""}${ours ? `: ${dead.message}` : ""}; \`npx connector dlq list --shop ${shop} --reason ${dead.category}\``,
+      `${dead.category}, ${errorClass}${status ? ` ${status}` : ""}${ours ? `: ${dead.message}` : ""}`,
     ) ?? true;
   (first ? log.error : log.debug)(
     {
@@ -571,6 +571,18 @@ async function sendUntilSynced(
 
 type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
+/** How the digest sums up a shop's orders dead-lettered for one cause. */
+function deadLettering(shop: string, category: string): DigestWording {
+  return {
+    subject: `sync of ${shop}`,
+    still: "still dead-lettering",
+    unit: "orders",
+    field: "ordersDeadLettered",
+    level: "error",
+    after: `\`npx connector dlq list --shop ${shop} --reason ${category}\` lists them`,
+  };
+}
+
 /**
  * A failed attempt that will be retried. The first of a cause for the shop is a warning with
  * the cause and what follows; the next ones are counted by the digest and written at debug.
@@ -593,9 +605,15 @@ function logRetry(
     deps.failures?.occurred(
       {
         shop,
-        kind: "retry",
         signature: [errorClass, status ?? "", noAnswer ?? ""].join("|"),
         provider,
+        wording: {
+          subject: `sync of ${shop}`,
+          still: "still failing",
+          unit: "attempts failed",
+          field: "attemptsFailed",
+          level: "warn",
+        },
       },
       message,
     ) ?? true;

@@ -1,12 +1,12 @@
 import { DelayedError, type Job, Worker } from "bullmq";
 import type { Logger } from "pino";
-import { FailureDigest } from "../engine/failure-digest.ts";
 import type { ProviderClients } from "../engine/provider-clients.ts";
 import {
   createSyncProcessor,
   type SyncMetrics,
   type SyncProcessorDeps,
 } from "../engine/sync-processor.ts";
+import { FailureDigest } from "../lib/failure-digest.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { CONNECTOR } from "../lib/tracing.ts";

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { FailureDigest } from "../../src/engine/failure-digest.ts";
 import { type SyncWorkers, startSyncWorker } from "../../src/jobs/sync-worker.ts";
+import { FailureDigest } from "../../src/lib/failure-digest.ts";
 import { createLogger, type Logger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { shippedOrder } from "../helpers/orders.ts";

@@ -9,15 +9,31 @@ export const DIGEST_EVERY_MS = 60_000;
  */
 export const DIGEST_QUIET_MS = 15 * 60_000;
 
-/** What a failed attempt or a dead letter says about its cause, the same for every order. */
+/** How a digest's lines name one kind of failure. */
+export interface DigestWording {
+  /** What fails, as the line's subject: `sync of X.myshopify.com`, `webhooks for X`. */
+  subject: string;
+  /** The summary's verb: `still failing`, `still dead-lettering`. */
+  still: string;
+  /** What is counted, plural: `attempts failed`, `orders`, `webhooks`. */
+  unit: string;
+  /** The counts' field in the line: `attemptsFailed`, `ordersDeadLettered`. */
+  field: string;
+  /** The summaries' level (the end is at info). */
+  level: "warn" | "error";
+  /** Said in the summaries and at the end, after the counts: where to find what was affected. */
+  after?: string;
+}
+
+/** A cause that repeats: the same for every attempt, order or request it touches. */
 export interface FailureCause {
+  /** The shop it is about (a sync of that shop ends it), or "" for every shop (a service). */
   shop: string;
-  /** `retry`: an attempt that will be retried; `dead`: an order dead-lettered. */
-  kind: "retry" | "dead";
   /** What tells this cause from another of the same shop (class, status, category, fields). */
   signature: string;
   /** A failure of the provider itself: only a provider call that went through ends it. */
   provider?: boolean;
+  wording: DigestWording;
 }
 
 interface Episode {
@@ -29,7 +45,7 @@ interface Episode {
   total: number;
   /** Since the last line. */
   recent: number;
-  /** Orders dead-lettered (kind `dead`), or attempts (kind `retry`). */
+  /** What the last occurrence said (its cause in words), for the summaries. */
   lastDetail: string;
 }
 
@@ -40,7 +56,7 @@ export interface FailureDigestOptions {
 }
 
 /**
- * The sync worker's lines about a failure that repeats, as the Redis and Postgres outage lines
+ * A process's lines about a failure that repeats, as the Redis and Postgres outage lines
  * do it (src/lib/outage.ts): one line when a cause starts for a shop (the cause and the fix), one
  * summary a minute while it lasts (how many attempts failed, how many orders were
  * dead-lettered), and one line when it ends (a sync of the shop went through, or 15 minutes
@@ -106,14 +122,15 @@ export class FailureDigest {
   }
 
   /**
-   * A sync of `shop` went through: every cause of that shop has ended, the provider's own only
-   * when the sync called the provider (`providerAnswered`).
+   * A sync (or a request) of `shop` went through: every cause of that shop, and every cause of
+   * all shops, has ended; the provider's own only when it called the provider
+   * (`providerAnswered`).
    */
   succeeded(shop: string, providerAnswered: boolean): void {
     if (this.#episodes.size === 0) return;
     const now = this.#now();
     for (const [key, episode] of this.#episodes) {
-      if (episode.cause.shop !== shop) continue;
+      if (episode.cause.shop !== shop && episode.cause.shop !== "") continue;
       if (episode.cause.provider && !providerAnswered) continue;
       this.#episodes.delete(key);
       this.#end(episode, now, "a sync of the shop went through");
@@ -134,47 +151,33 @@ export class FailureDigest {
   }
 
   #summarize(episode: Episode, now: number): void {
-    const { shop, kind } = episode.cause;
-    const fields = {
-      shop,
-      [kind === "retry" ? "attemptsFailed" : "ordersDeadLettered"]: episode.recent,
-      total: episode.total,
-      sinceSeconds: seconds(now - episode.startedAt),
-    };
-    const since = `${seconds(now - episode.reportedAt)} s`;
-    if (kind === "retry") {
-      this.#logger.warn(
-        fields,
-        `sync of ${shop} still failing: ${episode.recent} more attempts failed in the last ${since} (${episode.total} since it started ${seconds(now - episode.startedAt)} s ago); last: ${episode.lastDetail}`,
-      );
-    } else {
-      this.#logger.error(
-        fields,
-        `sync of ${shop} still dead-lettering: ${episode.recent} more orders in the last ${since} for the same cause (${episode.total} since it started ${seconds(now - episode.startedAt)} s ago): ${episode.lastDetail}`,
-      );
-    }
+    const { shop, wording } = episode.cause;
+    const started = seconds(now - episode.startedAt);
+    this.#logger[wording.level](
+      {
+        ...(shop ? { shop } : {}),
+        [wording.field]: episode.recent,
+        total: episode.total,
+        sinceSeconds: started,
+      },
+      `${wording.subject} ${wording.still}: ${episode.recent} more ${wording.unit} in the last ${seconds(now - episode.reportedAt)} s (${episode.total} since it started ${started} s ago); last: ${episode.lastDetail}${wording.after ? `; ${wording.after}` : ""}`,
+    );
     episode.recent = 0;
     episode.reportedAt = now;
   }
 
   #end(episode: Episode, now: number, why: string): void {
-    const { shop, kind } = episode.cause;
+    const { shop, wording } = episode.cause;
     const lasted = seconds(now - episode.startedAt);
     this.#logger.info(
-      {
-        shop,
-        [kind === "retry" ? "attemptsFailed" : "ordersDeadLettered"]: episode.total,
-        lastedSeconds: lasted,
-      },
-      kind === "retry"
-        ? `sync of ${shop} no longer failing (${why}): ${episode.total} attempts failed over ${lasted} s (${episode.lastDetail})`
-        : `sync of ${shop} no longer dead-lettering (${why}): ${episode.total} orders dead-lettered over ${lasted} s (${episode.lastDetail}); \`npx connector dlq list --shop ${shop}\` lists them`,
+      { ...(shop ? { shop } : {}), [wording.field]: episode.total, lastedSeconds: lasted },
+      `${wording.subject} ${wording.still.replace(/^still /, "no longer ")} (${why}): ${episode.total} ${wording.unit} over ${lasted} s (last: ${episode.lastDetail})${wording.after ? `; ${wording.after}` : ""}`,
     );
   }
 }
 
 function keyOf(cause: FailureCause): string {
-  return `${cause.shop}\u0000${cause.kind}\u0000${cause.signature}`;
+  return `${cause.shop}\u0000${cause.wording.subject}\u0000${cause.wording.unit}\u0000${cause.signature}`;
 }
 
 function seconds(ms: number): number {
