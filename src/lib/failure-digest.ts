@@ -8,6 +8,12 @@ export const DIGEST_EVERY_MS = 60_000;
  * (the backoff doubles), and a cause that returns after it is said again.
  */
 export const DIGEST_QUIET_MS = 15 * 60_000;
+/**
+ * How long a provider's cause must stay away after a sync went through before it counts as
+ * ended: the requests sent while it lasted still fail for up to PROVIDER_TIMEOUT_MS (10 s) after
+ * the provider recovers, and each would otherwise start the cause again and end it again.
+ */
+export const DIGEST_SETTLE_MS = 30_000;
 
 /** How a digest's lines name one kind of failure. */
 export interface DigestWording {
@@ -21,6 +27,8 @@ export interface DigestWording {
   field: string;
   /** The summaries' level (the end is at info). */
   level: "warn" | "error";
+  /** What ends it, as its last line says: `a sync of the shop went through` (the default). */
+  through?: string;
   /** Said in the summaries and at the end, after the counts: where to find what was affected. */
   after?: string;
 }
@@ -47,11 +55,14 @@ interface Episode {
   recent: number;
   /** What the last occurrence said (its cause in words), for the summaries. */
   lastDetail: string;
+  /** When a sync went through while it was not yet settled (a provider's cause). */
+  recoveredAt?: number | undefined;
 }
 
 export interface FailureDigestOptions {
   everyMs?: number;
   quietMs?: number;
+  settleMs?: number;
   now?: () => number;
 }
 
@@ -69,6 +80,7 @@ export class FailureDigest {
   readonly #logger: Logger;
   readonly #everyMs: number;
   readonly #quietMs: number;
+  readonly #settleMs: number;
   readonly #now: () => number;
   readonly #episodes = new Map<string, Episode>();
   #timer: NodeJS.Timeout | undefined;
@@ -77,12 +89,13 @@ export class FailureDigest {
     this.#logger = logger;
     this.#everyMs = options.everyMs ?? DIGEST_EVERY_MS;
     this.#quietMs = options.quietMs ?? DIGEST_QUIET_MS;
+    this.#settleMs = options.settleMs ?? DIGEST_SETTLE_MS;
     this.#now = options.now ?? Date.now;
   }
 
   /** Sums up and closes on a timer (not holding the process open); `stop` ends it. */
   start(): this {
-    this.#timer ??= setInterval(() => this.tick(), this.#everyMs);
+    this.#timer ??= setInterval(() => this.tick(), Math.min(this.#everyMs, this.#settleMs));
     this.#timer.unref();
     return this;
   }
@@ -116,6 +129,8 @@ export class FailureDigest {
     episode.total++;
     episode.recent++;
     episode.lastAt = now;
+    // A request sent before the recovery failing after it: the same cause, not a new one.
+    episode.recoveredAt = undefined;
     episode.lastDetail = detail;
     if (now - episode.reportedAt >= this.#everyMs) this.#summarize(episode, now);
     return false;
@@ -132,8 +147,13 @@ export class FailureDigest {
     for (const [key, episode] of this.#episodes) {
       if (episode.cause.shop !== shop && episode.cause.shop !== "") continue;
       if (episode.cause.provider && !providerAnswered) continue;
+      // A provider's cause ends once it has stayed away a while (see DIGEST_SETTLE_MS).
+      if (episode.cause.provider && now - episode.lastAt < this.#settleMs) {
+        episode.recoveredAt ??= now;
+        continue;
+      }
       this.#episodes.delete(key);
-      this.#end(episode, now, "a sync of the shop went through");
+      this.#end(episode, now, episode.cause.wording.through ?? "a sync of the shop went through");
     }
   }
 
@@ -141,7 +161,10 @@ export class FailureDigest {
   tick(): void {
     const now = this.#now();
     for (const [key, episode] of this.#episodes) {
-      if (episode.recent > 0 && now - episode.reportedAt >= this.#everyMs) {
+      if (episode.recoveredAt !== undefined && now - episode.lastAt >= this.#settleMs) {
+        this.#episodes.delete(key);
+        this.#end(episode, now, episode.cause.wording.through ?? "a sync of the shop went through");
+      } else if (episode.recent > 0 && now - episode.reportedAt >= this.#everyMs) {
         this.#summarize(episode, now);
       } else if (episode.recent === 0 && now - episode.lastAt >= this.#quietMs) {
         this.#episodes.delete(key);

@@ -46,6 +46,7 @@ function droppedFor(shop: string): FailureCause {
       unit: "webhooks",
       field: "webhooksDropped",
       level: "warn",
+      through: "one of its webhooks was queued",
       after: "the shop is not installed or active (`connector shops list`)",
     },
   };
@@ -63,6 +64,7 @@ const REFUSED: FailureCause = {
     unit: "webhooks",
     field: "webhooksRefused",
     level: "error",
+    through: "a webhook was stored",
     after: "Shopify sends each of them again later",
   },
 };
