@@ -124,8 +124,29 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const stateRead = deps.links.orderState(shop, orderId);
     stateRead.catch(() => {});
     const shopRecord = await deps.shops.getShop(shop).catch((error: unknown) => {
-      // The link store is down (a Postgres restart, a locked SQLite file): BullMQ retries.
-      log.warn({ err: describe(error) }, "could not read the shop; will retry");
+      // The link store is down (a Postgres restart, a locked SQLite file): BullMQ retries. The
+      // first attempt of the cause says it; the next are counted (the database's own outage
+      // line names DATABASE_URL and the fix).
+      const { name: errorClass, message } = describe(error);
+      const first =
+        deps.failures?.occurred(
+          {
+            shop,
+            signature: `shop-read|${errorClass}`,
+            wording: {
+              subject: `sync of ${shop}`,
+              still: "still failing to read the shop",
+              unit: "attempts failed",
+              field: "attemptsFailed",
+              level: "warn",
+            },
+          },
+          message,
+        ) ?? true;
+      (first ? log.warn : log.debug)(
+        { errorClass, err: { message } },
+        "could not read the shop; will retry",
+      );
       throw error;
     });
     if (!shopRecord || shopRecord.status === "uninstalled") {

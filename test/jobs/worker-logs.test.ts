@@ -4,6 +4,7 @@ import { type SyncWorkers, startSyncWorker } from "../../src/jobs/sync-worker.ts
 import { FailureDigest } from "../../src/lib/failure-digest.ts";
 import { createLogger, type Logger } from "../../src/lib/logger.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
+import type { ShopRepository } from "../../src/store/index.ts";
 import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -20,7 +21,12 @@ afterEach(async () => {
 
 /** A worker whose pino lines are captured, parsed. */
 async function capturedWorker(
-  options: { env?: Record<string, string>; failures?: (logger: Logger) => FailureDigest } = {},
+  options: {
+    env?: Record<string, string>;
+    failures?: (logger: Logger) => FailureDigest;
+    /** Wraps the worker's shop repository, e.g. to make its database unreachable. */
+    shops?: (shops: ShopRepository) => ShopRepository;
+  } = {},
 ) {
   const p = await startPipeline({
     workers: 0,
@@ -40,7 +46,11 @@ async function capturedWorker(
   });
   p.ctx.logger = createLogger("debug", sink);
   const failures = options.failures?.(p.ctx.logger.child({ component: "sync-worker" }));
+  // The worker's shop repository wrapped (it is read as the worker starts), the receiver's not.
+  const shops = p.ctx.shops;
+  if (options.shops) p.ctx.shops = options.shops(shops);
   worker = startSyncWorker(p.ctx, { concurrency: 2, ...(failures ? { failures } : {}) });
+  p.ctx.shops = shops;
   return { p, lines, raw };
 }
 
@@ -215,5 +225,52 @@ describe("worker logs of a cause that repeats", { timeout: 90_000 }, () => {
       category: "config",
       reason: expect.stringContaining("sync is paused"),
     });
+  });
+
+  it("say a database that cannot be read once, not once per attempt, and when it answers again", async () => {
+    let down = true;
+    const { p, lines } = await capturedWorker({
+      env: { SYNC_ATTEMPTS: "2" },
+      // The shop's row cannot be read (the database is away) until `down` is cleared.
+      shops: (shops) =>
+        new Proxy(shops, {
+          get(target, key) {
+            if (key === "getShop" && down)
+              return () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:5432"));
+            const value = Reflect.get(target, key);
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        }),
+    });
+    pipeline = p;
+    const orders = 6;
+    for (let i = 0; i < orders; i++) {
+      await p.send(
+        "orders/create",
+        orderPayload(shippedOrder(5_594_000 + i, { fulfillments: [] })),
+      );
+    }
+    const unreadLines = () => lines.filter((l) => l.msg === "could not read the shop; will retry");
+    await vi.waitFor(() => expect(unreadLines()).toHaveLength(orders * 2), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    const unread = "could not read the shop; will retry";
+    expect(lines.filter((l) => l.msg === unread)).toHaveLength(orders * 2);
+    expect(atInfo(lines).map((l) => [l.level, l.msg])).toEqual([["warn", unread]]);
+    expect(atInfo(lines)[0]).toMatchObject({
+      err: { message: "connect ECONNREFUSED 127.0.0.1:5432" },
+    });
+
+    down = false;
+    await p.send("orders/create", orderPayload(shippedOrder(5_594_100, { fulfillments: [] })));
+    await p.drain();
+    expect(atInfo(lines).filter((l) => String(l.msg).includes("no longer"))).toEqual([
+      expect.objectContaining({
+        level: "info",
+        attemptsFailed: orders * 2,
+        msg: expect.stringContaining(`sync of ${TEST_SHOP} no longer failing to read the shop`),
+      }),
+    ]);
   });
 });
