@@ -1,7 +1,9 @@
+import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import type {
+  BulkRetryProgress,
   BulkRetryReport,
   DeadLetterEntry,
   DeadLetterSummary,
@@ -73,6 +75,43 @@ const indent = (text: string) =>
     .split("\n")
     .map((l) => `    ${l}`)
     .join("\n");
+
+/** How often a bulk retry says how far it is when stderr is not a terminal (a log, CI). */
+const PROGRESS_EVERY = 1_000;
+
+/**
+ * A bulk retry's progress on stderr: a redrawn bar in a terminal; elsewhere one line every
+ * PROGRESS_EVERY entries and one at the end. A retry of 10,000 entries takes half a minute or
+ * more, and its report comes only at the end.
+ */
+function bulkProgress() {
+  let bar: SingleBar | undefined;
+  let said = 0;
+  const counts = (p: BulkRetryProgress) =>
+    `${p.retried} queued, ${p.skipped} skipped, ${p.failed} failed`;
+  return {
+    update(p: BulkRetryProgress) {
+      if (process.stderr.isTTY) {
+        if (!bar) {
+          bar = new SingleBar(
+            { format: "{bar} {value}/{total} entries | {counts}" },
+            Presets.shades_classic,
+          );
+          bar.start(p.matched, 0, { counts: "" });
+        }
+        bar.update(p.done, { counts: counts(p) });
+        return;
+      }
+      if (p.done - said >= PROGRESS_EVERY || p.done === p.matched) {
+        said = p.done;
+        console.error(`dlq retry: ${p.done} of ${p.matched} entries (${counts(p)})`);
+      }
+    },
+    stop() {
+      bar?.stop();
+    },
+  };
+}
 
 function printBulk(report: BulkRetryReport) {
   console.log(
@@ -183,9 +222,13 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
           if (outcome.result === "skipped" || outcome.result === "failed") process.exitCode = 1;
           return;
         }
+        const progress = bulkProgress();
         const report = await withContext(config, (ctx) =>
-          createDeadLetters(ctx).retryMatching({ shop: opts.shop, reason: opts.reason }),
-        );
+          createDeadLetters(ctx).retryMatching(
+            { shop: opts.shop, reason: opts.reason },
+            { onProgress: (p) => progress.update(p) },
+          ),
+        ).finally(() => progress.stop());
         if (opts.json) console.log(JSON.stringify(report, null, 2));
         else printBulk(report);
         if (report.failed > 0) process.exitCode = 1;

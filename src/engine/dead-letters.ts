@@ -61,6 +61,15 @@ export interface BulkRetryReport {
   outcomes: RetryOutcome[];
 }
 
+/** How far a bulk retry has come: entries done of those matched, and their outcomes so far. */
+export interface BulkRetryProgress {
+  done: number;
+  matched: number;
+  retried: number;
+  skipped: number;
+  failed: number;
+}
+
 export interface DeadLettersDeps {
   queues: OrderQueues;
   redis: RedisConnection;
@@ -117,14 +126,25 @@ export class DeadLetters {
     return entries;
   }
 
-  async #matching(filter: DeadLetterFilter): Promise<DeadLetterEntry[]> {
-    const entries = await this.#load(await this.#ids(filter));
-    return entries.filter(
-      (e) =>
-        (!filter.shop || e.shop === filter.shop) &&
-        (!filter.reason || e.category === filter.reason) &&
-        (!filter.reasonIncludes || e.reason.includes(filter.reasonIncludes)),
-    );
+  /**
+   * The summaries of every entry matching the filter, oldest first. Read a page at a time and
+   * kept without their request, response and webhook body: a queue of 100,000 entries after a
+   * long outage is held as its summaries, not as every body it stores.
+   */
+  async #matching(filter: DeadLetterFilter): Promise<DeadLetterSummary[]> {
+    const ids = await this.#ids(filter);
+    const matching: DeadLetterSummary[] = [];
+    for (let i = 0; i < ids.length; i += PAGE) {
+      for (const entry of await this.#load(ids.slice(i, i + PAGE))) {
+        if (
+          (!filter.shop || entry.shop === filter.shop) &&
+          (!filter.reason || entry.category === filter.reason) &&
+          (!filter.reasonIncludes || entry.reason.includes(filter.reasonIncludes))
+        )
+          matching.push(summarize(entry));
+      }
+    }
+    return matching;
   }
 
   /** Newest first. Without a reason filter only the page is loaded. */
@@ -144,7 +164,7 @@ export class DeadLetters {
       total: all.length,
       offset,
       limit,
-      entries: all.slice(offset, offset + limit).map(summarize),
+      entries: all.slice(offset, offset + limit),
     };
   }
 
@@ -167,7 +187,10 @@ export class DeadLetters {
    * refetched from Shopify first if a refetch is wired, else the entry stays and says why.
    * Payload entries: the stored body goes through the receiver again.
    */
-  async retry(id: string, options: { priority?: SyncPriority } = {}): Promise<RetryOutcome> {
+  async retry(
+    id: string,
+    options: { priority?: SyncPriority; quiet?: boolean } = {},
+  ): Promise<RetryOutcome> {
     const token = await this.#lock.acquire(id);
     if (!token) {
       return { id, result: "skipped", message: "another retry of this entry is in progress" };
@@ -185,7 +208,8 @@ export class DeadLetters {
         job.data.orderId === null
           ? await this.#retryPayload(job)
           : await this.#retryOrder(job, job.data.orderId, options.priority ?? "live");
-      this.#deps.logger.info(
+      // One line per entry for a single retry; a bulk retry's are at debug, and it says its counts.
+      this.#deps.logger[options.quiet ? "debug" : "info"](
         {
           deadLetterId: id,
           shop: job.data.shop,
@@ -296,27 +320,38 @@ export class DeadLetters {
    */
   async retryMatching(
     filter: DeadLetterFilter,
-    options: { priority?: SyncPriority } = {},
+    options: {
+      priority?: SyncPriority;
+      /** Called after each chunk of entries with how many are done, and the counts so far. */
+      onProgress?: (progress: BulkRetryProgress) => void;
+    } = {},
   ): Promise<BulkRetryReport> {
     const entries = await this.#matching(filter);
+    const where = {
+      ...(filter.shop ? { shop: filter.shop } : {}),
+      ...(filter.reason ? { reason: filter.reason } : {}),
+    };
+    const log = this.#deps.logger;
+    if (entries.length > 0)
+      log.info({ ...where, matched: entries.length }, "dead letter bulk retry");
     const outcomes: RetryOutcome[] = [];
+    const counts = { retried: 0, skipped: 0, failed: 0 };
     for (let i = 0; i < entries.length; i += BULK_CONCURRENCY) {
       const chunk = entries.slice(i, i + BULK_CONCURRENCY);
-      outcomes.push(
-        ...(await Promise.all(
-          chunk.map((e) => this.retry(e.id, { priority: options.priority ?? "bulk" })),
-        )),
+      const done = await Promise.all(
+        chunk.map((e) => this.retry(e.id, { priority: options.priority ?? "bulk", quiet: true })),
       );
+      for (const o of done) {
+        outcomes.push(o);
+        if (o.result === "queued" || o.result === "reingested") counts.retried++;
+        else counts[o.result]++;
+      }
+      options.onProgress?.({ done: outcomes.length, matched: entries.length, ...counts });
     }
-    const count = (...results: RetryResult[]) =>
-      outcomes.filter((o) => results.includes(o.result)).length;
-    return {
-      matched: entries.length,
-      retried: count("queued", "reingested"),
-      skipped: count("skipped"),
-      failed: count("failed"),
-      outcomes,
-    };
+    const report = { matched: entries.length, ...counts, outcomes };
+    if (entries.length > 0)
+      log.info({ ...where, matched: entries.length, ...counts }, "dead letter bulk retry done");
+    return report;
   }
 
   /** Removes an entry for good (and any history waiting for it). */

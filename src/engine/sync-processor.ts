@@ -1,13 +1,16 @@
 import { DelayedError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
+import type { DigestWording, FailureDigest } from "../lib/failure-digest.ts";
 import {
   ProviderAuthError,
   type ProviderClient,
   ProviderConflictError,
+  ProviderConnectionError,
   ProviderError,
   ProviderNotFoundError,
   type ProviderOrderId,
+  ProviderServerError,
   type ProviderStoreId,
   ProviderValidationError,
 } from "../provider/index.ts";
@@ -53,6 +56,12 @@ export interface SyncProcessorDeps {
   refetchOrder?(shop: ShopRecord, orderId: string): Promise<SourceOrder | null>;
   logger: Logger;
   metrics?: SyncMetrics;
+  /**
+   * Collapses a cause that repeats (a provider answering 500 to every attempt, a paused shop's
+   * orders) into one line when it starts, a summary a minute and one line when it ends; each
+   * attempt's own line is then written at debug. Without it every line is written as it comes.
+   */
+  failures?: FailureDigest;
 }
 
 export interface SyncMetrics {
@@ -115,8 +124,29 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const stateRead = deps.links.orderState(shop, orderId);
     stateRead.catch(() => {});
     const shopRecord = await deps.shops.getShop(shop).catch((error: unknown) => {
-      // The link store is down (a Postgres restart, a locked SQLite file): BullMQ retries.
-      log.warn({ err: describe(error) }, "could not read the shop; will retry");
+      // The link store is down (a Postgres restart, a locked SQLite file): BullMQ retries. The
+      // first attempt of the cause says it; the next are counted (the database's own outage
+      // line names DATABASE_URL and the fix).
+      const { name: errorClass, message } = describe(error);
+      const first =
+        deps.failures?.occurred(
+          {
+            shop,
+            signature: `shop-read|${errorClass}`,
+            wording: {
+              subject: `sync of ${shop}`,
+              still: "still failing to read the shop",
+              unit: "attempts failed",
+              field: "attemptsFailed",
+              level: "warn",
+            },
+          },
+          message,
+        ) ?? true;
+      (first ? log.warn : log.debug)(
+        { errorClass, err: { message } },
+        "could not read the shop; will retry",
+      );
       throw error;
     });
     if (!shopRecord || shopRecord.status === "uninstalled") {
@@ -156,6 +186,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if (attempt.calls > 0 && job.data.receivedAt)
         deps.metrics?.lag(Date.now() - job.data.receivedAt, job.data.priority);
       deps.metrics?.jobDone(attempt.calls > 0 ? "synced" : "unchanged");
+      deps.failures?.succeeded(shop, attempt.calls > 0);
       log.info({ calls: attempt.calls }, attempt.calls > 0 ? "order synced" : "order unchanged");
       return attempt.calls > 0
         ? { outcome: "synced", calls: attempt.calls }
@@ -166,7 +197,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const attempts = job.attemptsMade + 1;
       const exhausted = !terminal && attempts >= (job.opts.attempts ?? 1);
       if (!terminal && !exhausted) {
-        log.warn({ err: describe(error), attempts }, "sync failed; will retry");
+        logRetry(deps, shop, error, attempts, job.opts.attempts ?? 1, log);
         throw error;
       }
       const dead =
@@ -215,14 +246,26 @@ async function giveUp(
   // Our own reasons (config, mapping) name fields only; a provider's message may echo what
   // we sent (an email, an address), so for those only its status and field paths are logged.
   const ours = dead.category === "config" || dead.category === "mapping";
-  log.error(
+  const errorClass = describe(error).name;
+  const status = error instanceof ProviderError ? error.status : undefined;
+  const fields = dead.fields?.map((f) => f.path);
+  // The first order of a cause says it at error; the next ones of the shop are counted in the
+  // digest's summaries, each still at debug (and in its dead-letter record).
+  const first =
+    deps.failures?.occurred(
+      {
+        shop,
+        signature: [dead.category, errorClass, status ?? "", ...(fields ?? [])].join("|"),
+        wording: deadLettering(shop, dead.category),
+      },
+      `${dead.category}, ${errorClass}${status ? ` ${status}` : ""}${ours ? `: ${dead.message}` : ""}`,
+    ) ?? true;
+  (first ? log.error : log.debug)(
     {
       category: dead.category,
-      errorClass: describe(error).name,
-      ...(error instanceof ProviderError
-        ? { status: error.status, requestId: error.requestId }
-        : {}),
-      ...(dead.fields ? { fields: dead.fields.map((f) => f.path) } : {}),
+      errorClass,
+      ...(error instanceof ProviderError ? { status, requestId: error.requestId } : {}),
+      ...(fields ? { fields } : {}),
       ...(ours ? { reason: dead.message } : {}),
     },
     "sync dead-lettered",
@@ -550,6 +593,75 @@ async function sendUntilSynced(
 }
 
 type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/** How the digest sums up a shop's orders dead-lettered for one cause. */
+function deadLettering(shop: string, category: string): DigestWording {
+  return {
+    subject: `sync of ${shop}`,
+    still: "still dead-lettering",
+    unit: "orders",
+    field: "ordersDeadLettered",
+    level: "error",
+    after: `\`npx connector dlq list --shop ${shop} --reason ${category}\` lists them`,
+  };
+}
+
+/**
+ * A failed attempt that will be retried. The first of a cause for the shop is a warning with
+ * the cause and what follows; the next ones are counted by the digest and written at debug.
+ */
+function logRetry(
+  deps: SyncProcessorDeps,
+  shop: string,
+  error: unknown,
+  attempts: number,
+  maxAttempts: number,
+  log: JobLog,
+): void {
+  const { name: errorClass, message } = describe(error);
+  const status = error instanceof ProviderError ? error.status : undefined;
+  const provider = error instanceof ProviderServerError || error instanceof ProviderConnectionError;
+  // What is the same for every order: the class, the status, a no-answer's reason (a timeout).
+  const noAnswer =
+    error instanceof ProviderConnectionError ? message.split("got no answer: ")[1] : undefined;
+  const first =
+    deps.failures?.occurred(
+      {
+        shop,
+        signature: [errorClass, status ?? "", noAnswer ?? ""].join("|"),
+        provider,
+        wording: {
+          subject: `sync of ${shop}`,
+          still: "still failing",
+          unit: "attempts failed",
+          field: "attemptsFailed",
+          level: "warn",
+        },
+      },
+      message,
+    ) ?? true;
+  const fields = { errorClass, ...(status ? { status } : {}), attempts, err: { message } };
+  if (!first) {
+    log.debug(fields, "sync failed; will retry");
+    return;
+  }
+  const what =
+    error instanceof ProviderServerError
+      ? `the provider answers ${status ?? "5xx"} (${message})`
+      : error instanceof ProviderConnectionError
+        ? `the provider gives no answer (${message})`
+        : message;
+  const check =
+    error instanceof ProviderServerError
+      ? "check the provider's status"
+      : error instanceof ProviderConnectionError
+        ? "check the provider's status, PROVIDER_BASE_URL and this host's network"
+        : "fix the cause this names";
+  log.warn(
+    fields,
+    `sync of ${shop} failing: ${what}; its orders are retried with backoff, up to ${maxAttempts} attempts (SYNC_ATTEMPTS), then dead-lettered as exhausted; if it lasts, ${check}. Repeats are summed up every minute (LOG_LEVEL=debug shows each attempt)`,
+  );
+}
 
 /** The dead letter of fulfillments held back by an unmapped location (MapResult's `held`). */
 function heldFulfillments(held: MapError[]): Terminal {

@@ -6,6 +6,7 @@ import {
   type SyncMetrics,
   type SyncProcessorDeps,
 } from "../engine/sync-processor.ts";
+import { FailureDigest } from "../lib/failure-digest.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { CONNECTOR } from "../lib/tracing.ts";
@@ -37,6 +38,8 @@ export interface SyncWorkerDeps
 
 export interface SyncWorkerOptions extends ShardWorkerOptions {
   metrics?: SyncMetrics;
+  /** The repeated failures' lines (tests pass one on their own clock); one a minute by default. */
+  failures?: FailureDigest;
 }
 
 /** What the shard workers need besides the processor they run. */
@@ -95,6 +98,8 @@ const PENDING = ["waiting", "prioritized", "delayed", "active", "waiting-childre
  */
 export function startSyncWorker(ctx: SyncWorkerDeps, options: SyncWorkerOptions = {}): SyncWorkers {
   const logger = ctx.logger.child({ component: "sync-worker" });
+  const failures = options.failures ?? new FailureDigest(logger);
+  failures.start();
   const processor = createSyncProcessor({
     snapshots: ctx.snapshots,
     queues: ctx.queues,
@@ -107,6 +112,7 @@ export function startSyncWorker(ctx: SyncWorkerDeps, options: SyncWorkerOptions 
     refetchOrder: (shop, orderId) => ctx.refetchOrder(shop, orderId),
     logger,
     metrics: options.metrics ?? ctx.metrics.sync,
+    failures,
   });
   // Traces on: a span per job, continuing the receiver's trace; its ID kept on the order.
   const traced = tracedJob(processor, {
@@ -119,7 +125,17 @@ export function startSyncWorker(ctx: SyncWorkerDeps, options: SyncWorkerOptions 
     linkOnly: (data: SyncJobData) => data.priority === "bulk",
     done: (job, traceId) => ctx.links.recordTraceId(job.data.shop, job.data.orderId, traceId),
   });
-  return startShardWorkers({ ...ctx, logger }, traced, options);
+  const workers = startShardWorkers({ ...ctx, logger }, traced, options);
+  return {
+    ready: workers.ready,
+    workers: workers.workers,
+    refresh: () => workers.refresh(),
+    isRunning: () => workers.isRunning(),
+    async close() {
+      await workers.close();
+      failures.stop();
+    },
+  };
 }
 
 /**

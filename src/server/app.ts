@@ -9,6 +9,7 @@ import type { RegistrationEvents } from "../features/registrations/settings.ts";
 import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
+import { FailureDigest } from "../lib/failure-digest.ts";
 import { errorResponse } from "../lib/http-errors.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
@@ -241,13 +242,17 @@ export function createWebApp(
       },
     }),
   );
+  const webhookLog = ctx.logger.child({ component: "webhooks" });
+  const webhookFailures = new FailureDigest(webhookLog).start();
+  closers.push(async () => webhookFailures.stop());
   app.route(
     "/",
     webhookRoutes({
       secret: ctx.config.shopifyApiSecret,
       ingest,
-      logger: ctx.logger.child({ component: "webhooks" }),
+      logger: webhookLog,
       maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
+      failures: webhookFailures,
       onOutcome: (topic, outcome) => {
         ctx.metrics.webhook(topic, outcome);
         hooks.onOutcome?.(topic, outcome);

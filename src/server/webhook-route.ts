@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { Logger } from "pino";
 import { LIFECYCLE_WINDOW_MS, type WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
+import type { FailureCause, FailureDigest } from "../lib/failure-digest.ts";
 import { errorResponse } from "../lib/http-errors.ts";
 import { annotate, CONNECTOR, inSpan, inSpanSync } from "../lib/tracing.ts";
 import {
@@ -24,9 +25,49 @@ export interface WebhookRouteDeps {
   /** Default INGEST_DEADLINE_MS. */
   deadlineMs?: number;
   onOutcome?: (topic: string, outcome: string) => void;
+  /**
+   * Collapses a refusal that repeats (a shop's webhooks dropped while it is not installed or
+   * active, 503s while Redis is away) into a line when it starts, a summary a minute and a line
+   * when it ends; each webhook's own line is then at debug.
+   */
+  failures?: FailureDigest;
 }
 
 const decoder = new TextDecoder();
+
+/** A shop's webhooks dropped while it is not installed or active, as the digest counts them. */
+function droppedFor(shop: string): FailureCause {
+  return {
+    shop,
+    signature: "unknown-shop",
+    wording: {
+      subject: `webhooks for ${shop}`,
+      still: "still dropped",
+      unit: "webhooks",
+      field: "webhooksDropped",
+      level: "warn",
+      through: "one of its webhooks was queued",
+      after: "the shop is not installed or active (`connector shops list`)",
+    },
+  };
+}
+
+/** Webhooks answered 503 for one cause (every shop's), as the digest counts them. */
+const REFUSED: FailureCause = {
+  shop: "",
+  // One cause whatever the words (a refused connection, the deadline): Redis's own outage line
+  // names it; the last message is in the summaries.
+  signature: "unavailable",
+  wording: {
+    subject: "webhooks",
+    still: "still answered 503",
+    unit: "webhooks",
+    field: "webhooksRefused",
+    level: "error",
+    through: "a webhook was stored",
+    after: "Shopify sends each of them again later",
+  },
+};
 
 /**
  * How long a webhook may wait for Redis before it is answered 503 (Shopify allows 5 s). One
@@ -111,9 +152,15 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         "making the webhook durable",
       );
       deps.onOutcome?.(topic, outcome);
-      if (outcome === "unknown-shop")
-        log().warn("webhook for a shop that is not installed or active");
-      else if (outcome === "refused-installed" && topic === "shop/redact")
+      // A webhook made durable: a 503 cause of every shop, and this shop's refusal, have ended.
+      if (outcome !== "unknown-shop") deps.failures?.succeeded(shop.data, false);
+      if (outcome === "unknown-shop") {
+        // One line when a shop's webhooks start being dropped; the next ones are counted.
+        const first = deps.failures?.occurred(droppedFor(shop.data), "not installed or active");
+        const line = log();
+        if (first ?? true) line.warn("webhook for a shop that is not installed or active");
+        else line.debug("webhook for a shop that is not installed or active");
+      } else if (outcome === "refused-installed" && topic === "shop/redact")
         log().warn(
           "shop/redact refused: the shop is installed (Shopify sends it only after an uninstall)",
         );
@@ -151,10 +198,13 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         ]);
       }
       deps.onOutcome?.(topic, "unavailable");
-      log().error(
-        { err: { message: (error as Error).message } },
-        "could not make the webhook durable; answering 503",
-      );
+      const message = (error as Error).message;
+      // One line when webhooks start being refused (Redis away); the next ones are counted.
+      const first = deps.failures?.occurred(REFUSED, message);
+      const line = log();
+      if (first ?? true)
+        line.error({ err: { message } }, "could not make the webhook durable; answering 503");
+      else line.debug({ err: { message } }, "could not make the webhook durable; answering 503");
       c.header("Retry-After", "5");
       return errorResponse(c, 503, "unavailable", "the event could not be stored; retry later");
     }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
@@ -10,6 +10,7 @@ import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
+import { captureLogs } from "../helpers/captured-logs.ts";
 import { type Pipeline, SHOPIFY_SECRET, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 
 let pipeline: Pipeline | undefined;
@@ -22,7 +23,11 @@ afterEach(async () => {
  * The web app on a context of its own whose Redis the test may kill or pause (the shared test
  * Redis must stay up). `send` posts a signed order webhook with the given delivery id.
  */
-async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
+async function receiverOnOwnRedis(
+  redisUrl: string,
+  orderId: number,
+  logger = createLogger("silent"),
+) {
   const dir = mkdtempSync(join(tmpdir(), "connector-receiver-"));
   const env = parseEnv({
     DATABASE_PATH: join(dir, "c.sqlite"),
@@ -31,7 +36,7 @@ async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
   });
   const ctx = createConnector({
     config: resolveRuntimeConfig(env),
-    logger: createLogger("silent"),
+    logger,
     redis: redisUrl,
     prefix: `t-${randomUUID()}`,
     providerDefaults: {
@@ -43,10 +48,10 @@ async function receiverOnOwnRedis(redisUrl: string, orderId: number) {
   await ctx.ready();
   await ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001 });
   const web = composeWebApp(ctx);
-  const send = (webhookId: string) => {
+  const send = (webhookId: string, shop = TEST_SHOP) => {
     const signed = signWebhook({
       topic: "orders/create",
-      shop: TEST_SHOP,
+      shop,
       secret: SHOPIFY_SECRET,
       webhookId,
       body: JSON.stringify({
@@ -132,6 +137,76 @@ describe("receiver edges", () => {
       }
     } finally {
       await close();
+    }
+  });
+
+  it("says webhooks answered 503, and a shop's webhooks dropped, once per cause, and when it ends", async () => {
+    const redis = await startRedisServer();
+    const logs = captureLogs("receiver");
+    const { ctx, send, close } = await receiverOnOwnRedis(
+      redis.url,
+      5003,
+      createLogger("debug", logs.destination),
+    );
+    const lines = () =>
+      logs
+        .read()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.component === "webhooks");
+    const seen = () => lines().filter((l) => l.level !== "debug");
+    try {
+      // A shop that is not installed: ten webhooks, one warning; each one's line at debug.
+      const ghost = "ghost-shop.myshopify.com";
+      for (let i = 0; i < 10; i++) expect((await send(`g${i}`, ghost)).status).toBe(200);
+      const dropped = "webhook for a shop that is not installed or active";
+      expect(lines().filter((l) => l.msg === dropped)).toHaveLength(10);
+      expect(seen().map((l) => [l.level, l.msg])).toEqual([["warn", dropped]]);
+      // Installed (the receiver reads a shop's status again after its 5 s cache): its next
+      // webhook is queued, and one line says the drops ended.
+      await ctx.shops.upsertShop(ghost, { storeId: 1001 });
+      let tries = 0;
+      await vi.waitFor(
+        async () => {
+          const answer = await send(`g-after-${tries++}`, ghost);
+          expect(await answer.json()).toMatchObject({ outcome: "queued" });
+        },
+        { timeout: 15_000, interval: 250 },
+      );
+      expect(seen().slice(1)).toEqual([
+        expect.objectContaining({
+          level: "info",
+          shop: ghost,
+          webhooksDropped: 10 + tries - 1,
+          msg: expect.stringContaining(`webhooks for ${ghost} no longer dropped`),
+        }),
+      ]);
+
+      // Redis gone: ten webhooks answered 503, one error line.
+      await redis.stop("SIGKILL");
+      const down = await Promise.all(Array.from({ length: 10 }, (_, i) => send(`d${i}`)));
+      expect(down.map((r) => r.status)).toEqual(Array(10).fill(503));
+      const refused = "could not make the webhook durable; answering 503";
+      expect(lines().filter((l) => l.msg === refused)).toHaveLength(10);
+      expect(seen().filter((l) => l.msg === refused)).toHaveLength(1);
+      const back = await startRedisServer({ port: redis.port });
+      try {
+        await new Promise<void>((resolve) => {
+          if (ctx.ingestRedis.status === "ready") resolve();
+          else ctx.ingestRedis.once("ready", () => resolve());
+        });
+        expect((await send("d-after")).status).toBe(200);
+        expect(seen().filter((l) => String(l.msg).startsWith("webhooks no longer"))).toEqual([
+          expect.objectContaining({ level: "info", webhooksRefused: 10 }),
+        ]);
+      } finally {
+        await back.stop();
+      }
+    } finally {
+      await close();
+      await redis.stop().catch(() => {});
+      logs.remove();
     }
   });
 

@@ -2,9 +2,11 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parser } from "@prometheus-io/lezer-promql";
 import { Histogram, type Registry, Summary } from "prom-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 /**
  * The Grafana dashboard and the Prometheus alert rules name the connector's metrics and their
@@ -201,6 +203,7 @@ describe("the dashboard and the alert rules against the registry", { timeout: 60
     expect(queries.map((q) => q.where)).toEqual(
       expect.arrayContaining([
         "rule ConnectorDeadLettersGrowing",
+        "rule ConnectorProviderFailing",
         "rule ConnectorSyncLatencyHigh",
         "rule ConnectorStoreRateLimited",
         "rule ConnectorStoreWebhooksSilent",
@@ -210,6 +213,33 @@ describe("the dashboard and the alert rules against the registry", { timeout: 60
       ]),
     );
     expect(queries.flatMap((q) => driftOf(q, catalogue))).toEqual([]);
+  });
+
+  it("alerts on a provider outage with a selector that matches what the worker counts in one", async () => {
+    const doc = rules() as { groups: { rules: { alert?: string; expr: string }[] }[] };
+    const rule = doc.groups
+      .flatMap((g) => g.rules)
+      .find((r) => r.alert === "ConnectorProviderFailing");
+    const failing = /connector_provider_requests_total\{status=~"([^"]+)"\}/.exec(rule?.expr ?? "");
+    expect(failing, "ConnectorProviderFailing reads the failed provider requests").not.toBeNull();
+    const matches = (status: string) => new RegExp(`^(?:${failing?.[1]})$`).test(status);
+    // The provider answering 500 to everything: the statuses the worker counts then.
+    pipeline.sandbox.setFaults({ errorRate: 1 });
+    await pipeline.send(
+      "orders/create",
+      orderPayload(shippedOrder(5_593_001, { fulfillments: [] })),
+    );
+    const counted = async () => {
+      const metric = await pipeline.ctx.metrics.registry
+        .getSingleMetric("connector_provider_requests_total")
+        ?.get();
+      return (metric?.values ?? []).map((v) => String(v.labels.status));
+    };
+    await vi.waitFor(async () => expect(await counted()).toContain("500"), { timeout: 20_000 });
+    pipeline.sandbox.setFaults({});
+    expect((await counted()).filter((s) => s !== "200" && s !== "201").every(matches)).toBe(true);
+    expect(["500", "502", "503", "error"].every(matches)).toBe(true);
+    expect(["200", "201", "400", "404", "409", "429"].some(matches)).toBe(false);
   });
 
   it("gives every alert a summary and a description", () => {

@@ -3,6 +3,7 @@ import { createDeadLetters } from "../../src/ops/index.ts";
 import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
 import { deadLetterId } from "../../src/queue/order-queues.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
+import { captureLogs } from "../helpers/captured-logs.ts";
 import { runCli } from "../helpers/cli.ts";
 import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -238,6 +239,47 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     expect(queued.map((j) => j.data.orderId).sort()).toEqual(ids);
   });
 
+  it("logs a bulk retry as one line when it starts and one with its counts, each entry at debug", async () => {
+    const logs = captureLogs("bulk-retry");
+    try {
+      pipeline = await startPipeline({ workers: 0, logDestination: logs.destination });
+      const ids = Array.from({ length: 30 }, (_, i) => String(8_300_001 + i));
+      for (const id of ids) await seed(pipeline, TEST_SHOP, id, "exhausted");
+      const progress: number[] = [];
+      const report = await createDeadLetters(pipeline.ctx).retryMatching(
+        { reason: "exhausted" },
+        { onProgress: (p) => progress.push(p.done) },
+      );
+      expect(report).toMatchObject({ matched: 30, retried: 30, skipped: 0, failed: 0 });
+      expect(progress.at(-1)).toBe(30);
+      const lines = logs
+        .read()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => String(l.msg).startsWith("dead letter"));
+      expect(lines.filter((l) => l.msg === "dead letter retry")).toHaveLength(30);
+      expect(lines.filter((l) => l.level !== "debug")).toEqual([
+        expect.objectContaining({
+          level: "info",
+          msg: "dead letter bulk retry",
+          reason: "exhausted",
+          matched: 30,
+        }),
+        expect.objectContaining({
+          level: "info",
+          msg: "dead letter bulk retry done",
+          matched: 30,
+          retried: 30,
+          skipped: 0,
+          failed: 0,
+        }),
+      ]);
+    } finally {
+      logs.remove();
+    }
+  });
+
   it("keeps every entry it could not re-queue and counts it as skipped", async () => {
     pipeline = await startPipeline({ workers: 0 });
     await seed(pipeline, TEST_SHOP, "8200001", "exhausted");
@@ -332,6 +374,8 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const bulk = await runCli(pipeline.ctx, ["dlq", "retry", "--all", "--reason", "config"]);
     expect(bulk.code).toBe(0);
     expect(bulk.stdout).toContain("matched 1: retried 1, skipped 0, failed 0");
+    // How far it is, on stderr (a line every 1,000 entries and at the end, outside a terminal).
+    expect(bulk.stderr).toBe("dlq retry: 1 of 1 entries (1 queued, 0 skipped, 0 failed)\n");
     // It names what it retried, not only what it could not.
     expect(bulk.stdout).toMatch(
       new RegExp(`\\n {2}queued ${TEST_SHOP.replaceAll(".", "\\.")}\\|8400002: `),
