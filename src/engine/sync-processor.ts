@@ -123,10 +123,29 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     // goes unused when the shop is unknown, uninstalled or paused; readWork reports its failure.
     const stateRead = deps.links.orderState(shop, orderId);
     stateRead.catch(() => {});
-    const shopRecord = await deps.shops.getShop(shop).catch((error: unknown) => {
+    const attempt: Attempt = {
+      calls: 0,
+      wasDeadLettered: false,
+      orderName: null,
+      lastBody: undefined,
+    };
+    let shopRecord: ShopRecord | null;
+    try {
+      shopRecord = await deps.shops.getShop(shop);
+    } catch (error) {
       // The link store is down (a Postgres restart, a locked SQLite file): BullMQ retries. The
       // first attempt of the cause says it; the next are counted (the database's own outage
-      // line names DATABASE_URL and the fix).
+      // line names DATABASE_URL and the fix). The last attempt dead-letters the order (in
+      // Redis), so that an outage longer than the retries leaves it where an operator looks,
+      // not only in BullMQ's failed set.
+      const attempts = job.attemptsMade + 1;
+      if (attempts >= (job.opts.attempts ?? 1)) {
+        const dead = new Terminal(
+          "exhausted",
+          `gave up after ${attempts} attempts: could not read the shop: ${describe(error).message}`,
+        );
+        return await giveUp(deps, job, dead, error, attempt, attempts, log);
+      }
       const { name: errorClass, message } = describe(error);
       const first =
         deps.failures?.occurred(
@@ -148,7 +167,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         "could not read the shop; will retry",
       );
       throw error;
-    });
+    }
     if (!shopRecord || shopRecord.status === "uninstalled") {
       deps.metrics?.jobDone("skipped");
       const reason = shopRecord ? "shop uninstalled" : "shop unknown";
@@ -156,12 +175,6 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       return { outcome: "skipped", reason };
     }
 
-    const attempt: Attempt = {
-      calls: 0,
-      wasDeadLettered: false,
-      orderName: null,
-      lastBody: undefined,
-    };
     try {
       const work = await readWork(deps, shopRecord, stateRead, orderId, attempt, log);
       if ("outcome" in work) return work;

@@ -227,7 +227,7 @@ describe("worker logs of a cause that repeats", { timeout: 90_000 }, () => {
     });
   });
 
-  it("say a database that cannot be read once, not once per attempt, and when it answers again", async () => {
+  it("say a database that cannot be read once, not once per attempt, dead-letter at the last, and say when it answers again", async () => {
     let down = true;
     const { p, lines } = await capturedWorker({
       env: { SYNC_ATTEMPTS: "2" },
@@ -250,17 +250,25 @@ describe("worker logs of a cause that repeats", { timeout: 90_000 }, () => {
         orderPayload(shippedOrder(5_594_000 + i, { fulfillments: [] })),
       );
     }
-    const unreadLines = () => lines.filter((l) => l.msg === "could not read the shop; will retry");
-    await vi.waitFor(() => expect(unreadLines()).toHaveLength(orders * 2), {
-      timeout: 30_000,
-      interval: 50,
-    });
     const unread = "could not read the shop; will retry";
-    expect(lines.filter((l) => l.msg === unread)).toHaveLength(orders * 2);
-    expect(atInfo(lines).map((l) => [l.level, l.msg])).toEqual([["warn", unread]]);
+    // The first attempt of each is retried; the last one dead-letters the order (in Redis, which
+    // is up), so that an outage longer than the retries leaves it where an operator looks.
+    await deadLetters(p, orders);
+    expect(lines.filter((l) => l.msg === unread)).toHaveLength(orders);
+    expect(atInfo(lines).map((l) => [l.level, l.msg])).toEqual([
+      ["warn", unread],
+      ["error", "sync dead-lettered"],
+    ]);
     expect(atInfo(lines)[0]).toMatchObject({
       err: { message: "connect ECONNREFUSED 127.0.0.1:5432" },
     });
+    const letters = await p.ctx.queues.deadLetter.getWaiting();
+    expect(letters.map((l) => [l.data.category, l.data.reason])).toEqual(
+      letters.map(() => [
+        "exhausted",
+        "gave up after 2 attempts: could not read the shop: connect ECONNREFUSED 127.0.0.1:5432",
+      ]),
+    );
 
     down = false;
     await p.send("orders/create", orderPayload(shippedOrder(5_594_100, { fulfillments: [] })));
@@ -268,8 +276,13 @@ describe("worker logs of a cause that repeats", { timeout: 90_000 }, () => {
     expect(atInfo(lines).filter((l) => String(l.msg).includes("no longer"))).toEqual([
       expect.objectContaining({
         level: "info",
-        attemptsFailed: orders * 2,
+        attemptsFailed: orders,
         msg: expect.stringContaining(`sync of ${TEST_SHOP} no longer failing to read the shop`),
+      }),
+      expect.objectContaining({
+        level: "info",
+        ordersDeadLettered: orders,
+        msg: expect.stringContaining(`sync of ${TEST_SHOP} no longer dead-lettering`),
       }),
     ]);
   });
