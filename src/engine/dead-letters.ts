@@ -84,7 +84,8 @@ export interface DeadLettersDeps {
 }
 
 const PAGE = 200;
-const BULK_CONCURRENCY = 8;
+/** How many entries a bulk retry retries at once. */
+export const BULK_CONCURRENCY = 8;
 
 /**
  * The dead-letter queue as an operator uses it: list and filter, show one entry in full, retry
@@ -318,6 +319,21 @@ export class DeadLetters {
    * runs wait for the next run; each entry is retried under its lock, so a second run (at once
    * or later) skips what the first one queued. Nothing is removed unless its job was queued.
    */
+  /** The ids of every entry matching the filter, oldest first (what a bulk retry goes through). */
+  async matchingIds(filter: DeadLetterFilter): Promise<string[]> {
+    return (await this.#matching(filter)).map((e) => e.id);
+  }
+
+  /**
+   * Retries the given entries at once (a bulk retry's chunk of BULK_CONCURRENCY), each under its
+   * lock, at bulk priority unless told otherwise; their lines are at debug.
+   */
+  retryEach(ids: string[], options: { priority?: SyncPriority } = {}): Promise<RetryOutcome[]> {
+    return Promise.all(
+      ids.map((id) => this.retry(id, { priority: options.priority ?? "bulk", quiet: true })),
+    );
+  }
+
   async retryMatching(
     filter: DeadLetterFilter,
     options: {
@@ -337,10 +353,8 @@ export class DeadLetters {
     const outcomes: RetryOutcome[] = [];
     const counts = { retried: 0, skipped: 0, failed: 0 };
     for (let i = 0; i < entries.length; i += BULK_CONCURRENCY) {
-      const chunk = entries.slice(i, i + BULK_CONCURRENCY);
-      const done = await Promise.all(
-        chunk.map((e) => this.retry(e.id, { priority: options.priority ?? "bulk", quiet: true })),
-      );
+      const chunk = entries.slice(i, i + BULK_CONCURRENCY).map((e) => e.id);
+      const done = await this.retryEach(chunk, options);
       for (const o of done) {
         outcomes.push(o);
         if (o.result === "queued" || o.result === "reingested") counts.retried++;

@@ -1,4 +1,4 @@
-import { Worker } from "bullmq";
+import { type Job, Worker } from "bullmq";
 import {
   createSweepProcessor,
   type SweepDeps,
@@ -7,13 +7,19 @@ import {
 } from "../backfill/index.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
+import {
+  BULK_RETRY_JOB,
+  type BulkRetryJobData,
+  createBulkRetryProcessor,
+} from "../ops/bulk-retry.ts";
+import { createDeadLetters, type DeadLetterOpsDeps } from "../ops/index.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
 import type { ShopTokens } from "../shopify/install/shop-tokens.ts";
 import type { ProviderEventRepository } from "../store/index.ts";
 import { tracedJob } from "./traced-job.ts";
 
-/** What the sweep worker runs on: the processor's deps, the installer and its Redis. */
+/** What the sweep runs on: the processor's deps, the installer and its Redis. */
 export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions" | "migrateToken"> {
   installer: Pick<ShopInstaller, "checkSubscriptions">;
   /** Migrates a shop still on a non-expiring Shopify token (each sweep until it is). */
@@ -29,7 +35,7 @@ export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions" | 
 }
 
 export interface SweepWorkerHandle {
-  worker: Worker<SweepJobData>;
+  worker: Worker<SweepJobData | BulkRetryJobData>;
   scheduler: SweepScheduler;
   close(): Promise<void>;
 }
@@ -38,12 +44,16 @@ export interface SweepWorkerHandle {
 const RESCHEDULE_EVERY_MS = 60_000;
 
 /**
- * The reconciliation sweep worker. At start, and every minute after, it makes sure every active
- * shop with a Shopify token has its job scheduler (every RECONCILE_INTERVAL_MS) and none of the
- * others do. It also runs the hourly retention of the provider's event bodies
- * (PROVIDER_EVENT_RETENTION_DAYS).
+ * The maintenance queue's worker: the reconciliation sweep. At start, and every minute after, it
+ * makes sure every active shop with a Shopify token has its job scheduler (every
+ * RECONCILE_INTERVAL_MS) and none of the others do. It also runs the hourly retention of the
+ * provider's event bodies (PROVIDER_EVENT_RETENTION_DAYS) and the admin API's bulk retries of
+ * the dead-letter queue; closing puts a running bulk retry back in the queue between two chunks.
  */
-export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorkerHandle> {
+export async function startSweepWorker(
+  // The dead-letter queue's deps too: the admin API's bulk retries run here.
+  ctx: SweepWorkerDeps & DeadLetterOpsDeps,
+): Promise<SweepWorkerHandle> {
   const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, ctx.reconcileIntervalMs);
   await scheduler.scheduleAll(ctx.shops);
   await scheduler.schedulePrune();
@@ -64,11 +74,31 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
         new Date(Date.now() - ctx.providerEventRetentionDays * 86_400_000),
       ),
   });
-  const worker = new Worker<SweepJobData>(QUEUE.maintenance, tracedJob(processor), {
-    ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
-    concurrency: 2,
-    lockDuration: 120_000,
+  const bulkRetry = createBulkRetryProcessor({
+    deadLetters: createDeadLetters(ctx),
+    logger: ctx.logger.child({ component: "dead-letters" }),
   });
+  const stopping = new AbortController();
+  const run = tracedJob(
+    (
+      job: Job<SweepJobData | BulkRetryJobData>,
+      token?: string,
+      signal?: AbortSignal,
+    ): Promise<unknown> =>
+      job.name === BULK_RETRY_JOB
+        ? bulkRetry(job as Job<BulkRetryJobData>, token, signal)
+        : processor(job as Job<SweepJobData>),
+  );
+  const worker = new Worker<SweepJobData | BulkRetryJobData>(
+    QUEUE.maintenance,
+    (job, token, signal) =>
+      run(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+    {
+      ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
+      concurrency: 2,
+      lockDuration: 120_000,
+    },
+  );
   onQueueErrors(worker, (error) =>
     ctx.logger.error({ err: { message: error.message } }, "sweep worker error"),
   );
@@ -86,6 +116,7 @@ export async function startSweepWorker(ctx: SweepWorkerDeps): Promise<SweepWorke
     scheduler,
     async close() {
       clearInterval(refresh);
+      stopping.abort();
       await worker.close();
       await scheduler.close();
     },

@@ -8,7 +8,10 @@ export const QUEUE = {
   backfill: "backfill",
   /** Product files uploaded on the settings page, imported at bulk priority (src/features/products/). */
   productImport: "product-import",
-  /** Periodic work: the reconciliation sweep (one job scheduler per shop, job name "sweep"). */
+  /**
+   * Background upkeep: the reconciliation sweep (one job scheduler per shop, job name "sweep"),
+   * the provider events' retention, the admin API's bulk retries of dead letters ("dlq-retry").
+   */
   maintenance: "maintenance",
   /** The provider's webhooks (claims, registrations), one job per stored event. */
   providerEvents: "provider-events",

@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { RetryOutcome } from "../../engine/dead-letters.ts";
 import { errorResponse } from "../../lib/http-errors.ts";
+import { BulkRetryQueue } from "../../ops/bulk-retry.ts";
 import { createDeadLetters } from "../../ops/index.ts";
 import { FAILURE_CATEGORIES } from "../../sync/failure.ts";
 import { ShopDomain } from "../../sync/source-order.ts";
@@ -37,13 +38,20 @@ const STATUS: Record<RetryOutcome["result"], 200 | 409 | 503> = {
   failed: 503,
 };
 
+/** Where a bulk retry is followed. */
+const bulkRetryPath = (id: string) => `/admin/api/dead-letters/retry/${encodeURIComponent(id)}`;
+
 /**
  * /admin/api/dead-letters: list (filters shop, reason; paging offset, limit), show, retry one,
  * retry every match (a filter or `all: true` is required, so an empty body never retries
- * everything by accident), discard.
+ * everything by accident), discard. Retrying every match answers 202 at once: it runs as a job
+ * on the maintenance queue (the worker role), followed at GET /dead-letters/retry/:jobId; the
+ * same filter asked again while that job is queued or running answers that job.
  */
 export function deadLetterRoutes(deps: AdminDeps): Hono {
   const dlq = createDeadLetters(deps.ctx);
+  const bulk = new BulkRetryQueue(deps.ctx.redis, deps.ctx.prefix);
+  deps.onClose?.(() => bulk.close());
   const api = new Hono();
 
   api.get("/dead-letters", async (c) => {
@@ -80,7 +88,26 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
         { path: "shop", message: "required unless reason or all is given" },
       ]);
     }
-    return c.json(await dlq.retryMatching(filter));
+    const { id, created } = await bulk.start(filter);
+    const view = await bulk.view(id);
+    const href = bulkRetryPath(id);
+    c.header("Location", href);
+    // A job that finished in between (and was removed) is still the answer: its id and address.
+    return c.json({ ...(view ?? { id }), created, href }, 202);
+  });
+
+  api.get("/dead-letters/retry/:jobId", async (c) => {
+    const view = await bulk.view(c.req.param("jobId"));
+    if (!view) {
+      return errorResponse(
+        c,
+        404,
+        "not_found",
+        "no such bulk retry (finished ones are kept 7 days)",
+        [{ path: "jobId", message: "not a bulk retry's id" }],
+      );
+    }
+    return c.json({ ...view, href: bulkRetryPath(view.id) });
   });
 
   api.get("/dead-letters/:id", async (c) => {

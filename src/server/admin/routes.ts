@@ -22,6 +22,7 @@ export function mountAdminRoutes(admin: Hono, api: Hono, deps: AdminDeps): void 
         "GET /admin/api/dead-letters/:id",
         "POST /admin/api/dead-letters/:id/retry",
         "POST /admin/api/dead-letters/retry",
+        "GET /admin/api/dead-letters/retry/:jobId",
         "DELETE /admin/api/dead-letters/:id",
         "POST /admin/api/shops/:shop/resync",
         "POST /admin/api/shops/:shop/backfill",

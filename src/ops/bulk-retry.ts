@@ -1,0 +1,239 @@
+import { randomUUID } from "node:crypto";
+import { DelayedError, type Job, Queue } from "bullmq";
+import type { Logger } from "pino";
+import { BULK_CONCURRENCY, type DeadLetters, type RetryOutcome } from "../engine/dead-letters.ts";
+import type { RedisConnection } from "../lib/redis-keys.ts";
+import { onQueueErrors } from "../lib/redis-wait.ts";
+import { QUEUE, queueOptions } from "../queue/names.ts";
+
+/** The job name of a bulk retry on the maintenance queue. */
+export const BULK_RETRY_JOB = "dlq-retry";
+/** Every bulk retry's job id starts so (the rest is random): the API reads no other job. */
+const ID_PREFIX = "dlq-retry-";
+/** The reasons of the entries left that a bulk retry keeps apart; the rest are counted together. */
+const MAX_REASONS = 20;
+/** The entry ids kept per reason, to look at with `GET /admin/api/dead-letters/:id`. */
+const IDS_PER_REASON = 10;
+/** How long a finished bulk retry stays readable (and at most how many are kept). */
+const KEEP = { age: 7 * 86_400, count: 100 };
+
+export interface BulkRetryFilter {
+  shop?: string | undefined;
+  reason?: string | undefined;
+}
+
+export interface BulkRetryJobData {
+  filter: BulkRetryFilter;
+  requestedAt: string;
+  /** The matching ids, read once when the job first runs: a resumed job goes on from them. */
+  ids?: string[];
+}
+
+/** Entries a bulk retry left in the queue for one reason: how many, and the first few ids. */
+export interface LeftReason {
+  result: "skipped" | "failed";
+  message: string;
+  count: number;
+  ids: string[];
+}
+
+/** How far a bulk retry job has come (its BullMQ progress), and its result once finished. */
+export interface BulkRetryCounts {
+  matched: number;
+  /** Entries retried so far (queued again, skipped or failed). */
+  processed: number;
+  /** Queued again (or their webhook body re-ingested): they left the dead-letter queue. */
+  retried: number;
+  skipped: number;
+  failed: number;
+  /** Why the entries not retried stayed, the most frequent reason first. */
+  left: LeftReason[];
+}
+
+export type BulkRetryStatus = "queued" | "running" | "completed" | "failed";
+
+/** A bulk retry as the admin API answers it. */
+export interface BulkRetryView extends BulkRetryCounts {
+  id: string;
+  status: BulkRetryStatus;
+  finished: boolean;
+  filter: BulkRetryFilter;
+  requestedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** Why the job failed, or why its last attempt did while it waits for the next one. */
+  error?: string;
+}
+
+const dedupeKey = (filter: BulkRetryFilter) =>
+  `${BULK_RETRY_JOB}:shop=${filter.shop ?? "*"}:reason=${filter.reason ?? "*"}`;
+
+const emptyCounts = (matched: number): BulkRetryCounts => ({
+  matched,
+  processed: 0,
+  retried: 0,
+  skipped: 0,
+  failed: 0,
+  left: [],
+});
+
+function isCounts(value: unknown): value is BulkRetryCounts {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as BulkRetryCounts).processed === "number"
+  );
+}
+
+/** Adds a chunk's outcomes to the counts (in place). */
+function tally(counts: BulkRetryCounts, outcomes: RetryOutcome[]) {
+  for (const o of outcomes) {
+    counts.processed++;
+    if (o.result === "queued" || o.result === "reingested") {
+      counts.retried++;
+      continue;
+    }
+    counts[o.result]++;
+    let reason = counts.left.find((r) => r.result === o.result && r.message === o.message);
+    if (!reason && counts.left.length >= MAX_REASONS) {
+      const other = `other reasons (more than ${MAX_REASONS}): see each entry's lastRetry`;
+      reason = counts.left.find((r) => r.result === o.result && r.message === other);
+      if (!reason) {
+        reason = { result: o.result, message: other, count: 0, ids: [] };
+        counts.left.push(reason);
+      }
+    }
+    if (!reason) {
+      reason = { result: o.result, message: o.message, count: 0, ids: [] };
+      counts.left.push(reason);
+    }
+    reason.count++;
+    if (reason.ids.length < IDS_PER_REASON) reason.ids.push(o.id);
+  }
+  counts.left.sort((a, b) => b.count - a.count);
+}
+
+/**
+ * The admin API's side of a bulk retry: a job on the maintenance queue, run by the worker role.
+ * Two requests with the same filter while one is queued or running get the same job (BullMQ's
+ * deduplication, released when the job finishes); a finished one stays readable for a week.
+ */
+export class BulkRetryQueue {
+  readonly queue: Queue<BulkRetryJobData, BulkRetryCounts>;
+
+  constructor(connection: RedisConnection, prefix: string) {
+    this.queue = new Queue(QUEUE.maintenance, queueOptions(connection, prefix));
+    onQueueErrors(this.queue);
+  }
+
+  /** Queues a bulk retry of the filter's entries, or answers the one already queued or running. */
+  async start(filter: BulkRetryFilter): Promise<{ id: string; created: boolean }> {
+    const jobId = `${ID_PREFIX}${randomUUID()}`;
+    const job = await this.queue.add(
+      BULK_RETRY_JOB,
+      {
+        filter: {
+          ...(filter.shop ? { shop: filter.shop } : {}),
+          ...(filter.reason ? { reason: filter.reason } : {}),
+        },
+        requestedAt: new Date().toISOString(),
+      },
+      {
+        jobId,
+        deduplication: { id: dedupeKey(filter) },
+        // A failure (Redis gone) is tried again from where it stopped.
+        attempts: 3,
+        backoff: { type: "exponential", delay: 5_000 },
+        removeOnComplete: KEEP,
+        removeOnFail: KEEP,
+      },
+    );
+    const id = job.id ?? jobId;
+    return { id, created: id === jobId };
+  }
+
+  /** The bulk retry as the API shows it, or null for an unknown id (or another kind of job). */
+  async view(id: string): Promise<BulkRetryView | null> {
+    if (!id.startsWith(ID_PREFIX)) return null;
+    const job = await this.queue.getJob(id);
+    if (!job?.id || job.name !== BULK_RETRY_JOB) return null;
+    const state = await job.getState();
+    // A worker of a version before bulk retry jobs completes one without running it.
+    const notRun = state === "completed" && !isCounts(job.returnvalue);
+    const status: BulkRetryStatus =
+      state === "completed" && !notRun
+        ? "completed"
+        : state === "failed" || notRun
+          ? "failed"
+          : state === "active"
+            ? "running"
+            : "queued";
+    const counts = isCounts(job.returnvalue)
+      ? job.returnvalue
+      : isCounts(job.progress)
+        ? job.progress
+        : emptyCounts(0);
+    const error = notRun
+      ? "a worker of an older version took the job without running it: ask again once every worker runs this version"
+      : job.failedReason;
+    return {
+      id: job.id,
+      status,
+      finished: status === "completed" || status === "failed",
+      filter: job.data.filter,
+      requestedAt: job.data.requestedAt,
+      startedAt: job.processedOn ? new Date(job.processedOn).toISOString() : null,
+      finishedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
+      ...counts,
+      // A failed attempt's reason too while the job waits for its next one.
+      ...(status !== "completed" && error ? { error } : {}),
+    };
+  }
+
+  close() {
+    return this.queue.close();
+  }
+}
+
+/**
+ * The maintenance worker's processor of a bulk retry. The matching ids are read once and saved
+ * in the job, then retried BULK_CONCURRENCY at a time, each under its entry's lock; the counts
+ * are saved as the job's progress after every chunk. A job stopped by a shutdown goes back to
+ * the queue between two chunks and resumes where it stopped; one whose worker died resumes from
+ * its last saved chunk (the entries of the chunk in flight are tried again: those it had queued
+ * are then counted as skipped, "not in the dead-letter queue").
+ */
+export function createBulkRetryProcessor(deps: { deadLetters: DeadLetters; logger: Logger }) {
+  return async function processBulkRetry(
+    job: Job<BulkRetryJobData, BulkRetryCounts>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<BulkRetryCounts> {
+    const { filter } = job.data;
+    const log = deps.logger.child({ jobId: job.id, ...filter });
+    let ids = job.data.ids;
+    if (!ids) {
+      ids = await deps.deadLetters.matchingIds(filter);
+      await job.updateData({ ...job.data, ids });
+      log.info({ matched: ids.length }, "dead letter bulk retry");
+    } else {
+      log.info({ matched: ids.length }, "dead letter bulk retry resumes");
+    }
+    const counts = isCounts(job.progress) ? job.progress : emptyCounts(ids.length);
+    await job.updateProgress(counts);
+    while (counts.processed < ids.length) {
+      if (signal?.aborted) {
+        // A shutdown: back to the queue; the next worker goes on from counts.processed.
+        log.info({ processed: counts.processed }, "dead letter bulk retry stopped; it resumes");
+        await job.moveToDelayed(Date.now() + 250, token);
+        throw new DelayedError();
+      }
+      const chunk = ids.slice(counts.processed, counts.processed + BULK_CONCURRENCY);
+      tally(counts, await deps.deadLetters.retryEach(chunk));
+      await job.updateProgress(counts);
+    }
+    const { left: _left, ...summary } = counts;
+    log.info(summary, "dead letter bulk retry done");
+    return counts;
+  };
+}
