@@ -314,11 +314,6 @@ export class DeadLetters {
     return { id: job.id as string, result: "skipped", message: why };
   }
 
-  /**
-   * Retries every entry matching the filter. The ids are read once, so entries added while it
-   * runs wait for the next run; each entry is retried under its lock, so a second run (at once
-   * or later) skips what the first one queued. Nothing is removed unless its job was queued.
-   */
   /** The ids of every entry matching the filter, oldest first (what a bulk retry goes through). */
   async matchingIds(filter: DeadLetterFilter): Promise<string[]> {
     return (await this.#matching(filter)).map((e) => e.id);
@@ -334,6 +329,11 @@ export class DeadLetters {
     );
   }
 
+  /**
+   * Retries every entry matching the filter. The ids are read once, so entries added while it
+   * runs wait for the next run; each entry is retried under its lock, so a second run (at once
+   * or later) skips what the first one queued. Nothing is removed unless its job was queued.
+   */
   async retryMatching(
     filter: DeadLetterFilter,
     options: {
