@@ -26,8 +26,16 @@ async function start() {
   return h;
 }
 
-/** The command as an operator types it, with the connector's settings (LOG_LEVEL as by default). */
-function addShop(harness: InstallHarness, token: string, ...extra: string[]) {
+/**
+ * The command as an operator types it, with the connector's settings (LOG_LEVEL as by default)
+ * and any of them changed by `env`.
+ */
+function addShopWith(
+  harness: InstallHarness,
+  env: Record<string, string>,
+  token: string,
+  ...extra: string[]
+) {
   return runCli(
     harness.ctx,
     [
@@ -54,9 +62,13 @@ function addShop(harness: InstallHarness, token: string, ...extra: string[]) {
       PROVIDER_AUTH_URL: harness.provider.authUrl,
       PROVIDER_AUDIENCE: harness.provider.audience,
       LOG_LEVEL: "info",
+      ...env,
     },
   );
 }
+
+const addShop = (harness: InstallHarness, token: string, ...extra: string[]) =>
+  addShopWith(harness, {}, token, ...extra);
 
 const storedToken = async (harness: InstallHarness) => {
   const sealed = (await harness.ctx.shops.getShop(SHOP))?.accessTokenSealed;
@@ -160,32 +172,10 @@ describe("connector shops add --access-token", () => {
   it("says so in one line when the app's credentials are not Shopify's", async () => {
     const harness = await start();
     const standIn = harness.standIn.state.installShop(SHOP);
-    const refused = await runCli(
-      harness.ctx,
-      [
-        "shops",
-        "add",
-        "--shop",
-        SHOP,
-        "--provider-client-id",
-        PROVIDER.clientId,
-        "--provider-client-secret",
-        PROVIDER.clientSecret,
-        "--store-id",
-        "1001",
-        "--access-token",
-        standIn.accessToken,
-      ],
-      {
-        SHOPIFY_ADMIN_URL: harness.standIn.url,
-        SHOPIFY_API_KEY: APP_KEY,
-        SHOPIFY_API_SECRET: "not-the-app-secret",
-        ENCRYPTION_KEY: harness.ctx.config.encryptionKey,
-        PROVIDER_BASE_URL: harness.provider.url,
-        PROVIDER_AUTH_URL: harness.provider.authUrl,
-        PROVIDER_AUDIENCE: harness.provider.audience,
-        LOG_LEVEL: "info",
-      },
+    const refused = await addShopWith(
+      harness,
+      { SHOPIFY_API_SECRET: "not-the-app-secret" },
+      standIn.accessToken,
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim()).toBe(
