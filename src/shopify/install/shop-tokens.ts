@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { HttpResponseError, type Session } from "@shopify/shopify-api";
 import type { Logger } from "pino";
-import { releaseLock } from "../../lib/lock.ts";
+import { releaseLock, withLock } from "../../lib/lock.ts";
 import type { RedisConnection } from "../../lib/redis-keys.ts";
 import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository, ShopSettingsInput } from "../../store/index.ts";
@@ -120,7 +120,7 @@ export class ShopTokens {
     stale: string | null,
     migrationAttempts = 3,
   ): Promise<string | null> {
-    const lock = `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
+    const lock = this.#lockKey(shopDomain);
     const owner = randomUUID();
     const lockMs = this.#d.lockMs ?? LOCK_MS;
     const deadline = Date.now() + lockMs * 2;
@@ -237,27 +237,31 @@ export class ShopTokens {
     save: (columns: ShopSettingsInput, session: Session) => Promise<T>,
     attempts = 3,
   ): Promise<{ ok: true; saved: T } | Extract<TokenExchange, { ok: false }>> {
-    const lock = `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
-    const owner = randomUUID();
     const lockMs = this.#d.lockMs ?? LOCK_MS;
-    const deadline = Date.now() + lockMs * 2;
-    while ((await this.#d.redis.set(lock, owner, "PX", lockMs, "NX")) !== "OK") {
-      if (Date.now() >= deadline) {
-        throw new Error(`timed out waiting for another process to refresh ${shopDomain}'s token`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    try {
-      const answer = await this.#exchange(shopDomain, token, attempts);
-      if (!answer.ok) return answer;
-      const saved = await save(tokenColumns(answer.session, this.#d.secrets), answer.session);
-      this.#d.logger
-        .child({ shop: shopDomain })
-        .info("the Shopify token given was exchanged for an expiring one");
-      return { ok: true, saved };
-    } finally {
-      await releaseLock(this.#d.redis, lock, owner);
-    }
+    return withLock(
+      this.#d.redis,
+      this.#lockKey(shopDomain),
+      {
+        ttlMs: lockMs,
+        waitMs: lockMs * 2,
+        busy: () =>
+          new Error(`timed out waiting for another process to refresh ${shopDomain}'s token`),
+      },
+      async () => {
+        const answer = await this.#exchange(shopDomain, token, attempts);
+        if (!answer.ok) return answer;
+        const saved = await save(tokenColumns(answer.session, this.#d.secrets), answer.session);
+        this.#d.logger
+          .child({ shop: shopDomain })
+          .info("the Shopify token given was exchanged for an expiring one");
+        return { ok: true as const, saved };
+      },
+    );
+  }
+
+  /** The shop's refresh lock: one refresh, migration or exchange of its token at a time. */
+  #lockKey(shopDomain: string): string {
+    return `${this.#d.prefix}:shopify-refresh:${shopDomain}`;
   }
 
   /** Every installed shop still on a non-expiring token, migrated one by one. */
