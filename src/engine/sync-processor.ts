@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
-import type { DigestWording, FailureDigest } from "../lib/failure-digest.ts";
+import { type DigestWording, type FailureDigest, lineLevel } from "../lib/failure-digest.ts";
 import {
   ProviderAuthError,
   type ProviderClient,
@@ -147,25 +147,16 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         return await giveUp(deps, job, dead, error, attempt, attempts, log);
       }
       const { name: errorClass, message } = describe(error);
-      const first =
-        deps.failures?.occurred(
-          {
-            shop,
-            signature: `shop-read|${errorClass}`,
-            wording: {
-              subject: `sync of ${shop}`,
-              still: "still failing to read the shop",
-              unit: "attempts failed",
-              field: "attemptsFailed",
-              level: "warn",
-            },
-          },
-          message,
-        ) ?? true;
-      (first ? log.warn : log.debug)(
-        { errorClass, err: { message } },
-        "could not read the shop; will retry",
+      const level = lineLevel(
+        deps.failures,
+        {
+          shop,
+          signature: `shop-read|${errorClass}`,
+          wording: failingAttempts(shop, "still failing to read the shop"),
+        },
+        message,
       );
+      log[level]({ errorClass, err: { message } }, "could not read the shop; will retry");
       throw error;
     }
     if (!shopRecord || shopRecord.status === "uninstalled") {
@@ -264,16 +255,16 @@ async function giveUp(
   const fields = dead.fields?.map((f) => f.path);
   // The first order of a cause says it at error; the next ones of the shop are counted in the
   // digest's summaries, each still at debug (and in its dead-letter record).
-  const first =
-    deps.failures?.occurred(
-      {
-        shop,
-        signature: [dead.category, errorClass, status ?? "", ...(fields ?? [])].join("|"),
-        wording: deadLettering(shop, dead.category),
-      },
-      `${dead.category}, ${errorClass}${status ? ` ${status}` : ""}${ours ? `: ${dead.message}` : ""}`,
-    ) ?? true;
-  (first ? log.error : log.debug)(
+  const level = lineLevel(
+    deps.failures,
+    {
+      shop,
+      signature: [dead.category, errorClass, status ?? "", ...(fields ?? [])].join("|"),
+      wording: deadLettering(shop, dead.category),
+    },
+    `${dead.category}, ${errorClass}${status ? ` ${status}` : ""}${ours ? `: ${dead.message}` : ""}`,
+  );
+  log[level](
     {
       category: dead.category,
       errorClass,
@@ -607,6 +598,17 @@ async function sendUntilSynced(
 
 type JobLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
+/** How the digest sums up a shop's attempts that failed and will be retried, for one cause. */
+function failingAttempts(shop: string, still: string): DigestWording {
+  return {
+    subject: `sync of ${shop}`,
+    still,
+    unit: "attempts failed",
+    field: "attemptsFailed",
+    level: "warn",
+  };
+}
+
 /** How the digest sums up a shop's orders dead-lettered for one cause. */
 function deadLettering(shop: string, category: string): DigestWording {
   return {
@@ -637,24 +639,18 @@ function logRetry(
   // What is the same for every order: the class, the status, a no-answer's reason (a timeout).
   const noAnswer =
     error instanceof ProviderConnectionError ? message.split("got no answer: ")[1] : undefined;
-  const first =
-    deps.failures?.occurred(
-      {
-        shop,
-        signature: [errorClass, status ?? "", noAnswer ?? ""].join("|"),
-        provider,
-        wording: {
-          subject: `sync of ${shop}`,
-          still: "still failing",
-          unit: "attempts failed",
-          field: "attemptsFailed",
-          level: "warn",
-        },
-      },
-      message,
-    ) ?? true;
+  const level = lineLevel(
+    deps.failures,
+    {
+      shop,
+      signature: [errorClass, status ?? "", noAnswer ?? ""].join("|"),
+      provider,
+      wording: failingAttempts(shop, "still failing"),
+    },
+    message,
+  );
   const fields = { errorClass, ...(status ? { status } : {}), attempts, err: { message } };
-  if (!first) {
+  if (level === "debug") {
     log.debug(fields, "sync failed; will retry");
     return;
   }

@@ -25,7 +25,7 @@ export interface DigestWording {
   unit: string;
   /** The counts' field in the line: `attemptsFailed`, `ordersDeadLettered`. */
   field: string;
-  /** The summaries' level (the end is at info). */
+  /** The level of the cause's first line and of its summaries (the end is at info). */
   level: "warn" | "error";
   /** What ends it, as its last line says: `a sync of the shop went through` (the default). */
   through?: string;
@@ -197,6 +197,19 @@ export class FailureDigest {
       `${wording.subject} ${wording.still.replace(/^still /, "no longer ")} (${why}): ${episode.total} ${wording.unit} over ${lasted} s (last: ${episode.lastDetail})${wording.after ? `; ${wording.after}` : ""}`,
     );
   }
+}
+
+/**
+ * Counts one occurrence of `cause` and answers the level of its own line: the cause's level for
+ * the first of its episode (and always without a digest), `debug` for the next ones, which the
+ * digest's summaries count.
+ */
+export function lineLevel(
+  digest: FailureDigest | undefined,
+  cause: FailureCause,
+  detail: string,
+): "warn" | "error" | "debug" {
+  return (digest?.occurred(cause, detail) ?? true) ? cause.wording.level : "debug";
 }
 
 function keyOf(cause: FailureCause): string {

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Logger } from "pino";
 import { LIFECYCLE_WINDOW_MS, type WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
-import type { FailureCause, FailureDigest } from "../lib/failure-digest.ts";
+import { type FailureCause, type FailureDigest, lineLevel } from "../lib/failure-digest.ts";
 import { errorResponse } from "../lib/http-errors.ts";
 import { annotate, CONNECTOR, inSpan, inSpanSync } from "../lib/tracing.ts";
 import {
@@ -156,10 +156,8 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       if (outcome !== "unknown-shop") deps.failures?.succeeded(shop.data, false);
       if (outcome === "unknown-shop") {
         // One line when a shop's webhooks start being dropped; the next ones are counted.
-        const first = deps.failures?.occurred(droppedFor(shop.data), "not installed or active");
-        const line = log();
-        if (first ?? true) line.warn("webhook for a shop that is not installed or active");
-        else line.debug("webhook for a shop that is not installed or active");
+        const level = lineLevel(deps.failures, droppedFor(shop.data), "not installed or active");
+        log()[level]("webhook for a shop that is not installed or active");
       } else if (outcome === "refused-installed" && topic === "shop/redact")
         log().warn(
           "shop/redact refused: the shop is installed (Shopify sends it only after an uninstall)",
@@ -200,11 +198,10 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       deps.onOutcome?.(topic, "unavailable");
       const message = (error as Error).message;
       // One line when webhooks start being refused (Redis away); the next ones are counted.
-      const first = deps.failures?.occurred(REFUSED, message);
-      const line = log();
-      if (first ?? true)
-        line.error({ err: { message } }, "could not make the webhook durable; answering 503");
-      else line.debug({ err: { message } }, "could not make the webhook durable; answering 503");
+      log()[lineLevel(deps.failures, REFUSED, message)](
+        { err: { message } },
+        "could not make the webhook durable; answering 503",
+      );
       c.header("Retry-After", "5");
       return errorResponse(c, 503, "unavailable", "the event could not be stored; retry later");
     }
