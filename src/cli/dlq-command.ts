@@ -1,4 +1,3 @@
-import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { withContext } from "../app/cli.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
@@ -10,6 +9,7 @@ import type {
 } from "../engine/dead-letters.ts";
 import { createDeadLetters } from "../ops/index.ts";
 import { failureCategory, shopDomain, wholeNumber } from "./arguments.ts";
+import { progress } from "./progress.ts";
 import { formatTable, printable } from "./table.ts";
 
 const clip = (text: string, max: number) =>
@@ -77,41 +77,19 @@ const indent = (text: string) =>
     .join("\n");
 
 /** How often a bulk retry says how far it is when stderr is not a terminal (a log, CI). */
-const PROGRESS_EVERY = 1_000;
-
 /**
- * A bulk retry's progress on stderr: a redrawn bar in a terminal; elsewhere one line every
- * PROGRESS_EVERY entries and one at the end. A retry of 10,000 entries takes half a minute or
- * more, and its report comes only at the end.
+ * A bulk retry's progress on stderr: a bar in a terminal; elsewhere one line every 1,000
+ * entries and one at the end. A retry of 10,000 entries takes half a minute or more, and its
+ * report comes only at the end.
  */
-function bulkProgress() {
-  let bar: SingleBar | undefined;
-  let said = 0;
-  const counts = (p: BulkRetryProgress) =>
-    `${p.retried} queued, ${p.skipped} skipped, ${p.failed} failed`;
-  return {
-    update(p: BulkRetryProgress) {
-      if (process.stderr.isTTY) {
-        if (!bar) {
-          bar = new SingleBar(
-            { format: "{bar} {value}/{total} entries | {counts}" },
-            Presets.shades_classic,
-          );
-          bar.start(p.matched, 0, { counts: "" });
-        }
-        bar.update(p.done, { counts: counts(p) });
-        return;
-      }
-      if (p.done - said >= PROGRESS_EVERY || p.done === p.matched) {
-        said = p.done;
-        console.error(`dlq retry: ${p.done} of ${p.matched} entries (${counts(p)})`);
-      }
-    },
-    stop() {
-      bar?.stop();
-    },
-  };
-}
+const bulkProgress = () =>
+  progress<{ counts: string }>({
+    bar: "{bar} {value}/{total} entries | {counts}",
+    line: (done, total, p) => `dlq retry: ${done} of ${total} entries (${p.counts})`,
+    every: 1_000,
+  });
+const countsOf = (p: BulkRetryProgress) =>
+  `${p.retried} queued, ${p.skipped} skipped, ${p.failed} failed`;
 
 function printBulk(report: BulkRetryReport) {
   console.log(
@@ -226,7 +204,7 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         const report = await withContext(config, (ctx) =>
           createDeadLetters(ctx).retryMatching(
             { shop: opts.shop, reason: opts.reason },
-            { onProgress: (p) => progress.update(p) },
+            { onProgress: (p) => progress.update(p.done, p.matched, { counts: countsOf(p) }) },
           ),
         ).finally(() => progress.stop());
         if (opts.json) console.log(JSON.stringify(report, null, 2));

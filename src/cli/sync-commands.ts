@@ -1,4 +1,3 @@
-import { Presets, SingleBar } from "cli-progress";
 import { type Command, InvalidArgumentError } from "commander";
 import { withContext } from "../app/cli.ts";
 import {
@@ -13,6 +12,7 @@ import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { INSTANT_FORMS, parseInstantText } from "../lib/instant.ts";
 import type { ShopRepository } from "../store/index.ts";
 import { shopDomain, UnknownShopError } from "./arguments.ts";
+import { progress } from "./progress.ts";
 import { printable } from "./table.ts";
 
 const instant = (value: string) => {
@@ -150,61 +150,25 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
     });
 }
 
-/** The progress bar's interface as lines: "backfill 3: 120/400 orders (running)" per change. */
-function plainProgress(id: number) {
-  let total = 0;
-  let last = "";
-  const print = (done: number, status: string) => {
-    const line = `backfill ${id}: ${done}/${total} orders (${status})`;
-    if (line !== last) console.log(line);
-    last = line;
-  };
-  return {
-    start: (t: number, done: number, payload: { status: string }) => {
-      total = t;
-      print(done, payload.status);
-    },
-    setTotal: (t: number) => {
-      total = t;
-    },
-    update: (done: number, payload: { status: string }) => print(done, payload.status),
-    stop: () => {},
-  };
-}
-
-/** Draws the progress bar until the backfill ends; Ctrl-C stops watching, not the backfill. */
+/** Shows the backfill's progress until it ends; Ctrl-C stops watching, not the backfill. */
 async function follow(repo: BackfillRepository, id: number, scopes: string | null) {
-  // A terminal gets a redrawn bar (on stderr, where cli-progress draws it); anything else (a
-  // log, CI) one plain line per step of progress, only when it changed.
-  const bar = process.stderr.isTTY
-    ? new SingleBar(
-        {
-          format: "{bar} {percentage}% | {value}/{total} orders | ETA {eta_formatted} | {status}",
-          etaBuffer: 50,
-        },
-        Presets.shades_classic,
-      )
-    : plainProgress(id);
+  // A bar in a terminal; a log or CI gets a line each time the count or the status changes.
+  const bar = progress<{ status: string }>({
+    bar: "{bar} {percentage}% | {value}/{total} orders | ETA {eta_formatted} | {status}",
+    line: (done, total, p) => `backfill ${id}: ${done}/${total} orders (${p.status})`,
+    etaBuffer: 50,
+  });
   let stop = false;
   const onInterrupt = () => {
     stop = true;
   };
   process.once("SIGINT", onInterrupt);
-  let started = false;
   try {
     for (;;) {
       const record = await repo.get(id);
       if (!record) return;
-      const progress = progressOf(record, { scopes });
-      const total = progress.total ?? 0;
-      if (!started && progress.total !== null) {
-        bar.start(total, progress.done, { status: progress.status });
-        started = true;
-      }
-      if (started) {
-        bar.setTotal(total);
-        bar.update(progress.done, { status: progress.status });
-      }
+      const now = progressOf(record, { scopes });
+      if (now.total !== null) bar.update(now.done, now.total, { status: now.status });
       if (record.status === "completed" || record.status === "failed" || stop) {
         bar.stop();
         if (record.status === "failed") {

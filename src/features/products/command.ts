@@ -1,10 +1,10 @@
 import { basename } from "node:path";
-import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { withProducts } from "../../app/cli.ts";
 import type { Core } from "../../app/connector.ts";
 import { shopDomain, UnknownShopError } from "../../cli/arguments.ts";
 import { readInputFile } from "../../cli/input-file.ts";
+import { progress } from "../../cli/progress.ts";
 import { formatTable, printable } from "../../cli/table.ts";
 import type { RuntimeConfig } from "../../config/runtime-config.ts";
 import { type Product, type ProviderClient, ProviderNotFoundError } from "../../provider/index.ts";
@@ -197,40 +197,32 @@ export function registerProductsCommand(program: Command, config: RuntimeConfig)
     );
 }
 
-/** Runs the import, drawing a bar on stderr when it is a terminal; Ctrl-C stops it cleanly. */
+/** Runs the import, its progress on stderr (see ../../cli/progress.ts); Ctrl-C stops it cleanly. */
 async function runWithProgress(
   ctx: Ctx,
   target: ReturnType<ProductsKit["targetFor"]>,
   importId: number,
   human: boolean,
 ): Promise<ImportSummary> {
-  const bar =
-    human && process.stderr.isTTY
-      ? new SingleBar(
-          {
-            format:
-              "{bar} {value}/{total} products | {created} created, {updated} updated, {failed} failed | ETA {eta_formatted}",
-            stream: process.stderr,
-            etaBuffer: 20,
-          },
-          Presets.shades_classic,
-        )
-      : null;
+  // A bar in a terminal; a log or CI gets a line every 100 products and one at the end.
+  type ImportCounts = { created: number; updated: number; failed: number };
+  const bar = human
+    ? progress<ImportCounts>({
+        bar: "{bar} {value}/{total} products | {created} created, {updated} updated, {failed} failed | ETA {eta_formatted}",
+        line: (done, total, c) =>
+          `products import: ${done}/${total} products (${c.created} created, ${c.updated} updated, ${c.failed} failed)`,
+        every: 100,
+        etaBuffer: 20,
+      })
+    : null;
   const stop = new AbortController();
   const onInterrupt = () => stop.abort();
   process.once("SIGINT", onInterrupt);
-  let started = false;
   try {
     return await ctx.products.importer.run(target, importId, {
       signal: stop.signal,
-      onProgress: (done, total, s) => {
-        if (!bar) return;
-        const payload = { created: s.created, updated: s.updated, failed: s.failed };
-        if (!started) {
-          bar.start(total, done, payload);
-          started = true;
-        } else bar.update(done, payload);
-      },
+      onProgress: (done, total, s) =>
+        bar?.update(done, total, { created: s.created, updated: s.updated, failed: s.failed }),
     });
   } finally {
     bar?.stop();
