@@ -41,8 +41,20 @@ const { values: args } = parseArgs({
     database: { type: "string", default: "sqlite" },
     /** Traces on: the workers export to a local OTLP sink. */
     otel: { type: "boolean", default: false },
+    /**
+     * The connector workers' LOG_LEVEL. Silent by default, as every figure in BENCHMARKS.md was
+     * taken; `info` is production's (a line per synced order, written to /dev/null here).
+     */
+    "log-level": { type: "string", default: "silent" },
   },
 });
+/** Said in the connector's rows when its workers log. */
+const logged = args["log-level"] === "silent" ? "" : `, LOG_LEVEL=${args["log-level"]}`;
+const LOG_LEVELS = ["silent", "fatal", "error", "warn", "info", "debug", "trace"];
+if (!LOG_LEVELS.includes(args["log-level"])) {
+  console.error(`bench:worker: --log-level must be one of ${LOG_LEVELS.join(", ")}`);
+  process.exit(2);
+}
 const DATABASES = args.database.split(",") as ("sqlite" | "postgres")[];
 const JOBS = Number(args.jobs);
 const STORES = Number(args.stores);
@@ -424,13 +436,13 @@ for (const processes of PROCESSES) {
         PROVIDER_AUDIENCE: sandbox.audience,
         PROVIDER_RATE_LIMIT: "1000000000",
         WORKER_CONCURRENCY: "16",
-        LOG_LEVEL: "silent",
+        LOG_LEVEL: args["log-level"],
       },
       ["dist/main.mjs", "--role", "worker"],
     );
     rows.push(
       await measure(
-        `connector sync worker, ${database === "postgres" ? "Postgres" : "SQLite"} (${processes} process${processes > 1 ? "es" : ""})`,
+        `connector sync worker, ${database === "postgres" ? "Postgres" : "SQLite"} (${processes} process${processes > 1 ? "es" : ""}${logged})`,
         children,
         async () => sandbox.state.orders.size - before,
       ),
