@@ -155,9 +155,12 @@ export class BulkRetryQueue {
   /** The bulk retry as the API shows it, or null for an unknown id (or another kind of job). */
   async view(id: string): Promise<BulkRetryView | null> {
     if (!id.startsWith(ID_PREFIX)) return null;
+    // The state first, then the job: a job read first could finish before its state is read,
+    // and its result (read before it was written) would then be missing from a finished job,
+    // which is what a job taken by an older worker looks like.
+    const state = await this.queue.getJobState(id);
     const job = await this.queue.getJob(id);
     if (!job?.id || job.name !== BULK_RETRY_JOB) return null;
-    const state = await job.getState();
     // A worker of a version before bulk retry jobs completes one without running it.
     const notRun = state === "completed" && !isCounts(job.returnvalue);
     const status: BulkRetryStatus =

@@ -134,7 +134,12 @@ describe("admin writes from another site", () => {
         view = (await read.json()) as { finished: boolean };
         if (!view.finished) await new Promise((r) => setTimeout(r, 25));
       }
-      expect(view).toMatchObject({ status: "completed", matched: 1, retried: 1 });
+      // The whole view on a mismatch: a failed job's `error` says why.
+      expect(view, JSON.stringify(view)).toMatchObject({
+        status: "completed",
+        matched: 1,
+        retried: 1,
+      });
     } finally {
       await maintenance.close();
     }

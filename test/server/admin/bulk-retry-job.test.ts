@@ -3,7 +3,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createSweepProcessor } from "../../../src/backfill/index.ts";
 import { startSweepWorker } from "../../../src/jobs/sweep-worker.ts";
 import { duplicateConnection } from "../../../src/lib/redis-keys.ts";
-import type { BulkRetryCounts, BulkRetryView } from "../../../src/ops/bulk-retry.ts";
+import {
+  type BulkRetryCounts,
+  BulkRetryQueue,
+  type BulkRetryView,
+} from "../../../src/ops/bulk-retry.ts";
 import type { DeadLetterData } from "../../../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
 import { deadLetterId } from "../../../src/queue/order-queues.ts";
@@ -225,6 +229,28 @@ describe("POST /admin/api/dead-letters/retry runs as a job on the maintenance qu
       error: expect.stringContaining("older version"),
     });
     expect(await pipeline.ctx.queues.deadLetter.getJobCounts("waiting")).toEqual({ waiting: 3 });
+  });
+
+  it("never reads a bulk retry that finishes while it is read as failed", async () => {
+    pipeline = await seeded(1);
+    const bulk = new BulkRetryQueue(pipeline.ctx.redis, pipeline.ctx.prefix);
+    closers.push(() => bulk.close());
+    const { id } = await bulk.start({});
+    // The interleaving a poll meets on a busy machine: the job is read, then it finishes
+    // (here: a worker starts and runs it) before the rest of the view is read.
+    const p = pipeline;
+    const read = bulk.queue.getJob.bind(bulk.queue);
+    bulk.queue.getJob = async (jobId: string) => {
+      const job = await read(jobId);
+      await maintenanceWorker(p);
+      await expect.poll(() => bulk.queue.getJobState(jobId)).toBe("completed");
+      return job;
+    };
+    const racing = await bulk.view(id);
+    expect(racing?.status).not.toBe("failed");
+    expect(racing?.error).toBeUndefined();
+    bulk.queue.getJob = read;
+    expect(await bulk.view(id)).toMatchObject({ status: "completed", matched: 1, retried: 1 });
   });
 
   it("refuses bad input with the field, and 404s what is not a bulk retry", async () => {
