@@ -1,12 +1,10 @@
 import type { Session } from "@shopify/shopify-api";
-import { retagOrders } from "../engine/provider-event-processor.ts";
 import { ClaimsSettings } from "../features/claims/settings.ts";
 import { createProducts } from "../features/products/compose.ts";
 import { formatOf, importView, ProductImportQueue } from "../features/products/index.ts";
 import { RegistrationReader } from "../features/registrations/index.ts";
 import { RegistrationEvents } from "../features/registrations/settings.ts";
 import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
-import { orderLock } from "../jobs/provider-event-worker.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
@@ -43,24 +41,6 @@ export function composeWebApp(
     },
   );
   const shopJobs = createShopJobs(connector);
-  /**
-   * The claims' order tags Shopify refused before the shop granted the scope (tagging turned on
-   * again); those refused before a reconnect are the reconnect's job's (below).
-   */
-  const retagClaims = async (shop: string) => {
-    const logger = connector.logger.child({ component: "claims", shop });
-    const tags = await retagOrders(
-      {
-        claims: connector.claims,
-        shops: connector.shops,
-        shopifyAdmin: connector.shopifyAdmin,
-        logger,
-        withOrderLock: orderLock(connector.redis, connector.prefix),
-      },
-      shop,
-    );
-    if (tags.tried > 0) logger.info(tags, "claims' order tags applied again");
-  };
   const reconnects = new BulkRetryQueue(connector.redis, prefix);
   /**
    * What waited for the shop's token goes on once the merchant has given a new one: the paused
@@ -104,7 +84,11 @@ export function composeWebApp(
     logger: connector.logger.child({ component: "provider-webhooks" }),
   });
   const claimsSettings = new ClaimsSettings({
-    retag: retagClaims,
+    // The claims' order tags Shopify refused before the scope was granted: the reconnect's job
+    // applies them again (its last step), in the worker role, as it does after a reconnect.
+    retag: async (shop) => {
+      await reconnects.reconnected(shop);
+    },
     claims: connector.claims,
     events: connector.providerEvents,
     webhookSecrets: connector.webhookSecrets,
