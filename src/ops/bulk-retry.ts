@@ -101,7 +101,7 @@ export interface BulkRetryView extends BulkRetryCounts {
 
 const dedupeKey = (filter: BulkRetryFilter) =>
   `${BULK_RETRY_JOB}:shop=${filter.shop ?? "*"}:reason=${filter.reason ?? "*"}`;
-/** One reconnect job per shop while it is queued or running, however many reconnects ask. */
+/** One reconnect job per shop while it waits, however many reconnects ask (see the processor). */
 const reconnectKey = (shop: string) => `${RECONNECT_JOB}:shop=${shop}`;
 
 const emptyCounts = (matched: number): BulkRetryCounts => ({
@@ -168,8 +168,8 @@ export class BulkRetryQueue {
   }
 
   /**
-   * Queues what waited for the shop's token (RECONNECT_JOB), or answers the job already queued
-   * or running for the shop: the web process and the CLI only queue it, a worker runs it.
+   * Queues what waited for the shop's token (RECONNECT_JOB), or answers the shop's job that waits
+   * to start: the web process and the CLI only queue it, a worker runs it.
    */
   reconnected(shop: string): Promise<{ id: string; created: boolean }> {
     return this.#add(RECONNECT_JOB, reconnectFilter(shop), reconnectKey(shop), RECONNECT_ID_PREFIX);
@@ -259,8 +259,10 @@ export class BulkRetryQueue {
  *
  * A reconnect's job (RECONNECT_JOB) resumes the shop's paused backfill first, when it first
  * runs, and applies the claims' refused order tags again last (a resumed job finds the backfill
- * no longer paused, and tags already applied are not applied twice). Its log says it in two
- * lines too, at its start (the shop, how many entries matched) and at its end (the counts).
+ * no longer paused, and tags already applied are not applied twice). It is one per shop only
+ * while it waits: once it starts, a new reconnect queues another job, and the two share the
+ * entries they both read under each entry's lock. Its log says it in two lines too, at its
+ * start (the shop, how many entries matched) and at its end (the counts).
  */
 export function createBulkRetryProcessor(deps: {
   deadLetters: DeadLetters;
@@ -298,6 +300,9 @@ export function createBulkRetryProcessor(deps: {
     let ids = job.data.ids;
     let counts: BulkRetryCounts;
     if (!ids) {
+      // A reconnect asked from now on gets a job of its own, which sees what this one's look
+      // (at the backfill, at the dead letters) would miss: work that waited for a later token.
+      if (reconnect) await job.removeDeduplicationKey();
       const backfillResumed = reconnect && shop ? await reconnect.resumeBackfill(shop) : undefined;
       ids = await deps.deadLetters.matchingIds(filter);
       await job.updateData({ ...job.data, ids });

@@ -1,5 +1,6 @@
 import { mintSessionToken } from "@connector/shopify-standin";
 import { afterEach, describe, expect, it } from "vitest";
+import { BackfillQueue, backfillJobId } from "../../../src/backfill/index.ts";
 import {
   type BulkRetryCounts,
   BulkRetryQueue,
@@ -269,10 +270,6 @@ describe("a shop reconnected after Shopify refused its token", () => {
     const between = await reconnects.view(id);
     expect(between).toMatchObject({ status: "queued", matched: ENTRIES, processed: 80 });
     expect(await waitingEntries(harness)).toBe(ENTRIES + 2 - 80);
-    // The app installed again meanwhile (Shopify's OAuth): still the one job.
-    expect((await harness.install(SHOP)).callback.status).toBe(302);
-    expect((await reconnects.reconnects()).map((j) => j.id)).toEqual([id]);
-
     await harness.maintenanceWorker();
     expect(await reconnects.finished(id)).toMatchObject({
       status: "completed",
@@ -287,5 +284,70 @@ describe("a shop reconnected after Shopify refused its token", () => {
     const orders = await retriedOrders(harness);
     expect(orders).toHaveLength(ENTRIES);
     expect(new Set(orders).size).toBe(ENTRIES);
+  });
+
+  it("queues another job for a reconnect once the first started, which resumes what waited since", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(20);
+    await openTheApp(harness);
+    const [job] = await reconnects.reconnects();
+    const id = job?.id ?? "";
+    // The job starts (it resumes the backfill, reads the entries) and is stopped after a chunk.
+    const first = await harness.maintenanceWorker();
+    first.handle.worker.on("progress", (_job, progress) => {
+      if ((progress as BulkRetryCounts).processed >= 8) void first.close();
+    });
+    await expect
+      .poll(
+        async () =>
+          !first.handle.worker.isRunning() && ((await reconnects.view(id))?.processed ?? 0) >= 8,
+        { timeout: 60_000 },
+      )
+      .toBe(true);
+    await first.close();
+
+    // Shopify refuses the new token too: the backfill pauses again (its job ends, as the backfill
+    // worker ends it), an order is dead-lettered after the job read its entries, and the merchant
+    // opens the app once more.
+    const backfills = new BackfillQueue(
+      harness.ctx.redis,
+      harness.ctx.prefix,
+      harness.ctx.backfills,
+    );
+    closers.push(() => backfills.close());
+    await (await backfills.queue.getJob(backfillJobId(backfillId)))?.remove();
+    await harness.ctx.backfills.setStatus(backfillId, "paused");
+    const late = String(8_000_000 + 20);
+    await harness.ctx.snapshots.storeOrder(
+      sourceOrder({ shop: SHOP as ShopDomain, id: late as ShopifyOrderId }),
+    );
+    const now = new Date().toISOString();
+    await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, late), {
+      shop: SHOP,
+      orderId: late,
+      topic: "orders/updated",
+      reason: new ShopifyTokenError(SHOP).message,
+      category: "config",
+      errorClass: "ShopifyTokenError",
+      attempts: 1,
+      firstFailedAt: now,
+      lastFailedAt: now,
+    });
+    await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
+    await openTheApp(harness);
+    const both = await reconnects.reconnects();
+    expect(both).toHaveLength(2);
+    const second = both.find((j) => j.id !== id)?.id ?? "";
+
+    await harness.maintenanceWorker();
+    const [one, two] = [await reconnects.finished(id), await reconnects.finished(second)];
+    expect([one.status, two.status]).toEqual(["completed", "completed"]);
+    expect(two.backfillResumed).toBe(true);
+    expect((await harness.ctx.backfills.latest(SHOP))?.status).toBe("running");
+    // Each of the 21 orders queued once, by one job or the other; the other entries stay.
+    expect(one.retried + two.retried).toBe(21);
+    expect(await waitingEntries(harness)).toBe(2);
+    const orders = await retriedOrders(harness);
+    expect(orders).toHaveLength(21);
+    expect(new Set(orders).size).toBe(21);
   });
 });
