@@ -72,7 +72,10 @@ export interface BulkRetryCounts {
   left: LeftReason[];
   /** A reconnect's job: whether it resumed a paused backfill of the shop. */
   backfillResumed?: boolean;
-  /** A reconnect's job, once done: the orders whose claims' tags it applied again, and how many are still not tagged. */
+  /**
+   * A reconnect's job, once done: the orders whose claims' tags it applied again, and how many
+   * of them are still not tagged (each claim records why).
+   */
   claimTags?: { tried: number; untagged: number };
 }
 
