@@ -89,7 +89,11 @@ export async function startSweepWorker(
     deadLetters: createDeadLetters(ctx),
     logger: ctx.logger.child({ component: "dead-letters" }),
     reconnect: {
-      resumeBackfill: async (shop) => (await backfillQueue.resumePaused(shop)) !== null,
+      resumeBackfill: async (shop) => {
+        // Uninstalled since (or not configured): the backfill stays paused for the next install.
+        if ((await ctx.shops.getShop(shop))?.status !== "active") return false;
+        return (await backfillQueue.resumePaused(shop)) !== null;
+      },
       retagClaims: (shop) =>
         retagOrders(
           {

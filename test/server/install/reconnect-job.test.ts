@@ -286,6 +286,26 @@ describe("a shop reconnected after Shopify refused its token", () => {
     expect(new Set(orders).size).toBe(ENTRIES);
   });
 
+  it("leaves the backfill paused and the entries kept when the shop uninstalled before it ran", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(3);
+    await openTheApp(harness);
+    const [job] = await reconnects.reconnects();
+    // The merchant uninstalls the app before a worker runs the job (the uninstall pauses the
+    // shop's backfill, to go on at a reinstall).
+    await harness.ctx.shops.setStatus(SHOP, "uninstalled");
+    await harness.maintenanceWorker();
+    expect(await reconnects.finished(job?.id ?? "")).toMatchObject({
+      status: "completed",
+      matched: 3,
+      retried: 0,
+      skipped: 3,
+      backfillResumed: false,
+    });
+    const backfill = await harness.ctx.backfills.latest(SHOP);
+    expect([backfill?.id, backfill?.status]).toEqual([backfillId, "paused"]);
+    expect(await waitingEntries(harness)).toBe(5);
+  });
+
   it("queues another job for a reconnect once the first started, which resumes what waited since", async () => {
     const { harness, reconnects, backfillId } = await pausedShop(20);
     await openTheApp(harness);
