@@ -1,23 +1,20 @@
 import type { Session } from "@shopify/shopify-api";
-import { retagOrders } from "../engine/provider-event-processor.ts";
 import { ClaimsSettings } from "../features/claims/settings.ts";
 import { createProducts } from "../features/products/compose.ts";
 import { formatOf, importView, ProductImportQueue } from "../features/products/index.ts";
 import { RegistrationReader } from "../features/registrations/index.ts";
 import { RegistrationEvents } from "../features/registrations/settings.ts";
 import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
-import { orderLock } from "../jobs/provider-event-worker.ts";
 import { listen } from "../lib/listen.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
 import { readHeartbeats, startHeartbeat } from "../metrics/index.ts";
-import { createDeadLetters } from "../ops/dead-letters.ts";
+import { BulkRetryQueue } from "../ops/bulk-retry.ts";
 import { OrderQueues } from "../queue/order-queues.ts";
 import { ProviderEventQueue } from "../queue/provider-event-queue.ts";
 import { createWebApp, type WebApp } from "../server/app.ts";
 import { isFirstWebProcess } from "../server/web-cluster.ts";
 import { type SettingsCatalogImports, SettingsService } from "../settings/index.ts";
-import { RECONNECT_HINT } from "../shopify/admin-client.ts";
 import type { Connector } from "./connector.ts";
 import { liveShareOf } from "./stores.ts";
 
@@ -44,46 +41,26 @@ export function composeWebApp(
     },
   );
   const shopJobs = createShopJobs(connector);
-  /** The claims' order tags Shopify refused before the shop was reconnected or granted the scope. */
-  const retagClaims = async (shop: string) => {
-    const logger = connector.logger.child({ component: "claims", shop });
-    const tags = await retagOrders(
-      {
-        claims: connector.claims,
-        shops: connector.shops,
-        shopifyAdmin: connector.shopifyAdmin,
-        logger,
-        withOrderLock: orderLock(connector.redis, connector.prefix),
-      },
-      shop,
-    );
-    if (tags.tried > 0) logger.info(tags, "claims' order tags applied again");
-  };
+  const reconnects = new BulkRetryQueue(connector.redis, prefix);
   /**
    * What waited for the shop's token goes on once the merchant has given a new one: the paused
    * backfill, the orders dead-lettered because Shopify refused the token (a shop that cannot
-   * sync yet keeps them, as a retry checks first), and the claims' order tags it refused.
+   * sync yet keeps them, as a retry checks first), and the claims' order tags it refused. One
+   * job on the maintenance queue does it all (one per shop at a time), run by the worker role:
+   * the install only queues it, and a web process restarted meanwhile loses nothing.
    */
   const reconnected = async (shop: string) => {
     const log = connector.logger.child({ component: "install", shop });
     try {
-      await shopJobs.reconnected(shop);
-      const report = await createDeadLetters(connector).retryMatching({
-        shop,
-        reason: "config",
-        reasonIncludes: RECONNECT_HINT,
-      });
-      if (report.matched > 0)
-        log.info(
-          { retried: report.retried, skipped: report.skipped, failed: report.failed },
-          "orders that waited for the shop's token queued again",
-        );
-      // Claims' order tags Shopify refused meanwhile (the token, or the scope since granted).
-      await retagClaims(shop);
+      const job = await reconnects.reconnected(shop);
+      log.info(
+        { jobId: job.id, created: job.created },
+        "what waited for the shop's token is queued for the worker role",
+      );
     } catch (error) {
       log.warn(
         { err: { message: (error as Error).message } },
-        "could not queue again what waited for the shop's token; retry it with connector dlq retry",
+        `could not queue what waited for the shop's token: run \`connector dlq retry --all --shop ${shop} --reason config\` and \`connector backfill --shop ${shop} --detach\``,
       );
     }
   };
@@ -107,7 +84,11 @@ export function composeWebApp(
     logger: connector.logger.child({ component: "provider-webhooks" }),
   });
   const claimsSettings = new ClaimsSettings({
-    retag: retagClaims,
+    // The claims' order tags Shopify refused before the scope was granted: the reconnect's job
+    // applies them again (its last step), in the worker role, as it does after a reconnect.
+    retag: async (shop) => {
+      await reconnects.reconnected(shop);
+    },
     claims: connector.claims,
     events: connector.providerEvents,
     webhookSecrets: connector.webhookSecrets,
@@ -142,12 +123,13 @@ export function composeWebApp(
       async installed(session: Session) {
         const record = await connector.installer.install(session);
         await shopJobs.installed(session.shop);
-        // In the background: the merchant's page does not wait for the shop's backlog.
-        void reconnected(session.shop);
+        // Queued, not run here: the merchant's page does not wait for the shop's backlog.
+        await reconnected(session.shop);
         return record;
       },
       async close() {
         await shopJobs.close();
+        await reconnects.close();
         await productImports.close();
         await ingestQueues.close();
         await providerEventQueue.close();

@@ -59,6 +59,17 @@ export class BackfillQueue {
     );
   }
 
+  /**
+   * The shop has a token Shopify accepts again (a reinstall, the merchant reopening the app, a
+   * new token from `shops add`): its paused backfill goes on from its cursor. Answers it, or
+   * null when the shop has none paused.
+   */
+  async resumePaused(shop: string): Promise<BackfillRecord | null> {
+    const waiting = await this.repo.active(shop);
+    if (waiting?.status !== "paused") return null;
+    return (await this.start(shop)).backfill;
+  }
+
   async #start(
     shop: string,
     options: { since?: string | null },

@@ -9,6 +9,8 @@ import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { ServiceLostError, whileAnswering } from "../lib/outage.ts";
 import { ANSWER_MS } from "../lib/redis-wait.ts";
 import { createSecretBox, sealedFor } from "../lib/secret-box.ts";
+import { readHeartbeats } from "../metrics/index.ts";
+import { BulkRetryQueue } from "../ops/bulk-retry.ts";
 import { type VerifiedStore, verifyProviderCredentials } from "../provider/verify-credentials.ts";
 import { needsReconnect } from "../shopify/install/shop-tokens.ts";
 import { isShopifyId } from "../shopify/payload-fields.ts";
@@ -18,6 +20,7 @@ import {
   databaseHeartbeat,
   type KeptOutOrder,
   openDatabase,
+  type ShopRecord,
   ShopRepository,
   type ShopSettingsInput,
   waitForDatabase,
@@ -93,7 +96,16 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         verify: boolean;
       }) => {
         const box = createSecretBox(config.encryptionKey, config.previousEncryptionKeys);
-        const save = async (db: Db, currency: string, token: ShopSettingsInput) => {
+        const save = async (
+          db: Db,
+          currency: string,
+          token: ShopSettingsInput,
+        ): Promise<{
+          record: ShopRecord;
+          retired: number;
+          waited: boolean;
+          resumed?: Reconnect;
+        }> => {
           const shops = new ShopRepository(db);
           const waited =
             !!opts.accessToken && needsReconnect((await shops.getShop(opts.shop))?.pausedReason);
@@ -123,7 +135,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         };
         // Nothing to ask the provider with: said before the connector's Redis is looked for.
         if (opts.verify) providerToAsk(config);
-        const { record, retired, waited } = opts.verify
+        const { record, retired, waited, resumed } = opts.verify
           ? // As the settings page does before it saves: a token, then the store; then the
             // Shopify token exchanged, as the migration does, so that one Shopify will not take
             // is refused here rather than pausing the shop later.
@@ -137,9 +149,17 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
               );
               const currency = opts.currency ?? store.currencyCode ?? "USD";
               if (!opts.accessToken) return save(ctx.db, currency, {});
-              return exchangedAndSaved(config, ctx, opts.shop, opts.accessToken, (columns) =>
-                save(ctx.db, currency, columns),
+              const saved = await exchangedAndSaved(
+                config,
+                ctx,
+                opts.shop,
+                opts.accessToken,
+                (columns) => save(ctx.db, currency, columns),
               );
+              // What the merchant reopening the app would have resumed: queued for a worker.
+              return saved.waited
+                ? { ...saved, resumed: await queueReconnect(ctx, opts.shop) }
+                : saved;
             })
           : await withStore(config, (db) =>
               save(db, opts.currency ?? "USD", {
@@ -166,8 +186,12 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
         console.log(
           `shop ${record.shop} registered: provider store ${record.storeId}, status ${record.status}${token}`,
         );
-        if (waited) {
-          // What the merchant reopening the app would have resumed by itself.
+        if (resumed) {
+          console.log(
+            `the shop was waiting for a new Shopify token: what waited (its paused backfill, the orders dead-lettered while Shopify refused the token, the claims' order tags) is ${resumed.created ? "queued" : "already queued"} as job ${resumed.id} on the maintenance queue; a worker runs it${resumed.workerRunning ? "" : ", and none is running now: it waits until one starts (`npm start`, or the worker role)"}`,
+          );
+        } else if (waited) {
+          // --no-verify reaches no Redis: nothing is queued, the commands do it.
           console.log(
             `the shop was waiting for a new Shopify token: \`connector dlq retry --all --shop ${record.shop} --reason config\` queues again the orders that waited, \`connector backfill --shop ${record.shop} --detach\` resumes a paused backfill`,
           );
@@ -564,6 +588,34 @@ async function exchangedAndSaved<T>(
   throw new ConfigError(
     `nothing saved: Shopify would not exchange the token for an expiring one (${said}): --access-token must be an offline token of this app (SHOPIFY_API_KEY ${config.shopifyApiKey}) for ${shop}, not yet exchanged; a custom app's or another app's token, a revoked one, or any non-expiring one from 2027-01-01 cannot be used: install the app on the shop instead (${config.appUrl}/shopify/install?shop=${shop})`,
   );
+}
+
+/** How recent a worker's heartbeat must be for the worker to count as running (as the alert's). */
+const WORKER_SILENT_MS = 90_000;
+
+/** The reconnect's job `shops add` queued (or found queued), and whether a worker runs now. */
+interface Reconnect {
+  id: string;
+  created: boolean;
+  workerRunning: boolean;
+}
+
+/**
+ * Queues what waited for the shop's token (the reconnect's job a worker runs) and says whether a
+ * worker runs now, by its heartbeat.
+ */
+async function queueReconnect(ctx: Core, shop: string): Promise<Reconnect> {
+  const queue = new BulkRetryQueue(ctx.redis, ctx.prefix);
+  try {
+    const job = await queue.reconnected(shop);
+    const beats = await readHeartbeats(ctx.redis, ctx.prefix);
+    const workerRunning = beats.some(
+      (b) => b.role === "worker" && b.at > Date.now() - WORKER_SILENT_MS,
+    );
+    return { ...job, workerRunning };
+  } finally {
+    await queue.close();
+  }
 }
 
 /** Why an exchange got no answer, in a few words and without the token. */

@@ -1,22 +1,27 @@
 import { type Job, Worker } from "bullmq";
 import {
+  BackfillQueue,
+  type BackfillRepository,
   createSweepProcessor,
   type SweepDeps,
   type SweepJobData,
   SweepScheduler,
 } from "../backfill/index.ts";
+import { retagOrders } from "../engine/provider-event-processor.ts";
+import type { ClaimRepository } from "../features/claims/repository.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import {
-  BULK_RETRY_JOB,
   type BulkRetryJobData,
   createBulkRetryProcessor,
+  isBulkRetryJob,
 } from "../ops/bulk-retry.ts";
 import { createDeadLetters, type DeadLetterOpsDeps } from "../ops/index.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
 import type { ShopTokens } from "../shopify/install/shop-tokens.ts";
 import type { ProviderEventRepository } from "../store/index.ts";
+import { orderLock } from "./provider-event-worker.ts";
 import { tracedJob } from "./traced-job.ts";
 
 /** What the sweep runs on: the processor's deps, the installer and its Redis. */
@@ -32,6 +37,9 @@ export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions" | 
   providerEventRetentionDays: number;
   /** The process's metrics: each sweep's counts per provider store. */
   metrics?: { swept(storeId: number | null, result: { checked: number; queued: number }): void };
+  /** A reconnect's job resumes the shop's paused backfill and applies its claims' tags again. */
+  backfills: BackfillRepository;
+  claims: ClaimRepository;
 }
 
 export interface SweepWorkerHandle {
@@ -47,8 +55,10 @@ const RESCHEDULE_EVERY_MS = 60_000;
  * The maintenance queue's worker: the reconciliation sweep. At start, and every minute after, it
  * makes sure every active shop with a Shopify token has its job scheduler (every
  * RECONCILE_INTERVAL_MS) and none of the others do. It also runs the hourly retention of the
- * provider's event bodies (PROVIDER_EVENT_RETENTION_DAYS) and the admin API's bulk retries of
- * the dead-letter queue; closing puts a running bulk retry back in the queue between two chunks.
+ * provider's event bodies (PROVIDER_EVENT_RETENTION_DAYS), the admin API's bulk retries of
+ * the dead-letter queue, and what waited for a shop's token once it has a new one (RECONNECT_JOB,
+ * queued by the web process and `shops add`); closing puts a running bulk retry back in the
+ * queue between two chunks.
  */
 export async function startSweepWorker(
   // The dead-letter queue's deps too: the admin API's bulk retries run here.
@@ -74,9 +84,28 @@ export async function startSweepWorker(
         new Date(Date.now() - ctx.providerEventRetentionDays * 86_400_000),
       ),
   });
+  const backfillQueue = new BackfillQueue(ctx.redis, ctx.prefix, ctx.backfills);
   const bulkRetry = createBulkRetryProcessor({
     deadLetters: createDeadLetters(ctx),
     logger: ctx.logger.child({ component: "dead-letters" }),
+    reconnect: {
+      resumeBackfill: async (shop) => {
+        // Uninstalled since (or not configured): the backfill stays paused for the next install.
+        if ((await ctx.shops.getShop(shop))?.status !== "active") return false;
+        return (await backfillQueue.resumePaused(shop)) !== null;
+      },
+      retagClaims: (shop) =>
+        retagOrders(
+          {
+            claims: ctx.claims,
+            shops: ctx.shops,
+            shopifyAdmin: ctx.shopifyAdmin,
+            logger: ctx.logger.child({ component: "claims", shop }),
+            withOrderLock: orderLock(ctx.redis, ctx.prefix),
+          },
+          shop,
+        ),
+    },
   });
   const stopping = new AbortController();
   const run = tracedJob(
@@ -85,7 +114,7 @@ export async function startSweepWorker(
       token?: string,
       signal?: AbortSignal,
     ): Promise<unknown> =>
-      job.name === BULK_RETRY_JOB
+      isBulkRetryJob(job.name)
         ? bulkRetry(job as Job<BulkRetryJobData>, token, signal)
         : processor(job as Job<SweepJobData>),
   );
@@ -119,6 +148,7 @@ export async function startSweepWorker(
       stopping.abort();
       await worker.close();
       await scheduler.close();
+      await backfillQueue.close();
     },
   };
 }

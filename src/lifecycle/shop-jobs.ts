@@ -49,14 +49,6 @@ export function createShopJobs(ctx: ShopJobsDeps) {
     async installed(shop: string) {
       await sweeps.schedule(shop);
     },
-    /**
-     * The shop has a token Shopify accepts again (a reinstall, or the merchant reopening the
-     * app after its token lapsed): its paused backfill goes on from its cursor.
-     */
-    async reconnected(shop: string) {
-      const waiting = await backfills.active(shop);
-      if (waiting?.status === "paused") await backfillQueue.start(shop);
-    },
     /** Stops what is queued for the shop; a running backfill is paused (resumable on reinstall). */
     async uninstalled(shop: string) {
       await sweeps.unschedule(shop);

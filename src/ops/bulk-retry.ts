@@ -5,11 +5,21 @@ import { BULK_CONCURRENCY, type DeadLetters, type RetryOutcome } from "../engine
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
+import { RECONNECT_HINT } from "../shopify/admin-client.ts";
 
 /** The job name of a bulk retry on the maintenance queue. */
 export const BULK_RETRY_JOB = "dlq-retry";
+/**
+ * The job name of "resume what waited for the shop's token", queued when a shop paused because
+ * Shopify refused its token gets a new one (the merchant opens the app, `shops add`): a bulk
+ * retry of the dead letters that refusal caused, after the shop's paused backfill is resumed
+ * and before the claims' order tags Shopify refused are applied again.
+ */
+export const RECONNECT_JOB = "shop-reconnected";
 /** Every bulk retry's job id starts so (the rest is random): the API reads no other job. */
 const ID_PREFIX = "dlq-retry-";
+/** A reconnect's job id: a bulk retry's, readable at the same address. */
+const RECONNECT_ID_PREFIX = `${ID_PREFIX}reconnect-`;
 /** The reasons of the entries left that a bulk retry keeps apart; the rest are counted together. */
 const MAX_REASONS = 20;
 /** The entry ids kept per reason, to look at with `GET /admin/api/dead-letters/:id`. */
@@ -20,7 +30,19 @@ const KEEP = { age: 7 * 86_400, count: 100 };
 export interface BulkRetryFilter {
   shop?: string | undefined;
   reason?: string | undefined;
+  /** Only entries whose reason contains this text (a reconnect's: the refused token). */
+  reasonIncludes?: string | undefined;
 }
+
+/** The dead letters a shop's reconnect retries: those Shopify's refusal of its token caused. */
+export const reconnectFilter = (shop: string): BulkRetryFilter => ({
+  shop,
+  reason: "config",
+  reasonIncludes: RECONNECT_HINT,
+});
+
+/** Whether the maintenance queue's job is one the bulk retry processor runs. */
+export const isBulkRetryJob = (name: string) => name === BULK_RETRY_JOB || name === RECONNECT_JOB;
 
 export interface BulkRetryJobData {
   filter: BulkRetryFilter;
@@ -48,6 +70,21 @@ export interface BulkRetryCounts {
   failed: number;
   /** Why the entries not retried stayed, the most frequent reason first. */
   left: LeftReason[];
+  /** A reconnect's job: whether it resumed a paused backfill of the shop. */
+  backfillResumed?: boolean;
+  /**
+   * A reconnect's job, once done: the orders whose claims' tags it applied again, and how many
+   * of them are still not tagged (each claim records why).
+   */
+  claimTags?: { tried: number; untagged: number };
+}
+
+/** What a shop's reconnect job does besides its bulk retry (the worker role's side). */
+export interface ReconnectSteps {
+  /** Resumes the shop's paused backfill from its cursor; answers whether it had one. */
+  resumeBackfill(shop: string): Promise<boolean>;
+  /** Applies again the claims' order tags Shopify refused (the token, or a scope since granted). */
+  retagClaims(shop: string): Promise<{ tried: number; untagged: number }>;
 }
 
 export type BulkRetryStatus = "queued" | "running" | "completed" | "failed";
@@ -67,6 +104,8 @@ export interface BulkRetryView extends BulkRetryCounts {
 
 const dedupeKey = (filter: BulkRetryFilter) =>
   `${BULK_RETRY_JOB}:shop=${filter.shop ?? "*"}:reason=${filter.reason ?? "*"}`;
+/** One reconnect job per shop while it waits, however many reconnects ask (see the processor). */
+const reconnectKey = (shop: string) => `${RECONNECT_JOB}:shop=${shop}`;
 
 const emptyCounts = (matched: number): BulkRetryCounts => ({
   matched,
@@ -127,20 +166,38 @@ export class BulkRetryQueue {
   }
 
   /** Queues a bulk retry of the filter's entries, or answers the one already queued or running. */
-  async start(filter: BulkRetryFilter): Promise<{ id: string; created: boolean }> {
-    const jobId = `${ID_PREFIX}${randomUUID()}`;
+  start(filter: BulkRetryFilter): Promise<{ id: string; created: boolean }> {
+    return this.#add(BULK_RETRY_JOB, filter, dedupeKey(filter), ID_PREFIX);
+  }
+
+  /**
+   * Queues what waited for the shop's token (RECONNECT_JOB), or answers the shop's job that waits
+   * to start: the web process and the CLI only queue it, a worker runs it.
+   */
+  reconnected(shop: string): Promise<{ id: string; created: boolean }> {
+    return this.#add(RECONNECT_JOB, reconnectFilter(shop), reconnectKey(shop), RECONNECT_ID_PREFIX);
+  }
+
+  async #add(
+    name: string,
+    filter: BulkRetryFilter,
+    deduplicationId: string,
+    idPrefix: string,
+  ): Promise<{ id: string; created: boolean }> {
+    const jobId = `${idPrefix}${randomUUID()}`;
     const job = await this.queue.add(
-      BULK_RETRY_JOB,
+      name,
       {
         filter: {
           ...(filter.shop ? { shop: filter.shop } : {}),
           ...(filter.reason ? { reason: filter.reason } : {}),
+          ...(filter.reasonIncludes ? { reasonIncludes: filter.reasonIncludes } : {}),
         },
         requestedAt: new Date().toISOString(),
       },
       {
         jobId,
-        deduplication: { id: dedupeKey(filter) },
+        deduplication: { id: deduplicationId },
         // A failure (Redis gone) is tried again from where it stopped.
         attempts: 3,
         backoff: { type: "exponential", delay: 5_000 },
@@ -160,7 +217,7 @@ export class BulkRetryQueue {
     // which is what a job taken by an older worker looks like.
     const state = await this.queue.getJobState(id);
     const job = await this.queue.getJob(id);
-    if (!job?.id || job.name !== BULK_RETRY_JOB) return null;
+    if (!job?.id || !isBulkRetryJob(job.name)) return null;
     // A worker of a version before bulk retry jobs completes one without running it.
     const notRun = state === "completed" && !isCounts(job.returnvalue);
     const status: BulkRetryStatus =
@@ -205,29 +262,73 @@ export class BulkRetryQueue {
  * the queue between two chunks and resumes where it stopped; one whose worker died resumes from
  * its last saved chunk (the entries of the chunk in flight are tried again: those it had queued
  * are then counted as skipped, "not in the dead-letter queue").
+ *
+ * A reconnect's job (RECONNECT_JOB) resumes the shop's paused backfill first, when it first
+ * runs, and applies the claims' refused order tags again last (a resumed job finds the backfill
+ * no longer paused, and tags already applied are not applied twice). It is one per shop only
+ * while it waits: once it starts, a new reconnect queues another job, and the two share the
+ * entries they both read under each entry's lock. Its log says it in two lines too, at its
+ * start (the shop, how many entries matched) and at its end (the counts).
  */
-export function createBulkRetryProcessor(deps: { deadLetters: DeadLetters; logger: Logger }) {
+export function createBulkRetryProcessor(deps: {
+  deadLetters: DeadLetters;
+  logger: Logger;
+  /** A reconnect's other steps; without them a reconnect's job fails, naming what is missing. */
+  reconnect?: ReconnectSteps | undefined;
+}) {
   return async function processBulkRetry(
     job: Job<BulkRetryJobData, BulkRetryCounts>,
     token?: string,
     signal?: AbortSignal,
   ): Promise<BulkRetryCounts> {
     const { filter } = job.data;
-    const log = deps.logger.child({ jobId: job.id, ...filter });
+    const { reasonIncludes: _text, ...where } = filter;
+    const log = deps.logger.child({ jobId: job.id, ...where });
+    const reconnect = job.name === RECONNECT_JOB ? deps.reconnect : undefined;
+    const shop = filter.shop;
+    if (job.name === RECONNECT_JOB && (!reconnect || !shop)) {
+      throw new Error(`${RECONNECT_JOB} needs a shop and the worker role's reconnect steps`);
+    }
+    const lines =
+      job.name === RECONNECT_JOB
+        ? {
+            start: "resuming what waited for the shop's token",
+            resumes: "resuming what waited for the shop's token goes on",
+            stopped: "resuming what waited for the shop's token stopped; it goes on",
+            done: "what waited for the shop's token resumed",
+          }
+        : {
+            start: "dead letter bulk retry",
+            resumes: "dead letter bulk retry resumes",
+            stopped: "dead letter bulk retry stopped; it resumes",
+            done: "dead letter bulk retry done",
+          };
     let ids = job.data.ids;
+    let counts: BulkRetryCounts;
     if (!ids) {
+      // A reconnect asked from now on gets a job of its own, which sees what this one's look
+      // (at the backfill, at the dead letters) would miss: work that waited for a later token.
+      if (reconnect) await job.removeDeduplicationKey();
+      const backfillResumed = reconnect && shop ? await reconnect.resumeBackfill(shop) : undefined;
       ids = await deps.deadLetters.matchingIds(filter);
       await job.updateData({ ...job.data, ids });
-      log.info({ matched: ids.length }, "dead letter bulk retry");
+      counts = {
+        ...emptyCounts(ids.length),
+        ...(backfillResumed === undefined ? {} : { backfillResumed }),
+      };
+      log.info(
+        { matched: ids.length, ...(backfillResumed === undefined ? {} : { backfillResumed }) },
+        lines.start,
+      );
     } else {
-      log.info({ matched: ids.length }, "dead letter bulk retry resumes");
+      counts = isCounts(job.progress) ? job.progress : emptyCounts(ids.length);
+      log.info({ matched: ids.length, processed: counts.processed }, lines.resumes);
     }
-    const counts = isCounts(job.progress) ? job.progress : emptyCounts(ids.length);
     await job.updateProgress(counts);
     while (counts.processed < ids.length) {
       if (signal?.aborted) {
         // A shutdown: back to the queue; the next worker goes on from counts.processed.
-        log.info({ processed: counts.processed }, "dead letter bulk retry stopped; it resumes");
+        log.info({ processed: counts.processed }, lines.stopped);
         await job.moveToDelayed(Date.now() + 250, token);
         throw new DelayedError();
       }
@@ -235,8 +336,12 @@ export function createBulkRetryProcessor(deps: { deadLetters: DeadLetters; logge
       tally(counts, await deps.deadLetters.retryEach(chunk));
       await job.updateProgress(counts);
     }
+    if (reconnect && shop) {
+      counts.claimTags = await reconnect.retagClaims(shop);
+      await job.updateProgress(counts);
+    }
     const { left: _left, ...summary } = counts;
-    log.info(summary, "dead letter bulk retry done");
+    log.info(summary, lines.done);
     return counts;
   };
 }

@@ -10,7 +10,8 @@ export const QUEUE = {
   productImport: "product-import",
   /**
    * Background upkeep: the reconciliation sweep (one job scheduler per shop, job name "sweep"),
-   * the provider events' retention, the admin API's bulk retries of dead letters ("dlq-retry").
+   * the provider events' retention, the admin API's bulk retries of dead letters ("dlq-retry"),
+   * and what waited for a shop's token once it has a new one ("shop-reconnected").
    */
   maintenance: "maintenance",
   /** The provider's webhooks (claims, registrations), one job per stored event. */

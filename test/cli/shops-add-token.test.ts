@@ -1,8 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
+import { startHeartbeat } from "../../src/metrics/index.ts";
+import { BulkRetryQueue } from "../../src/ops/bulk-retry.ts";
+import { deadLetterId } from "../../src/queue/order-queues.ts";
+import { ShopifyTokenError } from "../../src/shopify/admin-client.ts";
 import { RECONNECT_NEEDED } from "../../src/shopify/install/shop-tokens.ts";
+import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { runCli } from "../helpers/cli.ts";
 import { APP_KEY, type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
+import { sourceOrder } from "../helpers/source-order-factory.ts";
 
 /**
  * `connector shops add --access-token T` against the stand-in Shopify over real HTTP: T is
@@ -75,6 +81,28 @@ const storedToken = async (harness: InstallHarness) => {
   return sealed ? harness.ctx.secrets.open(sealed, sealedFor.shopifyAccessToken(SHOP)) : null;
 };
 
+/** An order dead-lettered because Shopify refused the shop's token, its snapshot stored. */
+async function tokenRefusedDeadLetter(harness: InstallHarness, orderId: string) {
+  const now = new Date().toISOString();
+  await harness.ctx.snapshots.storeOrder(
+    sourceOrder({ shop: SHOP as ShopDomain, id: orderId as ShopifyOrderId }),
+  );
+  await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, orderId), {
+    shop: SHOP,
+    orderId,
+    topic: "orders/create",
+    reason: new ShopifyTokenError(SHOP).message,
+    category: "config",
+    errorClass: "ShopifyTokenError",
+    attempts: 1,
+    firstFailedAt: now,
+    lastFailedAt: now,
+  });
+}
+
+const waitingDeadLetters = async (harness: InstallHarness) =>
+  (await harness.ctx.queues.deadLetter.getJobCounts("waiting")).waiting;
+
 const refusedLine = (harness: InstallHarness, said: string) =>
   `nothing saved: Shopify would not exchange the token for an expiring one (${said}): --access-token must be an offline token of this app (SHOPIFY_API_KEY ${APP_KEY}) for ${SHOP}, not yet exchanged; a custom app's or another app's token, a revoked one, or any non-expiring one from 2027-01-01 cannot be used: install the app on the shop instead (${harness.appUrl}/shopify/install?shop=${SHOP})`;
 
@@ -144,12 +172,15 @@ describe("connector shops add --access-token", () => {
     expect(await harness.ctx.shops.getShop(SHOP)).toEqual(before);
   });
 
-  it("ends a shop's wait for a new token ('reconnect needed') and says what waited", async () => {
+  it("ends a shop's wait for a new token ('reconnect needed') and queues what waited for a worker", async () => {
     const harness = await start();
     const standIn = harness.standIn.state.installShop(SHOP);
     expect((await addShop(harness, standIn.accessToken)).code).toBe(0);
-    // Shopify stopped taking the shop's token: the shop waits for a new one.
+    // Shopify stopped taking the shop's token: the shop waits for a new one, and the orders
+    // that needed it wait as dead letters that say so.
     await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
+    const orderIds = ["9100001", "9100002", "9100003"];
+    for (const orderId of orderIds) await tokenRefusedDeadLetter(harness, orderId);
     expect(await harness.ctx.shopTokens.current(SHOP)).toBeNull();
     standIn.uninstalled = true;
     standIn.reinstall();
@@ -162,11 +193,48 @@ describe("connector shops add --access-token", () => {
     const token = await harness.ctx.shopTokens.current(SHOP);
     expect(token).toBe(standIn.migrated?.access);
     expect(standIn.acceptsToken(token ?? "")).toBe(true);
-    // And the operator is told what waited, which the merchant's reconnect would have resumed.
-    expect(added.stdout.trim().split("\n")).toEqual([
+    // What waited is queued as the job the merchant's reconnect queues; no worker runs yet.
+    const lines = added.stdout.trim().split("\n");
+    const jobId = /as job (dlq-retry-reconnect-[0-9a-f-]+) /.exec(lines[1] ?? "")?.[1] ?? "";
+    expect(lines).toEqual([
       `shop ${SHOP} registered: provider store 1001, status active; its Shopify token was exchanged for an expiring one, stored encrypted (the token given no longer works)`,
-      `the shop was waiting for a new Shopify token: \`connector dlq retry --all --shop ${SHOP} --reason config\` queues again the orders that waited, \`connector backfill --shop ${SHOP} --detach\` resumes a paused backfill`,
+      `the shop was waiting for a new Shopify token: what waited (its paused backfill, the orders dead-lettered while Shopify refused the token, the claims' order tags) is queued as job ${jobId} on the maintenance queue; a worker runs it, and none is running now: it waits until one starts (\`npm start\`, or the worker role)`,
     ]);
+    expect(await waitingDeadLetters(harness)).toBe(orderIds.length);
+
+    // A worker starts: the orders that waited are queued again, each once.
+    await harness.maintenanceWorker();
+    await expect.poll(() => waitingDeadLetters(harness), { timeout: 30_000 }).toBe(0);
+    const queue = new BulkRetryQueue(harness.ctx.redis, harness.ctx.prefix);
+    try {
+      await expect
+        .poll(async () => (await queue.view(jobId))?.status, { timeout: 30_000 })
+        .toBe("completed");
+      expect(await queue.view(jobId)).toMatchObject({ matched: 3, retried: 3, skipped: 0 });
+    } finally {
+      await queue.close();
+    }
+    const synced = await harness.ctx.queues.sync.getJobs(["prioritized", "waiting", "delayed"]);
+    expect(synced.map((j) => [j.data.orderId, j.data.trigger]).sort()).toEqual(
+      orderIds.map((id) => [id, "dlq-retry"]),
+    );
+
+    // Paused again, with a worker running (its heartbeat): the line says no more than that.
+    await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
+    standIn.uninstalled = true;
+    standIn.reinstall();
+    const beat = startHeartbeat(harness.ctx.redis, harness.ctx.prefix, "worker");
+    try {
+      const again = await addShop(harness, standIn.accessToken);
+      expect(again.stderr).toBe("");
+      const line = again.stdout.trim().split("\n")[1] ?? "";
+      expect(line).toMatch(
+        / as job dlq-retry-reconnect-[0-9a-f-]+ on the maintenance queue; a worker runs it$/,
+      );
+      expect(line).not.toContain(jobId);
+    } finally {
+      beat.stop();
+    }
   });
 
   it("says so in one line when the app's credentials are not Shopify's", async () => {

@@ -15,6 +15,7 @@ import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
+import { type SweepWorkerHandle, startSweepWorker } from "../../src/jobs/sweep-worker.ts";
 import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { LINGERING_CLOSE } from "../../src/lib/lingering-close.ts";
@@ -67,6 +68,11 @@ export interface InstallHarness {
   postForm(path: string, body: Record<string, string>, jar: CookieJar): Promise<Response>;
   /** Follows Shopify's redirect to the stand-in's authorize page, as a browser would. */
   authorize(location: string): Promise<Response>;
+  /**
+   * Starts the worker role's maintenance worker (sweeps, bulk retries, what waited for a shop's
+   * token once it reconnects); the harness closes it unless the test did.
+   */
+  maintenanceWorker(): Promise<{ handle: SweepWorkerHandle; close(): Promise<void> }>;
   /** install → authorize → callback; returns the callback's response and the jar. */
   install(shop: string): Promise<{ callback: Response; jar: CookieJar }>;
   /**
@@ -183,6 +189,8 @@ export async function startInstallHarness(
     ? startBackfillWorker(ctx)
     : null;
 
+  const maintenance: (() => Promise<void>)[] = [];
+
   const get = (path: string, jar?: CookieJar, headers: Record<string, string> = {}) =>
     fetch(new URL(path, appUrl), {
       redirect: "manual",
@@ -219,6 +227,17 @@ export async function startInstallHarness(
     get,
     postForm,
     authorize,
+    async maintenanceWorker() {
+      const handle = await startSweepWorker(ctx);
+      let closed = false;
+      const close = async () => {
+        if (closed) return;
+        closed = true;
+        await handle.close();
+      };
+      maintenance.push(close);
+      return { handle, close };
+    },
     async install(shop) {
       const jar = new CookieJar();
       const begin = await get(`/shopify/install?shop=${shop}`, jar);
@@ -242,6 +261,7 @@ export async function startInstallHarness(
       }
     },
     async close() {
+      for (const close of maintenance) await close();
       await backfillWorker?.close();
       await syncWorker?.close();
       await new Promise<void>((resolve) => {

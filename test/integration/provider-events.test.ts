@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RestOrder } from "@connector/shopify-standin";
+import type { JobType } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
@@ -15,6 +16,7 @@ import {
 import { createLogger } from "../../src/lib/logger.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
+import { BulkRetryQueue, RECONNECT_JOB } from "../../src/ops/bulk-retry.ts";
 import { signProviderBody } from "../../src/provider/webhook-verify.ts";
 import { ProviderEventQueue } from "../../src/queue/provider-event-queue.ts";
 import { RECONNECT_NEEDED } from "../../src/shopify/install/shop-tokens.ts";
@@ -171,6 +173,15 @@ const storedEvents = () => h.ctx.providerEvents.recent(SPACE());
 const orderTags = () =>
   String(h.standIn.state.shop(SHOP)?.orders.get(String(SHOPIFY_ORDER))?.tags ?? "");
 const settingsPage = async () => (await h.get("/settings", jar)).text();
+/** The maintenance queue's jobs that resume what waited for the shop's token, in these states. */
+async function reconnectJobs(states: JobType[]) {
+  const queue = new BulkRetryQueue(h.ctx.redis, h.ctx.prefix);
+  try {
+    return (await queue.queue.getJobs(states)).filter((j) => j.name === RECONNECT_JOB);
+  } finally {
+    await queue.close();
+  }
+}
 /** The order now carries its open claim's tag, and the claim records it with no refusal. */
 async function taggedOpenAfterAll() {
   await expect.poll(orderTags).toBe("protection-claim:open");
@@ -508,7 +519,9 @@ describe("tagging Shopify orders with the claim's status", () => {
       .toContain("open the app from the Shopify admin");
     expect(orderTags()).toBe("");
 
-    // The merchant opens the app (Shopify's install flow hands it a new token).
+    // The merchant opens the app (Shopify's install flow hands it a new token); the worker
+    // role's maintenance worker runs what waited for the token.
+    await h.maintenanceWorker();
     await h.install(SHOP);
     await taggedOpenAfterAll();
   });
@@ -528,12 +541,21 @@ describe("tagging Shopify orders with the claim's status", () => {
     expect(orderTags()).toBe("");
     expect(await settingsPage()).toContain("order not tagged");
 
+    // The install's own job (nothing waited then) has run: a worker ran, and is stopped now.
+    const drain = await h.maintenanceWorker();
+    await expect.poll(async () => (await reconnectJobs(["waiting", "active"])).length).toBe(0);
+    await drain.close();
+
     // The merchant grants it again and turns tagging on (the page's advice): the order missed
-    // meanwhile is tagged then, not only at its claim's next event.
+    // meanwhile is tagged then, not only at its claim's next event, by a job the worker role
+    // runs; the page only queues it.
     shop?.scopes.push("write_orders");
     expect((await h.postForm("/settings/claims/tagging", { tagOrders: "on" }, jar)).status).toBe(
       303,
     );
+    expect(await reconnectJobs(["waiting"])).toHaveLength(1);
+    expect(orderTags()).toBe("");
+    await h.maintenanceWorker();
     await taggedOpenAfterAll();
   });
 });

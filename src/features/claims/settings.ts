@@ -48,8 +48,8 @@ export interface ClaimsSettingsDeps {
   appUrl: string;
   logger: Logger;
   /**
-   * Tags again, in the background, the orders whose claims' tags Shopify refused: called when
-   * tagging is turned on with the scope granted.
+   * Queues the tagging again of the orders whose claims' tags Shopify refused (a job the worker
+   * role runs): called when tagging is turned on with the scope granted.
    */
   retag?: (shop: string) => Promise<void>;
 }
@@ -191,13 +191,13 @@ export class ClaimsSettings {
     }
     await this.deps.claims.setTagOrders(shop.shop, on);
     if (on && this.deps.retag) {
-      // The merchant's page does not wait for the shop's backlog of refused tags.
-      void this.deps
+      // Queued only: the merchant's page does not wait for the shop's backlog of refused tags.
+      await this.deps
         .retag(shop.shop)
         .catch((error: Error) =>
           this.deps.logger.warn(
             { shop: shop.shop, err: { message: error.message } },
-            "claims' order tags not applied again; each claim's next event tries again",
+            "claims' order tags not queued to be applied again; each claim's next event tries again",
           ),
         );
     }

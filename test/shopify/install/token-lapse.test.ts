@@ -171,7 +171,9 @@ describe("a shop whose refresh token expired while it was idle", () => {
     for (const out of [status, list, dlq, resync])
       expect(out.stdout + out.stderr).not.toMatch(ANY_TOKEN);
 
-    // The merchant opens the app in the Shopify admin: a new pair, and what waited goes through.
+    // The merchant opens the app in the Shopify admin: a new pair, and what waited goes through
+    // (a job the worker role's maintenance worker runs).
+    await harness.maintenanceWorker();
     const q = new URLSearchParams({
       embedded: "1",
       shop: SHOP,

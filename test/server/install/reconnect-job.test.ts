@@ -1,0 +1,373 @@
+import { mintSessionToken } from "@connector/shopify-standin";
+import { afterEach, describe, expect, it } from "vitest";
+import { BackfillQueue, backfillJobId } from "../../../src/backfill/index.ts";
+import {
+  type BulkRetryCounts,
+  BulkRetryQueue,
+  type BulkRetryView,
+  RECONNECT_JOB,
+} from "../../../src/ops/bulk-retry.ts";
+import type { DeadLetterData } from "../../../src/queue/jobs.ts";
+import { deadLetterId } from "../../../src/queue/order-queues.ts";
+import { ShopifyTokenError } from "../../../src/shopify/admin-client.ts";
+import { RECONNECT_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
+import type { ShopDomain, ShopifyOrderId } from "../../../src/sync/source-order.ts";
+import { captureLogs } from "../../helpers/captured-logs.ts";
+import {
+  APP_KEY,
+  APP_SECRET,
+  type InstallHarness,
+  startInstallHarness,
+} from "../../helpers/install-harness.ts";
+import { sourceOrder } from "../../helpers/source-order-factory.ts";
+
+/**
+ * A shop paused because Shopify refused its token gets a new one when the merchant opens the
+ * app: what waited for it (the paused backfill, the orders dead-lettered by the refusal, the
+ * claims' order tags) is one job on the maintenance queue, which the web process only queues
+ * and the worker role runs, over real HTTP (the stand-in Shopify, the provider sandbox) with a
+ * real Redis and SQLite file.
+ */
+const SHOP = "reconnect-shop.myshopify.com";
+const HOST = Buffer.from("admin.shopify.com/store/reconnect-shop").toString("base64");
+const KEYS = { apiKey: APP_KEY, apiSecret: APP_SECRET };
+const PROVIDER = { clientId: "reconnect-client", clientSecret: "reconnect-secret-1" };
+/** Enough entries for the job to be stopped in the middle (8 are retried at a time). */
+const ENTRIES = 300;
+
+let h: InstallHarness | undefined;
+let logs: ReturnType<typeof captureLogs> | undefined;
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await h?.close();
+  h = undefined;
+  logs?.remove();
+  logs = undefined;
+});
+
+function jobs(harness: InstallHarness) {
+  const queue = new BulkRetryQueue(harness.ctx.redis, harness.ctx.prefix);
+  closers.push(() => queue.close());
+  return {
+    /** The reconnect jobs in the maintenance queue, whatever their state. */
+    async reconnects() {
+      const all = await queue.queue.getJobs([
+        "waiting",
+        "prioritized",
+        "delayed",
+        "active",
+        "completed",
+        "failed",
+      ]);
+      return all.filter((j) => j.name === RECONNECT_JOB);
+    },
+    view: (id: string) => queue.view(id),
+    async finished(id: string): Promise<BulkRetryView> {
+      let view: BulkRetryView | null = null;
+      await expect
+        .poll(
+          async () => {
+            view = await queue.view(id);
+            return view?.finished;
+          },
+          { timeout: 60_000 },
+        )
+        .toBe(true);
+      if (!view) throw new Error("no job");
+      return view;
+    },
+  };
+}
+
+/**
+ * A configured shop whose install's own job (nothing waited yet) has run, then `count` orders
+ * dead-lettered because Shopify refused its token, two entries of other causes, a backfill
+ * paused at its cursor, and the shop paused "reconnect needed".
+ */
+async function pausedShop(count: number) {
+  logs = captureLogs("reconnect-job");
+  const harness = await startInstallHarness({
+    provider: { ...PROVIDER, stores: [1001] },
+    logDestination: logs.destination,
+    env: { LOG_LEVEL: "info" },
+  });
+  h = harness;
+  const { jar } = await harness.install(SHOP);
+  await harness.connect(jar, PROVIDER, 1001);
+  const reconnects = jobs(harness);
+  const [installJob] = await reconnects.reconnects();
+  expect(installJob?.id).toBeDefined();
+  const first = await harness.maintenanceWorker();
+  expect(await reconnects.finished(installJob?.id ?? "")).toMatchObject({ matched: 0 });
+  await first.close();
+  for (const job of await reconnects.reconnects()) await job.remove();
+
+  const now = new Date().toISOString();
+  const entry = (
+    orderId: string,
+    reason: string,
+    category: DeadLetterData["category"],
+  ): DeadLetterData => ({
+    shop: SHOP,
+    orderId,
+    topic: "orders/create",
+    reason,
+    category,
+    errorClass: "Error",
+    attempts: 1,
+    firstFailedAt: now,
+    lastFailedAt: now,
+  });
+  const refused = new ShopifyTokenError(SHOP).message;
+  for (let i = 0; i < count; i++) {
+    const orderId = String(8_000_000 + i);
+    await harness.ctx.snapshots.storeOrder(
+      sourceOrder({ shop: SHOP as ShopDomain, id: orderId as ShopifyOrderId }),
+    );
+    await harness.ctx.queues.addDeadLetter(
+      deadLetterId(SHOP, orderId),
+      entry(orderId, refused, "config"),
+    );
+  }
+  // Not the token's: they stay.
+  for (const [orderId, reason, category] of [
+    ["8100001", "no provider location for Shopify location 4001", "config"],
+    ["8100002", "the provider refused a field", "provider-validation"],
+  ] as const) {
+    await harness.ctx.snapshots.storeOrder(
+      sourceOrder({ shop: SHOP as ShopDomain, id: orderId as ShopifyOrderId }),
+    );
+    await harness.ctx.queues.addDeadLetter(
+      deadLetterId(SHOP, orderId),
+      entry(orderId, reason, category),
+    );
+  }
+  const backfill = await harness.ctx.backfills.create({
+    shop: SHOP,
+    since: null,
+    until: now,
+  });
+  await harness.ctx.backfills.setStatus(backfill.id, "paused");
+  await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
+  return { harness, reconnects, backfillId: backfill.id };
+}
+
+/** The merchant opens the app from the Shopify admin: a token exchange, a new pair. */
+async function openTheApp(harness: InstallHarness) {
+  const q = new URLSearchParams({
+    embedded: "1",
+    shop: SHOP,
+    host: HOST,
+    id_token: await mintSessionToken(SHOP, KEYS),
+  });
+  const page = await harness.get(`/settings?${q.toString()}`);
+  expect(page.status).toBe(200);
+  expect((await harness.ctx.shops.getShop(SHOP))?.status).toBe("active");
+}
+
+const waitingEntries = async (harness: InstallHarness) =>
+  (await harness.ctx.queues.deadLetter.getJobCounts("waiting")).waiting;
+
+/** The orders queued again by a dead-letter retry (no sync worker runs: they stay queued). */
+async function retriedOrders(harness: InstallHarness): Promise<string[]> {
+  const queued = await harness.ctx.queues.sync.getJobs(["prioritized", "waiting", "delayed"]);
+  return queued
+    .filter((j) => j.data.trigger === "dlq-retry")
+    .map((j) => j.data.orderId)
+    .sort();
+}
+
+const logLines = () =>
+  (logs?.read() ?? "")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe("a shop reconnected after Shopify refused its token", () => {
+  it("queues one job and answers at once; a worker resumes what waited, in two log lines", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(ENTRIES);
+
+    // No worker runs: the page's answer cannot depend on the backlog.
+    await openTheApp(harness);
+    const queued = await reconnects.reconnects();
+    expect(queued).toHaveLength(1);
+    const id = queued[0]?.id ?? "";
+    expect(await reconnects.view(id)).toMatchObject({
+      status: "queued",
+      filter: { shop: SHOP, reason: "config" },
+      processed: 0,
+    });
+    // Nothing was retried or resumed by the web process.
+    expect(await waitingEntries(harness)).toBe(ENTRIES + 2);
+    expect(await retriedOrders(harness)).toEqual([]);
+    expect((await harness.ctx.backfills.latest(SHOP))?.status).toBe("paused");
+
+    await harness.maintenanceWorker();
+    expect(await reconnects.finished(id)).toMatchObject({
+      status: "completed",
+      matched: ENTRIES,
+      processed: ENTRIES,
+      retried: ENTRIES,
+      skipped: 0,
+      failed: 0,
+      backfillResumed: true,
+      claimTags: { tried: 0, untagged: 0 },
+    });
+    // The two entries of other causes stay; each token-refused order is queued once.
+    expect(await waitingEntries(harness)).toBe(2);
+    const orders = await retriedOrders(harness);
+    expect(orders).toHaveLength(ENTRIES);
+    expect(new Set(orders).size).toBe(ENTRIES);
+    const backfill = await harness.ctx.backfills.latest(SHOP);
+    expect([backfill?.id, backfill?.status]).toEqual([backfillId, "running"]);
+    expect(await harness.ctx.queues.deadLetter.getJobCounts("waiting")).toEqual({ waiting: 2 });
+
+    // One line when it starts, one when it ends; none per entry.
+    const lines = logLines().filter((l) => l.component === "dead-letters" && l.jobId === id);
+    expect(lines.map((l) => l.msg)).toEqual([
+      "resuming what waited for the shop's token",
+      "what waited for the shop's token resumed",
+    ]);
+    expect(lines[0]).toMatchObject({ shop: SHOP, matched: ENTRIES, backfillResumed: true });
+    expect(lines[1]).toMatchObject({ shop: SHOP, retried: ENTRIES, skipped: 0, failed: 0 });
+    expect(logLines().filter((l) => l.msg === "dead letter retry")).toEqual([]);
+  });
+
+  it("queues one job for two reconnects at once", async () => {
+    const { harness, reconnects } = await pausedShop(3);
+    // Two installs through Shopify's OAuth at once (two tabs, a double click).
+    const [one, two] = await Promise.all([harness.install(SHOP), harness.install(SHOP)]);
+    expect([one.callback.status, two.callback.status]).toEqual([302, 302]);
+    const queued = await reconnects.reconnects();
+    expect(queued).toHaveLength(1);
+    await harness.maintenanceWorker();
+    expect(await reconnects.finished(queued[0]?.id ?? "")).toMatchObject({
+      matched: 3,
+      retried: 3,
+    });
+    expect(await retriedOrders(harness)).toHaveLength(3);
+  });
+
+  it("stopped in the middle, is finished by the next worker with every entry retried once", async () => {
+    const { harness, reconnects } = await pausedShop(ENTRIES);
+    await openTheApp(harness);
+    const [job] = await reconnects.reconnects();
+    const id = job?.id ?? "";
+    const first = await harness.maintenanceWorker();
+    // The worker stops (a deploy) right after the chunk that brings it to 80 entries.
+    first.handle.worker.on("progress", (_job, progress) => {
+      if ((progress as BulkRetryCounts).processed >= 80) void first.close();
+    });
+    await expect
+      .poll(
+        async () =>
+          !first.handle.worker.isRunning() && ((await reconnects.view(id))?.processed ?? 0) >= 80,
+        { timeout: 60_000 },
+      )
+      .toBe(true);
+    await first.close();
+    const between = await reconnects.view(id);
+    expect(between).toMatchObject({ status: "queued", matched: ENTRIES, processed: 80 });
+    expect(await waitingEntries(harness)).toBe(ENTRIES + 2 - 80);
+    await harness.maintenanceWorker();
+    expect(await reconnects.finished(id)).toMatchObject({
+      status: "completed",
+      matched: ENTRIES,
+      processed: ENTRIES,
+      retried: ENTRIES,
+      skipped: 0,
+      failed: 0,
+      backfillResumed: true,
+    });
+    expect(await waitingEntries(harness)).toBe(2);
+    const orders = await retriedOrders(harness);
+    expect(orders).toHaveLength(ENTRIES);
+    expect(new Set(orders).size).toBe(ENTRIES);
+  });
+
+  it("leaves the backfill paused and the entries kept when the shop uninstalled before it ran", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(3);
+    await openTheApp(harness);
+    const [job] = await reconnects.reconnects();
+    // The merchant uninstalls the app before a worker runs the job (the uninstall pauses the
+    // shop's backfill, to go on at a reinstall).
+    await harness.ctx.shops.setStatus(SHOP, "uninstalled");
+    await harness.maintenanceWorker();
+    expect(await reconnects.finished(job?.id ?? "")).toMatchObject({
+      status: "completed",
+      matched: 3,
+      retried: 0,
+      skipped: 3,
+      backfillResumed: false,
+    });
+    const backfill = await harness.ctx.backfills.latest(SHOP);
+    expect([backfill?.id, backfill?.status]).toEqual([backfillId, "paused"]);
+    expect(await waitingEntries(harness)).toBe(5);
+  });
+
+  it("queues another job for a reconnect once the first started, which resumes what waited since", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(20);
+    await openTheApp(harness);
+    const [job] = await reconnects.reconnects();
+    const id = job?.id ?? "";
+    // The job starts (it resumes the backfill, reads the entries) and is stopped after a chunk.
+    const first = await harness.maintenanceWorker();
+    first.handle.worker.on("progress", (_job, progress) => {
+      if ((progress as BulkRetryCounts).processed >= 8) void first.close();
+    });
+    await expect
+      .poll(
+        async () =>
+          !first.handle.worker.isRunning() && ((await reconnects.view(id))?.processed ?? 0) >= 8,
+        { timeout: 60_000 },
+      )
+      .toBe(true);
+    await first.close();
+
+    // Shopify refuses the new token too: the backfill pauses again (its job ends, as the backfill
+    // worker ends it), an order is dead-lettered after the job read its entries, and the merchant
+    // opens the app once more.
+    const backfills = new BackfillQueue(
+      harness.ctx.redis,
+      harness.ctx.prefix,
+      harness.ctx.backfills,
+    );
+    closers.push(() => backfills.close());
+    await (await backfills.queue.getJob(backfillJobId(backfillId)))?.remove();
+    await harness.ctx.backfills.setStatus(backfillId, "paused");
+    const late = String(8_000_000 + 20);
+    await harness.ctx.snapshots.storeOrder(
+      sourceOrder({ shop: SHOP as ShopDomain, id: late as ShopifyOrderId }),
+    );
+    const now = new Date().toISOString();
+    await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, late), {
+      shop: SHOP,
+      orderId: late,
+      topic: "orders/updated",
+      reason: new ShopifyTokenError(SHOP).message,
+      category: "config",
+      errorClass: "ShopifyTokenError",
+      attempts: 1,
+      firstFailedAt: now,
+      lastFailedAt: now,
+    });
+    await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
+    await openTheApp(harness);
+    const both = await reconnects.reconnects();
+    expect(both).toHaveLength(2);
+    const second = both.find((j) => j.id !== id)?.id ?? "";
+
+    await harness.maintenanceWorker();
+    const [one, two] = [await reconnects.finished(id), await reconnects.finished(second)];
+    expect([one.status, two.status]).toEqual(["completed", "completed"]);
+    expect(two.backfillResumed).toBe(true);
+    expect((await harness.ctx.backfills.latest(SHOP))?.status).toBe("running");
+    // Each of the 21 orders queued once, by one job or the other; the other entries stay.
+    expect(one.retried + two.retried).toBe(21);
+    expect(await waitingEntries(harness)).toBe(2);
+    const orders = await retriedOrders(harness);
+    expect(orders).toHaveLength(21);
+    expect(new Set(orders).size).toBe(21);
+  });
+});
