@@ -55,15 +55,20 @@ const makeDue = (harness: InstallHarness) =>
 
 describe("expiring offline tokens", () => {
   it("refreshes before the token ends, and once after a 401, and the calls go on", async () => {
-    const { h, standIn } = await installed(2);
+    const installedAt = Date.now();
+    const { h, standIn } = await installed(600);
     const first = await storedToken(h);
+    // Due at half of its life (10 minutes): long before it ends, whatever the machine's speed.
+    const refreshAt = Date.parse((await h.ctx.shops.getShop(SHOP))?.accessTokenRefreshAt ?? "");
+    expect(refreshAt).toBeGreaterThanOrEqual(installedAt + 300_000 - 1_000);
+    expect(refreshAt).toBeLessThanOrEqual(Date.now() + 300_000);
     expect((await (await admin(h)).request(SHOP_QUERY)).data).toMatchObject({
       shop: { currencyCode: "USD" },
     });
     expect(standIn.refreshes).toBe(0);
 
-    // Past its refresh time (half of a 2 s life): refreshed before the call.
-    await new Promise((r) => setTimeout(r, 1_100));
+    // Past its refresh time: refreshed before the call.
+    await makeDue(h);
     await (await admin(h)).request(SHOP_QUERY);
     expect(standIn.refreshes).toBe(1);
     const second = await storedToken(h);
