@@ -1,5 +1,6 @@
 import type { Job, JobType, Queue } from "bullmq";
 import { type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
+import { DeadLetterIndex } from "../queue/dead-letter-index.ts";
 import { retiredKey } from "../queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../queue/jobs.ts";
 
@@ -126,8 +127,10 @@ export async function removeShopDeadLetters(
   shop: string,
 ): Promise<number> {
   let removed = 0;
+  const index = new DeadLetterIndex(retired.redis, retired.prefix);
   await forEachJob(queue, ANY_STATE, async (job) => {
     if (job.data.shop !== shop) return;
+    await index.forget([job.id as string]);
     await job.remove();
     removed++;
   });
