@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { removeShopDeadLetters } from "../../src/engine/shop-work.ts";
-import { createDeadLetters } from "../../src/ops/index.ts";
+import { type ConnectorStatus, collectStatus, createDeadLetters } from "../../src/ops/index.ts";
 import { DeadLetterIndex, indexKey } from "../../src/queue/dead-letter-index.ts";
 import { DeadLetterLock, recordDeadLetter } from "../../src/queue/dead-letter-record.ts";
 import type { DeadLetterData, FailureCategory } from "../../src/queue/jobs.ts";
@@ -307,6 +307,23 @@ describe("dead-letter reads from the index", { timeout: 120_000 }, () => {
       expect(await reads(() => dlq.countByReason())).toBe(0);
       expect(await reads(() => dlq.countByReason(SHOP_B))).toBe(0);
       expect(await reads(() => dlq.matchingIds({ reason: "config" }))).toBe(0);
+      // `connector status`: the counts, and the dead-letter queue's oldest entry, read alone.
+      const oldest = Math.min(
+        ...(await p.ctx.queues.deadLetter.getJobs(["waiting"], 0, -1)).map((j) => j.timestamp),
+      );
+      const before = Date.now();
+      let status: ConnectorStatus | undefined;
+      expect(
+        await reads(async () => {
+          status = await collectStatus(p.ctx);
+        }),
+      ).toBe(1);
+      const after = Date.now();
+      expect(status?.deadLetters.total).toBe(N + old.length);
+      const dead = status?.queues.find((q) => q.name === "dead-letter");
+      expect(dead?.oldestIsApproximate).toBe(false);
+      expect(dead?.oldestPendingAgeMs).toBeGreaterThanOrEqual(before - oldest);
+      expect(dead?.oldestPendingAgeMs).toBeLessThanOrEqual(after - oldest);
       // A filtered list reads its page in full, no more.
       expect(await reads(() => dlq.list({ reason: "config" }, { limit: 10 }))).toBe(10);
       expect(await reads(() => dlq.list({ reasonIncludes: "mapping failure" }, { limit: 5 }))).toBe(
