@@ -118,6 +118,35 @@ export async function recordDeadLetter(
 }
 
 /**
+ * Changes an entry in place (a privacy request removing its bodies), under its lock like every
+ * write of an entry, and with its row in the index kept as `recordDeadLetter` keeps it. `change`
+ * is given the entry as it is now and returns the new data, or null to leave it. Returns whether
+ * the entry changed.
+ */
+export async function rewriteDeadLetter(
+  queue: Queue<DeadLetterData>,
+  redis: RedisConnection,
+  prefix: string,
+  id: string,
+  change: (data: DeadLetterData) => DeadLetterData | null,
+): Promise<boolean> {
+  const lock = new DeadLetterLock(redis, prefix);
+  const token = await lock.acquire(id, LOCK_TTL_MS);
+  const index = new DeadLetterIndex(redis, prefix);
+  try {
+    const job = await queue.getJob(id);
+    const next = job?.data ? change(job.data) : null;
+    if (!job || !next) return false;
+    await index.writing(id);
+    await job.updateData(next);
+    if (token) await index.written(id, next);
+    return true;
+  } finally {
+    if (token) await lock.release(id, token);
+  }
+}
+
+/**
  * Removes an order's entry (and any history waiting for it) once the order synced after all:
  * for example a later webhook went through after the operator fixed the mapping, or a retried
  * order succeeded. Returns whether an entry was removed.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { removeShopDeadLetters } from "../../src/engine/shop-work.ts";
+import { redactDeadLetters, removeShopDeadLetters } from "../../src/engine/shop-work.ts";
 import { type ConnectorStatus, collectStatus, createDeadLetters } from "../../src/ops/index.ts";
 import { DeadLetterIndex, indexKey } from "../../src/queue/dead-letter-index.ts";
 import { DeadLetterLock, recordDeadLetter } from "../../src/queue/dead-letter-record.ts";
@@ -192,6 +192,24 @@ describe("dead-letter reads from the index", { timeout: 120_000 }, () => {
       // The entry recorded before the index has no stored order to sync: it stays.
       expect(bulk).toMatchObject({ matched: 4, retried: 3, skipped: 1 });
       for (const id of retried) expect(await hasRow(p, id)).toBe(false);
+      // A privacy request takes the bodies and leaves what the index holds as it was.
+      expect(
+        await redactDeadLetters(
+          p.ctx.queues.deadLetter,
+          p.ctx,
+          { shop: SHOP_C, orderIds: ["53"], needles: [] },
+          new Date().toISOString(),
+        ),
+      ).toBe(1);
+      expect((await p.ctx.queues.deadLetter.getJob(moved))?.data).toMatchObject({
+        category: "config",
+        redactedAt: expect.any(String),
+        request: { method: "POST", path: "/orders" },
+      });
+      expect((await p.ctx.queues.deadLetter.getJob(moved))?.data.request).not.toHaveProperty(
+        "body",
+      );
+      expect(await hasRow(p, moved)).toBe(true);
       expect(await removeShopDeadLetters(p.ctx.queues.deadLetter, p.ctx, SHOP_B)).toBe(4);
       for (const id of [...ofB, old[0] as string]) expect(await hasRow(p, id)).toBe(false);
       await expectReadsAgreeWithFullRead(p);
@@ -264,6 +282,50 @@ describe("dead-letter reads from the index", { timeout: 120_000 }, () => {
     ]);
   });
 
+  it("redacts an entry after a failure being recorded meanwhile, keeping that failure", async () => {
+    const p = await quietPipeline();
+    const index = new DeadLetterIndex(p.ctx.redis, p.ctx.prefix);
+    const queue = p.ctx.queues.deadLetter;
+    const id = await record(p, failure(SHOP_B, "71", "provider-validation"));
+    // A worker records the order's next failure and holds the entry's lock while it does.
+    const lock = new DeadLetterLock(p.ctx.redis, p.ctx.prefix);
+    const token = await lock.acquire(id);
+    let lockRequests = 0;
+    const monitor = await monitorRedis(service("redisUrl"), ({ args }) => {
+      if (args[0]?.toLowerCase() === "set" && args[1]?.endsWith(`:dlq:lock:${id}`)) lockRequests++;
+    });
+    const redaction = redactDeadLetters(
+      queue,
+      p.ctx,
+      { shop: SHOP_B, orderIds: ["71"], needles: [] },
+      new Date().toISOString(),
+    );
+    try {
+      // The redaction read the entry, found it matches, and waits for the lock.
+      await expect.poll(() => lockRequests).toBeGreaterThanOrEqual(2);
+    } finally {
+      monitor.stop();
+    }
+    // The worker's write, as recordDeadLetter makes it, then the lock freed.
+    const newer = { ...failure(SHOP_B, "71", "config", TOKEN_REASON), attempts: 2 };
+    await index.writing(id);
+    await (await queue.getJob(id))?.updateData(newer);
+    await index.written(id, newer);
+    await lock.release(id, token as string);
+    expect(await redaction).toBe(1);
+
+    const entry = (await queue.getJob(id))?.data;
+    expect(entry).toMatchObject({
+      category: "config",
+      attempts: 2,
+      redactedAt: expect.any(String),
+      request: { method: "POST", path: "/orders" },
+    });
+    expect(entry?.request).not.toHaveProperty("body");
+    expect(entry?.response).not.toHaveProperty("body");
+    await expectReadsAgreeWithFullRead(p);
+  });
+
   it("counts and filters without reading every entry in full", async () => {
     const p = await quietPipeline();
     const dlq = createDeadLetters(p.ctx);
@@ -278,12 +340,14 @@ describe("dead-letter reads from the index", { timeout: 120_000 }, () => {
     for (let i = 0; i < 30; i++)
       old.push(await recordBeforeIndex(p, failure(SHOP_B, String(8_000 + i), "exhausted")));
 
-    // Redis's own log of commands: each entry read in full is one HGETALL of its job.
+    // Redis's own log of commands: each entry the connector reads in full is one HGETALL of its
+    // job that it sends (BullMQ's scripts read jobs inside Redis too: not sent anywhere).
     let fullReads = 0;
     const jobKey = `${p.ctx.prefix}:dead-letter:`;
     const markers = new Set<string>();
-    const monitor = await monitorRedis(service("redisUrl"), ({ args }) => {
-      if (args[0]?.toLowerCase() === "hgetall" && args[1]?.startsWith(jobKey)) fullReads++;
+    const monitor = await monitorRedis(service("redisUrl"), ({ args, source }) => {
+      if (source !== "lua" && args[0]?.toLowerCase() === "hgetall" && args[1]?.startsWith(jobKey))
+        fullReads++;
       if (args[0]?.toLowerCase() === "get" && args[1]?.startsWith(`${jobKey}marker-`))
         markers.add(args[1]);
     });
@@ -329,6 +393,29 @@ describe("dead-letter reads from the index", { timeout: 120_000 }, () => {
       expect(await reads(() => dlq.list({ reasonIncludes: "mapping failure" }, { limit: 5 }))).toBe(
         5,
       );
+      // A privacy request reads its shop's entries once each (and the one it changes again,
+      // under its lock); removing a shop's entries reads none.
+      const redacted = await redactDeadLetters(
+        p.ctx.queues.deadLetter,
+        p.ctx,
+        { shop: SHOP_C, orderIds: ["7000"], needles: [] },
+        new Date().toISOString(),
+      );
+      expect(redacted).toBe(1);
+      expect(
+        await reads(() =>
+          redactDeadLetters(
+            p.ctx.queues.deadLetter,
+            p.ctx,
+            { shop: SHOP_C, orderIds: ["7002"], needles: [] },
+            new Date().toISOString(),
+          ),
+        ),
+      ).toBe(N / 2 + 1);
+      expect(await reads(() => removeShopDeadLetters(p.ctx.queues.deadLetter, p.ctx, SHOP_C))).toBe(
+        0,
+      );
+      expect(await dlq.countByReason()).toMatchObject({ total: N / 2 + old.length });
     } finally {
       monitor.stop();
     }
