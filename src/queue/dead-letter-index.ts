@@ -19,7 +19,7 @@ declare module "ioredis" {
   }
 }
 
-/** What the reads that count or filter entries need of one, kept beside it (a few hundred bytes). */
+/** What the reads that count or filter entries need of one, kept beside it (its reason's length). */
 export interface DeadLetterRow {
   shop: string;
   category: FailureCategory;
@@ -32,6 +32,24 @@ export const rowOf = (data: DeadLetterData): DeadLetterRow => ({
   category: data.category,
   reason: data.reason,
 });
+
+/**
+ * A row as stored: the category, a line break, the reason. The shop is the id's first part
+ * (`deadLetterId`). Not JSON: a count of 100,000 entries parses every row, and splitting one
+ * string costs a fraction of JSON.parse.
+ */
+const encode = (data: DeadLetterData) => `${data.category}\n${data.reason}`;
+
+function decode(id: string, stored: string): DeadLetterRow | null {
+  const cut = stored.indexOf("\n");
+  const bar = id.indexOf("|");
+  if (cut < 0 || bar < 0) return null;
+  return {
+    shop: id.slice(0, bar),
+    category: stored.slice(0, cut) as FailureCategory,
+    reason: stored.slice(cut + 1),
+  };
+}
 
 /**
  * One hash tag for both keys: removing an entry's row and its mark is one MULTI, and a read of
@@ -92,12 +110,7 @@ export class DeadLetterIndex {
   /** After, by a writer that held the entry's lock throughout: the row of the data it wrote. */
   async written(id: string, data: DeadLetterData): Promise<void> {
     defineScripts(this.#redis, SCRIPTS);
-    await this.#redis.deadLetterIndexed(
-      this.#index,
-      this.#writing,
-      id,
-      JSON.stringify(rowOf(data)),
-    );
+    await this.#redis.deadLetterIndexed(this.#index, this.#writing, id, encode(data));
   }
 
   /** Before entries' jobs are removed. */
@@ -127,8 +140,9 @@ export class DeadLetterIndex {
     const rows = batches.flat();
     return ids.map((id, k): IndexedRow => {
       if (Number(marks[id] ?? 0) > 0) return { state: "writing" };
-      const row = rows[k];
-      return row ? { state: "row", row: JSON.parse(row) as DeadLetterRow } : { state: "missing" };
+      const stored = rows[k];
+      const row = stored ? decode(id, stored) : null;
+      return row ? { state: "row", row } : { state: "missing" };
     });
   }
 
@@ -136,7 +150,7 @@ export class DeadLetterIndex {
   async fill(rows: readonly { id: string; data: DeadLetterData }[]): Promise<void> {
     if (rows.length === 0) return;
     const pipeline = this.#redis.pipeline();
-    for (const { id, data } of rows) pipeline.hsetnx(this.#index, id, JSON.stringify(rowOf(data)));
+    for (const { id, data } of rows) pipeline.hsetnx(this.#index, id, encode(data));
     await pipeline.exec();
   }
 

@@ -3,7 +3,7 @@
   of a write in flight taken off (the field goes once no write is in flight).
 
   Input:
-    KEYS[1] index     entry id -> its row (JSON)
+    KEYS[1] index     entry id -> its row (category, a line break, reason)
     KEYS[2] writing   entry id -> how many writes of it began and did not finish
     ARGV[1] id        the entry's id
     ARGV[2] row       the entry's row, from the data just written
