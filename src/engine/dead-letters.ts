@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import type { IngestOutcome, VerifiedWebhook } from "../ingest/webhook-ingest.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { DeadLetterIndex, type DeadLetterRow, rowOf } from "../queue/dead-letter-index.ts";
 import { DeadLetterLock, RETIRED_TTL_MS, retiredKey } from "../queue/dead-letter-record.ts";
 import type { DeadLetterData, SyncPriority } from "../queue/jobs.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
@@ -101,10 +102,12 @@ export const BULK_CONCURRENCY = 8;
 export class DeadLetters {
   readonly #deps: DeadLettersDeps;
   readonly #lock: DeadLetterLock;
+  readonly #index: DeadLetterIndex;
 
   constructor(deps: DeadLettersDeps) {
     this.#deps = deps;
     this.#lock = new DeadLetterLock(deps.redis, deps.prefix);
+    this.#index = new DeadLetterIndex(deps.redis, deps.prefix);
   }
 
   get #queue() {
@@ -128,22 +131,50 @@ export class DeadLetters {
   }
 
   /**
-   * The summaries of every entry matching the filter, oldest first. Read a page at a time and
-   * kept without their request, response and webhook body: a queue of 100,000 entries after a
-   * long outage is held as its summaries, not as every body it stores.
+   * The id and row of every entry matching the filter, oldest first. The rows come from the
+   * index (a few hundred bytes per entry); an entry without a row it can trust is read in full
+   * once, and its row filled in for the next read. A queue of 100,000 entries after a long
+   * outage is counted and filtered without reading any entry's request, response or body.
    */
-  async #matching(filter: DeadLetterFilter): Promise<DeadLetterSummary[]> {
+  async #matching(filter: DeadLetterFilter): Promise<{ id: string; row: DeadLetterRow }[]> {
+    const rowsBefore = await this.#index.rowCount();
     const ids = await this.#ids(filter);
-    const matching: DeadLetterSummary[] = [];
-    for (let i = 0; i < ids.length; i += PAGE) {
-      for (const entry of await this.#load(ids.slice(i, i + PAGE))) {
-        if (
-          (!filter.shop || entry.shop === filter.shop) &&
-          (!filter.reason || entry.category === filter.reason) &&
-          (!filter.reasonIncludes || entry.reason.includes(filter.reasonIncludes))
-        )
-          matching.push(summarize(entry));
+    const indexed = await this.#index.read(ids);
+    // The index held more rows than the queue's entries have, before the ids were read and
+    // after (an entry removed meanwhile counts only before, one added only after): rows of
+    // entries gone. Swept by a read of the whole queue, when it happens; else it costs nothing.
+    const found = indexed.filter((r) => r.state === "row").length;
+    if (!filter.shop && rowsBefore > found && (await this.#index.rowCount()) > found) {
+      await this.#index.sweep(ids, async (id) => (await this.#queue.getJobState(id)) !== "unknown");
+    }
+    const rows = new Map<string, DeadLetterRow>();
+    const unread: string[] = [];
+    const fillable = new Set<string>();
+    ids.forEach((id, k) => {
+      const found = indexed[k];
+      if (found?.state === "row") rows.set(id, found.row);
+      else {
+        unread.push(id);
+        if (found?.state === "missing") fillable.add(id);
       }
+    });
+    for (let i = 0; i < unread.length; i += PAGE) {
+      const entries = await this.#load(unread.slice(i, i + PAGE));
+      for (const entry of entries) rows.set(entry.id, rowOf(entry));
+      await this.#index.fill(
+        entries.filter((e) => fillable.has(e.id)).map((e) => ({ id: e.id, data: e })),
+      );
+    }
+    const matching: { id: string; row: DeadLetterRow }[] = [];
+    for (const id of ids) {
+      const row = rows.get(id);
+      if (
+        row &&
+        (!filter.shop || row.shop === filter.shop) &&
+        (!filter.reason || row.category === filter.reason) &&
+        (!filter.reasonIncludes || row.reason.includes(filter.reasonIncludes))
+      )
+        matching.push({ id, row });
     }
     return matching;
   }
@@ -161,12 +192,9 @@ export class DeadLetters {
       return { total: ids.length, offset, limit, entries: entries.map(summarize) };
     }
     const all = (await this.#matching(filter)).reverse();
-    return {
-      total: all.length,
-      offset,
-      limit,
-      entries: all.slice(offset, offset + limit),
-    };
+    // Only the page is read in full; an entry removed since the ids were read is left out.
+    const entries = await this.#load(all.slice(offset, offset + limit).map((m) => m.id));
+    return { total: all.length, offset, limit, entries: entries.map(summarize) };
   }
 
   async get(id: string): Promise<DeadLetterEntry | null> {
@@ -178,7 +206,7 @@ export class DeadLetters {
   async countByReason(shop?: string): Promise<{ total: number; byReason: Record<string, number> }> {
     const entries = await this.#matching({ shop });
     const byReason: Record<string, number> = {};
-    for (const e of entries) byReason[e.category] = (byReason[e.category] ?? 0) + 1;
+    for (const { row } of entries) byReason[row.category] = (byReason[row.category] ?? 0) + 1;
     return { total: entries.length, byReason };
   }
 
@@ -277,7 +305,7 @@ export class DeadLetters {
       trigger: "dlq-retry",
       receivedAt: Date.now(),
     });
-    await job.remove();
+    await this.#remove(job);
     return {
       id,
       result: "queued",
@@ -304,11 +332,20 @@ export class DeadLetters {
       triggeredAt: null,
       rawBody: rawPayload,
     });
-    await job.remove();
+    await this.#remove(job);
     return { id, result: "reingested", message: `webhook re-ingested: ${outcome}` };
   }
 
-  /** The entry stays; it records what the retry found, so the next look at it says why. */
+  /** The entry leaves the index, then the queue (see DeadLetterIndex). */
+  async #remove(job: Job<DeadLetterData>): Promise<void> {
+    await this.#index.forget([job.id as string]);
+    await job.remove();
+  }
+
+  /**
+   * The entry stays; it records what the retry found, so the next look at it says why. Its row
+   * in the index holds nothing this changes (shop, category, reason).
+   */
   async #keep(job: Job<DeadLetterData>, why: string): Promise<RetryOutcome> {
     await job.updateData({ ...job.data, lastRetry: { at: new Date().toISOString(), result: why } });
     return { id: job.id as string, result: "skipped", message: why };
@@ -375,7 +412,7 @@ export class DeadLetters {
     try {
       const job = await this.#queue.getJob(id);
       if (!job?.id) return "not-found";
-      await job.remove();
+      await this.#remove(job);
       await this.#deps.redis.del(retiredKey(this.#deps.prefix, id));
       this.#deps.logger.info(
         { deadLetterId: id, shop: job.data.shop, orderId: job.data.orderId },

@@ -1,6 +1,7 @@
 import type { Job, JobType, Queue } from "bullmq";
 import { type RedisConnection, scanKeys } from "../lib/redis-keys.ts";
-import { retiredKey } from "../queue/dead-letter-record.ts";
+import { DeadLetterIndex } from "../queue/dead-letter-index.ts";
+import { retiredKey, rewriteDeadLetter } from "../queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../queue/jobs.ts";
 
 /** Where retried dead letters wait (full copies, bodies included) until their sync succeeds. */
@@ -27,6 +28,15 @@ const QUEUED_STATES: JobType[] = ["waiting", "prioritized", "delayed", "waiting-
 /** Wherever a dead letter may sit, whether or not something processes the queue. */
 const ANY_STATE: JobType[] = [...QUEUED_STATES, "active", "completed", "failed"];
 const PAGE = 500;
+
+/**
+ * The ids of one shop's dead letters, wherever they sit: every entry's id starts with its shop
+ * (`deadLetterId`), so the other shops' entries are never read.
+ */
+async function deadLetterIdsOf(queue: Queue<DeadLetterData>, shop: string): Promise<string[]> {
+  const ids = await queue.getRanges(ANY_STATE, 0, -1, true);
+  return ids.filter((id) => id.startsWith(`${shop}|`));
+}
 
 async function forEachJob<T>(
   queue: Queue<T>,
@@ -80,7 +90,9 @@ const matches = (data: DeadLetterData, m: DeadLetterMatch) => {
 
 /**
  * customers/redact: the dead letters that hold the customer's orders keep their reason, fields
- * and timings (an operator still sees what failed) but lose every stored body.
+ * and timings (an operator still sees what failed) but lose every stored body. Only the shop's
+ * entries are read (each once); one that matches is changed under its lock, read again there,
+ * so a failure recorded meanwhile is neither lost nor left with its bodies.
  */
 export async function redactDeadLetters(
   queue: Queue<DeadLetterData>,
@@ -88,12 +100,19 @@ export async function redactDeadLetters(
   match: DeadLetterMatch,
   redactedAt: string,
 ): Promise<number> {
+  const redact = (data: DeadLetterData) =>
+    matches(data, match) && !data.redactedAt ? withoutBodies(data, redactedAt) : null;
   let redacted = 0;
-  await forEachJob(queue, ANY_STATE, async (job) => {
-    if (!matches(job.data, match) || job.data.redactedAt) return;
-    await job.updateData(withoutBodies(job.data, redactedAt));
-    redacted++;
-  });
+  const ids = await deadLetterIdsOf(queue, match.shop);
+  for (let i = 0; i < ids.length; i += PAGE) {
+    const jobs = await Promise.all(ids.slice(i, i + PAGE).map((id) => queue.getJob(id)));
+    for (const job of jobs) {
+      if (!job?.id || !redact(job.data)) continue;
+      if (await rewriteDeadLetter(queue, retired.redis, retired.prefix, job.id, redact)) {
+        redacted++;
+      }
+    }
+  }
   await forEachRetired(retired, match.shop, async (key, data) => {
     if (!matches(data, match) || data.redactedAt) return;
     await retired.redis.set(key, JSON.stringify(withoutBodies(data, redactedAt)), "KEEPTTL");
@@ -119,18 +138,19 @@ function withoutBodies(data: DeadLetterData, redactedAt: string): DeadLetterData
   };
 }
 
-/** shop/redact: every dead letter of the shop goes. */
+/** shop/redact: every dead letter of the shop goes (and its row in the index, first). */
 export async function removeShopDeadLetters(
   queue: Queue<DeadLetterData>,
   retired: RetiredStore,
   shop: string,
 ): Promise<number> {
   let removed = 0;
-  await forEachJob(queue, ANY_STATE, async (job) => {
-    if (job.data.shop !== shop) return;
-    await job.remove();
-    removed++;
-  });
+  const index = new DeadLetterIndex(retired.redis, retired.prefix);
+  // By id: nothing of the entries is read.
+  for (const id of await deadLetterIdsOf(queue, shop)) {
+    await index.forget([id]);
+    removed += await queue.remove(id);
+  }
   await forEachRetired(retired, shop, async (key) => {
     removed += await retired.redis.del(key);
   });

@@ -75,18 +75,28 @@ const COUNTED: JobType[] = [
 /**
  * One queue's counts and oldest pending job. A sync shard has no `completed` count: its jobs are
  * removed as they finish (SYNC_JOB_OPTIONS), and the orders synced are counted per shop from the
- * database (`shops[].orders.synced`).
+ * database (`shops[].orders.synced`). A queue whose jobs are only ever added to its waiting list
+ * (`addedInOrder`: the dead-letter queue, which no worker takes from) has its oldest first there,
+ * so one job is read, not OLDEST_SCAN of them with their bodies.
  */
-async function queueStatus(queue: Queue, keepsCompleted: boolean): Promise<QueueStatus> {
+async function queueStatus(
+  queue: Queue,
+  keepsCompleted: boolean,
+  addedInOrder = false,
+): Promise<QueueStatus> {
   const states: JobType[] = keepsCompleted ? [...COUNTED, "completed"] : COUNTED;
   const counts = await queue.getJobCounts(...states);
   const now = Date.now();
   let oldest: number | null = null;
   let approximate = false;
+  const scan = addedInOrder ? 1 : OLDEST_SCAN;
   for (const state of PENDING) {
     if ((counts[state] ?? 0) === 0) continue;
-    if ((counts[state] ?? 0) > OLDEST_SCAN) approximate = true;
-    const jobs = await queue.getJobs([state], 0, OLDEST_SCAN - 1, true);
+    if (!addedInOrder && (counts[state] ?? 0) > OLDEST_SCAN) approximate = true;
+    // The ids, then each job once: BullMQ's getJobs reads each job twice (its script returns
+    // the data, then it loads every job again).
+    const ids = await queue.getRanges([state], 0, scan - 1, true);
+    const jobs = await Promise.all(ids.map((id) => queue.getJob(id)));
     for (const job of jobs) {
       if (job?.timestamp && (oldest === null || job.timestamp < oldest)) oldest = job.timestamp;
     }
@@ -144,7 +154,8 @@ export async function collectStatus(
     const sync = await ctx.queues.allSyncQueues();
     const queues = await Promise.all([
       ...sync.map((q) => queueStatus(q as Queue, false)),
-      ...[ctx.queues.deadLetter, ...extra].map((q) => queueStatus(q as Queue, true)),
+      queueStatus(ctx.queues.deadLetter as Queue, true, true),
+      ...extra.map((q) => queueStatus(q, true)),
     ]);
     const shopRecords = (await ctx.shops.listShops()).filter(
       (s) => !filter.shop || s.shop === filter.shop,

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import { releaseLock } from "../lib/lock.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { DeadLetterIndex } from "./dead-letter-index.ts";
 import type { DeadLetterData, DeadLetterFailure } from "./jobs.ts";
 
 /** How many earlier failures an entry keeps (the newest ones). */
@@ -79,7 +80,9 @@ export function mergeFailure(
  * Records a failure that retrying will not fix, under the entry's lock. One entry per order: a
  * newer failure replaces the current one and pushes it into the history, keeping the first
  * failure time and adding up the attempts; an order that was retried from the queue and fails
- * again comes back with the history it had.
+ * again comes back with the history it had. The entry's row in the index (dead-letter-index.ts)
+ * is marked before the job is written and written after: a writer that did not get the lock
+ * leaves the mark, and the entry is read in full.
  */
 export async function recordDeadLetter(
   queue: Queue<DeadLetterData>,
@@ -93,17 +96,51 @@ export async function recordDeadLetter(
   // A retry holds the lock for a few round trips; wait for it rather than race it. A caller
   // that cannot wait long (the webhook receiver) records without it after its own wait.
   const token = await lock.acquire(id, lockWaitMs);
+  const index = new DeadLetterIndex(redis, prefix);
   try {
+    await index.writing(id);
     const existing = await queue.getJob(id);
     if (existing) {
-      await existing.updateData(mergeFailure(existing.data, data));
+      const merged = mergeFailure(existing.data, data);
+      await existing.updateData(merged);
+      if (token) await index.written(id, merged);
       return existing;
     }
     const retired = await redis.get(retiredKey(prefix, id));
     const merged = mergeFailure(retired ? (JSON.parse(retired) as DeadLetterData) : null, data);
     const job = await queue.add("dead-letter", merged, { jobId: id, removeOnComplete: true });
+    if (token) await index.written(id, merged);
     if (retired) await redis.del(retiredKey(prefix, id));
     return job;
+  } finally {
+    if (token) await lock.release(id, token);
+  }
+}
+
+/**
+ * Changes an entry in place (a privacy request removing its bodies), under its lock like every
+ * write of an entry, and with its row in the index kept as `recordDeadLetter` keeps it. `change`
+ * is given the entry as it is now and returns the new data, or null to leave it. Returns whether
+ * the entry changed.
+ */
+export async function rewriteDeadLetter(
+  queue: Queue<DeadLetterData>,
+  redis: RedisConnection,
+  prefix: string,
+  id: string,
+  change: (data: DeadLetterData) => DeadLetterData | null,
+): Promise<boolean> {
+  const lock = new DeadLetterLock(redis, prefix);
+  const token = await lock.acquire(id, LOCK_TTL_MS);
+  const index = new DeadLetterIndex(redis, prefix);
+  try {
+    const job = await queue.getJob(id);
+    const next = job?.data ? change(job.data) : null;
+    if (!job || !next) return false;
+    await index.writing(id);
+    await job.updateData(next);
+    if (token) await index.written(id, next);
+    return true;
   } finally {
     if (token) await lock.release(id, token);
   }
@@ -126,6 +163,7 @@ export async function resolveDeadLetter(
     await redis.del(retiredKey(prefix, id));
     const existing = await queue.getJob(id);
     if (!existing) return false;
+    await new DeadLetterIndex(redis, prefix).forget([id]);
     await existing.remove();
     return true;
   } finally {

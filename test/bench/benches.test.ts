@@ -70,6 +70,26 @@ describe.concurrent("every bench runs at a tiny size", () => {
     expect(out).toMatch(/\| total time to drain \(s\) +\| [\d.]+ +\| [\d.]+ +\|/);
   }, 150_000);
 
+  it("bench:dlq", async () => {
+    const { code, out, err } = await bench("dlq.ts", [
+      "--entries",
+      "60",
+      "--shops",
+      "3",
+      "--runs",
+      "1",
+    ]).done;
+    expect(code, err).toBe(0);
+    const printed = rows(out).filter((row) => !row.startsWith("| read |"));
+    expect(printed).toHaveLength(7);
+    expect(printed[0]).toMatch(
+      /^\| counts by reason \(`connector status`\) \| 60 \| \d+ \| \d+ \| \d+ \|$/,
+    );
+    expect(printed[6]).toMatch(
+      /^\| counts by reason, first read after an upgrade .* \| 60 \| \d+ \| \| \|$/,
+    );
+  }, 150_000);
+
   it("bench:cluster, 1 and 3 shards", async () => {
     const { code, out, err } = await bench("cluster.ts", ["--jobs", "30", "--stores", "6"]).done;
     expect(code, err).toBe(0);
