@@ -5,6 +5,7 @@ import {
   type SweepJobData,
   SweepScheduler,
 } from "../backfill/index.ts";
+import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import {
@@ -100,14 +101,11 @@ export async function startSweepWorker(
     },
   );
   onQueueErrors(worker, (error) =>
-    ctx.logger.error({ err: { message: error.message } }, "sweep worker error"),
+    ctx.logger.error({ err: { message: errorText(error) } }, "sweep worker error"),
   );
   const refresh = setInterval(() => {
     scheduler.scheduleAll(ctx.shops).catch((error: unknown) => {
-      ctx.logger.warn(
-        { err: { message: (error as Error).message } },
-        "sweep schedulers not refreshed",
-      );
+      ctx.logger.warn({ err: { message: errorText(error) } }, "sweep schedulers not refreshed");
     });
   }, RESCHEDULE_EVERY_MS);
   refresh.unref();
