@@ -152,10 +152,12 @@ export function createWebApp(
     } catch {
       checks.redis = false;
     }
+    // Named by the database in use: DATABASE_URL's Postgres, else the SQLite file.
+    const database = ctx.config.env.DATABASE_URL ? "postgres" : "sqlite";
     try {
-      checks.sqlite = await ctx.shops.reachable();
+      checks[database] = await ctx.shops.reachable();
     } catch {
-      checks.sqlite = false;
+      checks[database] = false;
     }
     const ready = Object.values(checks).every(Boolean);
     return c.json({ ready, checks }, ready ? 200 : 503);
