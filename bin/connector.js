@@ -12,7 +12,7 @@
 // folder), so `npx connector` runs it straight away. Were it the root package's own `bin`, npx
 // would install the whole checkout into its cache first: a second of CPU a call, and on the first
 // call npm's own EBADENGINE warnings under an old Node.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -23,6 +23,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import module from "node:module";
+import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -36,11 +37,25 @@ if (existsSync(wrapper)) {
     const node = ensureNode();
     process.stderr.write(`connector: using Node ${node.version} from ${node.from}\n`);
     nativeModulesChecked(node, () => ensureNativeModules(node));
-    const run = spawnSync(node.path, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    const child = spawn(node.path, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
       stdio: "inherit",
       env: envFor(node),
     });
-    process.exit(run.status ?? 1);
+    // A signal sent to this process alone (`kill PID`, a supervisor stopping it) is passed on, as
+    // scripts/with-node.mjs does: it would otherwise end this process and leave the command
+    // running under init. Ctrl-C reaches the child through the terminal's process group.
+    process.on("SIGINT", () => {});
+    for (const signal of ["SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
+    const code = await new Promise((resolve) => {
+      child.on("exit", (exitCode, signal) =>
+        resolve(exitCode ?? 128 + (constants.signals[signal] ?? 1)),
+      );
+      child.on("error", (error) => {
+        console.error(`connector: could not run Node ${node.version}: ${error.message}`);
+        resolve(1);
+      });
+    });
+    process.exit(code);
   }
 } else {
   // An install without scripts/ (the container image, whose Node is new enough): the same floor,

@@ -11,7 +11,7 @@ import { ServiceLostError, whileAnswering } from "../lib/outage.ts";
 import { describeTarget, type RedisTarget, redisVariable } from "../lib/redis-keys.ts";
 import { ANSWER_MS, redisHeartbeat, redisLost, whyRedisUnreachable } from "../lib/redis-wait.ts";
 import { startTracing } from "../lib/tracing.ts";
-import { databaseHeartbeat } from "../store/index.ts";
+import { databaseHeartbeat, waitForDatabase } from "../store/index.ts";
 import { type Connector, type Core, createCore, createProviderClients } from "./connector.ts";
 import { redisUrlFile, sandboxEndpointsFile } from "./infrastructure.ts";
 
@@ -72,6 +72,9 @@ export async function withContext<T>(
   });
   let lost = false;
   try {
+    // The database first, as the commands that use it alone do (`withStore`): one that is down
+    // or says no is named with DATABASE_URL, its cause and the fix, not by its socket's error.
+    await waitForDatabase(ctx.db, { logger: pino({ level: "silent" }), giveUpAfterMs: ANSWER_MS });
     await Promise.race([
       ctx.ready(),
       new Promise((_, reject) =>

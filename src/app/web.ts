@@ -6,6 +6,7 @@ import { RegistrationReader } from "../features/registrations/index.ts";
 import { RegistrationEvents } from "../features/registrations/settings.ts";
 import { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { listen } from "../lib/listen.ts";
+import { errorText } from "../lib/redact.ts";
 import { createShopJobs } from "../lifecycle/shop-jobs.ts";
 import { createWebhookIngest } from "../lifecycle/webhook-receiver.ts";
 import { readHeartbeats, startHeartbeat } from "../metrics/index.ts";
@@ -59,7 +60,7 @@ export function composeWebApp(
       );
     } catch (error) {
       log.warn(
-        { err: { message: (error as Error).message } },
+        { err: { message: errorText(error) } },
         `could not queue what waited for the shop's token: run \`connector dlq retry --all --shop ${shop} --reason config\` and \`connector backfill --shop ${shop} --detach\``,
       );
     }
@@ -173,7 +174,7 @@ function catalogImports(connector: Connector, queue: ProductImportQueue): Settin
         );
       } catch (error) {
         connector.logger.warn(
-          { shop: shop.shop, err: { message: (error as Error).message } },
+          { shop: shop.shop, err: { message: errorText(error) } },
           "settings: could not check a product file",
         );
         return {
@@ -210,7 +211,8 @@ export async function startWebRole(
   });
   logger.info({ url: config.appUrl, port, pid: process.pid }, "web process listening");
   const heartbeat = startHeartbeat(connector.redis, connector.prefix, "web", {
-    onError: (error) => logger.warn({ err: { message: error.message } }, "heartbeat not written"),
+    onError: (error) =>
+      logger.warn({ err: { message: errorText(error) } }, "heartbeat not written"),
   });
   if (isFirstWebProcess()) {
     // Shops installed before expiring tokens: exchanged in the background (Shopify refuses

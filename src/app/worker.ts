@@ -4,6 +4,7 @@ import { startBackfillWorker } from "../jobs/backfill-worker.ts";
 import { startProviderEventWorker } from "../jobs/provider-event-worker.ts";
 import { startSweepWorker } from "../jobs/sweep-worker.ts";
 import { startSyncWorker } from "../jobs/sync-worker.ts";
+import { errorText } from "../lib/redact.ts";
 import { startHeartbeat } from "../metrics/index.ts";
 import type { Connector } from "./connector.ts";
 
@@ -46,7 +47,8 @@ export async function startWorkerRole(connector: Connector): Promise<{ close(): 
   logger.info("provider event worker running");
   // Read by the web process's /metrics (connector_role_heartbeat_timestamp_seconds).
   const heartbeat = startHeartbeat(connector.redis, connector.prefix, "worker", {
-    onError: (error) => logger.warn({ err: { message: error.message } }, "heartbeat not written"),
+    onError: (error) =>
+      logger.warn({ err: { message: errorText(error) } }, "heartbeat not written"),
   });
   return {
     async close() {

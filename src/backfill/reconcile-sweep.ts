@@ -1,5 +1,6 @@
 import { type Job, Queue } from "bullmq";
 import type { Logger } from "pino";
+import { errorText } from "../lib/redact.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
@@ -214,7 +215,7 @@ export function createSweepProcessor(deps: SweepDeps) {
       } catch (error) {
         // The token still reads the shop until Shopify makes the exchange; the next sweep retries.
         deps.logger.warn(
-          { shop: shop.shop, err: { message: (error as Error).message } },
+          { shop: shop.shop, err: { message: errorText(error) } },
           "non-expiring Shopify token not migrated yet; the next sweep tries again",
         );
       }
@@ -228,7 +229,7 @@ export function createSweepProcessor(deps: SweepDeps) {
       } catch (error) {
         // The sweep itself still heals what the missing webhooks would have carried.
         deps.logger.warn(
-          { shop: shop.shop, err: { message: (error as Error).message } },
+          { shop: shop.shop, err: { message: errorText(error) } },
           "webhook subscription check failed; sweeping anyway",
         );
       }

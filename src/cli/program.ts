@@ -41,6 +41,7 @@ export function buildProgram(config: RuntimeConfig): Command {
   registerWebhookCommand(program, {
     url: `${config.appUrl}/webhooks/shopify`,
     secret: config.shopifyApiSecret,
+    secretSet: config.env.SHOPIFY_API_SECRET !== undefined,
   });
   for (const command of allCommands(program)) {
     const path = commandPath(command);

@@ -18,10 +18,11 @@ const at = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString(
 /** The status as text: one section per concern, tables where rows repeat. */
 export function formatStatus(status: ConnectorStatus): string {
   const out: string[] = [`status at ${status.generatedAt}`, "", "queues:"];
+  const nameWidth = Math.max(0, ...status.queues.map((q) => q.name.length));
   for (const q of status.queues) {
     const c = q.counts;
     out.push(
-      `  ${q.name.padEnd(12)} waiting ${(c.waiting ?? 0) + (c.prioritized ?? 0)}, active ${c.active ?? 0}, delayed ${c.delayed ?? 0}, failed ${c.failed ?? 0}; oldest pending ${q.oldestIsApproximate ? "≥ " : ""}${formatDuration(q.oldestPendingAgeMs)}`,
+      `  ${q.name.padEnd(nameWidth)} waiting ${(c.waiting ?? 0) + (c.prioritized ?? 0)}, active ${c.active ?? 0}, delayed ${c.delayed ?? 0}, failed ${c.failed ?? 0}; oldest pending ${q.oldestIsApproximate ? "≥ " : ""}${formatDuration(q.oldestPendingAgeMs)}`,
     );
   }
   out.push("", "shops:");

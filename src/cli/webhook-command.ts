@@ -4,6 +4,7 @@ import { ServiceLostError } from "../lib/outage.ts";
 import { TOPICS } from "../shopify/topics.ts";
 import { shopDomain, wholeNumber } from "./arguments.ts";
 import { readInputFile } from "./input-file.ts";
+import { printable } from "./table.ts";
 
 export interface SignedWebhook {
   headers: Record<string, string>;
@@ -42,7 +43,12 @@ export function signWebhook(options: {
 
 export function registerWebhookCommand(
   program: Command,
-  defaults: { url: string; secret: string },
+  defaults: {
+    url: string;
+    secret: string;
+    /** Whether SHOPIFY_API_SECRET is set (else the development secret signs). */
+    secretSet: boolean;
+  },
 ) {
   program
     .command("webhook")
@@ -72,6 +78,7 @@ export function registerWebhookCommand(
           const { response, answer } = await deliver(opts.url, signed.headers, body);
           console.log(`${response.status} ${answer}`);
           if (!response.ok) {
+            console.error(refusedBecause(response.status, answer, opts.url, defaults.secretSet));
             process.exitCode = 1;
             continue;
           }
@@ -122,6 +129,27 @@ function outcomeOf(answer: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** The receiver's refusal (not 2xx) in one line: its cause and what to do. */
+function refusedBecause(status: number, answer: string, url: string, secretSet: boolean): string {
+  let error: { code?: string; message?: string } = {};
+  try {
+    error = (JSON.parse(answer) as { error?: typeof error }).error ?? {};
+  } catch {
+    // Not the receiver's JSON (a proxy's page): said by its status alone.
+  }
+  const said = `${status}${error.code ? ` ${error.code}` : ""}`;
+  if (status === 401) {
+    return `connector: the receiver at ${url} refused the webhook's signature (${said}): this command signs with SHOPIFY_API_SECRET${secretSet ? "" : ", which is not set here (the development secret signed it)"}; set it to the app secret the receiver uses`;
+  }
+  if (status === 503) {
+    return `connector: the receiver at ${url} could not store the webhook (${said}): its Redis or database is away (its /readyz and \`npx connector status\` say which); Shopify sends a webhook answered 503 again, so send it again once it is back`;
+  }
+  if (status === 413) {
+    return `connector: the receiver at ${url} refused the body as too large (${said}): it takes up to WEBHOOK_MAX_BYTES (1 MB unless set)`;
+  }
+  return `connector: the receiver at ${url} refused the webhook (${said}${error.message ? `: ${printable(error.message)}` : ""})`;
 }
 
 /** Why the receiver queued nothing for a webhook it answered 200, or null when it queued it. */

@@ -2,6 +2,7 @@ import type { Job } from "bullmq";
 import type { Logger } from "pino";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import type { IngestOutcome, VerifiedWebhook } from "../ingest/webhook-ingest.ts";
+import { errorText } from "../lib/redact.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { DeadLetterIndex, type DeadLetterRow, rowOf } from "../queue/dead-letter-index.ts";
 import { DeadLetterLock, RETIRED_TTL_MS, retiredKey } from "../queue/dead-letter-record.ts";
@@ -249,7 +250,7 @@ export class DeadLetters {
       );
       return outcome;
     } catch (error) {
-      const message = `could not re-queue: ${(error as Error).message}`;
+      const message = `could not re-queue: ${errorText(error)}`;
       this.#deps.logger.warn({ deadLetterId: id, err: { message } }, "dead letter retry failed");
       return { id, result: "failed", message };
     } finally {

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { ProviderEndpoints } from "../config/env.ts";
+import { errorText } from "../lib/redact.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { sealedFor } from "../lib/secret-box.ts";
@@ -73,7 +74,7 @@ export class ProviderClients {
         if (info.storeId === undefined) return;
         hooks.answered(info.storeId, info.rateLimit).catch((error: unknown) => {
           logger.warn(
-            { err: { message: (error as Error).message } },
+            { err: { message: errorText(error) } },
             "limiter could not learn from a response",
           );
         });

@@ -1,6 +1,7 @@
 import type { Job } from "bullmq";
 import type { Logger } from "pino";
 import type { ClaimKind, ClaimRepository, ClaimRow } from "../features/claims/repository.ts";
+import { errorText } from "../lib/redact.ts";
 import {
   type ClaimFacts,
   classifyTopic,
@@ -175,7 +176,7 @@ export async function retagOrders(
     } catch (error) {
       untagged++;
       deps.logger.warn(
-        { shop, sourceOrderId, err: { message: (error as Error).message } },
+        { shop, sourceOrderId, err: { message: errorText(error) } },
         "claim tags not applied again; the claim's next event tries again",
       );
     }
@@ -230,7 +231,7 @@ async function tagOrder(
       error instanceof ShopifyTokenError
     ) {
       deps.logger.warn(
-        { shop: shopDomain, err: { message: error.message } },
+        { shop: shopDomain, err: { message: errorText(error) } },
         "claim tag not applied",
       );
       return fail(error.message.slice(0, 300));

@@ -2,6 +2,7 @@ import { DelayedError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { SnapshotStore } from "../ingest/snapshot-store.ts";
 import { type DigestWording, type FailureDigest, lineLevel } from "../lib/failure-digest.ts";
+import { errorText } from "../lib/redact.ts";
 import {
   ProviderAuthError,
   type ProviderClient,
@@ -828,7 +829,7 @@ function classify(error: unknown): Terminal | null {
 
 function describe(error: unknown): { name: string; message: string } {
   return error instanceof Error
-    ? { name: error.name, message: error.message }
+    ? { name: error.name, message: errorText(error) }
     : { name: "Error", message: String(error) };
 }
 

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { errorText } from "../lib/redact.ts";
 import { type SecretBox, sealedFor } from "../lib/secret-box.ts";
 import {
   bodyDigest,
@@ -91,7 +92,7 @@ export class ProviderEventIngest {
         out.push({ account, shops, secret: secrets.open(sealed, context) });
       } catch (error) {
         logger.warn(
-          { storeId, clientId: account.clientId, err: { message: (error as Error).message } },
+          { storeId, clientId: account.clientId, err: { message: errorText(error) } },
           "a provider webhook secret cannot be opened; its account's deliveries are refused",
         );
       }

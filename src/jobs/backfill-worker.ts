@@ -5,6 +5,7 @@ import {
   type BackfillResult,
   createBackfillProcessor,
 } from "../backfill/index.ts";
+import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
@@ -55,7 +56,7 @@ export function startBackfillWorker(
     },
   );
   onQueueErrors(worker, (error) =>
-    ctx.logger.error({ err: { message: error.message } }, "backfill worker error"),
+    ctx.logger.error({ err: { message: errorText(error) } }, "backfill worker error"),
   );
   return {
     worker,

@@ -4,6 +4,7 @@ import {
   type ProviderEventProcessorDeps,
 } from "../engine/provider-event-processor.ts";
 import { withLock } from "../lib/lock.ts";
+import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
@@ -67,14 +68,14 @@ export async function startProviderEventWorker(
     concurrency: options.concurrency ?? 4,
   });
   onQueueErrors(worker, (error) =>
-    logger.error({ err: { message: error.message } }, "provider event worker error"),
+    logger.error({ err: { message: errorText(error) } }, "provider event worker error"),
   );
   worker.on("failed", (job, error) =>
     logger.warn(
       {
         eventRowId: job?.data.eventRowId,
         attempts: job?.attemptsMade,
-        err: { message: error.message },
+        err: { message: errorText(error) },
       },
       "provider event not processed; retried with backoff",
     ),
@@ -83,7 +84,7 @@ export async function startProviderEventWorker(
   try {
     for (const id of await ctx.events.unprocessed(REQUEUE_AT_START)) await queue.requeue(id);
   } catch (error) {
-    logger.warn({ err: { message: (error as Error).message } }, "unprocessed events not requeued");
+    logger.warn({ err: { message: errorText(error) } }, "unprocessed events not requeued");
   }
   return {
     worker,

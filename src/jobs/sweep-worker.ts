@@ -9,6 +9,7 @@ import {
 } from "../backfill/index.ts";
 import { retagOrders } from "../engine/provider-event-processor.ts";
 import type { ClaimRepository } from "../features/claims/repository.ts";
+import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import {
@@ -63,6 +64,7 @@ const RESCHEDULE_EVERY_MS = 60_000;
 export async function startSweepWorker(
   // The dead-letter queue's deps too: the admin API's bulk retries run here.
   ctx: SweepWorkerDeps & DeadLetterOpsDeps,
+  options: { rescheduleEveryMs?: number } = {},
 ): Promise<SweepWorkerHandle> {
   const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, ctx.reconcileIntervalMs);
   await scheduler.scheduleAll(ctx.shops);
@@ -129,16 +131,33 @@ export async function startSweepWorker(
     },
   );
   onQueueErrors(worker, (error) =>
-    ctx.logger.error({ err: { message: error.message } }, "sweep worker error"),
+    ctx.logger.error({ err: { message: errorText(error) } }, "sweep worker error"),
   );
+  // A refresh that fails (the database or Redis away) is said once, with its cause, and once
+  // more when one succeeds again; the attempts between are at debug. The outage's own lines name
+  // the setting and the fix.
+  let failingSince: number | undefined;
   const refresh = setInterval(() => {
-    scheduler.scheduleAll(ctx.shops).catch((error: unknown) => {
-      ctx.logger.warn(
-        { err: { message: (error as Error).message } },
-        "sweep schedulers not refreshed",
-      );
-    });
-  }, RESCHEDULE_EVERY_MS);
+    scheduler.scheduleAll(ctx.shops).then(
+      () => {
+        if (failingSince === undefined) return;
+        ctx.logger.info(
+          `sweep schedulers refreshed again after ${Math.round((Date.now() - failingSince) / 1000)} s`,
+        );
+        failingSince = undefined;
+      },
+      (error: unknown) => {
+        const first = failingSince === undefined;
+        failingSince ??= Date.now();
+        ctx.logger[first ? "warn" : "debug"](
+          { err: { message: errorText(error) } },
+          first
+            ? "sweep schedulers not refreshed: shops installed or uninstalled meanwhile get or lose their sweep once a refresh succeeds (tried every minute)"
+            : "sweep schedulers not refreshed",
+        );
+      },
+    );
+  }, options.rescheduleEveryMs ?? RESCHEDULE_EVERY_MS);
   refresh.unref();
   return {
     worker,

@@ -7,6 +7,7 @@ import {
   type SyncProcessorDeps,
 } from "../engine/sync-processor.ts";
 import { FailureDigest } from "../lib/failure-digest.ts";
+import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { CONNECTOR } from "../lib/tracing.ts";
@@ -187,7 +188,7 @@ export function startShardWorkers(
       maxStalledCount: 10,
     });
     onQueueErrors(worker, (error) =>
-      logger.error({ err: { message: error.message }, queue: name }, "sync worker error"),
+      logger.error({ err: { message: errorText(error) }, queue: name }, "sync worker error"),
     );
     workers.set(name, worker);
   }
@@ -253,7 +254,7 @@ export function startShardWorkers(
   const guardedRefresh = () => {
     refreshing = refreshing.then(refresh).catch((error: unknown) => {
       logger.warn(
-        { err: { message: error instanceof Error ? error.message : String(error) } },
+        { err: { message: errorText(error) } },
         "sync worker could not read the shard layouts; retrying",
       );
     });
@@ -268,7 +269,7 @@ export function startShardWorkers(
       } catch (error) {
         if (closed) return;
         logger.warn(
-          { err: { message: error instanceof Error ? error.message : String(error) } },
+          { err: { message: errorText(error) } },
           "sync worker waits for Redis to read the shard layouts",
         );
         await new Promise((resolve) => setTimeout(resolve, Math.min(refreshMs, 1_000)));

@@ -1,4 +1,5 @@
 import { type Logger, pino } from "pino";
+import { withoutQueryValues } from "./redact.ts";
 import { traceFields } from "./tracing.ts";
 
 /**
@@ -48,6 +49,8 @@ const CENSOR = "[redacted]";
  * a sensitive key are returned as they are, so the common line costs one walk and no copy.
  */
 export function redactDeep(value: unknown, depth = 0): unknown {
+  // A failed query's message quotes its values (customer data, sealed secrets): left out.
+  if (typeof value === "string") return withoutQueryValues(value);
   if (value === null || typeof value !== "object" || depth > 32) return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
@@ -79,6 +82,17 @@ export function createLogger(level = "info", destination?: pino.DestinationStrea
       base: undefined,
       // Inside a span (tracing on): its trace_id and span_id, so a line finds its trace.
       mixin: traceFields,
+      // The message too (`redactDeep` sees the logged object only): a line built from an error's
+      // words may quote a failed query's values.
+      hooks: {
+        logMethod(args, method) {
+          for (let i = 0; i < args.length; i++) {
+            const arg = args[i];
+            if (typeof arg === "string") (args as unknown[])[i] = withoutQueryValues(arg);
+          }
+          return method.apply(this, args);
+        },
+      },
       formatters: {
         level: (label) => ({ level: label }),
         log: (object) => redactDeep(object) as Record<string, unknown>,

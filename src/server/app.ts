@@ -11,6 +11,7 @@ import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { FailureDigest } from "../lib/failure-digest.ts";
 import { errorResponse } from "../lib/http-errors.ts";
+import { errorText } from "../lib/redact.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ConnectorMetrics } from "../metrics/index.ts";
 import { metricsRoute } from "../metrics/index.ts";
@@ -117,7 +118,7 @@ export function createWebApp(
   app.onError((error, c) => {
     // Middleware refusals (bearer auth, body limits) carry their own response.
     if (error instanceof HTTPException) return error.getResponse();
-    ctx.logger.error({ err: { message: error.message, name: error.name } }, "unhandled error");
+    ctx.logger.error({ err: { message: errorText(error), name: error.name } }, "unhandled error");
     return errorResponse(c, 500, "internal_error", "something went wrong; the error was logged");
   });
   app.notFound((c) =>
@@ -151,10 +152,12 @@ export function createWebApp(
     } catch {
       checks.redis = false;
     }
+    // Named by the database in use: DATABASE_URL's Postgres, else the SQLite file.
+    const database = ctx.config.env.DATABASE_URL ? "postgres" : "sqlite";
     try {
-      checks.sqlite = await ctx.shops.reachable();
+      checks[database] = await ctx.shops.reachable();
     } catch {
-      checks.sqlite = false;
+      checks[database] = false;
     }
     const ready = Object.values(checks).every(Boolean);
     return c.json({ ready, checks }, ready ? 200 : 503);
@@ -230,7 +233,7 @@ export function createWebApp(
           return { ok: true, shop: record };
         } catch (error) {
           log.warn(
-            { err: { message: (error as Error).message } },
+            { err: { message: errorText(error) } },
             "token exchange refused: the shop stays without a token",
           );
           return {

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
+import { errorText } from "../lib/redact.ts";
 import { webhookBodyLimit } from "./webhook-body-limit.ts";
 import { INGEST_DEADLINE_MS } from "./webhook-route.ts";
 
@@ -49,7 +50,7 @@ export function providerWebhookRoutes(deps: ProviderWebhookRouteDeps) {
     } catch (error) {
       deps.onOutcome?.("unavailable");
       deps.logger.error(
-        { err: { message: (error as Error).message } },
+        { err: { message: errorText(error) } },
         "could not make the provider event durable; answering 503",
       );
       c.header("Retry-After", "5");

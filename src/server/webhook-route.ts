@@ -4,6 +4,7 @@ import { LIFECYCLE_WINDOW_MS, type WebhookIngest } from "../ingest/webhook-inges
 import { withDeadline } from "../lib/deadline.ts";
 import { type FailureCause, type FailureDigest, lineLevel } from "../lib/failure-digest.ts";
 import { errorResponse } from "../lib/http-errors.ts";
+import { errorText } from "../lib/redact.ts";
 import { annotate, CONNECTOR, inSpan, inSpanSync } from "../lib/tracing.ts";
 import {
   isTopic,
@@ -196,7 +197,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         ]);
       }
       deps.onOutcome?.(topic, "unavailable");
-      const message = (error as Error).message;
+      const message = errorText(error);
       // One line when webhooks start being refused (Redis away); the next ones are counted.
       log()[lineLevel(deps.failures, REFUSED, message)](
         { err: { message } },

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { ProviderClients } from "../engine/provider-clients.ts";
 import type { RegistrationReader } from "../features/registrations/index.ts";
+import { errorText } from "../lib/redact.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { SecretBox } from "../lib/secret-box.ts";
 import { sealedFor } from "../lib/secret-box.ts";
@@ -318,7 +319,7 @@ export class SettingsService {
       };
     } catch (error) {
       this.#ctx.logger.warn(
-        { shop: shop.shop, err: { message: (error as Error).message } },
+        { shop: shop.shop, err: { message: errorText(error) } },
         "settings: could not read products and locations",
       );
       return {

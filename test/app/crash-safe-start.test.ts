@@ -19,6 +19,7 @@ import { QUEUE, queueOptions } from "../../src/queue/names.ts";
 import { collectOutput } from "../helpers/child-output.ts";
 import { bareMachine } from "../helpers/no-toolchain.ts";
 import { freePortPair } from "../helpers/ports.ts";
+import { descendantsOf } from "../helpers/processes.ts";
 
 /**
  * `npm start` as an operator meets it on a real machine: killed with `kill -9`, its terminal
@@ -275,6 +276,24 @@ describe("npm start, stopped", () => {
     for (const file of ["connector.pid", "provider-sandbox.json", "redis/redis.url"]) {
       expect(existsSync(join(m.data, file)), file).toBe(false);
     }
+  }, 120_000);
+
+  it("SIGTERM to npm alone (`kill NPM_PID`, as a supervisor that signals its main process does): the connector shuts down and npm exits, nothing left", async () => {
+    const m = machine();
+    const start = await npmStart(m);
+    const below = descendantsOf(start.child.pid as number).map((p) => p.pid);
+    expect(below).toContain(start.pid);
+    const [redis] = redisServersOn(m.data);
+
+    start.child.kill("SIGTERM");
+    // npm passes the signal to its script's process; a shell in between would die of it and
+    // leave the wrapper and the connector running, reparented to init.
+    await until(() => !alive(start.pid), 20_000, start.out);
+    expect(await start.exited).toBe(0);
+    expect(start.out()).toMatch(/"signal":"SIGTERM".*"msg":"shutting down"/);
+    expect(below.filter(alive)).toEqual([]);
+    expect(alive(redis as number)).toBe(false);
+    expect(existsSync(join(m.data, "connector.pid"))).toBe(false);
   }, 120_000);
 
   it("SIGHUP to the connector alone: exit code 0", async () => {

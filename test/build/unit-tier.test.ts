@@ -55,7 +55,7 @@ describe("the unit tier (npm run test:unit)", () => {
     expect(unitConfig.test?.globalSetup).toEqual(["test/helpers/leak-check.ts"]);
     const scripts = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts;
     expect(scripts["test:unit"]).toBe(
-      "node scripts/with-node.mjs vitest run --config vitest.unit.config.ts",
+      "exec node scripts/with-node.mjs vitest run --config vitest.unit.config.ts",
     );
   });
 

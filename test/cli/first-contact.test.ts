@@ -1,8 +1,16 @@
-import { writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createConnector } from "../../src/app/connector.ts";
+import { composeWebApp } from "../../src/app/web.ts";
 import { formatTable, printable } from "../../src/cli/table.ts";
+import { parseEnv } from "../../src/config/env.ts";
+import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { runCli } from "../helpers/cli.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
@@ -47,6 +55,68 @@ describe("webhook send to a shop that is not installed", () => {
     expect(ok.stdout.trim()).toBe('200 {"ok":true,"outcome":"queued"}');
     expect(ok.code).toBe(0);
     expect(ok.stderr).toBe("");
+  });
+});
+
+describe("webhook send of a webhook the receiver refuses", () => {
+  it("names the cause and the fix: a signature of another secret (401), a receiver that cannot store it (503)", async () => {
+    const file = join(p.ctx.config.env.DATABASE_PATH, "..", "refused-order.json");
+    writeFileSync(file, JSON.stringify(standInOrder(2, "2026-10-01T12:00:00Z").payload));
+    const args = ["webhook", "send", "--topic", "orders/create", "--file", file];
+    args.push("--shop", TEST_SHOP);
+    // Before, each printed the receiver's answer and nothing else: `401 {"error":…}`, exit 1.
+    const signed = await runCli(p.ctx, [...args, "--url", receiver], {
+      SHOPIFY_API_SECRET: "another-app-secret",
+    });
+    expect(signed.stdout.trim()).toMatch(/^401 \{"error":\{"code":"invalid_hmac"/);
+    expect(signed.code).toBe(1);
+    expect(signed.stderr.trim()).toBe(
+      `connector: the receiver at ${receiver} refused the webhook's signature (401 invalid_hmac): this command signs with SHOPIFY_API_SECRET; set it to the app secret the receiver uses`,
+    );
+
+    // A receiver of its own, whose Redis stops.
+    const redis = await startRedisServer();
+    const dir = mkdtempSync(join(tmpdir(), "first-contact-503-"));
+    const ctx = createConnector({
+      config: resolveRuntimeConfig(
+        parseEnv({
+          DATABASE_PATH: join(dir, "c.sqlite"),
+          SHOPIFY_API_SECRET: p.ctx.config.shopifyApiSecret,
+          LOG_LEVEL: "silent",
+        }),
+      ),
+      logger: createLogger("silent"),
+      redis: redis.url,
+      prefix: `t-${randomUUID()}`,
+      providerDefaults: {
+        baseUrl: "http://127.0.0.1:9/v1",
+        authUrl: "http://127.0.0.1:9",
+        audience: "a",
+      },
+    });
+    const web = composeWebApp(ctx);
+    let own: ServerType | undefined;
+    try {
+      await ctx.ready();
+      await ctx.shops.upsertShop(TEST_SHOP, { storeId: 1001, providerClientId: "c" });
+      const url = await new Promise<string>((resolve) => {
+        own = serve({ fetch: web.app.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+          resolve(`http://127.0.0.1:${info.port}/webhooks/shopify`),
+        );
+      });
+      await redis.stop("SIGKILL");
+      const stored = await runCli(p.ctx, [...args, "--url", url]);
+      expect(stored.stdout.trim()).toMatch(/^503 \{"error":\{"code":"unavailable"/);
+      expect(stored.code).toBe(1);
+      expect(stored.stderr.trim()).toBe(
+        `connector: the receiver at ${url} could not store the webhook (503 unavailable): its Redis or database is away (its /readyz and \`npx connector status\` say which); Shopify sends a webhook answered 503 again, so send it again once it is back`,
+      );
+    } finally {
+      await new Promise<void>((done) => (own ? own.close(() => done()) : done()));
+      await web.close().catch(() => {});
+      await ctx.close().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

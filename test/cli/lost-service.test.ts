@@ -9,7 +9,7 @@ import { withStore } from "../../src/cli/shops-command.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { ServiceLostError } from "../../src/lib/outage.ts";
-import { startRedisServer } from "../../src/lib/redis-server.ts";
+import { freePort, startRedisServer } from "../../src/lib/redis-server.ts";
 import { cliEntry } from "../helpers/cli.ts";
 import { type PostgresHandle, startPostgres } from "../helpers/postgres.ts";
 import { freezeTree, listProcesses, thawTree } from "../helpers/processes.ts";
@@ -191,6 +191,35 @@ describe("the CLI when Redis is stopped before the command starts", () => {
       `REDIS_URL ${redis.url} is unreachable (it accepted the connection and gave no answer within 5 s): start Redis or check REDIS_URL`,
     );
   });
+});
+
+describe("the CLI when Postgres is down before the command starts", () => {
+  // `status` opens withContext (the commands that use Redis too), `shops list` withStore (the
+  // database alone).
+  it.each(["status", "shops list"])(
+    "`connector %s` names DATABASE_URL, the cause and the fix, exit 2",
+    async (command) => {
+      // A stopped Postgres: nothing listens on its port (ECONNREFUSED). Before, the commands that
+      // use Redis too said "nothing answers at 127.0.0.1:PORT (is the connector running? check
+      // REDIS_URL and APP_URL, or the command's --url)", exit 1.
+      const redis = await privateRedis();
+      const where = `postgres://127.0.0.1:${await freePort()}/connector`;
+      const started = Date.now();
+      const result = await run(command.split(" "), {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        REDIS_URL: redis.url,
+        DATABASE_URL: where.replace("//", "//connector@"),
+      });
+      expect(Date.now() - started).toBeLessThan(GENEROUS_MS);
+      expect(result.stderr.trim()).toMatch(
+        new RegExp(
+          `^DATABASE_URL ${where} is unreachable \\(ECONNREFUSED\\) after \\d+ s: start Postgres or point DATABASE_URL at it$`,
+        ),
+      );
+      expect(result.code).toBe(2);
+    },
+  );
 });
 
 describe("a command whose Postgres stops answering after it connected", () => {

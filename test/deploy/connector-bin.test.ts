@@ -1,9 +1,10 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -11,7 +12,9 @@ import {
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { collectOutput } from "../helpers/child-output.ts";
 import { enginesMinimum, oldNode } from "../helpers/old-node.ts";
+import { descendantsOf } from "../helpers/processes.ts";
 
 /**
  * `npx connector …` as a newcomer runs it, on a machine whose Node is too old (Debian's 20) and
@@ -36,6 +39,16 @@ const cachedBin = join(
 mkdirSync(cachedBin, { recursive: true });
 symlinkSync(process.execPath, join(cachedBin, "node"));
 const npmCache = join(dir, "npm-cache");
+
+/** Whether a process runs (not exited, not a zombie waiting for its parent). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}
 
 function npx(args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -82,6 +95,35 @@ describe("npx connector", () => {
     expect(warm.stderr).toBe(`connector: using Node ${process.versions.node} from ${cachedHome}\n`);
     expect(statSync(bundle).mtimeMs).toBe(built);
   }, 150_000);
+
+  it("under an old Node, passes a SIGTERM sent to it alone to the command it runs under the new one", async () => {
+    // `kill PID` of the process an operator sees for `connector sandbox`: before, it ended that
+    // process (blocked in spawnSync) and left the sandbox running under init.
+    const outer = spawn(OLD_NODE, [join(ROOT, "bin", "connector.js"), "sandbox", "--port", "0"], {
+      cwd: ROOT,
+      env: {
+        PATH: `${dirname(OLD_NODE)}${delimiter}${process.env.PATH ?? ""}`,
+        HOME: process.env.HOME ?? dir,
+        CONNECTOR_NODE_CACHE: cache,
+        DATABASE_PATH: join(dir, "cli.sqlite"),
+        LOG_LEVEL: "silent",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const { out, exited } = collectOutput(outer);
+    const inner: number[] = [];
+    try {
+      await expect.poll(out, { timeout: 60_000 }).toContain("provider sandbox running");
+      inner.push(...descendantsOf(outer.pid as number).map((p) => p.pid));
+      expect(inner.length).toBeGreaterThan(0);
+      outer.kill("SIGTERM");
+      await exited;
+      await expect.poll(() => inner.filter(running), { timeout: 20_000 }).toEqual([]);
+    } finally {
+      for (const pid of [outer.pid as number, ...inner].filter(running))
+        process.kill(pid, "SIGKILL");
+    }
+  }, 90_000);
 
   it("in an install without scripts/ (the image), stops an old Node with one line naming engines' minimum", () => {
     const install = join(dir, "image");

@@ -28,7 +28,21 @@ describe("a Postgres outage", () => {
     expect((await p.send("orders/create", order(6_100_001))).status).toBe(200);
     await p.drain();
 
+    const ready = async () => {
+      const res = await p.web.app.request("/readyz");
+      return { status: res.status, body: await res.json() };
+    };
+    // The check names the database in use (it said "sqlite" on Postgres too).
+    expect(await ready()).toEqual({
+      status: 200,
+      body: { ready: true, checks: { redis: true, postgres: true } },
+    });
+
     await postgres.kill();
+    expect(await ready()).toEqual({
+      status: 503,
+      body: { ready: false, checks: { redis: true, postgres: false } },
+    });
     // The receiver keeps answering from Redis (the shop's status is cached); the jobs fail on
     // the database and are retried.
     for (const id of [6_100_002, 6_100_003, 6_100_004]) {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RestOrder } from "@connector/shopify-standin";
 import type { JobType } from "bullmq";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
@@ -26,6 +27,7 @@ import {
   type InstallHarness,
   startInstallHarness,
 } from "../helpers/install-harness.ts";
+import { startPostgres } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -652,6 +654,87 @@ describe("the provider's webhooks: size", () => {
     expect(await res.json()).toMatchObject({ error: { code: "payload_too_large" } });
     expect(await ctx.providerEvents.unprocessed(10)).toEqual([]);
   });
+});
+
+describe("the provider's webhooks while Postgres takes no writes", () => {
+  it("answer 503 and log the failure without the event's body (customer data)", async () => {
+    // A Postgres that reads but takes no write, as a primary demoted in a failover answers
+    // until the connector reaches the new one: the event's insert fails. drizzle's error says
+    // "Failed query: insert into provider_events … params: <every value>", the body among them,
+    // and that message was logged whole.
+    const postgres = await startPostgres();
+    const url = await postgres.createDatabase("provider_events_read_only");
+    const redis = await startRedisServer();
+    const captured = captureLogs("provider-events-read-only");
+    const env = parseEnv({ DATABASE_URL: url, SHOPIFY_API_SECRET: "s", LOG_LEVEL: "info" });
+    const baseUrl = "http://127.0.0.1:9/v1";
+    const ctx = createConnector({
+      config: resolveRuntimeConfig(env),
+      logger: createLogger("info", captured.destination),
+      redis: redis.url,
+      prefix: `t-${randomUUID()}`,
+      providerDefaults: { baseUrl, authUrl: "http://127.0.0.1:9", audience: "a" },
+    });
+    const web = composeWebApp(ctx);
+    cleanups.push(async () => {
+      await web.close().catch(() => {});
+      await ctx.close().catch(() => {});
+      await redis.stop();
+      await postgres.stop();
+      captured.remove();
+    });
+    await ctx.ready();
+    await ctx.shops.upsertShop(SHOP, { storeId: 1001, providerClientId: "client-1" });
+    const account = { providerBaseUrl: baseUrl, clientId: "client-1" };
+    await ctx.webhookSecrets.set(
+      account,
+      ctx.secrets.seal(WEBHOOK_SECRET, sealedFor.providerWebhookSecret(baseUrl, "client-1")),
+    );
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const database = new URL(url).pathname.slice(1);
+    await admin.query(`ALTER DATABASE "${database}" SET default_transaction_read_only = on`);
+    // The connector's connections take the setting when they connect again.
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+      [database],
+    );
+    await admin.end();
+
+    const email = "private.person@example.com";
+    const body = JSON.stringify({
+      storeId: 1001,
+      registrationId: "r1",
+      customerEmail: email,
+      customerName: "Private Person",
+    });
+    const post = () =>
+      web.app.request("/webhooks/provider", {
+        method: "POST",
+        headers: {
+          "x-webhook-id": "e-read-only",
+          "x-webhook-topic": "registration/created",
+          "x-store-id": "1001",
+          "x-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+          "x-webhook-signature": signProviderBody(WEBHOOK_SECRET, body),
+        },
+        body,
+      });
+    // A connection the server ended may fail one request first; the insert is what is waited for
+    // (its line said "insert into" before, and says the database's words now).
+    await expect
+      .poll(async () => {
+        await post();
+        return /insert into|read-only transaction/.test(captured.read());
+      })
+      .toBe(true);
+    const lines = captured.read();
+    expect(lines).not.toContain(email);
+    expect(lines).toMatch(
+      /"message":"cannot execute INSERT in a read-only transaction"[^}]*\},"msg":"could not make the provider event durable; answering 503"/,
+    );
+    expect(lines).not.toContain("Private Person");
+  }, 60_000);
 });
 
 describe("the provider's webhooks while Redis is down", () => {

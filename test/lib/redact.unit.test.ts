@@ -1,5 +1,7 @@
+import { DrizzleQueryError } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { redactedUrl } from "../../src/lib/redact.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { errorText, redactedUrl } from "../../src/lib/redact.ts";
 import { scanLogs } from "../helpers/log-scan.ts";
 
 describe("redactedUrl", () => {
@@ -19,5 +21,38 @@ describe("redactedUrl", () => {
     // "DATABASE_URL postgres://connector@127.0.0.1:… is unreachable" line.
     const line = `DATABASE_URL ${redactedUrl("postgres://connector@127.0.0.1:5432/postgres")} is unreachable`;
     expect(scanLogs([{ source: "worker", text: line }], [])).toEqual([]);
+  });
+});
+
+describe("a failed query in a log line", () => {
+  // drizzle's error for a query that failed quotes every value it sent: a provider event's
+  // body (customer data), a sealed secret.
+  const failed = () =>
+    new DrizzleQueryError(
+      'insert into "provider_events" ("payload") values ($1)',
+      ['{"customerEmail":"private.person@example.com"}'],
+      new Error("cannot execute INSERT in a read-only transaction"),
+    );
+
+  it("is said by the database's own words, never the query's values", () => {
+    expect(errorText(failed())).toBe("cannot execute INSERT in a read-only transaction");
+    expect(errorText(new Error("plain"))).toBe("plain");
+    expect(errorText("text")).toBe("text");
+  });
+
+  it("loses its values in every line, wherever its message was put", () => {
+    const lines: string[] = [];
+    const logger = createLogger("info", {
+      write: (line: string) => {
+        lines.push(line);
+      },
+    });
+    const { message } = failed();
+    logger.warn({ err: { message }, nested: [{ detail: message }] }, `store failed: ${message}`);
+    const [line] = lines;
+    expect(line).not.toContain("private.person@example.com");
+    expect(line).toContain(
+      'Failed query: insert into \\"provider_events\\" (\\"payload\\") values ($1) (its values left out)',
+    );
   });
 });

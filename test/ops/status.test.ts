@@ -73,6 +73,10 @@ describe("status", { timeout: 120_000 }, () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("budget: 4/100 used in the last 60s, 96 left");
     expect(text.stdout).toContain("provider-validation");
+    // One column per count, whatever the queue's name (product-import, provider-events).
+    const queueLines = text.stdout.split("\n").filter((line) => / waiting \d+, active /.test(line));
+    expect(queueLines.map((line) => line.split(" ")[2])).toContain("provider-events");
+    expect(new Set(queueLines.map((line) => line.indexOf(" waiting ")))).toHaveProperty("size", 1);
     expect(text.stdout).toMatch(/#\d+ lifecycle-shop\.myshopify\.com running: 250\/1000 \(25%\)/);
   });
 

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { hasScope, TAG_SCOPE } from "../../engine/provider-event-processor.ts";
+import { errorText } from "../../lib/redact.ts";
 import { type SecretBox, sealedFor } from "../../lib/secret-box.ts";
 import type {
   ProviderAccount,
@@ -196,7 +197,7 @@ export class ClaimsSettings {
         .retag(shop.shop)
         .catch((error: Error) =>
           this.deps.logger.warn(
-            { shop: shop.shop, err: { message: error.message } },
+            { shop: shop.shop, err: { message: errorText(error) } },
             "claims' order tags not queued to be applied again; each claim's next event tries again",
           ),
         );
@@ -213,7 +214,7 @@ export class ClaimsSettings {
       return data.currentAppInstallation.accessScopes.map((s) => s.handle).join(",");
     } catch (error) {
       this.deps.logger.warn(
-        { shop: shop.shop, err: { message: (error as Error).message } },
+        { shop: shop.shop, err: { message: errorText(error) } },
         "could not read the app's granted scopes from Shopify",
       );
       return null;

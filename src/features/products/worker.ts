@@ -1,5 +1,6 @@
 import { Worker } from "bullmq";
 import { tracedJob } from "../../jobs/traced-job.ts";
+import { errorText } from "../../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../../lib/redis-keys.ts";
 import { onQueueErrors } from "../../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
@@ -30,7 +31,7 @@ export function startProductImportWorker(ctx: ProductImportWorkerDeps) {
     },
   );
   onQueueErrors(worker, (error) =>
-    ctx.logger.error({ err: { message: error.message } }, "product import worker error"),
+    ctx.logger.error({ err: { message: errorText(error) } }, "product import worker error"),
   );
   return {
     worker,

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { errorResponse } from "../../lib/http-errors.ts";
+import { errorText } from "../../lib/redact.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 import { AdminSessions } from "./admin-sessions.ts";
 import { adminAuth, loginHandlers } from "./auth.ts";
@@ -30,7 +31,7 @@ export function createAdminApp(deps: AdminDeps): Hono {
   const admin = new Hono();
   admin.onError((error, c) => {
     deps.ctx.logger.error(
-      { component: "admin", err: { message: error.message, name: error.name } },
+      { component: "admin", err: { message: errorText(error), name: error.name } },
       "admin request failed",
     );
     return errorResponse(c, 500, "internal_error", "something went wrong; the error was logged");

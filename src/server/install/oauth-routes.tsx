@@ -8,6 +8,7 @@ import {
 import { type Context, Hono } from "hono";
 import { NONCE, type SecureHeadersVariables, secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
+import { errorText } from "../../lib/redact.ts";
 import type { Shopify } from "../../shopify/api.ts";
 import type { OAuthStateStore } from "../../shopify/install/index.ts";
 import type { ShopRepository } from "../../store/index.ts";
@@ -220,7 +221,7 @@ export function oauthRoutes(deps: OAuthRouteDeps) {
           "This browser did not start this install (its state cookie is missing or different). Start the install again from your Shopify admin.",
         );
       }
-      log.error({ err: { message: (error as Error).message } }, "token exchange failed");
+      log.error({ err: { message: errorText(error) } }, "token exchange failed");
       return refuse(
         c,
         502,

@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { registrationRoutes } from "../../features/registrations/routes.tsx";
+import { errorText } from "../../lib/redact.ts";
 import type { Catalog } from "../../settings/index.ts";
 import { embeddedUrl } from "../install/embedded.ts";
 import { MessagePage } from "./pages/message-page.tsx";
@@ -37,7 +38,7 @@ export function settingsRoutes(deps: SettingsRouteDeps) {
         403,
       );
     }
-    deps.logger.error({ err: { message: error.message } }, "settings page failed");
+    deps.logger.error({ err: { message: errorText(error) } }, "settings page failed");
     return c.html("<!doctype html><p>Something went wrong; the error was logged.</p>", 500);
   });
 

@@ -1,5 +1,6 @@
 import type { Session } from "@shopify/shopify-api";
 import type { Logger } from "pino";
+import { errorText } from "../../lib/redact.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import type { ShopRecord, ShopRepository } from "../../store/index.ts";
 import { SUBSCRIBED_TOPICS } from "../topics.ts";
@@ -87,7 +88,7 @@ export class ShopInstaller {
       const { data } = await graphql.request<{ shop: { currencyCode: string } }>(SHOP_CURRENCY);
       await shops.updateSettings(shop, { shopCurrency: data.shop.currencyCode });
     } catch (error) {
-      log.warn({ err: { message: (error as Error).message } }, "could not read the shop currency");
+      log.warn({ err: { message: errorText(error) } }, "could not read the shop currency");
     }
     try {
       const check = await ensureWebhookSubscriptions(graphql, {
@@ -107,7 +108,7 @@ export class ShopInstaller {
         subscriptionsError: (error as Error).message.slice(0, 300),
       });
       log.error(
-        { err: { message: (error as Error).message } },
+        { err: { message: errorText(error) } },
         "could not create the webhook subscriptions; the next check retries",
       );
     }
@@ -165,7 +166,7 @@ export class ShopInstaller {
         if (report) reports.push(report);
       } catch (error) {
         this.#d.logger.error(
-          { shop: shop.shop, err: { message: (error as Error).message } },
+          { shop: shop.shop, err: { message: errorText(error) } },
           "webhook subscription check failed",
         );
       }
