@@ -15,12 +15,12 @@ import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
-import { type SweepWorkerHandle, startSweepWorker } from "../../src/jobs/sweep-worker.ts";
 import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { LINGERING_CLOSE } from "../../src/lib/lingering-close.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import type { WebApp } from "../../src/server/app.ts";
+import { type MaintenanceWorker, maintenanceWorker } from "./maintenance-worker.ts";
 import { service } from "./services.ts";
 
 export const APP_KEY = "install-test-api-key";
@@ -72,7 +72,7 @@ export interface InstallHarness {
    * Starts the worker role's maintenance worker (sweeps, bulk retries, what waited for a shop's
    * token once it reconnects); the harness closes it unless the test did.
    */
-  maintenanceWorker(): Promise<{ handle: SweepWorkerHandle; close(): Promise<void> }>;
+  maintenanceWorker(): Promise<MaintenanceWorker>;
   /** install → authorize → callback; returns the callback's response and the jar. */
   install(shop: string): Promise<{ callback: Response; jar: CookieJar }>;
   /**
@@ -227,17 +227,7 @@ export async function startInstallHarness(
     get,
     postForm,
     authorize,
-    async maintenanceWorker() {
-      const handle = await startSweepWorker(ctx);
-      let closed = false;
-      const close = async () => {
-        if (closed) return;
-        closed = true;
-        await handle.close();
-      };
-      maintenance.push(close);
-      return { handle, close };
-    },
+    maintenanceWorker: () => maintenanceWorker(ctx, (close) => maintenance.push(close)),
     async install(shop) {
       const jar = new CookieJar();
       const begin = await get(`/shopify/install?shop=${shop}`, jar);

@@ -6,7 +6,7 @@ import type { RestOrder } from "@connector/shopify-standin";
 import type { JobType } from "bullmq";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConnector } from "../../src/app/connector.ts";
+import { type Connector, createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
@@ -190,6 +190,16 @@ async function taggedOpenAfterAll() {
   await expect
     .poll(async () => (await claimsOf())[0])
     .toMatchObject({ taggedStatus: "open", tagError: null });
+}
+
+/** The shop on store 1001 of client-1 at `baseUrl`, with the provider's webhook secret stored. */
+async function shopWithWebhookSecret(ctx: Connector, baseUrl: string) {
+  await ctx.ready();
+  await ctx.shops.upsertShop(SHOP, { storeId: 1001, providerClientId: "client-1" });
+  await ctx.webhookSecrets.set(
+    { providerBaseUrl: baseUrl, clientId: "client-1" },
+    ctx.secrets.seal(WEBHOOK_SECRET, sealedFor.providerWebhookSecret(baseUrl, "client-1")),
+  );
 }
 
 describe("the provider's events over HTTP, from the sandbox", () => {
@@ -683,13 +693,7 @@ describe("the provider's webhooks while Postgres takes no writes", () => {
       await postgres.stop();
       captured.remove();
     });
-    await ctx.ready();
-    await ctx.shops.upsertShop(SHOP, { storeId: 1001, providerClientId: "client-1" });
-    const account = { providerBaseUrl: baseUrl, clientId: "client-1" };
-    await ctx.webhookSecrets.set(
-      account,
-      ctx.secrets.seal(WEBHOOK_SECRET, sealedFor.providerWebhookSecret(baseUrl, "client-1")),
-    );
+    await shopWithWebhookSecret(ctx, baseUrl);
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     const database = new URL(url).pathname.slice(1);
@@ -762,13 +766,7 @@ describe("the provider's webhooks while Redis is down", () => {
       await back?.stop();
       rmSync(dir, { recursive: true, force: true });
     });
-    await ctx.ready();
-    await ctx.shops.upsertShop(SHOP, { storeId: 1001, providerClientId: "client-1" });
-    const account = { providerBaseUrl: baseUrl, clientId: "client-1" };
-    await ctx.webhookSecrets.set(
-      account,
-      ctx.secrets.seal(WEBHOOK_SECRET, sealedFor.providerWebhookSecret(baseUrl, "client-1")),
-    );
+    await shopWithWebhookSecret(ctx, baseUrl);
     const post = (id: string) => {
       const body = JSON.stringify({ storeId: 1001, claimId: id, status: "open" });
       return web.app.request("/webhooks/provider", {

@@ -1,7 +1,6 @@
 import { Queue, Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSweepProcessor } from "../../../src/backfill/index.ts";
-import { startSweepWorker } from "../../../src/jobs/sweep-worker.ts";
 import { duplicateConnection } from "../../../src/lib/redis-keys.ts";
 import {
   type BulkRetryCounts,
@@ -12,6 +11,7 @@ import type { DeadLetterData } from "../../../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
 import { deadLetterId } from "../../../src/queue/order-queues.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../../src/sync/source-order.ts";
+import { maintenanceWorker as startMaintenanceWorker } from "../../helpers/maintenance-worker.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 import { sourceOrder } from "../../helpers/source-order-factory.ts";
 
@@ -93,17 +93,8 @@ const ALL_RETRIED = {
 };
 
 /** The maintenance worker (the worker role's), closed after the test unless closed before. */
-async function maintenanceWorker(p: Pipeline) {
-  const handle = await startSweepWorker(p.ctx);
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await handle.close();
-  };
-  closers.push(close);
-  return { handle, close };
-}
+const maintenanceWorker = (p: Pipeline) =>
+  startMaintenanceWorker(p.ctx, (close) => closers.push(close));
 
 async function queuedSyncOrders(p: Pipeline): Promise<string[]> {
   const jobs = await p.ctx.queues.sync.getJobs(["prioritized", "waiting", "delayed"]);

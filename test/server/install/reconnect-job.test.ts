@@ -184,6 +184,27 @@ const logLines = () =>
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
+/** Runs a maintenance worker on the job until it has processed `n` entries, then stops it. */
+async function workerStoppedAfter(
+  harness: InstallHarness,
+  reconnects: ReturnType<typeof jobs>,
+  id: string,
+  n: number,
+) {
+  const worker = await harness.maintenanceWorker();
+  worker.handle.worker.on("progress", (_job, progress) => {
+    if ((progress as BulkRetryCounts).processed >= n) void worker.close();
+  });
+  await expect
+    .poll(
+      async () =>
+        !worker.handle.worker.isRunning() && ((await reconnects.view(id))?.processed ?? 0) >= n,
+      { timeout: 60_000 },
+    )
+    .toBe(true);
+  await worker.close();
+}
+
 describe("a shop reconnected after Shopify refused its token", () => {
   it("queues one job and answers at once; a worker resumes what waited, in two log lines", async () => {
     const { harness, reconnects, backfillId } = await pausedShop(ENTRIES);
@@ -254,19 +275,8 @@ describe("a shop reconnected after Shopify refused its token", () => {
     await openTheApp(harness);
     const [job] = await reconnects.reconnects();
     const id = job?.id ?? "";
-    const first = await harness.maintenanceWorker();
     // The worker stops (a deploy) right after the chunk that brings it to 80 entries.
-    first.handle.worker.on("progress", (_job, progress) => {
-      if ((progress as BulkRetryCounts).processed >= 80) void first.close();
-    });
-    await expect
-      .poll(
-        async () =>
-          !first.handle.worker.isRunning() && ((await reconnects.view(id))?.processed ?? 0) >= 80,
-        { timeout: 60_000 },
-      )
-      .toBe(true);
-    await first.close();
+    await workerStoppedAfter(harness, reconnects, id, 80);
     const between = await reconnects.view(id);
     expect(between).toMatchObject({ status: "queued", matched: ENTRIES, processed: 80 });
     expect(await waitingEntries(harness)).toBe(ENTRIES + 2 - 80);
@@ -312,18 +322,7 @@ describe("a shop reconnected after Shopify refused its token", () => {
     const [job] = await reconnects.reconnects();
     const id = job?.id ?? "";
     // The job starts (it resumes the backfill, reads the entries) and is stopped after a chunk.
-    const first = await harness.maintenanceWorker();
-    first.handle.worker.on("progress", (_job, progress) => {
-      if ((progress as BulkRetryCounts).processed >= 8) void first.close();
-    });
-    await expect
-      .poll(
-        async () =>
-          !first.handle.worker.isRunning() && ((await reconnects.view(id))?.processed ?? 0) >= 8,
-        { timeout: 60_000 },
-      )
-      .toBe(true);
-    await first.close();
+    await workerStoppedAfter(harness, reconnects, id, 8);
 
     // Shopify refuses the new token too: the backfill pauses again (its job ends, as the backfill
     // worker ends it), an order is dead-lettered after the job read its entries, and the merchant
