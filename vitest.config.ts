@@ -4,7 +4,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 /**
  * Files whose assertions are about the limiter's real clock (Redis TIME) over windows of one or
  * two seconds, or about how fast an answer reaches a sender: they run last, one at a time, with
- * nothing else competing for the CPU. Every other file runs three at a time at least (vitest's
+ * nothing else competing for the CPU. Every other file runs two at a time at least (vitest's
  * default on a two-core machine is one).
  */
 const TIMED = [
@@ -45,11 +45,9 @@ export default defineConfig({
           name: "suite",
           include: INCLUDE,
           exclude: [...EXCLUDE, ...TIMED],
-          // Three files at once on two cores: most files wait on the processes they start (a
-          // connector, a redis-server, Postgres), and with two at once the CPU sat a fifth idle.
-          // A file may then wait for the CPU: its own deadlines poll; these only stop a test
-          // that hangs.
-          maxWorkers: Math.max(3, availableParallelism()),
+          maxWorkers: Math.max(2, availableParallelism() - 1),
+          // Two files at once on two cores: a file that starts several processes may wait for
+          // the CPU. Its own deadlines poll; these only stop a test that hangs.
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
