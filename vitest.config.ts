@@ -1,6 +1,5 @@
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
-import { MOCKING_UNIT_TESTS, UNIT_TESTS } from "./vitest.unit.config.ts";
 
 /**
  * Files whose assertions are about the limiter's real clock (Redis TIME) over windows of one or
@@ -45,31 +44,13 @@ export default defineConfig({
         test: {
           name: "suite",
           include: INCLUDE,
-          // The unit files run in "unit" and "unit-mocking", below.
-          exclude: [...EXCLUDE, ...TIMED, ...UNIT_TESTS],
+          exclude: [...EXCLUDE, ...TIMED],
           maxWorkers: Math.max(2, availableParallelism() - 1),
           // Two files at once on two cores: a file that starts several processes may wait for
           // the CPU. Its own deadlines poll; these only stop a test that hangs.
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
-      },
-      {
-        extends: true,
-        test: {
-          // The unit files share one module graph per worker, as `npm run test:unit` runs them:
-          // loading the shared modules again for each of them cost a minute of CPU a run.
-          name: "unit",
-          include: UNIT_TESTS,
-          exclude: [...EXCLUDE, ...TIMED, ...MOCKING_UNIT_TESTS],
-          isolate: false,
-          maxWorkers: Math.max(2, availableParallelism() - 1),
-        },
-      },
-      {
-        extends: true,
-        // A file that replaces a module with `vi.mock` gets a module graph of its own.
-        test: { name: "unit-mocking", include: MOCKING_UNIT_TESTS, exclude: EXCLUDE },
       },
       {
         extends: true,
