@@ -145,12 +145,10 @@ export async function removeShopDeadLetters(
   shop: string,
 ): Promise<number> {
   let removed = 0;
-  const index = new DeadLetterIndex(retired.redis, retired.prefix);
-  // By id: nothing of the entries is read.
-  for (const id of await deadLetterIdsOf(queue, shop)) {
-    await index.forget([id]);
-    removed += await queue.remove(id);
-  }
+  // By id: nothing of the entries is read. Their rows go first, in one call, then the jobs.
+  const ids = await deadLetterIdsOf(queue, shop);
+  await new DeadLetterIndex(retired.redis, retired.prefix).forget(ids);
+  for (const id of ids) removed += await queue.remove(id);
   await forEachRetired(retired, shop, async (key) => {
     removed += await retired.redis.del(key);
   });
