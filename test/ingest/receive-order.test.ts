@@ -328,12 +328,19 @@ async function queueDump(queues: OrderQueues, prefix: string) {
     dump[name] = { expires, value };
   }
   expect(queues.sync.keys[""]).toBe(`${prefix}:sync:`);
-  // The receiver's job ids end in the order's stamp, taken from the clock: numbered by rank.
+  // The receiver's job ids end in the order's stamp, taken from the clock: numbered by rank
+  // within the order (two orders written in the same millisecond share a clock reading).
   const text = JSON.stringify(dump);
-  const stamps = [...new Set([...text.matchAll(/\|(\d{13,})/g)].map((m) => m[1] ?? ""))].sort();
-  return JSON.parse(
-    stamps.reduce((all, stamp, i) => all.replaceAll(`|${stamp}`, `|S${i + 1}`), text),
-  ) as Record<string, unknown>;
+  const stamps = new Map<string, string[]>();
+  for (const [, order = "", stamp = ""] of text.matchAll(/\|(\d+)\|(\d{13,})/g)) {
+    const seen = stamps.get(order) ?? [];
+    if (!seen.includes(stamp)) stamps.set(order, [...seen, stamp]);
+  }
+  const numbered = text.replace(/\|(\d+)\|(\d{13,})/g, (_, order: string, stamp: string) => {
+    const rank = [...(stamps.get(order) ?? [])].sort().indexOf(stamp) + 1;
+    return `|${order}|S${rank}`;
+  });
+  return JSON.parse(numbered) as Record<string, unknown>;
 }
 
 describe("the one script's add is BullMQ's add, key for key", () => {
