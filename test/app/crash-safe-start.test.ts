@@ -17,6 +17,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { QUEUE, queueOptions } from "../../src/queue/names.ts";
 import { collectOutput } from "../helpers/child-output.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 import { bareMachine } from "../helpers/no-toolchain.ts";
 import { freePortPair } from "../helpers/ports.ts";
 import { descendantsOf } from "../helpers/processes.ts";
@@ -298,7 +299,7 @@ describe("npm start, stopped", () => {
 
   it("SIGHUP to the connector alone: exit code 0", async () => {
     const m = machine();
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const child = spawn(process.execPath, connectorEntry(), {
       cwd: ROOT,
       env: { ...m.env, PORT: String(await freePortPair()) },
       stdio: ["ignore", "pipe", "pipe"],
@@ -315,7 +316,7 @@ describe("npm start, stopped", () => {
 
   it("a shutdown that cannot finish (its Redis frozen) exits non-zero at SHUTDOWN_TIMEOUT_MS, naming what it waited for", async () => {
     const m = machine({ SHUTDOWN_TIMEOUT_MS: "2000" });
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const child = spawn(process.execPath, connectorEntry(), {
       cwd: ROOT,
       env: { ...m.env, PORT: String(await freePortPair()) },
       stdio: ["ignore", "pipe", "pipe"],

@@ -7,6 +7,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
 import { collectOutput } from "../helpers/child-output.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 import { freePortPair } from "../helpers/ports.ts";
 
 /**
@@ -32,7 +33,7 @@ interface Run {
 }
 
 function start(env: Record<string, string>, args: string[] = []): Run {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+  const child = spawn(process.execPath, connectorEntry(...args), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],

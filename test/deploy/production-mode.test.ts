@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, parseEnv } from "../../src/config/env.ts";
 import { productionProblems, resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 import { freePortPair } from "../helpers/ports.ts";
 import { processesIn } from "../helpers/processes.ts";
 
@@ -141,7 +142,7 @@ afterAll(() => {
 
 /** Runs `src/main.ts` until it exits or `until` sees its output; returns what it printed. */
 function runMain(env: Record<string, string>, until?: (out: string) => boolean) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, connectorEntry(), {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

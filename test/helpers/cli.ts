@@ -23,6 +23,15 @@ export function cliEntry(): string[] {
 }
 
 /**
+ * The arguments that start the connector's process (`src/main.ts`, as `npm start` runs it) with
+ * `process.execPath`: the bundle the global setup builds from this checkout's sources, for the
+ * same reason as `cliEntry`. `args` are the process's own (`--role worker`).
+ */
+export function connectorEntry(...args: string[]): string[] {
+  return [service("mainBundle"), ...args];
+}
+
+/**
  * Runs the real CLI (`cliEntry()`) in a child process against the test's Redis (its key prefix)
  * and SQLite file; `env` adds to (or overrides) its environment.
  */

@@ -13,19 +13,25 @@ const ROOT = resolve(import.meta.dirname, "../..");
  * One private redis-server, one three-master Redis Cluster and one PostgreSQL server for the
  * whole run; each test isolates itself with its own key prefix and its own database.
  *
- * The CLI the tests run in child processes is bundled once from the sources, as the production
- * build bundles it: a child then starts in about half a second, where loading some 450 modules
- * through the TypeScript loader took three seconds idle and over twenty on a loaded CI machine.
+ * The CLI and the connector's process (`src/main.ts`) that the tests run in child processes are
+ * bundled once from the sources, as the production build bundles them (with the development
+ * tools in): a child then starts in under a second of CPU, where loading some 450 modules
+ * through the TypeScript loader took three to five (and over twenty seconds of waiting on a
+ * loaded CI machine). Only the tests of `npm start` itself go through the loader.
  */
 export default async function setup(project: TestProject) {
-  const cliDir = join(ROOT, "test-artifacts", `cli-${process.pid}`);
+  const bundleDir = join(ROOT, "test-artifacts", `bundle-${process.pid}`);
   const [redis, cluster, postgres] = await Promise.all([
     startRedisServer(),
     startRedisCluster(),
     startPostgres(),
-    bundle({ cli: join(ROOT, "src/cli/index.ts") }, { outdir: cliDir }),
+    bundle(
+      { cli: join(ROOT, "src/cli/index.ts"), main: join(ROOT, "src/main.ts") },
+      { outdir: bundleDir },
+    ),
   ]);
-  project.provide("cliBundle", join(cliDir, "cli.mjs"));
+  project.provide("cliBundle", join(bundleDir, "cli.mjs"));
+  project.provide("mainBundle", join(bundleDir, "main.mjs"));
   project.provide("postgresUrl", postgres.url);
   project.provide("redisUrl", redis.url);
   project.provide(
@@ -35,7 +41,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     // esbuild's service process (the bundle above) too: the leak check counts what is left.
     await Promise.all([redis.stop(), cluster.stop(), postgres.stop(), stopEsbuild()]);
-    rmSync(cliDir, { recursive: true, force: true });
+    rmSync(bundleDir, { recursive: true, force: true });
   };
 }
 
@@ -48,5 +54,7 @@ declare module "vitest" {
     postgresUrl: string;
     /** The CLI bundled from this checkout's sources (`node <cliBundle> …`). */
     cliBundle: string;
+    /** The connector's process bundled from this checkout's `src/main.ts` (`node <mainBundle> …`). */
+    mainBundle: string;
   }
 }

@@ -29,11 +29,11 @@ export function unitTierError(what: string): Error {
 /**
  * A service the full run's global setup started (`test/helpers/global-setup.ts`): the one door
  * through which tests and helpers reach the run's Redis, Redis Cluster, PostgreSQL and bundled
- * CLI. A `*.unit.test.*` file, or any file run by the unit tier (whose global setup starts
+ * CLI and process. A `*.unit.test.*` file, or any file run by the unit tier (whose global setup starts
  * nothing), gets the tier's rule instead of a connection that hangs.
  */
-export function service<K extends "redisUrl" | "redisClusterNodes" | "postgresUrl" | "cliBundle">(
-  name: K,
+export function service(
+  name: "redisUrl" | "redisClusterNodes" | "postgresUrl" | "cliBundle" | "mainBundle",
 ): string {
   const value = inject(name) as string | undefined;
   if (value === undefined || inUnitTest()) throw unitTierError(name);

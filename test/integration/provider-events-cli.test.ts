@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
-import { cliEntry } from "../helpers/cli.ts";
+import { cliEntry, connectorEntry } from "../helpers/cli.ts";
 import { freePortPair } from "../helpers/ports.ts";
 
 /**
@@ -50,7 +50,7 @@ describe("npm start's sandbox and `connector claims`", () => {
       DATABASE_PATH: join(dir, "data", "connector.sqlite"),
       LOG_LEVEL: "info",
     };
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const child = spawn(process.execPath, connectorEntry(), {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { freePort, type RedisServerHandle, startRedisServer } from "../../src/lib/redis-server.ts";
 import { QUEUE } from "../../src/queue/names.ts";
 import { collectOutput, stopChildren } from "../helpers/child-output.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 
 /**
  * What an operator reads while Redis goes away under a running web and worker role, and comes
@@ -27,7 +28,7 @@ afterAll(async () => {
 const PREFIX = "loss";
 
 function startRole(role: "web" | "worker", redisUrl: string, port: number) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", role], {
+  const child = spawn(process.execPath, connectorEntry("--role", role), {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
-import { cliEntry } from "../helpers/cli.ts";
+import { cliEntry, connectorEntry } from "../helpers/cli.ts";
 import { freePortPair } from "../helpers/ports.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 import { service } from "../helpers/services.ts";
@@ -59,7 +59,7 @@ describe.each([
   it("starts, syncs an order sent to it, and the CLI reads it back", async () => {
     const port = await freePortPair();
     const env = await baseEnv(port, postgres);
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const child = spawn(process.execPath, connectorEntry(), {
       cwd: ROOT,
       env: { ...env, LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],

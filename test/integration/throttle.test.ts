@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import type { ProviderStoreId } from "../../src/provider/schemas.ts";
 import type { ShopDomain } from "../../src/sync/source-order.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 import { type Pipeline, startPipeline } from "../helpers/pipeline.ts";
 import { service } from "../helpers/services.ts";
 import { sourceOrder } from "../helpers/source-order-factory.ts";
@@ -25,7 +26,7 @@ afterEach(async () => {
 
 /** Starts `npm start --role worker` as a separate OS process against the test's Redis and DB. */
 function spawnWorker(p: Pipeline): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", "worker"], {
+  const child = spawn(process.execPath, connectorEntry("--role", "worker"), {
     env: {
       ...process.env,
       REDIS_URL: service("redisUrl"),
@@ -103,7 +104,7 @@ describe("per-store throttling across worker processes", () => {
     // The quiet store's orders come once the busy store is being served.
     await expect
       .poll(() => pipeline.sandbox.state.admittedFor(1001 as ProviderStoreId).length, {
-        // Three worker processes start under the TypeScript loader: slow on a loaded machine.
+        // Three worker processes start: slow on a loaded machine.
         timeout: 40_000,
       })
       .toBeGreaterThanOrEqual(10);

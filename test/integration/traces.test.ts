@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/cli/webhook-command.ts";
 import { collectOutput } from "../helpers/child-output.ts";
-import { cliEntry } from "../helpers/cli.ts";
+import { cliEntry, connectorEntry } from "../helpers/cli.ts";
 import { type Pipeline, SHOPIFY_SECRET, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { freePortPair } from "../helpers/ports.ts";
 import { service } from "../helpers/services.ts";
@@ -118,7 +118,7 @@ function processEnv(service_: string, extra: Record<string, string>): Record<str
 }
 
 async function startRole(role: "web" | "worker", extra: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", role], {
+  const child = spawn(process.execPath, connectorEntry("--role", role), {
     cwd: ROOT,
     env: processEnv(`connector-${role}`, extra),
     stdio: ["ignore", "pipe", "pipe"],

@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
 import { QUEUE } from "../../src/queue/names.ts";
 import { openDatabase, ShopRepository } from "../../src/store/index.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { service } from "../helpers/services.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
@@ -47,7 +48,7 @@ async function startRole(args: string[], env: Record<string, string>): Promise<R
   await new ShopRepository(db).upsertShop(SHOP, { storeId: 1001 });
   await db.close();
   const prefix = `t-${randomUUID()}`;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+  const child = spawn(process.execPath, connectorEntry(...args), {
     env: {
       ...process.env,
       REDIS_URL: service("redisUrl"),

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
 import { collectOutput, stopChildren } from "../helpers/child-output.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 import { service } from "../helpers/services.ts";
 
 /**
@@ -22,7 +23,7 @@ afterAll(async () => {
 });
 
 function startRole(role: "web" | "worker", env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", role], {
+  const child = spawn(process.execPath, connectorEntry("--role", role), {
     env: {
       ...process.env,
       REDIS_URL: service("redisUrl"),

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/lib/redis-server.ts";
+import { connectorEntry } from "../helpers/cli.ts";
 import { service } from "../helpers/services.ts";
 
 /**
@@ -37,7 +38,7 @@ function rssOf(pid: number): number {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "preauth-memory-"));
   port = await freePort();
-  child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", "web"], {
+  child = spawn(process.execPath, connectorEntry("--role", "web"), {
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",

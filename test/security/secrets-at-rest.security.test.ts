@@ -12,7 +12,7 @@ import {
   ProviderWebhookSecretRepository,
   ShopRepository,
 } from "../../src/store/index.ts";
-import { cliEntry } from "../helpers/cli.ts";
+import { cliEntry, connectorEntry } from "../helpers/cli.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { service } from "../helpers/services.ts";
@@ -115,7 +115,7 @@ async function cli(args: string[], env: Record<string, string>) {
 }
 
 function startMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", "worker"], {
+  const child = spawn(process.execPath, connectorEntry("--role", "worker"), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sealedFor } from "../../../src/lib/secret-box.ts";
 import type { Registration } from "../../../src/provider/index.ts";
 import { collectOutput } from "../../helpers/child-output.ts";
-import { cliEntry, runCli } from "../../helpers/cli.ts";
+import { cliEntry, connectorEntry, runCli } from "../../helpers/cli.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../../helpers/pipeline.ts";
 import { freePortPair } from "../../helpers/ports.ts";
 
@@ -278,7 +278,7 @@ describe("against a running npm start (the built-in sandbox, the demo shop)", ()
       DATABASE_PATH: join(dir, "data", "connector.sqlite"),
       LOG_LEVEL: "warn",
     };
-    child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    child = spawn(process.execPath, connectorEntry(), {
       cwd: ROOT,
       env: { ...env, LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
