@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
+import { MOCKING_TESTS } from "./vitest.unit.config.ts";
 
 /**
  * Files whose assertions are about the limiter's real clock (Redis TIME) over windows of one or
@@ -44,12 +45,26 @@ export default defineConfig({
         test: {
           name: "suite",
           include: INCLUDE,
-          exclude: [...EXCLUDE, ...TIMED],
+          exclude: [...EXCLUDE, ...TIMED, ...MOCKING_TESTS],
+          // A worker's files share its modules: the connector's ~450 are loaded once per worker
+          // instead of once per file, a third of the run's CPU. So a file leaves no shared
+          // object changed behind it, and one that replaces a module (vi.mock) runs with a
+          // module graph of its own (MOCKING_TESTS, the next project).
+          isolate: false,
           maxWorkers: Math.max(2, availableParallelism() - 1),
           // Two files at once on two cores: a file that starts several processes may wait for
           // the CPU. Its own deadlines poll; these only stop a test that hangs.
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "mocking",
+          include: MOCKING_TESTS,
+          exclude: EXCLUDE,
+          maxWorkers: Math.max(2, availableParallelism() - 1),
         },
       },
       {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createVitest } from "vitest/node";
-import unitConfig, { MOCKING_UNIT_TESTS } from "../../vitest.unit.config.ts";
+import unitConfig, { MOCKING_TESTS } from "../../vitest.unit.config.ts";
 import { UNIT_TEST_FILE } from "../helpers/services.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -24,11 +24,16 @@ async function filesOf(config: string): Promise<string[]> {
 }
 
 /** Every `*.unit.test.ts(x)` under test/, outside its fixtures (paths from the root). */
-function unitTestFiles(): string[] {
+/** Every test file of the full run (fixtures are run by the tests that need them). */
+function allTestFiles(): string[] {
   return readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
     .map((path) => join("test", path))
-    .filter((file) => /\.unit\.test\.tsx?$/.test(file) && !file.startsWith("test/fixtures/"))
+    .filter((file) => /\.test\.tsx?$/.test(file) && !file.startsWith("test/fixtures/"))
     .sort();
+}
+
+function unitTestFiles(): string[] {
+  return allTestFiles().filter((file) => /\.unit\.test\.tsx?$/.test(file));
 }
 
 /** vitest's own variables, which would make the child think it runs inside this run. */
@@ -59,11 +64,11 @@ describe("the unit tier (npm run test:unit)", () => {
     );
   });
 
-  it("gives a file of its own module graph to each unit test that mocks a module", () => {
-    const mocking = unitTestFiles().filter((file) =>
+  it("gives a file of its own module graph to each test that mocks a module, in either tier", () => {
+    const mocking = allTestFiles().filter((file) =>
       /\bvi\.(mock|doMock)\(/.test(readFileSync(join(ROOT, file), "utf8")),
     );
-    expect(mocking.sort()).toEqual([...MOCKING_UNIT_TESTS].sort());
+    expect(mocking.sort()).toEqual([...MOCKING_TESTS].sort());
   });
 
   it("fails a unit test that reaches for a service with one line naming the rule, in both tiers", () => {

@@ -166,8 +166,10 @@ export function orderPayload(order: ModelOrder) {
           phone: null,
         }
       : null,
-    billing_address: address,
-    shipping_address: address,
+    // Copies: a test that makes a payload hostile edits its addresses, and the next payload (in
+    // this file or the next one the worker runs) must not see that edit.
+    billing_address: { ...address },
+    shipping_address: { ...address },
     shipping_lines: [
       {
         id: 1,
