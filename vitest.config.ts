@@ -5,8 +5,9 @@ import { MOCKING_TESTS } from "./vitest.unit.config.ts";
 /**
  * Files whose assertions are about the limiter's real clock (Redis TIME) over windows of one or
  * two seconds, or about how fast an answer reaches a sender: they run last, one at a time, with
- * nothing else competing for the CPU. Every other file runs two at a time at least (vitest's
- * default on a two-core machine is one).
+ * nothing else competing for the CPU. Every other file runs three at a time at least (vitest's
+ * default on a two-core machine is one): most of a file's time is spent waiting on the
+ * processes it starts.
  */
 const TIMED = [
   "test/engine/limiter/**/*.test.ts",
@@ -21,6 +22,7 @@ const TIMED = [
   // connection): with another file beside it the answer can come late enough to count as read.
   "test/security/probe.security.test.ts",
 ];
+const PARALLEL_FILES = Math.max(3, availableParallelism());
 const INCLUDE = ["test/**/*.test.ts", "test/**/*.test.tsx"];
 // Fixtures are run by the tests that need them, under a config of their own.
 const EXCLUDE = [...configDefaults.exclude, "test/fixtures/**"];
@@ -51,8 +53,8 @@ export default defineConfig({
           // object changed behind it, and one that replaces a module (vi.mock) runs with a
           // module graph of its own (MOCKING_TESTS, the next project).
           isolate: false,
-          maxWorkers: Math.max(2, availableParallelism() - 1),
-          // Two files at once on two cores: a file that starts several processes may wait for
+          maxWorkers: PARALLEL_FILES,
+          // Three files at once on two cores: a file that starts several processes may wait for
           // the CPU. Its own deadlines poll; these only stop a test that hangs.
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -64,7 +66,7 @@ export default defineConfig({
           name: "mocking",
           include: MOCKING_TESTS,
           exclude: EXCLUDE,
-          maxWorkers: Math.max(2, availableParallelism() - 1),
+          maxWorkers: PARALLEL_FILES,
         },
       },
       {
