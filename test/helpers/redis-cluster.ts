@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Cluster } from "ioredis";
+import { ephemeralPorts, isFree } from "../../src/lib/free-port.ts";
 
 const run = promisify(execFile);
 
@@ -30,27 +30,30 @@ export interface RedisClusterHandle {
   stop(): Promise<void>;
 }
 
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
-/** A port whose cluster bus port (port + 10000) is free too, below the ephemeral range. */
+/**
+ * A port whose cluster bus port (port + 10000) is free too, both below the kernel's range for
+ * outgoing connections (src/lib/free-port.ts): a client socket of any process could otherwise
+ * take either between this check and the node's bind. (Both were drawn from 20000–49999, inside
+ * Linux's 32768–60999, and a node now and then failed to start beside other files.)
+ */
 async function clusterPort(taken: Set<number>): Promise<number> {
+  const { low } = ephemeralPorts();
+  const lowest = 10_000;
+  const span = low - BUS_OFFSET - lowest;
+  if (span < 1_000) throw new Error(`no room for a cluster port below the range ${low}`);
   for (let tries = 0; tries < 200; tries++) {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    if (taken.has(port) || taken.has(port + 10_000)) continue;
-    if ((await isFree(port)) && (await isFree(port + 10_000))) {
+    const port = lowest + Math.floor(Math.random() * span);
+    if (taken.has(port) || taken.has(port + BUS_OFFSET)) continue;
+    if ((await isFree(port)) && (await isFree(port + BUS_OFFSET))) {
       taken.add(port);
-      taken.add(port + 10_000);
+      taken.add(port + BUS_OFFSET);
       return port;
     }
   }
   throw new Error("no free port pair for a Redis Cluster node");
 }
+/** Redis's cluster bus listens on the node's port + 10000. */
+const BUS_OFFSET = 10_000;
 
 export interface RedisClusterOptions {
   /** Replicas per master (0: three masters alone). */
@@ -134,9 +137,18 @@ export async function startRedisCluster(
   try {
     const ports: number[] = [];
     const count = 3 * (1 + (options.replicas ?? 0));
-    for (let i = 0; i < count; i++) ports.push(await clusterPort(taken));
-    for (const port of ports) startNode(port);
-    for (const port of ports) await waitForPing(port);
+    // Another picker (a file beside this one) can still choose the same port just before this
+    // node binds it: a node that cannot start is started again on another port.
+    const startOnFreePort = async (): Promise<number> => {
+      for (let attempt = 1; ; attempt++) {
+        const port = await clusterPort(taken);
+        startNode(port);
+        if (await waitForPing(port, processes.get(port))) return port;
+        processes.delete(port);
+        if (attempt === 3) throw new Error(`redis-server did not start on ${attempt} ports`);
+      }
+    };
+    for (let i = 0; i < count; i++) ports.push(await startOnFreePort());
     await run("redis-cli", [
       "--cluster",
       "create",
@@ -173,7 +185,9 @@ export async function startRedisCluster(
       },
       async restart(port) {
         startNode(port);
-        await waitForPing(port);
+        if (!(await waitForPing(port, processes.get(port)))) {
+          throw new Error(`redis-server did not start again on ${port}`);
+        }
       },
       async failover(replicaPort) {
         await run("redis-cli", ["-p", String(replicaPort), "cluster", "failover"]);
@@ -201,15 +215,17 @@ export async function startRedisCluster(
   }
 }
 
-async function waitForPing(port: number): Promise<void> {
+/** Waits until the node answers PING: true; false when its process (if given) exited first. */
+async function waitForPing(port: number, child?: ChildProcess): Promise<boolean> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
       const { stdout } = await run("redis-cli", ["-p", String(port), "ping"]);
-      if (stdout.trim() === "PONG") return;
+      if (stdout.trim() === "PONG") return true;
     } catch {
       // not up yet
     }
+    if (child && (child.exitCode !== null || child.signalCode !== null)) return false;
     if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not start`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
