@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/env.ts";
+import { REASON_TEXT_MAX } from "../engine/dead-letters.ts";
 import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
 import { ShopDomain } from "../sync/source-order.ts";
 
@@ -54,6 +55,15 @@ export function failureCategory(value: string): FailureCategory {
   const category = FAILURE_CATEGORIES.find((known) => known === value.trim());
   if (!category) throw new InvalidArgumentError(`must be one of ${FAILURE_CATEGORIES.join(", ")}`);
   return category;
+}
+
+/** Text a dead letter's reason must contain (`--reason-includes`): not empty, one line. */
+export function reasonText(value: string): string {
+  const text = value.trim();
+  if (text === "" || text.length > REASON_TEXT_MAX || /[\r\n]/.test(text)) {
+    throw new InvalidArgumentError(`must be one line of 1 to ${REASON_TEXT_MAX} characters`);
+  }
+  return text;
 }
 
 /**

@@ -8,7 +8,7 @@ import type {
   DeadLetterSummary,
 } from "../engine/dead-letters.ts";
 import { createDeadLetters } from "../ops/index.ts";
-import { failureCategory, shopDomain, wholeNumber } from "./arguments.ts";
+import { failureCategory, reasonText, shopDomain, wholeNumber } from "./arguments.ts";
 import { progress } from "./progress.ts";
 import { formatTable, printable } from "./table.ts";
 
@@ -118,6 +118,11 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
       "only this category (provider-validation, config, …)",
       failureCategory,
     )
+    .option(
+      "--reason-includes <text>",
+      "only entries whose reason contains this text (case-sensitive)",
+      reasonText,
+    )
     .option("--limit <n>", "at most this many", wholeNumber({ min: 1, max: 500 }), 50)
     .option("--offset <n>", "skip this many", wholeNumber({ min: 0 }), 0)
     .option("--json", "print JSON")
@@ -125,13 +130,14 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
       async (opts: {
         shop?: string;
         reason?: string;
+        reasonIncludes?: string;
         limit: number;
         offset: number;
         json?: boolean;
       }) => {
         const page = await withContext(config, (ctx) =>
           createDeadLetters(ctx).list(
-            { shop: opts.shop, reason: opts.reason },
+            { shop: opts.shop, reason: opts.reason, reasonIncludes: opts.reasonIncludes },
             { limit: opts.limit, offset: opts.offset },
           ),
         );
@@ -169,14 +175,28 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
     .description(
       "re-queue one entry, or every match with --all; the order is synced from its latest state",
     )
-    .option("--all", "every entry matching --shop / --reason (all entries when neither is given)")
+    .option(
+      "--all",
+      "every entry matching --shop / --reason / --reason-includes (all entries when none is given)",
+    )
     .option("--shop <domain>", "with --all: only this shop", shopDomain)
     .option("--reason <category>", "with --all: only this category", failureCategory)
+    .option(
+      "--reason-includes <text>",
+      "with --all: only entries whose reason contains this text (case-sensitive)",
+      reasonText,
+    )
     .option("--json", "print JSON")
     .action(
       async (
         id: string | undefined,
-        opts: { all?: boolean; shop?: string; reason?: string; json?: boolean },
+        opts: {
+          all?: boolean;
+          shop?: string;
+          reason?: string;
+          reasonIncludes?: string;
+          json?: boolean;
+        },
       ) => {
         if (id && opts.all) {
           console.error("give an entry ID or --all, not both");
@@ -184,12 +204,12 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
           return;
         }
         if (!id && !opts.all) {
-          console.error("give an entry ID, or --all [--shop X] [--reason R]");
+          console.error("give an entry ID, or --all [--shop X] [--reason R] [--reason-includes T]");
           process.exitCode = 2;
           return;
         }
-        if (!opts.all && (opts.shop || opts.reason)) {
-          console.error("--shop and --reason filter a bulk retry: add --all");
+        if (!opts.all && (opts.shop || opts.reason || opts.reasonIncludes)) {
+          console.error("--shop, --reason and --reason-includes filter a bulk retry: add --all");
           process.exitCode = 2;
           return;
         }
@@ -203,7 +223,7 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         const progress = bulkProgress();
         const report = await withContext(config, (ctx) =>
           createDeadLetters(ctx).retryMatching(
-            { shop: opts.shop, reason: opts.reason },
+            { shop: opts.shop, reason: opts.reason, reasonIncludes: opts.reasonIncludes },
             { onProgress: (p) => progress.update(p.done, p.matched, { counts: countsOf(p) }) },
           ),
         ).finally(() => progress.stop());

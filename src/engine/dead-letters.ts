@@ -24,11 +24,17 @@ export type DeadLetterSummary = Omit<DeadLetterEntry, "request" | "response" | "
   status?: number;
 };
 
+/** The longest text an operator may filter dead letters' reasons by. */
+export const REASON_TEXT_MAX = 200;
+
 export interface DeadLetterFilter {
   shop?: string | undefined;
   /** The entry's category (see FailureCategory). */
   reason?: string | undefined;
-  /** Only entries whose reason contains this text (a cause, such as a refused Shopify token). */
+  /**
+   * Only entries whose reason contains this text, case-sensitive (a cause, such as a refused
+   * Shopify token; an operator's `--reason-includes`, at most REASON_TEXT_MAX characters).
+   */
   reasonIncludes?: string | undefined;
 }
 

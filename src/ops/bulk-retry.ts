@@ -102,8 +102,11 @@ export interface BulkRetryView extends BulkRetryCounts {
   error?: string;
 }
 
+/** One job per filter while it waits (the text's part only when given: the keys jobs had before). */
 const dedupeKey = (filter: BulkRetryFilter) =>
-  `${BULK_RETRY_JOB}:shop=${filter.shop ?? "*"}:reason=${filter.reason ?? "*"}`;
+  `${BULK_RETRY_JOB}:shop=${filter.shop ?? "*"}:reason=${filter.reason ?? "*"}${
+    filter.reasonIncludes ? `:text=${filter.reasonIncludes}` : ""
+  }`;
 /** One reconnect job per shop while it waits, however many reconnects ask (see the processor). */
 const reconnectKey = (shop: string) => `${RECONNECT_JOB}:shop=${shop}`;
 

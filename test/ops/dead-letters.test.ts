@@ -340,6 +340,23 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     expect(page.total).toBe(1);
     expect(page.entries.map((e) => e.id)).toEqual([deadLetterId(TEST_SHOP, "8300001")]);
 
+    const byText = await runCli(pipeline.ctx, [
+      "dlq",
+      "list",
+      "--reason-includes",
+      "config failure",
+      "--json",
+    ]);
+    expect(byText.code).toBe(0);
+    expect(
+      (JSON.parse(byText.stdout) as { entries: { id: string }[] }).entries.map((e) => e.id),
+    ).toEqual([deadLetterId(TEST_SHOP, "8300002")]);
+    const blank = await runCli(pipeline.ctx, ["dlq", "list", "--reason-includes", " "]);
+    expect(blank.code).toBe(2);
+    expect(blank.stderr.trim()).toBe(
+      "connector: option '--reason-includes <text>' argument ' ' is invalid: must be one line of 1 to 200 characters; see `connector dlq list --help`",
+    );
+
     const table = await runCli(pipeline.ctx, ["dlq", "list"]);
     expect(table.stdout).toContain("3 of 3 shown");
     // A misspelt category is refused with the known ones, not listed as an empty queue.
@@ -383,9 +400,30 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const queued = await pipeline.ctx.queues.sync.getJobs(["prioritized", "waiting"]);
     expect(queued.map((j) => j.data.orderId)).toEqual(["8400002"]);
 
+    const byText = await runCli(pipeline.ctx, [
+      "dlq",
+      "retry",
+      "--all",
+      "--reason-includes",
+      "validation failure",
+    ]);
+    expect(byText.code).toBe(0);
+    expect(byText.stdout).toContain("matched 1: retried 1, skipped 0, failed 0");
+    const requeued = await pipeline.ctx.queues.sync.getJobs(["prioritized", "waiting"]);
+    expect(requeued.map((j) => j.data.orderId).sort()).toEqual(["8400001", "8400002"]);
+
     const both = await runCli(pipeline.ctx, ["dlq", "retry", "x|1", "--all"]);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("not both");
+    const filterWithoutAll = await runCli(pipeline.ctx, [
+      "dlq",
+      "retry",
+      "x|1",
+      "--reason-includes",
+      "failure",
+    ]);
+    expect(filterWithoutAll.code).toBe(2);
+    expect(filterWithoutAll.stderr).toContain("filter a bulk retry: add --all");
   });
 });
 

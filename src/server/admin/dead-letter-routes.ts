@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import type { RetryOutcome } from "../../engine/dead-letters.ts";
+import { REASON_TEXT_MAX, type RetryOutcome } from "../../engine/dead-letters.ts";
 import { errorResponse } from "../../lib/http-errors.ts";
 import { BulkRetryQueue } from "../../ops/bulk-retry.ts";
 import { createDeadLetters } from "../../ops/index.ts";
@@ -13,6 +13,14 @@ const Filter = z.object({
   // A category the connector files entries under: a misspelt one is refused, not an empty list.
   reason: z
     .enum(FAILURE_CATEGORIES, { message: `must be one of ${FAILURE_CATEGORIES.join(", ")}` })
+    .optional(),
+  // Text the entry's reason contains (case-sensitive), as `dlq list --reason-includes`.
+  reasonIncludes: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(REASON_TEXT_MAX, `must be at most ${REASON_TEXT_MAX} characters`)
+    .regex(/^[^\r\n]*$/, "must be one line")
     .optional(),
 });
 const Page = z.object({
@@ -42,7 +50,7 @@ const STATUS: Record<RetryOutcome["result"], 200 | 409 | 503> = {
 const bulkRetryPath = (id: string) => `/admin/api/dead-letters/retry/${encodeURIComponent(id)}`;
 
 /**
- * /admin/api/dead-letters: list (filters shop, reason; paging offset, limit), show, retry one,
+ * /admin/api/dead-letters: list (filters shop, reason, reasonIncludes; paging offset, limit), show, retry one,
  * retry every match (a filter or `all: true` is required, so an empty body never retries
  * everything by accident), discard. Retrying every match answers 202 at once: it runs as a job
  * on the maintenance queue (the worker role), followed at GET /dead-letters/retry/:jobId; the
@@ -83,10 +91,14 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
     const body = BulkBody.safeParse(raw);
     if (!body.success) return invalid(c, body.error);
     const { all, ...filter } = body.data;
-    if (!all && !filter.shop && !filter.reason) {
-      return errorResponse(c, 400, "filter_required", "give shop and/or reason, or all: true", [
-        { path: "shop", message: "required unless reason or all is given" },
-      ]);
+    if (!all && !filter.shop && !filter.reason && !filter.reasonIncludes) {
+      return errorResponse(
+        c,
+        400,
+        "filter_required",
+        "give shop, reason and/or reasonIncludes, or all: true",
+        [{ path: "shop", message: "required unless reason, reasonIncludes or all is given" }],
+      );
     }
     const { id, created } = await bulk.start(filter);
     const view = await bulk.view(id);

@@ -78,6 +78,20 @@ describe("/admin/api/dead-letters", () => {
       entries: unknown[];
     };
     expect(paged.entries).toHaveLength(1);
+
+    // By text in the reason (case-sensitive), alone or with the other filters.
+    const byText = (await (
+      await call("/admin/api/dead-letters?reasonIncludes=config%20fail")
+    ).json()) as { total: number; entries: { id: string }[] };
+    expect(byText.entries.map((e) => e.id)).toEqual([deadLetterId(TEST_SHOP, "6000002")]);
+    const both = (await (
+      await call(`/admin/api/dead-letters?shop=${OTHER_SHOP}&reasonIncludes=validation%20failure`)
+    ).json()) as { total: number; entries: { id: string }[] };
+    expect(both.entries.map((e) => e.id)).toEqual([deadLetterId(OTHER_SHOP, "6000003")]);
+    const other = (await (await call("/admin/api/dead-letters?reasonIncludes=Config")).json()) as {
+      total: number;
+    };
+    expect(other.total).toBe(0);
   });
 
   it("answers 400 naming the field for a bad filter", async () => {
@@ -98,6 +112,11 @@ describe("/admin/api/dead-letters", () => {
         message:
           "must be one of config, mapping, protected-data, provider-validation, provider-not-found, provider-conflict, link-mismatch, exhausted, payload",
       },
+    ]);
+    const blank = await call("/admin/api/dead-letters?reasonIncludes=%20%20");
+    expect(blank.status).toBe(400);
+    expect(((await blank.json()) as { error: { fields: unknown[] } }).error.fields).toEqual([
+      { path: "reasonIncludes", message: "must not be empty" },
     ]);
   });
 
@@ -162,6 +181,34 @@ describe("/admin/api/dead-letters", () => {
       entries: { id: string }[];
     };
     expect(left.entries.map((e) => e.id)).toEqual([deadLetterId(TEST_SHOP, "6000002")]);
+  });
+
+  it("bulk-retries the entries whose reason contains a text, a filter on its own", async () => {
+    pipeline = await seeded();
+    const response = await call("/admin/api/dead-letters/retry", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ reasonIncludes: "config failure" }),
+    });
+    expect(response.status).toBe(202);
+    const started = (await response.json()) as { href: string; filter: unknown };
+    expect(started.filter).toEqual({ reasonIncludes: "config failure" });
+    // Not the same job as a retry of every entry: another filter, another job.
+    const everything = await call("/admin/api/dead-letters/retry", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ all: true }),
+    });
+    expect(((await everything.json()) as { href: string }).href).not.toBe(started.href);
+    const maintenance = await startSweepWorker(pipeline.ctx);
+    try {
+      await expect
+        .poll(async () => ((await (await call(started.href)).json()) as { status: string }).status)
+        .toBe("completed");
+      expect(await (await call(started.href)).json()).toMatchObject({ matched: 1, retried: 1 });
+    } finally {
+      await maintenance.close();
+    }
   });
 
   it("discards an entry", async () => {
