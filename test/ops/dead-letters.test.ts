@@ -400,13 +400,8 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const queued = await pipeline.ctx.queues.sync.getJobs(["prioritized", "waiting"]);
     expect(queued.map((j) => j.data.orderId)).toEqual(["8400002"]);
 
-    const byText = await runCli(pipeline.ctx, [
-      "dlq",
-      "retry",
-      "--all",
-      "--reason-includes",
-      "validation failure",
-    ]);
+    const dlq = (...args: string[]) => runCli((pipeline as Pipeline).ctx, ["dlq", ...args]);
+    const byText = await dlq("retry", "--all", "--reason-includes", "validation failure");
     expect(byText.code).toBe(0);
     expect(byText.stdout).toContain("matched 1: retried 1, skipped 0, failed 0");
     const requeued = await pipeline.ctx.queues.sync.getJobs(["prioritized", "waiting"]);
@@ -415,13 +410,7 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const both = await runCli(pipeline.ctx, ["dlq", "retry", "x|1", "--all"]);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("not both");
-    const filterWithoutAll = await runCli(pipeline.ctx, [
-      "dlq",
-      "retry",
-      "x|1",
-      "--reason-includes",
-      "failure",
-    ]);
+    const filterWithoutAll = await dlq("retry", "x|1", "--reason-includes", "failure");
     expect(filterWithoutAll.code).toBe(2);
     expect(filterWithoutAll.stderr).toContain("filter a bulk retry: add --all");
   });
