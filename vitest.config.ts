@@ -71,7 +71,15 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "timed", include: TIMED, exclude: EXCLUDE, fileParallelism: false },
+        test: {
+          name: "timed",
+          include: TIMED,
+          exclude: EXCLUDE,
+          fileParallelism: false,
+          // One worker runs them all in turn, on one module graph, after the groups above.
+          isolate: false,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },
