@@ -23,8 +23,7 @@ async function filesOf(config: string): Promise<string[]> {
   }
 }
 
-/** Every `*.unit.test.ts(x)` under test/, outside its fixtures (paths from the root). */
-/** Every test file of the full run (fixtures are run by the tests that need them). */
+/** Every test file under test/, outside its fixtures (paths from the root). */
 function allTestFiles(): string[] {
   return readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
     .map((path) => join("test", path))
@@ -32,6 +31,7 @@ function allTestFiles(): string[] {
     .sort();
 }
 
+/** Every `*.unit.test.ts(x)` among them. */
 function unitTestFiles(): string[] {
   return allTestFiles().filter((file) => /\.unit\.test\.tsx?$/.test(file));
 }

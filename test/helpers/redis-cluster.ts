@@ -30,6 +30,9 @@ export interface RedisClusterHandle {
   stop(): Promise<void>;
 }
 
+/** Redis's cluster bus listens on the node's port + 10000. */
+const BUS_OFFSET = 10_000;
+
 /**
  * A port whose cluster bus port (port + 10000) is free too, both below the kernel's range for
  * outgoing connections (src/lib/free-port.ts): a client socket of any process could otherwise
@@ -52,8 +55,6 @@ async function clusterPort(taken: Set<number>): Promise<number> {
   }
   throw new Error("no free port pair for a Redis Cluster node");
 }
-/** Redis's cluster bus listens on the node's port + 10000. */
-const BUS_OFFSET = 10_000;
 
 export interface RedisClusterOptions {
   /** Replicas per master (0: three masters alone). */

@@ -28,9 +28,9 @@ export function unitTierError(what: string): Error {
 
 /**
  * A service the full run's global setup started (`test/helpers/global-setup.ts`): the one door
- * through which tests and helpers reach the run's Redis, Redis Cluster, PostgreSQL and bundled
- * CLI and process. A `*.unit.test.*` file, or any file run by the unit tier (whose global setup starts
- * nothing), gets the tier's rule instead of a connection that hangs.
+ * through which tests and helpers reach the run's Redis, Redis Cluster, PostgreSQL, bundled CLI
+ * and bundled connector process. A `*.unit.test.*` file, or any file run by the unit tier (whose
+ * global setup starts nothing), gets the tier's rule instead of a connection that hangs.
  */
 export function service(
   name: "redisUrl" | "redisClusterNodes" | "postgresUrl" | "cliBundle" | "mainBundle",

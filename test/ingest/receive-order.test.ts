@@ -331,12 +331,12 @@ async function queueDump(queues: OrderQueues, prefix: string) {
   // The receiver's job ids end in the order's stamp, taken from the clock: numbered by rank
   // within the order (two orders written in the same millisecond share a clock reading).
   const text = JSON.stringify(dump);
-  const stamps = new Map<string, string[]>();
-  for (const [, order = "", stamp = ""] of text.matchAll(/\|(\d+)\|(\d{13,})/g)) {
-    const seen = stamps.get(order) ?? [];
-    if (!seen.includes(stamp)) stamps.set(order, [...seen, stamp]);
+  const JOB_STAMP = /\|(\d+)\|(\d{13,})/g;
+  const stamps = new Map<string, Set<string>>();
+  for (const [, order = "", stamp = ""] of text.matchAll(JOB_STAMP)) {
+    stamps.set(order, (stamps.get(order) ?? new Set()).add(stamp));
   }
-  const numbered = text.replace(/\|(\d+)\|(\d{13,})/g, (_, order: string, stamp: string) => {
+  const numbered = text.replace(JOB_STAMP, (_, order: string, stamp: string) => {
     const rank = [...(stamps.get(order) ?? [])].sort().indexOf(stamp) + 1;
     return `|${order}|S${rank}`;
   });

@@ -50,9 +50,9 @@ const STATUS: Record<RetryOutcome["result"], 200 | 409 | 503> = {
 const bulkRetryPath = (id: string) => `/admin/api/dead-letters/retry/${encodeURIComponent(id)}`;
 
 /**
- * /admin/api/dead-letters: list (filters shop, reason, reasonIncludes; paging offset, limit), show, retry one,
- * retry every match (a filter or `all: true` is required, so an empty body never retries
- * everything by accident), discard. Retrying every match answers 202 at once: it runs as a job
+ * /admin/api/dead-letters: list (filters shop, reason, reasonIncludes; paging offset, limit),
+ * show, retry one, retry every match (a filter or `all: true` is required, so an empty body never
+ * retries everything by accident), discard. Retrying every match answers 202 at once: it runs as a job
  * on the maintenance queue (the worker role), followed at GET /dead-letters/retry/:jobId; the
  * same filter asked again while that job is queued or running answers that job.
  */
