@@ -11,6 +11,8 @@ export interface BackfillJobData {
 }
 
 export const backfillJobId = (id: number) => `backfill-${id}`;
+/** The job name of a backfill on its queue. */
+export const BACKFILL_JOB = "backfill";
 
 /** How long one start may hold a shop's start lock, and how long another waits for it. */
 const START_LOCK_MS = 30_000;
@@ -97,7 +99,7 @@ export class BackfillQueue {
     if (backfill.status === "paused" || backfill.status === "failed")
       await this.repo.setStatus(backfill.id, "running");
     await this.queue.add(
-      "backfill",
+      BACKFILL_JOB,
       { backfillId: backfill.id, shop: backfill.shop },
       {
         jobId: id,

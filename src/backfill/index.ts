@@ -9,7 +9,12 @@ export {
   RECENT_ORDERS_DAYS,
   sixtyDayWarning,
 } from "./backfill-progress.ts";
-export { type BackfillJobData, BackfillQueue, backfillJobId } from "./backfill-queue.ts";
+export {
+  BACKFILL_JOB,
+  type BackfillJobData,
+  BackfillQueue,
+  backfillJobId,
+} from "./backfill-queue.ts";
 export {
   type BackfillRecord,
   BackfillRepository,
@@ -24,6 +29,8 @@ export {
 } from "./order-feeder.ts";
 export {
   createSweepProcessor,
+  PRUNE_SCHEDULER_ID,
+  SWEEP_JOB,
   type SweepDeps,
   type SweepJobData,
   type SweepResult,

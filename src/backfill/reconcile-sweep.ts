@@ -60,6 +60,8 @@ export interface SweepDeps extends OrderFeederDeps {
 
 /** The maintenance queue's scheduler of the provider events' retention. */
 export const PRUNE_SCHEDULER_ID = "prune-provider-events";
+/** The job name of a shop's reconciliation sweep (its job scheduler's jobs). */
+export const SWEEP_JOB = "sweep";
 /** How often bodies past the retention period are pruned. */
 export const PRUNE_EVERY_MS = 3_600_000;
 
@@ -152,7 +154,7 @@ export class SweepScheduler {
       sweepSchedulerId(shop),
       { every: this.everyMs },
       {
-        name: "sweep",
+        name: SWEEP_JOB,
         data: { shop },
         opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 }, attempts: 3 },
       },
@@ -205,7 +207,7 @@ export function createSweepProcessor(deps: SweepDeps) {
       deps.logger.info({ pruned, jobId: job.id }, "provider event bodies past retention pruned");
       return { pruned };
     }
-    if (job.name !== "sweep") return { skipped: `not a sweep job: ${job.name}` };
+    if (job.name !== SWEEP_JOB) return { skipped: `not a sweep job: ${job.name}` };
     let shop = await deps.shops.getShop(job.data.shop);
     if (shop?.status !== "active") return { skipped: "shop not active" };
     if (!shop.accessTokenSealed) return { skipped: "no Shopify access token" };

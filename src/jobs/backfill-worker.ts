@@ -1,5 +1,6 @@
 import { Worker } from "bullmq";
 import {
+  BACKFILL_JOB,
   type BackfillJobData,
   type BackfillProcessorDeps,
   type BackfillResult,
@@ -9,6 +10,7 @@ import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
+import { knownKindsOnly } from "./job-kinds.ts";
 import { tracedJob } from "./traced-job.ts";
 
 /** What the backfill worker runs on: the processor's deps and its Redis. */
@@ -33,6 +35,7 @@ export function startBackfillWorker(
   options: BackfillWorkerOptions = {},
 ): BackfillWorkerHandle {
   const stopping = new AbortController();
+  const logger = ctx.logger.child({ component: "backfill-worker" });
   const processor = tracedJob(
     createBackfillProcessor({
       backfills: ctx.backfills,
@@ -41,13 +44,22 @@ export function startBackfillWorker(
       snapshots: ctx.snapshots,
       queues: ctx.queues,
       limiter: ctx.limiter,
-      logger: ctx.logger.child({ component: "backfill-worker" }),
+      logger,
     }),
   );
   const worker = new Worker<BackfillJobData, BackfillResult>(
     QUEUE.backfill,
-    (job, token, signal) =>
-      processor(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+    knownKindsOnly(
+      QUEUE.backfill,
+      [BACKFILL_JOB],
+      (job, token, signal?: AbortSignal) =>
+        processor(
+          job,
+          token,
+          signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal,
+        ),
+      { logger },
+    ),
     {
       ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
       concurrency: options.concurrency ?? 2,

@@ -8,7 +8,12 @@ import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
-import { type ProviderEventJobData, ProviderEventQueue } from "../queue/provider-event-queue.ts";
+import {
+  PROVIDER_EVENT_JOB,
+  type ProviderEventJobData,
+  ProviderEventQueue,
+} from "../queue/provider-event-queue.ts";
+import { knownKindsOnly } from "./job-kinds.ts";
 import { tracedJob } from "./traced-job.ts";
 
 export interface ProviderEventWorkerDeps extends ProviderEventProcessorDeps {
@@ -63,10 +68,14 @@ export async function startProviderEventWorker(
     logger,
     withOrderLock: orderLock(ctx.redis, ctx.prefix),
   });
-  const worker = new Worker<ProviderEventJobData>(QUEUE.providerEvents, tracedJob(processor), {
-    ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
-    concurrency: options.concurrency ?? 4,
-  });
+  const worker = new Worker<ProviderEventJobData>(
+    QUEUE.providerEvents,
+    knownKindsOnly(QUEUE.providerEvents, [PROVIDER_EVENT_JOB], tracedJob(processor), { logger }),
+    {
+      ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
+      concurrency: options.concurrency ?? 4,
+    },
+  );
   onQueueErrors(worker, (error) =>
     logger.error({ err: { message: errorText(error) } }, "provider event worker error"),
   );

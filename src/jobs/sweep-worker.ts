@@ -3,6 +3,8 @@ import {
   BackfillQueue,
   type BackfillRepository,
   createSweepProcessor,
+  PRUNE_SCHEDULER_ID,
+  SWEEP_JOB,
   type SweepDeps,
   type SweepJobData,
   SweepScheduler,
@@ -13,15 +15,18 @@ import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import {
+  BULK_RETRY_JOB,
   type BulkRetryJobData,
   createBulkRetryProcessor,
   isBulkRetryJob,
+  RECONNECT_JOB,
 } from "../ops/bulk-retry.ts";
 import { createDeadLetters, type DeadLetterOpsDeps } from "../ops/index.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
 import type { ShopTokens } from "../shopify/install/shop-tokens.ts";
 import type { ProviderEventRepository } from "../store/index.ts";
+import { knownKindsOnly } from "./job-kinds.ts";
 import { orderLock } from "./provider-event-worker.ts";
 import { tracedJob } from "./traced-job.ts";
 
@@ -122,8 +127,13 @@ export async function startSweepWorker(
   );
   const worker = new Worker<SweepJobData | BulkRetryJobData>(
     QUEUE.maintenance,
-    (job, token, signal) =>
-      run(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+    knownKindsOnly(
+      QUEUE.maintenance,
+      [SWEEP_JOB, PRUNE_SCHEDULER_ID, BULK_RETRY_JOB, RECONNECT_JOB],
+      (job, token, signal?: AbortSignal) =>
+        run(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+      { logger: ctx.logger.child({ component: "sweep-worker" }) },
+    ),
     {
       ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
       concurrency: 2,

@@ -12,7 +12,8 @@ import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts"
 import { onQueueErrors } from "../lib/redis-wait.ts";
 import { CONNECTOR } from "../lib/tracing.ts";
 import type { SyncJobData } from "../queue/jobs.ts";
-import type { OrderQueues } from "../queue/order-queues.ts";
+import { QUEUE } from "../queue/names.ts";
+import { type OrderQueues, SYNC_JOB_NAME } from "../queue/order-queues.ts";
 import {
   layoutsKey,
   parseSyncShardName,
@@ -22,6 +23,7 @@ import {
   syncShardNames,
   syncShardOptions,
 } from "../queue/sync-shards.ts";
+import { knownKindsOnly } from "./job-kinds.ts";
 import { tracedJob } from "./traced-job.ts";
 
 /** What the sync worker runs on: the processor's deps, its Redis and its settings. */
@@ -173,13 +175,16 @@ export function startShardWorkers(
     return processor(job, token);
   }
 
+  // A kind of job a newer version queues on a shard waits for a worker of that version.
+  const runKnown = knownKindsOnly(QUEUE.sync, [SYNC_JOB_NAME], processInOrder, { logger });
+
   function startShard(name: string) {
     const shard = parseSyncShardName(name);
     if (!shard || workers.has(name) || closed) return;
     // BullMQ does not close a connection it was given: closeShard does.
     const connection = duplicateConnection(ctx.redis);
     connections.set(name, connection);
-    const worker = new Worker<SyncJobData>(name, processInOrder, {
+    const worker = new Worker<SyncJobData>(name, runKnown, {
       ...syncShardOptions(connection, ctx.prefix, shard.count, shard.index),
       concurrency: Math.max(1, Math.ceil(total / current)),
       // A crashed worker's active jobs return to the queue after this; they resume from the links.

@@ -94,7 +94,7 @@ export const SYNC_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 7 * 24 * 3600 },
 };
 
-const SYNC_JOB_NAME = "sync";
+export const SYNC_JOB_NAME = "sync";
 
 export const syncDedupId = (shop: string, orderId: string) => `${shop}:${orderId}`;
 

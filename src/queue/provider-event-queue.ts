@@ -14,6 +14,9 @@ export interface ProviderEventJobData {
  * Transient failures (the database, Shopify's Admin API while tagging) are retried with
  * backoff over about an hour; the event stays stored and unprocessed if they all fail.
  */
+/** The job name of a stored provider event on its queue. */
+export const PROVIDER_EVENT_JOB = "provider-event";
+
 export const PROVIDER_EVENT_JOB_OPTIONS: JobsOptions = {
   attempts: 10,
   backoff: { type: "exponential", delay: 2_000, jitter: 0.5 },
@@ -36,7 +39,7 @@ export class ProviderEventQueue {
 
   async enqueue(eventRowId: number, options: JobsOptions = {}): Promise<void> {
     await this.queue.add(
-      "provider-event",
+      PROVIDER_EVENT_JOB,
       { eventRowId, receivedAt: Date.now() },
       { ...PROVIDER_EVENT_JOB_OPTIONS, ...options, jobId: `provider-event-${eventRowId}` },
     );

@@ -11,6 +11,7 @@ export {
 } from "./product-file.ts";
 export {
   createProductImportProcessor,
+  PRODUCT_IMPORT_JOB,
   type ProductImportJobData,
   type ProductImportProcessorDeps,
   ProductImportQueue,

@@ -12,6 +12,8 @@ export interface ProductImportJobData {
 }
 
 export const productImportJobId = (id: number) => `product-import-${id}`;
+/** The job name of a product import on its queue. */
+export const PRODUCT_IMPORT_JOB = "product-import";
 
 /**
  * Imports started from the settings page run in the workers: one job per import. A job that
@@ -29,7 +31,7 @@ export class ProductImportQueue {
   }
 
   async enqueue(data: ProductImportJobData): Promise<void> {
-    await this.queue.add("product-import", data, {
+    await this.queue.add(PRODUCT_IMPORT_JOB, data, {
       jobId: productImportJobId(data.importId),
       attempts: 8,
       backoff: { type: "exponential", delay: 5_000 },

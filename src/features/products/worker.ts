@@ -1,4 +1,5 @@
 import { Worker } from "bullmq";
+import { knownKindsOnly } from "../../jobs/job-kinds.ts";
 import { tracedJob } from "../../jobs/traced-job.ts";
 import { errorText } from "../../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../../lib/redis-keys.ts";
@@ -6,6 +7,7 @@ import { onQueueErrors } from "../../lib/redis-wait.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
 import {
   createProductImportProcessor,
+  PRODUCT_IMPORT_JOB,
   type ProductImportJobData,
   type ProductImportProcessorDeps,
 } from "./index.ts";
@@ -21,8 +23,13 @@ export function startProductImportWorker(ctx: ProductImportWorkerDeps) {
   const processor = tracedJob(createProductImportProcessor(ctx));
   const worker = new Worker<ProductImportJobData>(
     QUEUE.productImport,
-    (job, _token, signal) =>
-      processor(job, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+    knownKindsOnly(
+      QUEUE.productImport,
+      [PRODUCT_IMPORT_JOB],
+      (job, _token, signal?: AbortSignal) =>
+        processor(job, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
+      { logger: ctx.logger.child({ component: "product-import-worker" }) },
+    ),
     {
       ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
       concurrency: 1,
