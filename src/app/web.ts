@@ -61,7 +61,7 @@ export function composeWebApp(
     } catch (error) {
       log.warn(
         { err: { message: errorText(error) } },
-        `could not queue what waited for the shop's token: run \`connector dlq retry --all --shop ${shop} --reason config\` and \`connector backfill --shop ${shop} --detach\``,
+        `could not queue what waited for the shop's token: the shop's next reconciliation sweep queues it; to resume it now, run \`connector dlq retry --all --shop ${shop} --reason config\` and \`connector backfill --shop ${shop} --detach\``,
       );
     }
   };

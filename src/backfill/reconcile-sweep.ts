@@ -54,6 +54,13 @@ export interface SweepDeps extends OrderFeederDeps {
    * period to their IDs and answers how many (the hourly `prune-provider-events` job).
    */
   pruneProviderEvents?: () => Promise<number>;
+  /**
+   * The safety net of the shop's reconnect (ops/reconnect-net.ts): queues again the one job
+   * that resumes what waited for the shop's token (a paused backfill, the dead letters of the
+   * refusal) when that job never ran. Called once the sweep has read Shopify with the shop's
+   * token, so Shopify accepts it now.
+   */
+  resumeWaiting?: (shop: string) => Promise<unknown>;
   /** Told what each shop's sweep read and queued (the sweep's counters, per provider store). */
   onSwept?: (shop: ShopRecord, result: SweepResult) => void;
 }
@@ -237,6 +244,17 @@ export function createSweepProcessor(deps: SweepDeps) {
       }
     }
     const result = await sweepShop(deps, shop);
+    if (deps.resumeWaiting) {
+      try {
+        await deps.resumeWaiting(shop.shop);
+      } catch (error) {
+        // What waits keeps waiting, with nothing lost: the next sweep looks again.
+        deps.logger.warn(
+          { shop: shop.shop, err: { message: errorText(error) } },
+          "could not look for what waited for the shop's token; the next sweep looks again",
+        );
+      }
+    }
     deps.onSwept?.(shop, result);
     deps.logger.info({ shop: shop.shop, ...result, jobId: job.id }, "reconciliation sweep done");
     return result;

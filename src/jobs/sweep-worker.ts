@@ -17,11 +17,13 @@ import { onQueueErrors } from "../lib/redis-wait.ts";
 import {
   BULK_RETRY_JOB,
   type BulkRetryJobData,
+  BulkRetryQueue,
   createBulkRetryProcessor,
   isBulkRetryJob,
   RECONNECT_JOB,
 } from "../ops/bulk-retry.ts";
 import { createDeadLetters, type DeadLetterOpsDeps } from "../ops/index.ts";
+import { queueWaitingReconnect } from "../ops/reconnect-net.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { ShopInstaller } from "../shopify/install/index.ts";
 import type { ShopTokens } from "../shopify/install/shop-tokens.ts";
@@ -31,7 +33,8 @@ import { orderLock } from "./provider-event-worker.ts";
 import { tracedJob } from "./traced-job.ts";
 
 /** What the sweep runs on: the processor's deps, the installer and its Redis. */
-export interface SweepWorkerDeps extends Omit<SweepDeps, "checkSubscriptions" | "migrateToken"> {
+export interface SweepWorkerDeps
+  extends Omit<SweepDeps, "checkSubscriptions" | "migrateToken" | "resumeWaiting"> {
   installer: Pick<ShopInstaller, "checkSubscriptions">;
   /** Migrates a shop still on a non-expiring Shopify token (each sweep until it is). */
   shopTokens: Pick<ShopTokens, "migrate">;
@@ -63,8 +66,9 @@ const RESCHEDULE_EVERY_MS = 60_000;
  * RECONCILE_INTERVAL_MS) and none of the others do. It also runs the hourly retention of the
  * provider's event bodies (PROVIDER_EVENT_RETENTION_DAYS), the admin API's bulk retries of
  * the dead-letter queue, and what waited for a shop's token once it has a new one (RECONNECT_JOB,
- * queued by the web process and `shops add`); closing puts a running bulk retry back in the
- * queue between two chunks.
+ * queued by the web process and `shops add`, and again by the shop's sweep when that job never
+ * ran: ops/reconnect-net.ts); closing puts a running bulk retry back in the queue between two
+ * chunks.
  */
 export async function startSweepWorker(
   // The dead-letter queue's deps too: the admin API's bulk retries run here.
@@ -74,6 +78,9 @@ export async function startSweepWorker(
   const scheduler = new SweepScheduler(ctx.redis, ctx.prefix, ctx.reconcileIntervalMs);
   await scheduler.scheduleAll(ctx.shops);
   await scheduler.schedulePrune();
+  const deadLetters = createDeadLetters(ctx);
+  const reconnects = new BulkRetryQueue(ctx.redis, ctx.prefix);
+  const sweepLogger = ctx.logger.child({ component: "sweep-worker" });
   const processor = createSweepProcessor({
     shops: ctx.shops,
     links: ctx.links,
@@ -82,9 +89,23 @@ export async function startSweepWorker(
     snapshots: ctx.snapshots,
     queues: ctx.queues,
     limiter: ctx.limiter,
-    logger: ctx.logger.child({ component: "sweep-worker" }),
+    logger: sweepLogger,
     checkSubscriptions: (shop) => ctx.installer.checkSubscriptions(shop),
     migrateToken: (shop) => ctx.shopTokens.migrate(shop),
+    // The one job of a reconnect, queued again when it never ran (see reconnect-net.ts).
+    resumeWaiting: (shop) =>
+      queueWaitingReconnect(
+        {
+          shops: ctx.shops,
+          backfills: ctx.backfills,
+          deadLetters,
+          jobs: reconnects,
+          redis: ctx.redis,
+          prefix: ctx.prefix,
+          logger: sweepLogger,
+        },
+        shop,
+      ),
     onSwept: (shop, result) => ctx.metrics?.swept(shop.storeId, result),
     pruneProviderEvents: () =>
       ctx.providerEvents.pruneBodies(
@@ -93,7 +114,7 @@ export async function startSweepWorker(
   });
   const backfillQueue = new BackfillQueue(ctx.redis, ctx.prefix, ctx.backfills);
   const bulkRetry = createBulkRetryProcessor({
-    deadLetters: createDeadLetters(ctx),
+    deadLetters,
     logger: ctx.logger.child({ component: "dead-letters" }),
     reconnect: {
       resumeBackfill: async (shop) => {
@@ -178,6 +199,7 @@ export async function startSweepWorker(
       await worker.close();
       await scheduler.close();
       await backfillQueue.close();
+      await reconnects.close();
     },
   };
 }

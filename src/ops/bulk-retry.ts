@@ -181,6 +181,22 @@ export class BulkRetryQueue {
     return this.#add(RECONNECT_JOB, reconnectFilter(shop), reconnectKey(shop), RECONNECT_ID_PREFIX);
   }
 
+  /**
+   * The id of the shop's reconnect job that waits to start, runs, or waits to go on (stopped by
+   * a shutdown, or between two attempts), or null. Read before the reconciliation sweep queues
+   * the job again (reconnect-net.ts): the deduplication covers only a job that waits to start.
+   * Only the ids of the queue's unfinished jobs are read, and the reconnect jobs among them.
+   */
+  async reconnectInFlight(shop: string): Promise<string | null> {
+    const ids = await this.queue.getRanges(["active", "waiting", "prioritized", "delayed"], 0, -1);
+    for (const id of new Set(ids)) {
+      if (!id.startsWith(RECONNECT_ID_PREFIX)) continue;
+      const job = await this.queue.getJob(id);
+      if (job?.name === RECONNECT_JOB && job.data.filter.shop === shop) return id;
+    }
+    return null;
+  }
+
   async #add(
     name: string,
     filter: BulkRetryFilter,
@@ -237,7 +253,11 @@ export class BulkRetryQueue {
         ? job.progress
         : emptyCounts(0);
     const error = notRun
-      ? "a worker of an older version took the job without running it: ask again once every worker runs this version"
+      ? job.name === RECONNECT_JOB
+        ? // The sweep's safety net (reconnect-net.ts) queues it again once a worker of this
+          // version sweeps the shop, if the shop is usable and something still waits.
+          "a worker of an older version took the job without running it: the shop's next reconciliation sweep by a worker of this version queues it again (every RECONCILE_INTERVAL_MS), or ask again once every worker runs this version"
+        : "a worker of an older version took the job without running it: ask again once every worker runs this version"
       : job.failedReason;
     return {
       id: job.id,

@@ -1,13 +1,22 @@
 import { mintSessionToken } from "@connector/shopify-standin";
+import { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import { BackfillQueue, backfillJobId } from "../../../src/backfill/index.ts";
+import {
+  BackfillQueue,
+  backfillJobId,
+  createSweepProcessor,
+  SweepScheduler,
+} from "../../../src/backfill/index.ts";
+import { duplicateConnection } from "../../../src/lib/redis-keys.ts";
 import {
   type BulkRetryCounts,
   BulkRetryQueue,
   type BulkRetryView,
   RECONNECT_JOB,
 } from "../../../src/ops/bulk-retry.ts";
+import { RECONNECT_NET_TIMES } from "../../../src/ops/reconnect-net.ts";
 import type { DeadLetterData } from "../../../src/queue/jobs.ts";
+import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
 import { deadLetterId } from "../../../src/queue/order-queues.ts";
 import { ShopifyTokenError } from "../../../src/shopify/admin-client.ts";
 import { RECONNECT_NEEDED } from "../../../src/shopify/install/shop-tokens.ts";
@@ -166,6 +175,10 @@ async function openTheApp(harness: InstallHarness) {
   expect((await harness.ctx.shops.getShop(SHOP))?.status).toBe("active");
 }
 
+/** The sweep's line when it queues what waited for the shop's token. */
+const RESUMED_BY_SWEEP =
+  "what waited for the shop's token was never resumed: the sweep queued its job again";
+
 const waitingEntries = async (harness: InstallHarness) =>
   (await harness.ctx.queues.deadLetter.getJobCounts("waiting")).waiting;
 
@@ -183,6 +196,32 @@ const logLines = () =>
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/**
+ * One sweep of the shop, as its scheduler queues one every RECONCILE_INTERVAL_MS; answers its
+ * result once a maintenance worker has run it.
+ */
+async function sweep(harness: InstallHarness): Promise<unknown> {
+  const scheduler = new SweepScheduler(harness.ctx.redis, harness.ctx.prefix, 60_000);
+  closers.push(() => scheduler.close());
+  const job = await scheduler.queue.add("sweep", { shop: SHOP });
+  const id = job.id ?? "";
+  await expect
+    .poll(async () => ["completed", "failed"].includes(await scheduler.queue.getJobState(id)), {
+      timeout: 60_000,
+    })
+    .toBe(true);
+  const done = await scheduler.queue.getJob(id);
+  expect(done?.failedReason).toBeUndefined();
+  return done?.returnvalue;
+}
+
+/** The reconnect job the web process queued is lost (Redis restarted without persistence). */
+async function loseTheJob(reconnects: ReturnType<typeof jobs>) {
+  const queued = await reconnects.reconnects();
+  expect(queued).toHaveLength(1);
+  for (const job of queued) await job.remove();
+}
 
 /** Runs a maintenance worker on the job until it has processed `n` entries, then stops it. */
 async function workerStoppedAfter(
@@ -368,5 +407,164 @@ describe("a shop reconnected after Shopify refused its token", () => {
     const orders = await retriedOrders(harness);
     expect(orders).toHaveLength(21);
     expect(new Set(orders).size).toBe(21);
+  });
+});
+
+/**
+ * The reconnect's one job is the only path to what waited for the shop's token; when it never
+ * runs (the web process could not queue it, Redis lost it, a worker of an older version took
+ * it), the shop's reconciliation sweep queues it again, once the shop's token is accepted.
+ */
+describe("the sweep of a reconnected shop whose reconnect job never ran", () => {
+  it("queues the job again, which resumes the backfill and retries the dead letters", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(3);
+    await openTheApp(harness);
+    await loseTheJob(reconnects);
+    await harness.maintenanceWorker();
+
+    expect(await sweep(harness)).toMatchObject({ checked: 0 });
+    const queued = await reconnects.reconnects();
+    expect(queued).toHaveLength(1);
+    const [job] = queued;
+    expect(await reconnects.finished(job?.id ?? "")).toMatchObject({
+      status: "completed",
+      matched: 3,
+      retried: 3,
+      backfillResumed: true,
+    });
+    const backfill = await harness.ctx.backfills.latest(SHOP);
+    expect([backfill?.id, backfill?.status]).toEqual([backfillId, "running"]);
+    expect(await waitingEntries(harness)).toBe(2);
+    expect(await retriedOrders(harness)).toHaveLength(3);
+
+    // One line names the shop and what it found waiting.
+    const said = logLines().filter((l) => l.msg === RESUMED_BY_SWEEP);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({
+      level: "info",
+      shop: SHOP,
+      backfillId,
+      deadLetters: 3,
+      jobId: job?.id,
+      queuedToday: 1,
+    });
+
+    // Nothing waits any more: the next sweep queues nothing.
+    await sweep(harness);
+    expect(await reconnects.reconnects()).toHaveLength(1);
+  });
+
+  it("queues nothing while the shop still needs a reconnect, nor once it uninstalled", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(3);
+    await harness.maintenanceWorker();
+    expect(await sweep(harness)).toEqual({ skipped: "shop not active" });
+    await harness.ctx.shops.setStatus(SHOP, "uninstalled");
+    expect(await sweep(harness)).toEqual({ skipped: "shop not active" });
+
+    expect(await reconnects.reconnects()).toEqual([]);
+    const backfill = await harness.ctx.backfills.latest(SHOP);
+    expect([backfill?.id, backfill?.status]).toEqual([backfillId, "paused"]);
+    expect(await waitingEntries(harness)).toBe(5);
+    expect(logLines().filter((l) => l.msg === RESUMED_BY_SWEEP)).toEqual([]);
+  });
+
+  it("does not queue a second job while the shop's job waits to go on", async () => {
+    const { harness, reconnects } = await pausedShop(ENTRIES);
+    await openTheApp(harness);
+    const [job] = await reconnects.reconnects();
+    const id = job?.id ?? "";
+    // The job has started (its dedupe key is gone: a reconnect now would queue another) and was
+    // stopped after a chunk; it waits to go on, here for an hour (a retry's backoff after a
+    // failed attempt), with most of what waited still waiting.
+    await workerStoppedAfter(harness, reconnects, id, 8);
+    const stopped = await harness.ctx.queues.deadLetter.getJobCounts("waiting");
+    expect(stopped.waiting).toBeGreaterThan(2);
+    const waiting = await (await reconnects.reconnects())[0]?.getState();
+    expect(waiting).toBe("delayed");
+    await (await reconnects.reconnects())[0]?.changeDelay(3_600_000);
+
+    await harness.maintenanceWorker();
+    await sweep(harness);
+    expect((await reconnects.reconnects()).map((j) => j.id)).toEqual([id]);
+    expect(logLines().filter((l) => l.msg === RESUMED_BY_SWEEP)).toEqual([]);
+
+    await (await reconnects.reconnects())[0]?.promote();
+    expect(await reconnects.finished(id)).toMatchObject({
+      status: "completed",
+      retried: ENTRIES,
+    });
+    expect(await waitingEntries(harness)).toBe(2);
+  });
+
+  it("queues the job again after a worker of an older version took it without running it", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(3);
+    await openTheApp(harness);
+    const [job] = await reconnects.reconnects();
+    const id = job?.id ?? "";
+    // A rolling deploy: the maintenance worker of a version before the reconnect job, which
+    // completes any job that is not a sweep without running it.
+    const old = new Worker(
+      QUEUE.maintenance,
+      createSweepProcessor({ ...harness.ctx, logger: harness.ctx.logger }),
+      queueOptions(duplicateConnection(harness.ctx.redis), harness.ctx.prefix),
+    );
+    closers.push(() => old.close());
+    const taken = await reconnects.finished(id);
+    expect(taken).toMatchObject({ status: "failed", processed: 0 });
+    expect(taken.error).toContain("the shop's next reconciliation sweep");
+    await old.close();
+    expect((await harness.ctx.backfills.latest(SHOP))?.status).toBe("paused");
+
+    await harness.maintenanceWorker();
+    await sweep(harness);
+    const again = (await reconnects.reconnects()).find((j) => j.id !== id);
+    expect(await reconnects.finished(again?.id ?? "")).toMatchObject({
+      status: "completed",
+      retried: 3,
+      backfillResumed: true,
+    });
+    const backfill = await harness.ctx.backfills.latest(SHOP);
+    expect([backfill?.id, backfill?.status]).toEqual([backfillId, "running"]);
+    expect(await waitingEntries(harness)).toBe(2);
+  });
+
+  it(`leaves what a job could not retry after ${RECONNECT_NET_TIMES} jobs, until the day is over`, async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(0);
+    // Its backfill had finished: the entry below is all that waits.
+    await harness.ctx.backfills.setStatus(backfillId, "completed");
+    // An order dead-lettered by the refusal that Shopify no longer has, and whose snapshot
+    // expired: each retry leaves it, saying why.
+    const gone = "8200001";
+    const now = new Date().toISOString();
+    await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, gone), {
+      shop: SHOP,
+      orderId: gone,
+      topic: "orders/updated",
+      reason: new ShopifyTokenError(SHOP).message,
+      category: "config",
+      errorClass: "ShopifyTokenError",
+      attempts: 1,
+      firstFailedAt: now,
+      lastFailedAt: now,
+    });
+    await openTheApp(harness);
+    await loseTheJob(reconnects);
+    await harness.maintenanceWorker();
+
+    for (let n = 1; n <= RECONNECT_NET_TIMES + 2; n++) {
+      await sweep(harness);
+      const all = await reconnects.reconnects();
+      expect(all).toHaveLength(Math.min(n, RECONNECT_NET_TIMES));
+      for (const j of all) {
+        expect(await reconnects.finished(j.id ?? "")).toMatchObject({
+          status: "completed",
+          matched: 1,
+          skipped: 1,
+        });
+      }
+    }
+    // The entry stays, with its reason.
+    expect(await waitingEntries(harness)).toBe(3);
+    expect(logLines().filter((l) => l.msg === RESUMED_BY_SWEEP)).toHaveLength(RECONNECT_NET_TIMES);
   });
 });
