@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { BackfillRepository } from "../backfill/index.ts";
 import type { DeadLetters } from "../engine/dead-letters.ts";
+import { releaseLock } from "../lib/lock.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
+import { configDeadLettersKey } from "../queue/dead-letter-record.ts";
 import { needsReconnect } from "../shopify/install/shop-tokens.ts";
 import type { ShopRepository } from "../store/index.ts";
 import { type BulkRetryQueue, reconnectFilter } from "./bulk-retry.ts";
@@ -57,6 +59,21 @@ function fingerprint(backfillId: number | null, ids: readonly string[]): string 
 }
 
 /**
+ * The shop's dead letters of a refused token, read only while the shop has config dead letters
+ * counted (configDeadLettersKey): most sweeps of most shops read nothing of the queue. A read
+ * that finds none forgets the count, unless another was recorded meanwhile.
+ */
+async function waitingDeadLetters(deps: ReconnectNetDeps, shop: string): Promise<string[]> {
+  const key = configDeadLettersKey(deps.prefix, shop);
+  const counted = await deps.redis.get(key);
+  if (counted === null) return [];
+  const ids = await deps.deadLetters.matchingIds(reconnectFilter(shop));
+  // Deleted only if unchanged (the lock release is that compare-and-delete).
+  if (ids.length === 0) await releaseLock(deps.redis, key, counted);
+  return ids;
+}
+
+/**
  * The safety net of a shop's reconnect, run by the shop's reconciliation sweep. What waited for
  * the shop's token (its paused backfill, the dead letters of reconnectFilter) is resumed by ONE
  * job, queued when the token comes back (the merchant opening the app, `shops add`); when that
@@ -69,7 +86,8 @@ function fingerprint(backfillId: number | null, ids: readonly string[]): string 
  *   still needs a reconnect (or is uninstalled, or waits for its settings) is left alone: the
  *   job would only find the refusal again;
  * - something waits: a backfill paused at its cursor, or a dead letter matching
- *   reconnectFilter(shop) (read from the dead-letter index: ids and rows, no entry's body);
+ *   reconnectFilter(shop) (read from the dead-letter index: ids and rows, no entry's body; and
+ *   only while the shop has config dead letters counted, see waitingDeadLetters);
  * - no reconnect job of the shop is queued, running or waiting to go on: one that waits to
  *   start is deduplicated by reconnected() already, but one that has started is not, and a
  *   second job would go over the same entries;
@@ -93,7 +111,7 @@ export async function queueWaitingReconnect(
   }
   const backfill = await deps.backfills.active(shopDomain);
   const backfillId = backfill?.status === "paused" ? backfill.id : null;
-  const ids = await deps.deadLetters.matchingIds(reconnectFilter(shopDomain));
+  const ids = await waitingDeadLetters(deps, shopDomain);
   if (backfillId === null && ids.length === 0) return { queued: false, why: "nothing waits" };
   const log = deps.logger.child({ shop: shopDomain });
   const inFlight = await deps.jobs.reconnectInFlight(shopDomain);

@@ -14,6 +14,15 @@ const LOCK_TTL_MS = 15_000;
 
 const lockKey = (prefix: string, id: string) => `${prefix}:dlq:lock:${id}`;
 export const retiredKey = (prefix: string, id: string) => `${prefix}:dlq:retired:${id}`;
+/**
+ * A count of the shop's dead letters of category "config" recorded (among them those of a
+ * Shopify token refused), kept until a read finds none of the kind it looks for. The reconnect's
+ * safety net (src/ops/reconnect-net.ts) reads the dead-letter queue for a shop only while it is
+ * set: every sweep of every shop reading every id of the queue would cost the most during an
+ * outage, when the queue is longest.
+ */
+export const configDeadLettersKey = (prefix: string, shop: string) =>
+  `${prefix}:dlq:config:{${shop}}`;
 
 /**
  * One lock per dead-letter entry, shared by the operator's retry and discard and by the worker
@@ -98,6 +107,9 @@ export async function recordDeadLetter(
   const token = await lock.acquire(id, lockWaitMs);
   const index = new DeadLetterIndex(redis, prefix);
   try {
+    // Counted before it is written: a write that fails after leaves one read too many, never a
+    // written entry that the count misses.
+    if (data.category === "config") await redis.incr(configDeadLettersKey(prefix, data.shop));
     await index.writing(id);
     const existing = await queue.getJob(id);
     if (existing) {

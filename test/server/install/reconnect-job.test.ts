@@ -28,6 +28,8 @@ import {
   type InstallHarness,
   startInstallHarness,
 } from "../../helpers/install-harness.ts";
+import { monitorRedis } from "../../helpers/redis-monitor.ts";
+import { service } from "../../helpers/services.ts";
 import { sourceOrder } from "../../helpers/source-order-factory.ts";
 
 /**
@@ -526,6 +528,72 @@ describe("the sweep of a reconnected shop whose reconnect job never ran", () => 
     const backfill = await harness.ctx.backfills.latest(SHOP);
     expect([backfill?.id, backfill?.status]).toEqual([backfillId, "running"]);
     expect(await waitingEntries(harness)).toBe(2);
+  });
+
+  it("reads the dead-letter queue only for a shop with config dead letters recorded", async () => {
+    const { harness, reconnects } = await pausedShop(3);
+    await openTheApp(harness);
+    await loseTheJob(reconnects);
+    await harness.maintenanceWorker();
+    await sweep(harness);
+    const [first] = await reconnects.reconnects();
+    await reconnects.finished(first?.id ?? "");
+
+    // Every read of the queue's entry ids (the list of waiting entries), and a marker command.
+    const list = `${harness.ctx.prefix}:dead-letter:wait`;
+    const markers = new Set<string>();
+    let listReads = 0;
+    const monitor = await monitorRedis(service("redisUrl"), ({ args }) => {
+      const [name, key] = [args[0]?.toLowerCase(), args[1]];
+      // BullMQ's getRanges reads the list in a script of its own.
+      if (name === "lrange" && key === list) listReads++;
+      if (name === "get" && key?.startsWith(`${list}:marker-`)) markers.add(key);
+    });
+    closers.push(async () => monitor.stop());
+    let n = 0;
+    /** How many reads of the list the log shows up to now (a marker: every command before it). */
+    const readsSoFar = async () => {
+      const marker = `${list}:marker-${n++}`;
+      await harness.ctx.redis.get(marker);
+      await expect.poll(() => markers.has(marker)).toBe(true);
+      return listReads;
+    };
+
+    // The refusal's entries were retried; the two others stay. This sweep reads the queue once
+    // more, finds none of a refused token, and forgets the count.
+    await sweep(harness);
+    expect(await readsSoFar()).toBeGreaterThan(0);
+    // Nothing was recorded since: the next sweeps read nothing of the queue.
+    const before = await readsSoFar();
+    await sweep(harness);
+    await sweep(harness);
+    expect(await readsSoFar()).toBe(before);
+    expect(await reconnects.reconnects()).toHaveLength(1);
+
+    // A refusal recorded later is found by the next sweep.
+    const later = "8300001";
+    const now = new Date().toISOString();
+    await harness.ctx.snapshots.storeOrder(
+      sourceOrder({ shop: SHOP as ShopDomain, id: later as ShopifyOrderId }),
+    );
+    await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, later), {
+      shop: SHOP,
+      orderId: later,
+      topic: "orders/updated",
+      reason: new ShopifyTokenError(SHOP).message,
+      category: "config",
+      errorClass: "ShopifyTokenError",
+      attempts: 1,
+      firstFailedAt: now,
+      lastFailedAt: now,
+    });
+    await sweep(harness);
+    const again = (await reconnects.reconnects()).find((j) => j.id !== first?.id);
+    expect(await reconnects.finished(again?.id ?? "")).toMatchObject({
+      status: "completed",
+      matched: 1,
+      retried: 1,
+    });
   });
 
   it(`leaves what a job could not retry after ${RECONNECT_NET_TIMES} jobs, until the day is over`, async () => {
