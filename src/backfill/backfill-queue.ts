@@ -62,6 +62,20 @@ export class BackfillQueue {
   }
 
   /**
+   * The shop's running backfill keeps a job: one that Redis lost (a restart without
+   * persistence) is queued again, and walks on from the cursor its row keeps. Answers the
+   * backfill when its job had to be queued again, else null. Each sweep of the shop runs it.
+   */
+  async keepQueued(shop: string): Promise<BackfillRecord | null> {
+    const running = await this.repo.active(shop);
+    if (running?.status !== "running") return null;
+    if ((await this.queue.getJobState(backfillJobId(running.id))) !== "unknown") return null;
+    // Under the start's lock: a start that created the row but not yet its job finishes first.
+    const { backfill } = await this.start(shop);
+    return backfill;
+  }
+
+  /**
    * The shop has a token Shopify accepts again (a reinstall, the merchant reopening the app, a
    * new token from `shops add`): its paused backfill goes on from its cursor. Answers it, or
    * null when the shop has none paused.

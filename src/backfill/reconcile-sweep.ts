@@ -61,6 +61,11 @@ export interface SweepDeps extends OrderFeederDeps {
    * token, so Shopify accepts it now.
    */
   resumeWaiting?: (shop: string) => Promise<unknown>;
+  /**
+   * Queues again the job of the shop's running backfill when Redis lost it (BackfillQueue's
+   * keepQueued): the row keeps its cursor, but nothing else would walk on from it.
+   */
+  keepBackfillQueued?: (shop: string) => Promise<unknown>;
   /** Told what each shop's sweep read and queued (the sweep's counters, per provider store). */
   onSwept?: (shop: ShopRecord, result: SweepResult) => void;
 }
@@ -244,6 +249,16 @@ export function createSweepProcessor(deps: SweepDeps) {
       }
     }
     const result = await sweepShop(deps, shop);
+    if (deps.keepBackfillQueued) {
+      try {
+        await deps.keepBackfillQueued(shop.shop);
+      } catch (error) {
+        deps.logger.warn(
+          { shop: shop.shop, err: { message: errorText(error) } },
+          "could not look at the shop's backfill; the next sweep looks again",
+        );
+      }
+    }
     if (deps.resumeWaiting) {
       try {
         await deps.resumeWaiting(shop.shop);

@@ -34,7 +34,10 @@ import { tracedJob } from "./traced-job.ts";
 
 /** What the sweep runs on: the processor's deps, the installer and its Redis. */
 export interface SweepWorkerDeps
-  extends Omit<SweepDeps, "checkSubscriptions" | "migrateToken" | "resumeWaiting"> {
+  extends Omit<
+    SweepDeps,
+    "checkSubscriptions" | "migrateToken" | "resumeWaiting" | "keepBackfillQueued"
+  > {
   installer: Pick<ShopInstaller, "checkSubscriptions">;
   /** Migrates a shop still on a non-expiring Shopify token (each sweep until it is). */
   shopTokens: Pick<ShopTokens, "migrate">;
@@ -81,6 +84,7 @@ export async function startSweepWorker(
   const deadLetters = createDeadLetters(ctx);
   const reconnects = new BulkRetryQueue(ctx.redis, ctx.prefix);
   const sweepLogger = ctx.logger.child({ component: "sweep-worker" });
+  const backfillQueue = new BackfillQueue(ctx.redis, ctx.prefix, ctx.backfills);
   const processor = createSweepProcessor({
     shops: ctx.shops,
     links: ctx.links,
@@ -106,13 +110,21 @@ export async function startSweepWorker(
         },
         shop,
       ),
+    keepBackfillQueued: async (shop) => {
+      const requeued = await backfillQueue.keepQueued(shop);
+      if (requeued) {
+        sweepLogger.info(
+          { shop, backfillId: requeued.id, done: requeued.done },
+          "the shop's running backfill had no job (Redis lost it): queued again, from its cursor",
+        );
+      }
+    },
     onSwept: (shop, result) => ctx.metrics?.swept(shop.storeId, result),
     pruneProviderEvents: () =>
       ctx.providerEvents.pruneBodies(
         new Date(Date.now() - ctx.providerEventRetentionDays * 86_400_000),
       ),
   });
-  const backfillQueue = new BackfillQueue(ctx.redis, ctx.prefix, ctx.backfills);
   const bulkRetry = createBulkRetryProcessor({
     deadLetters,
     logger: ctx.logger.child({ component: "dead-letters" }),

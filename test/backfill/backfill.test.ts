@@ -4,14 +4,19 @@ import {
   BackfillRepository,
   type BackfillStatus,
   progressOf,
+  SWEEP_JOB,
+  SweepScheduler,
 } from "../../src/backfill/index.ts";
 import { runCli } from "../helpers/cli.ts";
+import { maintenanceWorker } from "../helpers/maintenance-worker.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
 let pipeline: Pipeline;
 let queue: BackfillQueue | undefined;
+const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
   await queue?.close();
   queue = undefined;
   await pipeline?.close();
@@ -130,6 +135,47 @@ describe("backfill", () => {
     expect(await delayed.stop()).toBe(0);
     const progress = progressOf(done ?? backfill, { scopes: "read_orders read_all_orders" });
     expect(progress).toMatchObject({ percent: 100, etaSeconds: 0, warnings: [] });
+  }, 120_000);
+
+  it("walks on after Redis lost its job: the shop's next sweep queues it again", async () => {
+    pipeline = await startPipeline({ ...AMPLE_BUDGET });
+    seedOrders(300, Date.now() - DAY, 60_000);
+    const repo = new BackfillRepository(pipeline.ctx.db);
+    queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
+    const { backfill } = await queue.start(TEST_SHOP);
+    const jobId = `backfill-${backfill.id}`;
+    const first = pipeline.startBackfillWorker();
+    await waitFor(
+      "a third of the orders",
+      async () => ((await repo.get(backfill.id))?.done ?? 0) >= 100,
+    );
+    await first.close();
+    // Redis restarted without persistence: the row keeps its cursor, the job is gone.
+    await queue.queue.remove(jobId);
+    expect(await queue.queue.getJobState(jobId)).toBe("unknown");
+    expect((await repo.get(backfill.id))?.status).toBe<BackfillStatus>("running");
+
+    const p = pipeline;
+    const maintenance = await maintenanceWorker(p.ctx, (close) => closers.push(close));
+    const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
+    closers.push(() => sweeps.close());
+    const sweep = await sweeps.queue.add(SWEEP_JOB, { shop: TEST_SHOP });
+    await waitFor(
+      "the shop's sweep",
+      async () => (await sweeps.queue.getJobState(sweep.id as string)) === "completed",
+    );
+    await maintenance.close();
+    expect(await queue.queue.getJobState(jobId)).toMatch(/waiting|prioritized|delayed/);
+
+    pipeline.startBackfillWorker();
+    await waitFor(
+      "the backfill to complete",
+      async () => (await repo.get(backfill.id))?.status === "completed",
+    );
+    await pipeline.drain(60_000);
+    const ids = pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId);
+    expect(new Set(ids).size).toBe(300);
+    expect(providerCreates()).toBe(300);
   }, 120_000);
 
   it("starts one backfill when it is asked for several times at once", async () => {
