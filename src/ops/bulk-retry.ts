@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { BULK_CONCURRENCY, type DeadLetters, type RetryOutcome } from "../engine/dead-letters.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
+import { configDeadLettersKey } from "../queue/dead-letter-record.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import { RECONNECT_HINT } from "../shopify/admin-client.ts";
 
@@ -163,8 +164,13 @@ function tally(counts: BulkRetryCounts, outcomes: RetryOutcome[]) {
 export class BulkRetryQueue {
   readonly queue: Queue<BulkRetryJobData, BulkRetryCounts>;
 
+  readonly #redis: RedisConnection;
+  readonly #prefix: string;
+
   constructor(connection: RedisConnection, prefix: string) {
     this.queue = new Queue(QUEUE.maintenance, queueOptions(connection, prefix));
+    this.#redis = connection;
+    this.#prefix = prefix;
     onQueueErrors(this.queue);
   }
 
@@ -177,7 +183,11 @@ export class BulkRetryQueue {
    * Queues what waited for the shop's token (RECONNECT_JOB), or answers the shop's job that waits
    * to start: the web process and the CLI only queue it, a worker runs it.
    */
-  reconnected(shop: string): Promise<{ id: string; created: boolean }> {
+  async reconnected(shop: string): Promise<{ id: string; created: boolean }> {
+    // The shop's config dead letters are counted as if one had just been recorded: should this
+    // job never run, the sweep's safety net (reconnect-net.ts) then reads the dead-letter queue
+    // for the shop, and finds entries of the refusal recorded before their count existed too.
+    await this.#redis.incr(configDeadLettersKey(this.#prefix, shop));
     return this.#add(RECONNECT_JOB, reconnectFilter(shop), reconnectKey(shop), RECONNECT_ID_PREFIX);
   }
 

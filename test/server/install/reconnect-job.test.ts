@@ -15,6 +15,7 @@ import {
   RECONNECT_JOB,
 } from "../../../src/ops/bulk-retry.ts";
 import { RECONNECT_NET_TIMES } from "../../../src/ops/reconnect-net.ts";
+import { configDeadLettersKey } from "../../../src/queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../../../src/queue/jobs.ts";
 import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
 import { deadLetterId } from "../../../src/queue/order-queues.ts";
@@ -594,6 +595,27 @@ describe("the sweep of a reconnected shop whose reconnect job never ran", () => 
       matched: 1,
       retried: 1,
     });
+  });
+
+  it("finds the refusal's entries recorded before their count existed, once the shop reconnects", async () => {
+    const { harness, reconnects, backfillId } = await pausedShop(3);
+    // Only the entries wait (its backfill had finished), and they were recorded by a version
+    // that kept no count of a shop's config dead letters.
+    await harness.ctx.backfills.setStatus(backfillId, "completed");
+    await harness.ctx.redis.del(configDeadLettersKey(harness.ctx.prefix, SHOP));
+    await openTheApp(harness);
+    await loseTheJob(reconnects);
+    await harness.maintenanceWorker();
+
+    await sweep(harness);
+    const queued = await reconnects.reconnects();
+    expect(queued).toHaveLength(1);
+    expect(await reconnects.finished(queued[0]?.id ?? "")).toMatchObject({
+      status: "completed",
+      matched: 3,
+      retried: 3,
+    });
+    expect(await retriedOrders(harness)).toHaveLength(3);
   });
 
   it(`leaves what a job could not retry after ${RECONNECT_NET_TIMES} jobs, until the day is over`, async () => {
