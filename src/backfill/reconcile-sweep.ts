@@ -249,24 +249,19 @@ export function createSweepProcessor(deps: SweepDeps) {
       }
     }
     const result = await sweepShop(deps, shop);
-    if (deps.keepBackfillQueued) {
+    // The shop's upkeep after the sweep read Shopify. A step that fails is one warning: what it
+    // looks after keeps waiting, with nothing lost, and the next sweep looks again.
+    const upkeep = [
+      [deps.keepBackfillQueued, "could not look at the shop's backfill"],
+      [deps.resumeWaiting, "could not look for what waited for the shop's token"],
+    ] as const;
+    for (const [step, failed] of upkeep) {
       try {
-        await deps.keepBackfillQueued(shop.shop);
+        await step?.(shop.shop);
       } catch (error) {
         deps.logger.warn(
           { shop: shop.shop, err: { message: errorText(error) } },
-          "could not look at the shop's backfill; the next sweep looks again",
-        );
-      }
-    }
-    if (deps.resumeWaiting) {
-      try {
-        await deps.resumeWaiting(shop.shop);
-      } catch (error) {
-        // What waits keeps waiting, with nothing lost: the next sweep looks again.
-        deps.logger.warn(
-          { shop: shop.shop, err: { message: errorText(error) } },
-          "could not look for what waited for the shop's token; the next sweep looks again",
+          `${failed}; the next sweep looks again`,
         );
       }
     }

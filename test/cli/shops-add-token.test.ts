@@ -2,13 +2,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { startHeartbeat } from "../../src/metrics/index.ts";
 import { BulkRetryQueue } from "../../src/ops/bulk-retry.ts";
-import { deadLetterId } from "../../src/queue/order-queues.ts";
-import { ShopifyTokenError } from "../../src/shopify/admin-client.ts";
 import { RECONNECT_NEEDED } from "../../src/shopify/install/shop-tokens.ts";
-import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { runCli } from "../helpers/cli.ts";
-import { APP_KEY, type InstallHarness, startInstallHarness } from "../helpers/install-harness.ts";
-import { sourceOrder } from "../helpers/source-order-factory.ts";
+import {
+  APP_KEY,
+  type InstallHarness,
+  startInstallHarness,
+  tokenRefusedDeadLetter,
+} from "../helpers/install-harness.ts";
 
 /**
  * `connector shops add --access-token T` against the stand-in Shopify over real HTTP: T is
@@ -82,24 +83,6 @@ const storedToken = async (harness: InstallHarness) => {
 };
 
 /** An order dead-lettered because Shopify refused the shop's token, its snapshot stored. */
-async function tokenRefusedDeadLetter(harness: InstallHarness, orderId: string) {
-  const now = new Date().toISOString();
-  await harness.ctx.snapshots.storeOrder(
-    sourceOrder({ shop: SHOP as ShopDomain, id: orderId as ShopifyOrderId }),
-  );
-  await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, orderId), {
-    shop: SHOP,
-    orderId,
-    topic: "orders/create",
-    reason: new ShopifyTokenError(SHOP).message,
-    category: "config",
-    errorClass: "ShopifyTokenError",
-    attempts: 1,
-    firstFailedAt: now,
-    lastFailedAt: now,
-  });
-}
-
 const waitingDeadLetters = async (harness: InstallHarness) =>
   (await harness.ctx.queues.deadLetter.getJobCounts("waiting")).waiting;
 
@@ -180,7 +163,8 @@ describe("connector shops add --access-token", () => {
     // that needed it wait as dead letters that say so.
     await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
     const orderIds = ["9100001", "9100002", "9100003"];
-    for (const orderId of orderIds) await tokenRefusedDeadLetter(harness, orderId);
+    for (const orderId of orderIds)
+      await tokenRefusedDeadLetter(harness, SHOP, orderId, { topic: "orders/create" });
     expect(await harness.ctx.shopTokens.current(SHOP)).toBeNull();
     standIn.uninstalled = true;
     standIn.reinstall();

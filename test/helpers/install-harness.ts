@@ -19,9 +19,13 @@ import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { LINGERING_CLOSE } from "../../src/lib/lingering-close.ts";
 import { createLogger } from "../../src/lib/logger.ts";
+import { deadLetterId } from "../../src/queue/order-queues.ts";
 import type { WebApp } from "../../src/server/app.ts";
+import { ShopifyTokenError } from "../../src/shopify/admin-client.ts";
+import type { ShopDomain, ShopifyOrderId } from "../../src/sync/source-order.ts";
 import { type MaintenanceWorker, maintenanceWorker } from "./maintenance-worker.ts";
 import { service } from "./services.ts";
+import { sourceOrder } from "./source-order-factory.ts";
 
 export const APP_KEY = "install-test-api-key";
 const APP_TOML = new URL("../../shopify.app.toml", import.meta.url).pathname;
@@ -266,4 +270,34 @@ export async function startInstallHarness(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * An order of the shop dead-lettered because Shopify refused the shop's token, as the sync
+ * worker records it, with the order's snapshot kept (`snapshot: false`: one Shopify no longer
+ * has, whose snapshot expired).
+ */
+export async function tokenRefusedDeadLetter(
+  harness: InstallHarness,
+  shop: string,
+  orderId: string,
+  options: { snapshot?: boolean; topic?: string } = {},
+): Promise<void> {
+  if (options.snapshot !== false) {
+    await harness.ctx.snapshots.storeOrder(
+      sourceOrder({ shop: shop as ShopDomain, id: orderId as ShopifyOrderId }),
+    );
+  }
+  const now = new Date().toISOString();
+  await harness.ctx.queues.addDeadLetter(deadLetterId(shop, orderId), {
+    shop,
+    orderId,
+    topic: options.topic ?? "orders/updated",
+    reason: new ShopifyTokenError(shop).message,
+    category: "config",
+    errorClass: "ShopifyTokenError",
+    attempts: 1,
+    firstFailedAt: now,
+    lastFailedAt: now,
+  });
 }

@@ -28,6 +28,7 @@ import {
   APP_SECRET,
   type InstallHarness,
   startInstallHarness,
+  tokenRefusedDeadLetter,
 } from "../../helpers/install-harness.ts";
 import { monitorRedis } from "../../helpers/redis-monitor.ts";
 import { service } from "../../helpers/services.ts";
@@ -378,21 +379,7 @@ describe("a shop reconnected after Shopify refused its token", () => {
     await (await backfills.queue.getJob(backfillJobId(backfillId)))?.remove();
     await harness.ctx.backfills.setStatus(backfillId, "paused");
     const late = String(8_000_000 + 20);
-    await harness.ctx.snapshots.storeOrder(
-      sourceOrder({ shop: SHOP as ShopDomain, id: late as ShopifyOrderId }),
-    );
-    const now = new Date().toISOString();
-    await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, late), {
-      shop: SHOP,
-      orderId: late,
-      topic: "orders/updated",
-      reason: new ShopifyTokenError(SHOP).message,
-      category: "config",
-      errorClass: "ShopifyTokenError",
-      attempts: 1,
-      firstFailedAt: now,
-      lastFailedAt: now,
-    });
+    await tokenRefusedDeadLetter(harness, SHOP, late);
     await harness.ctx.shops.setStatus(SHOP, "paused", RECONNECT_NEEDED);
     await openTheApp(harness);
     const both = await reconnects.reconnects();
@@ -572,22 +559,7 @@ describe("the sweep of a reconnected shop whose reconnect job never ran", () => 
     expect(await reconnects.reconnects()).toHaveLength(1);
 
     // A refusal recorded later is found by the next sweep.
-    const later = "8300001";
-    const now = new Date().toISOString();
-    await harness.ctx.snapshots.storeOrder(
-      sourceOrder({ shop: SHOP as ShopDomain, id: later as ShopifyOrderId }),
-    );
-    await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, later), {
-      shop: SHOP,
-      orderId: later,
-      topic: "orders/updated",
-      reason: new ShopifyTokenError(SHOP).message,
-      category: "config",
-      errorClass: "ShopifyTokenError",
-      attempts: 1,
-      firstFailedAt: now,
-      lastFailedAt: now,
-    });
+    await tokenRefusedDeadLetter(harness, SHOP, "8300001");
     await sweep(harness);
     const again = (await reconnects.reconnects()).find((j) => j.id !== first?.id);
     expect(await reconnects.finished(again?.id ?? "")).toMatchObject({
@@ -624,19 +596,7 @@ describe("the sweep of a reconnected shop whose reconnect job never ran", () => 
     await harness.ctx.backfills.setStatus(backfillId, "completed");
     // An order dead-lettered by the refusal that Shopify no longer has, and whose snapshot
     // expired: each retry leaves it, saying why.
-    const gone = "8200001";
-    const now = new Date().toISOString();
-    await harness.ctx.queues.addDeadLetter(deadLetterId(SHOP, gone), {
-      shop: SHOP,
-      orderId: gone,
-      topic: "orders/updated",
-      reason: new ShopifyTokenError(SHOP).message,
-      category: "config",
-      errorClass: "ShopifyTokenError",
-      attempts: 1,
-      firstFailedAt: now,
-      lastFailedAt: now,
-    });
+    await tokenRefusedDeadLetter(harness, SHOP, "8200001", { snapshot: false });
     await openTheApp(harness);
     await loseTheJob(reconnects);
     await harness.maintenanceWorker();
