@@ -132,6 +132,18 @@ export class ProductImportRepository {
     return found ?? null;
   }
 
+  /**
+   * Every shop's imports started from the settings page that are still to run (queued, or
+   * running now): their job is what runs them. An import of the CLI runs in its own process.
+   */
+  async toRunFromSettings(): Promise<ImportRecord[]> {
+    const t = this.db.t.productImports;
+    return this.db.orm
+      .select()
+      .from(t)
+      .where(and(eq(t.source, "settings"), eq(t.status, "running")));
+  }
+
   /** The shop's most recent import (any status but the half-written `pending`). */
   async latest(shop: string): Promise<ImportRecord | null> {
     const t = this.db.t.productImports;

@@ -10,16 +10,27 @@ import {
   PRODUCT_IMPORT_JOB,
   type ProductImportJobData,
   type ProductImportProcessorDeps,
+  ProductImportQueue,
+  type ProductImportRepository,
+  productImportJobId,
 } from "./index.ts";
 
 export interface ProductImportWorkerDeps extends ProductImportProcessorDeps {
+  imports: Pick<ProductImportRepository, "toRunFromSettings">;
   redis: RedisConnection;
   prefix: string;
 }
 
+/** How often the worker looks for a settings-page import that no job runs. */
+const KEEP_QUEUED_EVERY_MS = 60_000;
+
 /** The worker of settings-page product imports: one at a time per process, paced per store. */
-export function startProductImportWorker(ctx: ProductImportWorkerDeps) {
+export function startProductImportWorker(
+  ctx: ProductImportWorkerDeps,
+  options: { keepQueuedEveryMs?: number } = {},
+) {
   const stopping = new AbortController();
+  const logger = ctx.logger;
   const processor = tracedJob(createProductImportProcessor(ctx));
   const worker = new Worker<ProductImportJobData>(
     QUEUE.productImport,
@@ -28,7 +39,7 @@ export function startProductImportWorker(ctx: ProductImportWorkerDeps) {
       [PRODUCT_IMPORT_JOB],
       (job, _token, signal?: AbortSignal) =>
         processor(job, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
-      { logger: ctx.logger.child({ component: "product-import-worker" }) },
+      { logger },
     ),
     {
       ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),
@@ -38,13 +49,46 @@ export function startProductImportWorker(ctx: ProductImportWorkerDeps) {
     },
   );
   onQueueErrors(worker, (error) =>
-    ctx.logger.error({ err: { message: errorText(error) } }, "product import worker error"),
+    logger.error({ err: { message: errorText(error) } }, "product import worker error"),
   );
+
+  // An import from the settings page is run by its job alone. One whose job Redis lost (a
+  // restart without persistence), or whose job ended without finishing it (its worker killed
+  // more often than BullMQ allows), would show "running" for ever: it is queued again, at start
+  // and every minute, and resumes from the rows done. A look that fails (Redis or the database
+  // away, which say so themselves) is at debug, and the next one tries again.
+  const queue = new ProductImportQueue(ctx.redis, ctx.prefix);
+  const keepQueued = async () => {
+    for (const running of await ctx.imports.toRunFromSettings()) {
+      const id = productImportJobId(running.id);
+      const state = await queue.queue.getJobState(id);
+      if (state !== "unknown" && state !== "completed" && state !== "failed") continue;
+      if (state !== "unknown") await queue.queue.remove(id);
+      await queue.enqueue({ importId: running.id, shop: running.shop });
+      logger.info(
+        { shop: running.shop, importId: running.id, job: state },
+        "a product import had no job running it: queued again, from the rows done",
+      );
+    }
+  };
+  const look = () =>
+    keepQueued().catch((error: unknown) =>
+      logger.debug({ err: { message: errorText(error) } }, "product imports not looked at"),
+    );
+  const looking = setInterval(look, options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS);
+  looking.unref();
+  const first = look();
+
   return {
     worker,
+    /** Resolves once the look at start is done. */
+    looked: first,
     async close() {
+      clearInterval(looking);
       stopping.abort();
+      await first;
       await worker.close();
+      await queue.close();
     },
   };
 }

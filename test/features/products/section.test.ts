@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProducts } from "../../../src/features/products/compose.ts";
+import { ProductImportQueue, productImportJobId } from "../../../src/features/products/index.ts";
 import { startProductImportWorker } from "../../../src/features/products/worker.ts";
 import {
   BROWSER_UA,
@@ -22,15 +23,19 @@ beforeAll(async () => {
   ({ jar } = await h.install(SHOP));
   await h.postForm("/settings/provider", { ...PROVIDER, environment: "production" }, jar);
   await h.postForm("/settings/store", { storeId: "1001" }, jar);
-  // The worker role's product import worker, over the harness's connector.
-  worker = startProductImportWorker({
+  worker = startWorker();
+}, 60_000);
+
+/** The worker role's product import worker, over the harness's connector. */
+function startWorker() {
+  return startProductImportWorker({
     ...createProducts(h.ctx, h.ctx.providers),
     getShop: (shop) => h.ctx.shops.getShop(shop),
     redis: h.ctx.redis,
     prefix: h.ctx.prefix,
     logger: h.ctx.logger,
   });
-}, 60_000);
+}
 afterAll(async () => {
   await worker.close();
   await h.close();
@@ -142,6 +147,34 @@ describe("settings page: catalog outside Shopify", () => {
         .map((p) => p.handle)
         .sort(),
     ).toEqual(["classic-enamel-mug", "legacy-trail-jacket", "wholesale-tote-10-pack"]);
+  }, 60_000);
+
+  it("imports a file whose job Redis lost, once a worker looks: queued again, sent once", async () => {
+    // No worker runs while the file is taken, and its job is then lost (Redis restarted
+    // without persistence): the import shows "running" with nothing to run it.
+    await worker.close();
+    const csv = [
+      "handle,title,sku,price",
+      "lost-lantern,Lost lantern,LANTERN-1,31.00",
+      "lost-flask,Lost flask,FLASK-1,12.50",
+    ].join("\n");
+    expect((await upload("lost.csv", csv)).status).toBe(303);
+    const imports = createProducts(h.ctx, h.ctx.providers).imports;
+    const [lost] = await imports.toRunFromSettings();
+    expect(lost?.fileName).toBe("lost.csv");
+    const queue = new ProductImportQueue(h.ctx.redis, h.ctx.prefix);
+    try {
+      await queue.queue.remove(productImportJobId(lost?.id ?? 0));
+      expect(await queue.queue.getJobState(productImportJobId(lost?.id ?? 0))).toBe("unknown");
+    } finally {
+      await queue.close();
+    }
+
+    worker = startWorker();
+    await expect.poll(page, { timeout: 30_000 }).toContain("Last import: lost.csv, 2 products");
+    await expect.poll(page, { timeout: 30_000 }).toContain("Import completed.");
+    const sent = atProvider().filter((p) => p.handle.startsWith("lost-"));
+    expect(sent.map((p) => p.handle).sort()).toEqual(["lost-flask", "lost-lantern"]);
   }, 60_000);
 
   it("refuses a file that is too large, of another kind, or missing", async () => {
