@@ -63,13 +63,15 @@ export class BackfillQueue {
 
   /**
    * The shop's running backfill keeps a job: one that Redis lost (a restart without
-   * persistence) is queued again, and walks on from the cursor its row keeps. Answers the
-   * backfill when its job had to be queued again, else null. Each sweep of the shop runs it.
+   * persistence), or that ended without finishing the backfill (its worker killed more often
+   * than BullMQ allows), is queued again, and walks on from the cursor its row keeps. Answers
+   * the backfill when its job had to be queued again, else null. Each sweep of the shop runs it.
    */
   async keepQueued(shop: string): Promise<BackfillRecord | null> {
     const running = await this.repo.active(shop);
     if (running?.status !== "running") return null;
-    if ((await this.queue.getJobState(backfillJobId(running.id))) !== "unknown") return null;
+    const state = await this.queue.getJobState(backfillJobId(running.id));
+    if (state !== "unknown" && state !== "completed" && state !== "failed") return null;
     // Under the start's lock: a start that created the row but not yet its job finishes first.
     const { backfill } = await this.start(shop);
     return backfill;

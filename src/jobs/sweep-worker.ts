@@ -115,7 +115,7 @@ export async function startSweepWorker(
       if (requeued) {
         sweepLogger.info(
           { shop, backfillId: requeued.id, done: requeued.done },
-          "the shop's running backfill had no job (Redis lost it): queued again, from its cursor",
+          "the shop's running backfill had no job running it: queued again, from its cursor",
         );
       }
     },

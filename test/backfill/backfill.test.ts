@@ -1,3 +1,4 @@
+import { UnrecoverableError, Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BackfillQueue,
@@ -7,6 +8,7 @@ import {
   SWEEP_JOB,
   SweepScheduler,
 } from "../../src/backfill/index.ts";
+import { QUEUE, queueOptions } from "../../src/queue/names.ts";
 import { runCli } from "../helpers/cli.ts";
 import { maintenanceWorker } from "../helpers/maintenance-worker.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -137,46 +139,69 @@ describe("backfill", () => {
     expect(progress).toMatchObject({ percent: 100, etaSeconds: 0, warnings: [] });
   }, 120_000);
 
-  it("walks on after Redis lost its job: the shop's next sweep queues it again", async () => {
-    pipeline = await startPipeline({ ...AMPLE_BUDGET });
-    seedOrders(300, Date.now() - DAY, 60_000);
-    const repo = new BackfillRepository(pipeline.ctx.db);
-    queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
-    const { backfill } = await queue.start(TEST_SHOP);
-    const jobId = `backfill-${backfill.id}`;
-    const first = pipeline.startBackfillWorker();
-    await waitFor(
-      "a third of the orders",
-      async () => ((await repo.get(backfill.id))?.done ?? 0) >= 100,
-    );
-    await first.close();
-    // Redis restarted without persistence: the row keeps its cursor, the job is gone.
-    await queue.queue.remove(jobId);
-    expect(await queue.queue.getJobState(jobId)).toBe("unknown");
-    expect((await repo.get(backfill.id))?.status).toBe<BackfillStatus>("running");
+  it.each([
+    ["Redis lost its job (a restart without persistence)", "unknown"],
+    ["its job failed without finishing it (its worker killed too often)", "failed"],
+  ] as const)(
+    "walks on after %s: the shop's next sweep queues it again",
+    async (_, lost) => {
+      pipeline = await startPipeline({ ...AMPLE_BUDGET });
+      seedOrders(300, Date.now() - DAY, 60_000);
+      const repo = new BackfillRepository(pipeline.ctx.db);
+      queue = new BackfillQueue(pipeline.ctx.redis, pipeline.ctx.prefix, repo);
+      const { backfill } = await queue.start(TEST_SHOP);
+      const jobId = `backfill-${backfill.id}`;
+      const first = pipeline.startBackfillWorker();
+      await waitFor(
+        "a third of the orders",
+        async () => ((await repo.get(backfill.id))?.done ?? 0) >= 100,
+      );
+      await first.close();
+      // The row keeps its cursor; its job is gone, or failed as BullMQ fails a job whose worker
+      // died more often than it allows.
+      if (lost === "unknown") {
+        await queue.queue.remove(jobId);
+      } else {
+        await (await queue.queue.getJob(jobId))?.promote();
+        const taker = new Worker(
+          QUEUE.backfill,
+          null,
+          queueOptions(pipeline.ctx.redis, pipeline.ctx.prefix),
+        );
+        closers.push(() => taker.close());
+        const job = await taker.getNextJob("taker");
+        await job?.moveToFailed(
+          new UnrecoverableError("job stalled more than allowable limit"),
+          "taker",
+        );
+      }
+      expect(await queue.queue.getJobState(jobId)).toBe(lost);
+      expect((await repo.get(backfill.id))?.status).toBe<BackfillStatus>("running");
 
-    const p = pipeline;
-    const maintenance = await maintenanceWorker(p.ctx, (close) => closers.push(close));
-    const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
-    closers.push(() => sweeps.close());
-    const sweep = await sweeps.queue.add(SWEEP_JOB, { shop: TEST_SHOP });
-    await waitFor(
-      "the shop's sweep",
-      async () => (await sweeps.queue.getJobState(sweep.id as string)) === "completed",
-    );
-    await maintenance.close();
-    expect(await queue.queue.getJobState(jobId)).toMatch(/waiting|prioritized|delayed/);
+      const p = pipeline;
+      const maintenance = await maintenanceWorker(p.ctx, (close) => closers.push(close));
+      const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
+      closers.push(() => sweeps.close());
+      const sweep = await sweeps.queue.add(SWEEP_JOB, { shop: TEST_SHOP });
+      await waitFor(
+        "the shop's sweep",
+        async () => (await sweeps.queue.getJobState(sweep.id as string)) === "completed",
+      );
+      await maintenance.close();
+      expect(await queue.queue.getJobState(jobId)).toMatch(/waiting|prioritized|delayed/);
 
-    pipeline.startBackfillWorker();
-    await waitFor(
-      "the backfill to complete",
-      async () => (await repo.get(backfill.id))?.status === "completed",
-    );
-    await pipeline.drain(60_000);
-    const ids = pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId);
-    expect(new Set(ids).size).toBe(300);
-    expect(providerCreates()).toBe(300);
-  }, 120_000);
+      pipeline.startBackfillWorker();
+      await waitFor(
+        "the backfill to complete",
+        async () => (await repo.get(backfill.id))?.status === "completed",
+      );
+      await pipeline.drain(60_000);
+      const ids = pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId);
+      expect(new Set(ids).size).toBe(300);
+      expect(providerCreates()).toBe(300);
+    },
+    120_000,
+  );
 
   it("starts one backfill when it is asked for several times at once", async () => {
     // The settings page, the CLI, the admin API and an install may all ask at the same moment.
