@@ -52,6 +52,8 @@ export function orderLock(redis: RedisConnection, prefix: string) {
 
 /** Stored events still unprocessed at start are queued again, this many at most. */
 const REQUEUE_AT_START = 1_000;
+/** How often the worker looks for stored events whose job Redis lost. */
+const KEEP_QUEUED_EVERY_MS = 60_000;
 
 /**
  * The provider event worker: one BullMQ worker on the provider-events queue. At start it
@@ -60,7 +62,7 @@ const REQUEUE_AT_START = 1_000;
  */
 export async function startProviderEventWorker(
   ctx: ProviderEventWorkerDeps,
-  options: { concurrency?: number } = {},
+  options: { concurrency?: number; keepQueuedEveryMs?: number } = {},
 ): Promise<ProviderEventWorkerHandle> {
   const logger = ctx.logger.child({ component: "provider-event-worker" });
   const processor = createProviderEventProcessor({
@@ -95,9 +97,33 @@ export async function startProviderEventWorker(
   } catch (error) {
     logger.warn({ err: { message: errorText(error) } }, "unprocessed events not requeued");
   }
+  // While it runs, every minute: a stored event whose job Redis lost (a restart without
+  // persistence) is queued again; one whose job failed every attempt waits for the next start
+  // or the provider's redelivery, as before. A look that fails (Redis or the database away,
+  // which say so themselves) is at debug, and the next one tries again.
+  const look = async () => {
+    try {
+      let requeued = 0;
+      for (const id of await ctx.events.unprocessed(REQUEUE_AT_START)) {
+        if (await queue.enqueueIfLost(id)) requeued++;
+      }
+      if (requeued > 0) {
+        logger.info({ requeued }, "stored provider events had no job: queued again");
+      }
+    } catch (error) {
+      logger.debug({ err: { message: errorText(error) } }, "provider events not looked at");
+    }
+  };
+  let last: Promise<void> = Promise.resolve();
+  const looking = setInterval(() => {
+    last = look();
+  }, options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS);
+  looking.unref();
   return {
     worker,
     async close() {
+      clearInterval(looking);
+      await last;
       await worker.close();
       await queue.close();
     },

@@ -49,6 +49,13 @@ export class ProviderEventQueue {
    * Queues a stored event again (its delivery came back before it was processed): a job that
    * failed every attempt is retried, a missing one added, a waiting or active one left alone.
    */
+  /** Queues a stored event whose job is gone (Redis lost it); answers whether it had to. */
+  async enqueueIfLost(eventRowId: number): Promise<boolean> {
+    if (await this.queue.getJob(`provider-event-${eventRowId}`)) return false;
+    await this.enqueue(eventRowId);
+    return true;
+  }
+
   async requeue(eventRowId: number): Promise<void> {
     const job = await this.queue.getJob(`provider-event-${eventRowId}`);
     if (!job) return this.enqueue(eventRowId);

@@ -68,7 +68,9 @@ async function control(method: string, path: string, body?: unknown) {
  * and bound to store 1001, the webhook secret entered on the settings page, and the sandbox
  * sending its events to the connector's /webhooks/provider with that secret.
  */
-async function start(options: { secret?: boolean; captureLogs?: boolean } = {}) {
+async function start(
+  options: { secret?: boolean; captureLogs?: boolean; keepQueuedEveryMs?: number } = {},
+) {
   logs = options.captureLogs ? captureLogs("provider-events") : undefined;
   h = await startInstallHarness({
     workers: true,
@@ -86,15 +88,18 @@ async function start(options: { secret?: boolean; captureLogs?: boolean } = {}) 
     );
     expect(saved.status).toBe(303);
   }
-  worker = await startProviderEventWorker({
-    events: h.ctx.providerEvents,
-    claims: h.ctx.claims,
-    shops: h.ctx.shops,
-    shopifyAdmin: h.ctx.shopifyAdmin,
-    logger: h.ctx.logger,
-    redis: h.ctx.redis,
-    prefix: h.ctx.prefix,
-  });
+  worker = await startProviderEventWorker(
+    {
+      events: h.ctx.providerEvents,
+      claims: h.ctx.claims,
+      shops: h.ctx.shops,
+      shopifyAdmin: h.ctx.shopifyAdmin,
+      logger: h.ctx.logger,
+      redis: h.ctx.redis,
+      prefix: h.ctx.prefix,
+    },
+    options.keepQueuedEveryMs ? { keepQueuedEveryMs: options.keepQueuedEveryMs } : {},
+  );
   const subscribed = await control("PUT", "/webhooks", {
     url: `${h.appUrl}/webhooks/provider`,
     secret: WEBHOOK_SECRET,
@@ -315,6 +320,28 @@ describe("the provider's events over HTTP, from the sandbox", () => {
     expect(events[0]?.processedAt).toBe(first?.processedAt);
     expect(events[0]?.outcome).toBe(first?.outcome);
     expect(await h.ctx.providerEvents.unprocessed(10)).toEqual([]);
+  });
+
+  it("processes an event whose job Redis lost while the worker ran", async () => {
+    await start({ keepQueuedEveryMs: 100 });
+    const running = worker as ProviderEventWorkerHandle;
+    // Nothing is taken until the job is gone.
+    await running.worker.pause();
+    await control("POST", "/claims", { sourceOrderId: "123" });
+    await expect.poll(async () => (await storedEvents()).length).toBe(1);
+    const [stored] = await storedEvents();
+    const jobId = `provider-event-${stored?.id}`;
+    const queue = new ProviderEventQueue(h.ctx.redis, h.ctx.prefix);
+    try {
+      // Redis restarted without persistence: the stored event stays, its job is gone.
+      await expect.poll(async () => (await queue.queue.getJob(jobId)) !== undefined).toBe(true);
+      await queue.queue.remove(jobId);
+      await running.worker.resume();
+      await expect.poll(async () => (await storedEvents())[0]?.processedAt).not.toBeNull();
+      expect(await claimsOf()).toHaveLength(1);
+    } finally {
+      await queue.close();
+    }
   });
 
   it("keeps an event of an unknown topic and shows it; never an error", async () => {
