@@ -29,6 +29,7 @@ export {
 } from "./order-feeder.ts";
 export {
   createSweepProcessor,
+  OWED_HOLD_MAX_MS,
   PRUNE_SCHEDULER_ID,
   SWEEP_JOB,
   type SweepDeps,

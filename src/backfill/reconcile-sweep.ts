@@ -29,6 +29,12 @@ export interface SweepResult {
 export const SWEEP_OVERLAP_MS = 5 * 60_000;
 /** A shop swept for the first time: the last day (webhooks can arrive up to a day late). */
 export const FIRST_SWEEP_LOOKBACK_MS = 24 * 3_600_000;
+/**
+ * How far back an owed order holds the checkpoint at most: an order owed longer is stuck (its
+ * sync keeps failing short of the dead-letter queue), and the sweep would read a longer window
+ * at every run.
+ */
+export const OWED_HOLD_MAX_MS = 24 * 3_600_000;
 
 export const sweepSchedulerId = (shop: string) => `sweep-${shop}`;
 
@@ -110,6 +116,11 @@ export async function staleReason(
  * (IDs and versions only, 250 per page), compares them with the links, reads the missing and
  * stale ones in full and queues them at bulk priority. A webhook Shopify never delivered heals
  * here without anyone noticing.
+ *
+ * The checkpoint moves to the sweep's start, but never past an order the sweep found owed (the
+ * oldest one's `updated_at`, up to OWED_HOLD_MAX_MS back): the next sweep reads it again, and
+ * it holds the checkpoint until the provider has it (or it is dead-lettered). An order whose job
+ * is lost before it ran (Redis came back empty in a backlog) is then found again.
  */
 export async function sweepShop(
   deps: SweepDeps,
@@ -126,6 +137,8 @@ export async function sweepShop(
   const since = new Date(sinceMs).toISOString();
   const source = new OrderSource(deps.shopifyAdmin.for(shop), shop.shop as ShopDomain);
   let checked = 0;
+  /** The oldest `updated_at` of an order found owed, in ms. */
+  let oldestOwed = Number.POSITIVE_INFINITY;
   async function* staleOrders() {
     let after: string | null = null;
     do {
@@ -134,6 +147,12 @@ export async function sweepShop(
       for (const version of page.orders) {
         const reason = await staleReason(deps, shop, version);
         if (!reason) continue;
+        const updated = Date.parse(version.updatedAt);
+        if (Number.isFinite(updated)) oldestOwed = Math.min(oldestOwed, updated);
+        // Its job waits in a backlog: it holds the checkpoint, and is not read from Shopify
+        // again. Should it sync an older version, the next sweep finds it stale and reads it.
+        const queue = await deps.queues.syncQueueFor(shop.shop, version.id);
+        if (await deps.queues.hasPendingJob(queue, shop.shop, version.id)) continue;
         const order = await source.fetchOrder(version.id);
         if (!order) continue;
         deps.logger.info({ shop: shop.shop, orderId: order.id, reason }, "sweep queues an order");
@@ -143,7 +162,8 @@ export async function sweepShop(
     } while (after);
   }
   const { queued } = await feedOrders(deps, shop, staleOrders(), { trigger: "sweep" });
-  await deps.checkpoints.set(shop.shop, new Date(now).toISOString());
+  const held = Math.max(Math.min(now, oldestOwed), now - OWED_HOLD_MAX_MS);
+  await deps.checkpoints.set(shop.shop, new Date(held).toISOString());
   return { checked, queued, since };
 }
 

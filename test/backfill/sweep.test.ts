@@ -3,11 +3,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   CheckpointRepository,
   createSweepProcessor,
+  OWED_HOLD_MAX_MS,
   type SweepDeps,
   SweepScheduler,
   sweepShop,
 } from "../../src/backfill/index.ts";
 import { startSweepWorker } from "../../src/jobs/sweep-worker.ts";
+import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { duplicateConnection } from "../../src/lib/redis-keys.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { QUEUE, queueOptions } from "../../src/queue/names.ts";
@@ -67,6 +69,49 @@ describe("reconciliation sweep", () => {
     const again = await sweepShop(sweepDeps(), await shopRecord());
     expect(again.queued).toBe(0);
     expect(await new CheckpointRepository(pipeline.ctx.db).get(TEST_SHOP)).not.toBeNull();
+  });
+
+  it("finds an order again whose job was lost before it ran, however long the backlog lasted", async () => {
+    // No sync worker: what is queued waits, as in a backlog.
+    pipeline = await startPipeline({ ...AMPLE_BUDGET, workers: 0 });
+    const owed = standInOrder(3, iso(30 * 60_000));
+    await pipeline.shopify.upsertOrder(TEST_SHOP, owed.payload, { deliver: false });
+    const checkpoints = new CheckpointRepository(pipeline.ctx.db);
+    expect(await sweepShop(sweepDeps(), await shopRecord())).toMatchObject({ queued: 1 });
+    // The checkpoint stays at the order it found owed, not at the sweep's start.
+    expect(await checkpoints.get(TEST_SHOP)).toBe(owed.model.updatedAt);
+    // While its job waits, a sweep neither reads it from Shopify again nor lets it go.
+    const reads = pipeline.shopify.state.counters.graphqlRequests;
+    expect(await sweepShop(sweepDeps(), await shopRecord())).toMatchObject({ queued: 0 });
+    expect(await checkpoints.get(TEST_SHOP)).toBe(owed.model.updatedAt);
+    // One page of versions, no order read in full.
+    expect(pipeline.shopify.state.counters.graphqlRequests - reads).toBe(1);
+
+    // Redis comes back empty: the job is gone before it ran. An hour later, the sweep finds
+    // the order again (before, it read only the last sweep's 15 minutes and found nothing).
+    await pipeline.ctx.queues.sync.obliterate({ force: true });
+    const later = Date.now() + 3_600_000;
+    expect(await sweepShop(sweepDeps(), await shopRecord(), later)).toMatchObject({ queued: 1 });
+
+    // Once the provider has it, the checkpoint moves on.
+    const worker = startSyncWorker(pipeline.ctx, { concurrency: 4 });
+    try {
+      await pipeline.drain();
+    } finally {
+      await worker.close();
+    }
+    expect(pipeline.sandbox.state.orders.all.map((o) => o.sourceOrderId)).toEqual(["3"]);
+    expect(await sweepShop(sweepDeps(), await shopRecord(), later)).toMatchObject({ queued: 0 });
+    expect(await checkpoints.get(TEST_SHOP)).toBe(new Date(later).toISOString());
+
+    // An order owed for days is stuck rather than late: it holds the checkpoint a day back at
+    // most, so the sweep's window does not grow for ever.
+    const stuck = standInOrder(4, new Date(later).toISOString());
+    await pipeline.shopify.upsertOrder(TEST_SHOP, stuck.payload, { deliver: false });
+    const days = later + 3 * 86_400_000;
+    expect(await sweepShop(sweepDeps(), await shopRecord(), later)).toMatchObject({ queued: 1 });
+    await sweepShop(sweepDeps(), await shopRecord(), days);
+    expect(await checkpoints.get(TEST_SHOP)).toBe(new Date(days - OWED_HOLD_MAX_MS).toISOString());
   });
 
   it("leaves kept-out orders alone until Shopify changes them, and sends one that gains an address", async () => {
