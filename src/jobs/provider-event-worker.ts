@@ -98,9 +98,10 @@ export async function startProviderEventWorker(
     logger.warn({ err: { message: errorText(error) } }, "unprocessed events not requeued");
   }
   // While it runs, every minute: a stored event whose job Redis lost (a restart without
-  // persistence) is queued again; one whose job failed every attempt waits for the next start
-  // or the provider's redelivery, as before. A look that fails (Redis or the database away,
-  // which say so themselves) is at debug, and the next one tries again.
+  // persistence) is queued again. One whose job failed every attempt waits for the next start,
+  // the provider's redelivery, or the failed job's removal after 7 days (then it is tried
+  // again), so a failing event is not retried every minute. A look that fails (Redis or the
+  // database away, which say so themselves) is at debug, and the next one tries again.
   const look = async () => {
     try {
       let requeued = 0;

@@ -75,18 +75,18 @@ export function startProductImportWorker(
     keepQueued().catch((error: unknown) =>
       logger.debug({ err: { message: errorText(error) } }, "product imports not looked at"),
     );
-  const looking = setInterval(look, options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS);
+  let last = look();
+  const looking = setInterval(() => {
+    last = look();
+  }, options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS);
   looking.unref();
-  const first = look();
 
   return {
     worker,
-    /** Resolves once the look at start is done. */
-    looked: first,
     async close() {
       clearInterval(looking);
       stopping.abort();
-      await first;
+      await last;
       await worker.close();
       await queue.close();
     },
