@@ -15,6 +15,10 @@ import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { type BackfillWorkerHandle, startBackfillWorker } from "../../src/jobs/backfill-worker.ts";
+import {
+  type ProviderEventWorkerHandle,
+  startProviderEventWorker,
+} from "../../src/jobs/provider-event-worker.ts";
 import { startSyncWorker } from "../../src/jobs/sync-worker.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { LINGERING_CLOSE } from "../../src/lib/lingering-close.ts";
@@ -300,4 +304,24 @@ export async function tokenRefusedDeadLetter(
     firstFailedAt: now,
     lastFailedAt: now,
   });
+}
+
+/** The worker role's provider event worker, over the harness's connector. */
+export function providerEventWorker(
+  harness: InstallHarness,
+  options: Parameters<typeof startProviderEventWorker>[1] = {},
+): Promise<ProviderEventWorkerHandle> {
+  const { ctx } = harness;
+  return startProviderEventWorker(
+    {
+      events: ctx.providerEvents,
+      claims: ctx.claims,
+      shops: ctx.shops,
+      shopifyAdmin: ctx.shopifyAdmin,
+      logger: ctx.logger,
+      redis: ctx.redis,
+      prefix: ctx.prefix,
+    },
+    options,
+  );
 }

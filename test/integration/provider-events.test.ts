@@ -10,10 +10,7 @@ import { type Connector, createConnector } from "../../src/app/connector.ts";
 import { composeWebApp } from "../../src/app/web.ts";
 import { parseEnv } from "../../src/config/env.ts";
 import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
-import {
-  type ProviderEventWorkerHandle,
-  startProviderEventWorker,
-} from "../../src/jobs/provider-event-worker.ts";
+import type { ProviderEventWorkerHandle } from "../../src/jobs/provider-event-worker.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
@@ -25,6 +22,7 @@ import { captureLogs } from "../helpers/captured-logs.ts";
 import {
   type CookieJar,
   type InstallHarness,
+  providerEventWorker,
   startInstallHarness,
 } from "../helpers/install-harness.ts";
 import { startPostgres } from "../helpers/postgres.ts";
@@ -88,16 +86,8 @@ async function start(
     );
     expect(saved.status).toBe(303);
   }
-  worker = await startProviderEventWorker(
-    {
-      events: h.ctx.providerEvents,
-      claims: h.ctx.claims,
-      shops: h.ctx.shops,
-      shopifyAdmin: h.ctx.shopifyAdmin,
-      logger: h.ctx.logger,
-      redis: h.ctx.redis,
-      prefix: h.ctx.prefix,
-    },
+  worker = await providerEventWorker(
+    h,
     options.keepQueuedEveryMs ? { keepQueuedEveryMs: options.keepQueuedEveryMs } : {},
   );
   const subscribed = await control("PUT", "/webhooks", {

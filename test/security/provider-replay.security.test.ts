@@ -1,13 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type ProviderEventWorkerHandle,
-  startProviderEventWorker,
-} from "../../src/jobs/provider-event-worker.ts";
+import type { ProviderEventWorkerHandle } from "../../src/jobs/provider-event-worker.ts";
 import { signProviderBody } from "../../src/provider/webhook-verify.ts";
 import {
   type CookieJar,
   type InstallHarness,
+  providerEventWorker,
   startInstallHarness,
 } from "../helpers/install-harness.ts";
 
@@ -41,15 +39,7 @@ async function start() {
   await h.connect(jar, PROVIDER, 1001);
   const saved = await h.postForm("/settings/claims/secret", { webhookSecret: WEBHOOK_SECRET }, jar);
   expect(saved.status).toBe(303);
-  worker = await startProviderEventWorker({
-    events: h.ctx.providerEvents,
-    claims: h.ctx.claims,
-    shops: h.ctx.shops,
-    shopifyAdmin: h.ctx.shopifyAdmin,
-    logger: h.ctx.logger,
-    redis: h.ctx.redis,
-    prefix: h.ctx.prefix,
-  });
+  worker = await providerEventWorker(h);
 }
 
 /** A delivery as the provider sends it; every header is the sender's choice but the signature. */
