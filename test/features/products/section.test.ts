@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
+import { UnrecoverableError, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProducts } from "../../../src/features/products/compose.ts";
 import { ProductImportQueue, productImportJobId } from "../../../src/features/products/index.ts";
 import { startProductImportWorker } from "../../../src/features/products/worker.ts";
+import { QUEUE, queueOptions } from "../../../src/queue/names.ts";
 import {
   BROWSER_UA,
   type CookieJar,
@@ -149,33 +151,53 @@ describe("settings page: catalog outside Shopify", () => {
     ).toEqual(["classic-enamel-mug", "legacy-trail-jacket", "wholesale-tote-10-pack"]);
   }, 60_000);
 
-  it("imports a file whose job Redis lost, once a worker looks: queued again, sent once", async () => {
-    // No worker runs while the file is taken, and its job is then lost (Redis restarted
-    // without persistence): the import shows "running" with nothing to run it.
-    await worker.close();
-    const csv = [
-      "handle,title,sku,price",
-      "lost-lantern,Lost lantern,LANTERN-1,31.00",
-      "lost-flask,Lost flask,FLASK-1,12.50",
-    ].join("\n");
-    expect((await upload("lost.csv", csv)).status).toBe(303);
-    const imports = createProducts(h.ctx, h.ctx.providers).imports;
-    const [lost] = await imports.toRunFromSettings();
-    expect(lost?.fileName).toBe("lost.csv");
-    const queue = new ProductImportQueue(h.ctx.redis, h.ctx.prefix);
-    try {
-      await queue.queue.remove(productImportJobId(lost?.id ?? 0));
-      expect(await queue.queue.getJobState(productImportJobId(lost?.id ?? 0))).toBe("unknown");
-    } finally {
-      await queue.close();
-    }
+  it.each([
+    ["Redis lost", "unknown", "lost"],
+    ["BullMQ failed unfinished (its worker killed too often)", "failed", "stalled"],
+  ] as const)(
+    "imports a file whose job %s, once a worker looks: queued again, sent once",
+    async (_, gone, name) => {
+      // No worker runs while the file is taken; then its job is gone, or failed as BullMQ fails
+      // a job whose worker died too often: the import shows "running" with nothing to run it.
+      await worker.close();
+      const csv = [
+        "handle,title,sku,price",
+        `${name}-lantern,Lantern,${name.toUpperCase()}-LANTERN,31.00`,
+        `${name}-flask,Flask,${name.toUpperCase()}-FLASK,12.50`,
+      ].join("\n");
+      expect((await upload(`${name}.csv`, csv)).status).toBe(303);
+      const imports = createProducts(h.ctx, h.ctx.providers).imports;
+      const [running] = await imports.toRunFromSettings();
+      expect(running?.fileName).toBe(`${name}.csv`);
+      const jobId = productImportJobId(running?.id ?? 0);
+      const queue = new ProductImportQueue(h.ctx.redis, h.ctx.prefix);
+      const taker = new Worker(QUEUE.productImport, null, queueOptions(h.ctx.redis, h.ctx.prefix));
+      try {
+        if (gone === "unknown") {
+          await queue.queue.remove(jobId);
+        } else {
+          const job = await taker.getNextJob("taker");
+          await job?.moveToFailed(
+            new UnrecoverableError("job stalled more than allowable limit"),
+            "taker",
+          );
+        }
+        expect(await queue.queue.getJobState(jobId)).toBe(gone);
+      } finally {
+        await taker.close();
+        await queue.close();
+      }
 
-    worker = startWorker();
-    await expect.poll(page, { timeout: 30_000 }).toContain("Last import: lost.csv, 2 products");
-    await expect.poll(page, { timeout: 30_000 }).toContain("Import completed.");
-    const sent = atProvider().filter((p) => p.handle.startsWith("lost-"));
-    expect(sent.map((p) => p.handle).sort()).toEqual(["lost-flask", "lost-lantern"]);
-  }, 60_000);
+      worker = startWorker();
+      await expect
+        .poll(page, { timeout: 30_000 })
+        .toContain(`Last import: ${name}.csv, 2 products`);
+      await expect.poll(page, { timeout: 30_000 }).toContain("Import completed.");
+      const sent = atProvider().filter((p) => p.handle.startsWith(`${name}-`));
+      expect(sent.map((p) => p.handle).sort()).toEqual([`${name}-flask`, `${name}-lantern`]);
+    },
+    60_000,
+  );
 
   it("refuses a file that is too large, of another kind, or missing", async () => {
     const big = await uploadRefusedEarly("big.csv", `handle,sku\n${"x,y\n".repeat(1_400_000)}`);
