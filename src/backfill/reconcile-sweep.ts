@@ -66,12 +66,12 @@ export interface SweepDeps extends OrderFeederDeps {
    * refusal) when that job never ran. Called once the sweep has read Shopify with the shop's
    * token, so Shopify accepts it now.
    */
-  resumeWaiting?: (shop: string) => Promise<unknown>;
+  resumeWaiting?: (shop: ShopRecord) => Promise<unknown>;
   /**
    * Queues again the job of the shop's running backfill when Redis lost it (BackfillQueue's
    * keepQueued): the row keeps its cursor, but nothing else would walk on from it.
    */
-  keepBackfillQueued?: (shop: string) => Promise<unknown>;
+  keepBackfillQueued?: (shop: ShopRecord) => Promise<unknown>;
   /** Told what each shop's sweep read and queued (the sweep's counters, per provider store). */
   onSwept?: (shop: ShopRecord, result: SweepResult) => void;
 }
@@ -277,7 +277,7 @@ export function createSweepProcessor(deps: SweepDeps) {
     ] as const;
     for (const [step, failed] of upkeep) {
       try {
-        await step?.(shop.shop);
+        await step?.(shop);
       } catch (error) {
         deps.logger.warn(
           { shop: shop.shop, err: { message: errorText(error) } },

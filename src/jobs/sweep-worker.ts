@@ -100,7 +100,6 @@ export async function startSweepWorker(
     resumeWaiting: (shop) =>
       queueWaitingReconnect(
         {
-          shops: ctx.shops,
           backfills: ctx.backfills,
           deadLetters,
           jobs: reconnects,
@@ -110,7 +109,7 @@ export async function startSweepWorker(
         },
         shop,
       ),
-    keepBackfillQueued: async (shop) => {
+    keepBackfillQueued: async ({ shop }) => {
       const requeued = await backfillQueue.keepQueued(shop);
       if (requeued) {
         sweepLogger.info(
@@ -165,7 +164,7 @@ export async function startSweepWorker(
       [SWEEP_JOB, PRUNE_SCHEDULER_ID, BULK_RETRY_JOB, RECONNECT_JOB],
       (job, token, signal?: AbortSignal) =>
         run(job, token, signal ? AbortSignal.any([signal, stopping.signal]) : stopping.signal),
-      { logger: ctx.logger.child({ component: "sweep-worker" }) },
+      { logger: sweepLogger },
     ),
     {
       ...queueOptions(duplicateConnection(ctx.redis), ctx.prefix),

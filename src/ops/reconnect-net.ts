@@ -6,7 +6,7 @@ import { releaseLock } from "../lib/lock.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { configDeadLettersKey } from "../queue/dead-letter-record.ts";
 import { needsReconnect } from "../shopify/install/shop-tokens.ts";
-import type { ShopRepository } from "../store/index.ts";
+import type { ShopRecord } from "../store/index.ts";
 import { type BulkRetryQueue, reconnectFilter } from "./bulk-retry.ts";
 
 /**
@@ -21,7 +21,6 @@ export const RECONNECT_NET_TIMES = 3;
 export const RECONNECT_NET_WINDOW_MS = 24 * 3_600_000;
 
 export interface ReconnectNetDeps {
-  shops: Pick<ShopRepository, "getShop">;
   backfills: Pick<BackfillRepository, "active">;
   deadLetters: Pick<DeadLetters, "matchingIds">;
   jobs: Pick<BulkRetryQueue, "reconnected" | "reconnectInFlight">;
@@ -82,9 +81,9 @@ async function waitingDeadLetters(deps: ReconnectNetDeps, shop: string): Promise
  * the same BulkRetryQueue.reconnected, when all of these hold:
  *
  * - the shop is usable: active, with a token, and not paused for a reconnect. The caller runs
- *   this after the sweep read Shopify with the token, so Shopify accepts it now; a shop that
- *   still needs a reconnect (or is uninstalled, or waits for its settings) is left alone: the
- *   job would only find the refusal again;
+ *   this with the record the sweep read, after the sweep read Shopify with the token, so
+ *   Shopify accepts it now; a shop that still needs a reconnect (or is uninstalled, or waits
+ *   for its settings) is left alone: the job would only find the refusal again;
  * - something waits: a backfill paused at its cursor, or a dead letter matching
  *   reconnectFilter(shop) (read from the dead-letter index: ids and rows, no entry's body; and
  *   only while the shop has config dead letters counted, see waitingDeadLetters);
@@ -103,12 +102,12 @@ async function waitingDeadLetters(deps: ReconnectNetDeps, shop: string): Promise
  */
 export async function queueWaitingReconnect(
   deps: ReconnectNetDeps,
-  shopDomain: string,
+  shop: Pick<ShopRecord, "shop" | "status" | "accessTokenSealed" | "pausedReason">,
 ): Promise<ReconnectNetOutcome> {
-  const shop = await deps.shops.getShop(shopDomain);
-  if (shop?.status !== "active" || !shop.accessTokenSealed || needsReconnect(shop.pausedReason)) {
+  if (shop.status !== "active" || !shop.accessTokenSealed || needsReconnect(shop.pausedReason)) {
     return { queued: false, why: "shop not usable" };
   }
+  const shopDomain = shop.shop;
   const backfill = await deps.backfills.active(shopDomain);
   const backfillId = backfill?.status === "paused" ? backfill.id : null;
   const ids = await waitingDeadLetters(deps, shopDomain);
