@@ -7,6 +7,7 @@ import { withLock } from "../lib/lock.ts";
 import { errorText } from "../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
+import { repeatEvery } from "../lib/repeat.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import {
   PROVIDER_EVENT_JOB,
@@ -115,16 +116,11 @@ export async function startProviderEventWorker(
       logger.debug({ err: { message: errorText(error) } }, "provider events not looked at");
     }
   };
-  let last: Promise<void> = Promise.resolve();
-  const looking = setInterval(() => {
-    last = look();
-  }, options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS);
-  looking.unref();
+  const looking = repeatEvery(options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS, look);
   return {
     worker,
     async close() {
-      clearInterval(looking);
-      await last;
+      await looking.stop();
       await worker.close();
       await queue.close();
     },

@@ -4,6 +4,7 @@ import { tracedJob } from "../../jobs/traced-job.ts";
 import { errorText } from "../../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../../lib/redis-keys.ts";
 import { onQueueErrors } from "../../lib/redis-wait.ts";
+import { repeatEvery } from "../../lib/repeat.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
 import {
   createProductImportProcessor,
@@ -71,22 +72,20 @@ export function startProductImportWorker(
       );
     }
   };
-  const look = () =>
-    keepQueued().catch((error: unknown) =>
-      logger.debug({ err: { message: errorText(error) } }, "product imports not looked at"),
-    );
-  let last = look();
-  const looking = setInterval(() => {
-    last = look();
-  }, options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS);
-  looking.unref();
+  const looking = repeatEvery(
+    options.keepQueuedEveryMs ?? KEEP_QUEUED_EVERY_MS,
+    () =>
+      keepQueued().catch((error: unknown) =>
+        logger.debug({ err: { message: errorText(error) } }, "product imports not looked at"),
+      ),
+    { now: true },
+  );
 
   return {
     worker,
     async close() {
-      clearInterval(looking);
       stopping.abort();
-      await last;
+      await looking.stop();
       await worker.close();
       await queue.close();
     },
