@@ -68,8 +68,9 @@ export interface SweepDeps extends OrderFeederDeps {
    */
   resumeWaiting?: (shop: ShopRecord) => Promise<unknown>;
   /**
-   * Queues again the job of the shop's running backfill when Redis lost it (BackfillQueue's
-   * keepQueued): the row keeps its cursor, but nothing else would walk on from it.
+   * Queues again the job of the shop's running backfill when Redis lost it, or BullMQ failed it
+   * unfinished (BackfillQueue's keepQueued): the row keeps its cursor, but nothing else would
+   * walk on from it.
    */
   keepBackfillQueued?: (shop: ShopRecord) => Promise<unknown>;
   /** Told what each shop's sweep read and queued (the sweep's counters, per provider store). */

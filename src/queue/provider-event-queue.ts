@@ -10,13 +10,15 @@ export interface ProviderEventJobData {
   receivedAt: number;
 }
 
+/** The job name of a stored provider event on its queue. */
+export const PROVIDER_EVENT_JOB = "provider-event";
+/** A stored event's job: one per row, so a second add is a no-op. */
+const jobIdOf = (eventRowId: number) => `provider-event-${eventRowId}`;
+
 /**
  * Transient failures (the database, Shopify's Admin API while tagging) are retried with
  * backoff over about an hour; the event stays stored and unprocessed if they all fail.
  */
-/** The job name of a stored provider event on its queue. */
-export const PROVIDER_EVENT_JOB = "provider-event";
-
 export const PROVIDER_EVENT_JOB_OPTIONS: JobsOptions = {
   attempts: 10,
   backoff: { type: "exponential", delay: 2_000, jitter: 0.5 },
@@ -41,23 +43,23 @@ export class ProviderEventQueue {
     await this.queue.add(
       PROVIDER_EVENT_JOB,
       { eventRowId, receivedAt: Date.now() },
-      { ...PROVIDER_EVENT_JOB_OPTIONS, ...options, jobId: `provider-event-${eventRowId}` },
+      { ...PROVIDER_EVENT_JOB_OPTIONS, ...options, jobId: jobIdOf(eventRowId) },
     );
+  }
+
+  /** Queues a stored event whose job is gone (Redis lost it); answers whether it had to. */
+  async enqueueIfLost(eventRowId: number): Promise<boolean> {
+    if (await this.queue.getJob(jobIdOf(eventRowId))) return false;
+    await this.enqueue(eventRowId);
+    return true;
   }
 
   /**
    * Queues a stored event again (its delivery came back before it was processed): a job that
    * failed every attempt is retried, a missing one added, a waiting or active one left alone.
    */
-  /** Queues a stored event whose job is gone (Redis lost it); answers whether it had to. */
-  async enqueueIfLost(eventRowId: number): Promise<boolean> {
-    if (await this.queue.getJob(`provider-event-${eventRowId}`)) return false;
-    await this.enqueue(eventRowId);
-    return true;
-  }
-
   async requeue(eventRowId: number): Promise<void> {
-    const job = await this.queue.getJob(`provider-event-${eventRowId}`);
+    const job = await this.queue.getJob(jobIdOf(eventRowId));
     if (!job) return this.enqueue(eventRowId);
     if (await job.isFailed()) await job.retry("failed");
   }
