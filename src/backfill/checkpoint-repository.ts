@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../store/index.ts";
 
 /** Per shop: up to when the reconciliation sweep has compared Shopify with the links. */
@@ -22,7 +22,7 @@ export class CheckpointRepository {
       .onConflictDoUpdate({ target: syncCheckpoints.shop, set: { lastReconciledAt: at } });
   }
 
-  /** When the order's last sync was dead-lettered, or null. */
+  /** When the order's last sync was dead-lettered (its entry discarded or not), or null. */
   async deadLetteredAt(shop: string, sourceOrderId: string): Promise<string | null> {
     const { orderFailures } = this.db.t;
     const [row] = await this.db.orm
@@ -32,7 +32,7 @@ export class CheckpointRepository {
         and(
           eq(orderFailures.shop, shop),
           eq(orderFailures.sourceOrderId, sourceOrderId),
-          eq(orderFailures.result, "dead-lettered"),
+          inArray(orderFailures.result, ["dead-lettered", "discarded"]),
         ),
       );
     return row?.at ?? null;

@@ -73,6 +73,12 @@ export interface SweepDeps extends OrderFeederDeps {
    * walk on from it.
    */
   keepBackfillQueued?: (shop: ShopRecord) => Promise<unknown>;
+  /**
+   * Makes the shop's dead letters again from the database's failure records when Redis lost
+   * them (ops/dead-letter-restore.ts). Before resumeWaiting, which then finds the restored
+   * dead letters of a refused token.
+   */
+  restoreDeadLetters?: (shop: ShopRecord) => Promise<unknown>;
   /** Told what each shop's sweep read and queued (the sweep's counters, per provider store). */
   onSwept?: (shop: ShopRecord, result: SweepResult) => void;
 }
@@ -274,6 +280,7 @@ export function createSweepProcessor(deps: SweepDeps) {
     // looks after keeps waiting, with nothing lost, and the next sweep looks again.
     const upkeep = [
       [deps.keepBackfillQueued, "could not look at the shop's backfill"],
+      [deps.restoreDeadLetters, "could not look for dead letters Redis lost"],
       [deps.resumeWaiting, "could not look for what waited for the shop's token"],
     ] as const;
     for (const [step, failed] of upkeep) {

@@ -38,7 +38,17 @@ function describeEntry(e: DeadLetterEntry): string {
     `  attempts ${e.attempts}, retried by an operator ${e.retries ?? 0} time(s)`,
     `  first failed ${e.firstFailedAt}, last failed ${e.lastFailedAt}`,
     ...(e.fields?.length
-      ? ["  fields:", ...e.fields.map((f) => `    ${printable(f.path)}: ${printable(f.message)}`)]
+      ? [
+          "  fields:",
+          ...e.fields.map(
+            (f) => `    ${printable(f.path)}${f.message ? `: ${printable(f.message)}` : ""}`,
+          ),
+        ]
+      : []),
+    ...(e.restoredAt
+      ? [
+          `  restored ${e.restoredAt} from the database's record of the failure, after Redis lost the entry: its request, response and earlier failures were kept in Redis only`,
+        ]
       : []),
     ...(e.lastRetry ? [`  last retry ${e.lastRetry.at}: ${e.lastRetry.result}`] : []),
     ...(e.request

@@ -9,7 +9,7 @@ import { DeadLetterLock, RETIRED_TTL_MS, retiredKey } from "../queue/dead-letter
 import type { DeadLetterData, SyncPriority } from "../queue/jobs.ts";
 import type { OrderQueues } from "../queue/order-queues.ts";
 import { normalizeWebhook, parseShopifyJson } from "../shopify/index.ts";
-import type { ShopRecord, ShopRepository } from "../store/index.ts";
+import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
 import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
 
 /** An entry as the operator sees it: the record and its id in the queue. */
@@ -84,6 +84,8 @@ export interface DeadLettersDeps {
   prefix: string;
   snapshots: SnapshotStore;
   shops: ShopRepository;
+  /** Where a discard is recorded, so that a restore after Redis lost the queue leaves it out. */
+  links: Pick<LinkRepository, "markDiscarded">;
   logger: Logger;
   /** Fetches an order's current state from Shopify when no snapshot is stored any more. */
   refetchOrder?: ((shop: ShopRecord, orderId: string) => Promise<SourceOrder | null>) | undefined;
@@ -412,13 +414,20 @@ export class DeadLetters {
     return report;
   }
 
-  /** Removes an entry for good (and any history waiting for it). */
+  /**
+   * Removes an entry for good (and any history waiting for it). The order's failure record says
+   * so, so the entry is not restored after Redis loses its data (ops/dead-letter-restore.ts).
+   */
   async discard(id: string): Promise<"discarded" | "not-found" | "busy"> {
     const token = await this.#lock.acquire(id);
     if (!token) return "busy";
     try {
       const job = await this.#queue.getJob(id);
       if (!job?.id) return "not-found";
+      // Recorded first: a removal that fails leaves the entry listed, to be discarded again.
+      if (job.data.orderId !== null) {
+        await this.#deps.links.markDiscarded(job.data.shop, job.data.orderId);
+      }
       await this.#remove(job);
       await this.#deps.redis.del(retiredKey(this.#deps.prefix, id));
       this.#deps.logger.info(

@@ -22,6 +22,7 @@ import {
   isBulkRetryJob,
   RECONNECT_JOB,
 } from "../ops/bulk-retry.ts";
+import { restoreDeadLetters } from "../ops/dead-letter-restore.ts";
 import { createDeadLetters, type DeadLetterOpsDeps } from "../ops/index.ts";
 import { queueWaitingReconnect } from "../ops/reconnect-net.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
@@ -36,7 +37,11 @@ import { tracedJob } from "./traced-job.ts";
 export interface SweepWorkerDeps
   extends Omit<
     SweepDeps,
-    "checkSubscriptions" | "migrateToken" | "resumeWaiting" | "keepBackfillQueued"
+    | "checkSubscriptions"
+    | "migrateToken"
+    | "resumeWaiting"
+    | "keepBackfillQueued"
+    | "restoreDeadLetters"
   > {
   installer: Pick<ShopInstaller, "checkSubscriptions">;
   /** Migrates a shop still on a non-expiring Shopify token (each sweep until it is). */
@@ -118,6 +123,17 @@ export async function startSweepWorker(
         );
       }
     },
+    restoreDeadLetters: ({ shop }) =>
+      restoreDeadLetters(
+        {
+          links: ctx.links,
+          queues: ctx.queues,
+          redis: ctx.redis,
+          prefix: ctx.prefix,
+          logger: sweepLogger,
+        },
+        shop,
+      ),
     onSwept: (shop, result) => ctx.metrics?.swept(shop.storeId, result),
     pruneProviderEvents: () =>
       ctx.providerEvents.pruneBodies(

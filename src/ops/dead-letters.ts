@@ -4,8 +4,9 @@ import { createWebhookIngest, type WebhookReceiverDeps } from "../lifecycle/webh
 /** What the dead-letter queue's operations need: its own deps and the receiver's. */
 export interface DeadLetterOpsDeps
   extends WebhookReceiverDeps,
-    Omit<DeadLettersDeps, "logger" | "reingest" | "refetchOrder"> {
+    Omit<DeadLettersDeps, "logger" | "reingest" | "refetchOrder" | "links"> {
   refetchOrder: NonNullable<DeadLettersDeps["refetchOrder"]>;
+  links: WebhookReceiverDeps["links"] & DeadLettersDeps["links"];
 }
 
 /**
@@ -22,6 +23,7 @@ export function createDeadLetters(ctx: DeadLetterOpsDeps): DeadLetters {
     prefix: ctx.prefix,
     snapshots: ctx.snapshots,
     shops: ctx.shops,
+    links: ctx.links,
     logger: ctx.logger.child({ component: "dead-letters" }),
     refetchOrder: (shop, orderId) => ctx.refetchOrder(shop, orderId),
     reingest: (webhook) => ingest.reingest(webhook),

@@ -83,4 +83,10 @@ export interface DeadLetterData {
   lastRetry?: DeadLetterRetryNote;
   /** Set when a privacy request removed the stored bodies (customers/redact). */
   redactedAt?: string;
+  /**
+   * Set when the entry was made again from the database's record of the order's failure, after
+   * Redis lost it (ops/dead-letter-restore.ts): the request, the response and the history were
+   * kept in Redis only.
+   */
+  restoredAt?: string;
 }

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, max, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, max, or } from "drizzle-orm";
 import type { ProviderOrderId, ProviderStoreId } from "../provider/schemas.ts";
 import type { FailureCategory, FailureField, FailureRecord } from "../sync/failure.ts";
 import type { OrderLinks } from "../sync/links.ts";
@@ -97,7 +97,8 @@ export interface StateRow {
   syncedVersion: string | null;
   canceledAt: string | null;
   providerBaseUrl: string | null;
-  failure: "failed" | "dead-lettered" | null;
+  /** `discarded` reads as `dead-lettered` in the state (see the schema). */
+  failure: "failed" | "dead-lettered" | "discarded" | null;
 }
 
 /** `OrderState` from its row and, when the order is linked, its line-item and fulfillment links. */
@@ -106,7 +107,7 @@ export function orderStateOf(
   row: StateRow | undefined,
   children: () => Pick<OrderLinks, "lineItems" | "fulfillments">,
 ): OrderState {
-  const failure = row?.failure ?? null;
+  const failure = row?.failure === "discarded" ? "dead-lettered" : (row?.failure ?? null);
   if (!row || row.storeId === null || row.orderId === null) {
     return { links: null, space: null, failure };
   }
@@ -348,6 +349,56 @@ export abstract class LinkQueries {
   }
 
   /**
+   * Records that an operator discarded the order's dead letter: the failure stays (the order is
+   * still not at the provider), but a restore of the dead-letter queue leaves it out.
+   */
+  async markDiscarded(shop: string, sourceOrderId: string): Promise<void> {
+    const { orderFailures } = this.db.t;
+    await this.db.orm
+      .update(orderFailures)
+      .set({ result: "discarded" })
+      .where(
+        and(
+          eq(orderFailures.shop, shop),
+          eq(orderFailures.sourceOrderId, sourceOrderId),
+          eq(orderFailures.result, "dead-lettered"),
+        ),
+      );
+  }
+
+  /**
+   * The shop's dead-lettered orders whose entry an operator has not discarded, after the given
+   * Shopify order ID, in ID order: a page of what the dead-letter queue should hold.
+   */
+  async deadLetteredFailures(shop: string, after: string | null, limit: number) {
+    const { orderFailures } = this.db.t;
+    const rows = await this.db.orm
+      .select({
+        sourceOrderId: orderFailures.sourceOrderId,
+        orderName: orderFailures.orderName,
+        error: orderFailures.error,
+        category: orderFailures.category,
+        fields: orderFailures.fields,
+        failedAt: orderFailures.failedAt,
+      })
+      .from(orderFailures)
+      .where(
+        and(
+          eq(orderFailures.shop, shop),
+          eq(orderFailures.result, "dead-lettered"),
+          after === null ? undefined : gt(orderFailures.sourceOrderId, after),
+        ),
+      )
+      .orderBy(asc(orderFailures.sourceOrderId))
+      .limit(limit);
+    return rows.map((r) => ({
+      ...r,
+      category: r.category as FailureCategory | null,
+      fields: JSON.parse(r.fields ?? "[]") as FailureField[],
+    }));
+  }
+
+  /**
    * Records the trace ID of the order's latest sync (written only when traces are on), for
    * `connector orders show`. An order with no link yet has nowhere to keep it.
    */
@@ -376,7 +427,8 @@ export abstract class LinkQueries {
     return {
       synced: synced?.n ?? 0,
       failed: failures.find((f) => f.result === "failed")?.n ?? 0,
-      deadLettered: failures.find((f) => f.result === "dead-lettered")?.n ?? 0,
+      // A discarded entry's order is still dead-lettered: it is not at the provider.
+      deadLettered: failures.filter((f) => f.result !== "failed").reduce((sum, f) => sum + f.n, 0),
     };
   }
 

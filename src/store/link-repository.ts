@@ -167,9 +167,13 @@ class Links extends LinkQueries {
     sourceOrderId: string,
   ): Promise<"failed" | "dead-lettered" | null> {
     const failure = await this.#exec.read(
-      row<{ result: "failed" | "dead-lettered" }>("lastFailure", { shop, sourceOrderId }),
+      row<{ result: "failed" | "dead-lettered" | "discarded" }>("lastFailure", {
+        shop,
+        sourceOrderId,
+      }),
     );
-    return failure?.result ?? null;
+    // A discarded entry's order is still dead-lettered (see the schema).
+    return failure?.result === "discarded" ? "dead-lettered" : (failure?.result ?? null);
   }
 
   /** Forgets the order's recorded failure (an order kept out of the provider on purpose). */

@@ -148,7 +148,8 @@ export const orderFailures = pgTable(
     sourceOrderId: text("source_order_id").notNull(),
     /** The order's name (#1077) when the failure happened after its state was read. */
     orderName: text("order_name"),
-    result: text("result", { enum: ["failed", "dead-lettered"] }).notNull(),
+    /** `discarded`: see the SQLite schema. */
+    result: text("result", { enum: ["failed", "dead-lettered", "discarded"] }).notNull(),
     error: text("error").notNull(),
     /** The failure's category (the dead-letter queue's `FailureCategory`); null before 0008. */
     category: text("category"),

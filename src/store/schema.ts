@@ -142,7 +142,12 @@ export const orderFailures = sqliteTable(
     sourceOrderId: text("source_order_id").notNull(),
     /** The order's name (#1077) when the failure happened after its state was read. */
     orderName: text("order_name"),
-    result: text("result", { enum: ["failed", "dead-lettered"] }).notNull(),
+    /**
+     * `discarded`: dead-lettered, and its entry discarded by an operator, so that the entries
+     * restored from here after Redis lost them (ops/dead-letter-restore.ts) leave it out.
+     * Everywhere else it reads as `dead-lettered`: the order is still not at the provider.
+     */
+    result: text("result", { enum: ["failed", "dead-lettered", "discarded"] }).notNull(),
     error: text("error").notNull(),
     /** The failure's category (the dead-letter queue's `FailureCategory`); null before 0008. */
     category: text("category"),

@@ -1,0 +1,93 @@
+import type { Logger } from "pino";
+import type { RedisConnection } from "../lib/redis-keys.ts";
+import { retiredKey } from "../queue/dead-letter-record.ts";
+import type { DeadLetterData } from "../queue/jobs.ts";
+import { deadLetterId, type OrderQueues } from "../queue/order-queues.ts";
+import type { LinkRepository } from "../store/index.ts";
+
+/** How many of a shop's failure records one sweep reads and restores at most. */
+export const RESTORE_BATCH = 500;
+
+/**
+ * Where this Redis says how far the shop's dead letters were restored: `done`, or the last
+ * Shopify order ID of a restore that goes on at the next sweep. Redis loses it with the
+ * entries, so an empty Redis restores again.
+ */
+export const restoreKey = (prefix: string, shop: string) => `${prefix}:dlq:restored:{${shop}}`;
+
+export interface DeadLetterRestoreDeps {
+  links: Pick<LinkRepository, "deadLetteredFailures">;
+  queues: Pick<OrderQueues, "deadLetter" | "addDeadLetter">;
+  redis: RedisConnection;
+  prefix: string;
+  logger: Logger;
+}
+
+/**
+ * Makes the shop's dead letters again from the database after Redis lost them, run by each
+ * sweep of the shop. The dead-letter queue lives in Redis; the database keeps each order's
+ * last failure (its reason, category and fields, written after the entry). Without this, an
+ * order dead-lettered before Redis came back empty left the operator's queue for good, and the
+ * sweep leaves such an order alone until it changes in Shopify: nobody would retry it.
+ *
+ * Once this Redis has restored the shop (restoreKey), a sweep costs one GET. Otherwise it
+ * reads up to `batch` dead-lettered orders, in ID order from where the last one stopped, and
+ * records an entry for each with neither an entry in the queue nor a retry in flight (the
+ * retired history a retry keeps until its sync ends). An order whose entry an operator
+ * discarded is not read (LinkRepository.markDiscarded). Answers how many entries it made.
+ */
+export async function restoreDeadLetters(
+  deps: DeadLetterRestoreDeps,
+  shop: string,
+  batch = RESTORE_BATCH,
+): Promise<number> {
+  const key = restoreKey(deps.prefix, shop);
+  const from = await deps.redis.get(key);
+  if (from === "done") return 0;
+  const rows = await deps.links.deadLetteredFailures(shop, from, batch);
+  const queue = deps.queues.deadLetter;
+  const ids = rows.map((r) => deadLetterId(shop, r.sourceOrderId));
+  // One key per EXISTS: on a cluster the entry and its retired history sit in other slots.
+  const held = await Promise.all(
+    ids.map(
+      async (id) =>
+        (await deps.redis.exists(queue.toKey(id))) +
+          (await deps.redis.exists(retiredKey(deps.prefix, id))) >
+        0,
+    ),
+  );
+  const at = new Date().toISOString();
+  let restored = 0;
+  for (const [k, row] of rows.entries()) {
+    const id = ids[k];
+    if (id === undefined || held[k]) continue;
+    const data: DeadLetterData = {
+      shop,
+      orderId: row.sourceOrderId,
+      topic: null,
+      reason: row.error,
+      // A failure recorded before categories were kept (migration 0008) has none to restore.
+      category: row.category ?? "exhausted",
+      errorClass: "unknown (restored)",
+      fields: row.fields.map((f) => ({
+        path: f.path,
+        message: f.ref ? `Shopify ID ${f.ref}` : "",
+      })),
+      attempts: 0,
+      firstFailedAt: row.failedAt,
+      lastFailedAt: row.failedAt,
+      restoredAt: at,
+    };
+    await deps.queues.addDeadLetter(id, data);
+    restored++;
+  }
+  const last = rows.at(-1);
+  await deps.redis.set(key, rows.length === batch && last ? last.sourceOrderId : "done");
+  if (restored > 0) {
+    deps.logger.warn(
+      { shop, restored },
+      `dead letters restored from the database: Redis had lost them (restarted without persistence?); \`connector dlq list --shop ${shop}\` lists them, without their request and response`,
+    );
+  }
+  return restored;
+}

@@ -1,0 +1,153 @@
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { SWEEP_JOB, SweepScheduler } from "../../src/backfill/index.ts";
+import { restoreDeadLetters, restoreKey } from "../../src/ops/dead-letter-restore.ts";
+import { createDeadLetters } from "../../src/ops/index.ts";
+import { retiredKey } from "../../src/queue/dead-letter-record.ts";
+import type { DeadLetterData } from "../../src/queue/jobs.ts";
+import { deadLetterId } from "../../src/queue/order-queues.ts";
+import { captureLogs } from "../helpers/captured-logs.ts";
+import { runCli } from "../helpers/cli.ts";
+import { maintenanceWorker } from "../helpers/maintenance-worker.ts";
+import { shippedOrder } from "../helpers/orders.ts";
+import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { orderPayload } from "../helpers/shopify-order-builder.ts";
+
+let pipeline: Pipeline | undefined;
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await pipeline?.close();
+  pipeline = undefined;
+});
+
+const ORDERS = [5_560_001, 5_560_002, 5_560_003];
+
+/**
+ * Three orders dead-lettered (the provider refuses the mapped fulfillment location), the
+ * second one's entry discarded by the operator; then Redis comes back empty.
+ */
+async function deadLetteredThenRedisLost() {
+  const p = await startPipeline({ sandbox: { fulfillmentLocations: { 1001: [77] } } });
+  pipeline = p;
+  await p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
+  const standIn = p.shopify.state.shop(TEST_SHOP);
+  for (const id of ORDERS) {
+    const payload = orderPayload(shippedOrder(id));
+    // Shopify has them too: a retry after the loss reads the order from it.
+    standIn?.putOrder(payload);
+    await p.send("orders/create", payload);
+  }
+  await p.drain();
+  const before = new Map<string, DeadLetterData>();
+  for (const id of ORDERS) {
+    const entry = await p.ctx.queues.deadLetter.getJob(deadLetterId(TEST_SHOP, String(id)));
+    expect(entry, `order ${id} dead-lettered`).toBeDefined();
+    before.set(String(id), entry?.data as DeadLetterData);
+  }
+  expect(await createDeadLetters(p.ctx).discard(deadLetterId(TEST_SHOP, "5560002"))).toBe(
+    "discarded",
+  );
+  // The discarded entry's order is still dead-lettered: not at the provider, counted as such,
+  // and left alone by the sweep until it changes in Shopify.
+  expect((await p.ctx.links.countByResult(TEST_SHOP)).deadLettered).toBe(3);
+  expect(await p.ctx.links.lastFailure(TEST_SHOP, "5560002")).toBe("dead-lettered");
+  expect(await p.ctx.checkpoints.deadLetteredAt(TEST_SHOP, "5560002")).toEqual(expect.any(String));
+  await p.ctx.redis.flushall();
+  expect(await p.ctx.queues.deadLetter.count()).toBe(0);
+  return { p, before };
+}
+
+const entryOf = async (p: Pipeline, orderId: string) =>
+  (await p.ctx.queues.deadLetter.getJob(deadLetterId(TEST_SHOP, orderId)))?.data as
+    | DeadLetterData
+    | undefined;
+
+describe("dead letters after Redis lost them", { timeout: 120_000 }, () => {
+  it("are made again by the shop's next sweep, except the one the operator discarded", async () => {
+    const { p, before } = await deadLetteredThenRedisLost();
+
+    await maintenanceWorker(p.ctx, (close) => closers.push(close));
+    const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
+    closers.push(() => sweeps.close());
+    const sweep = await sweeps.queue.add(SWEEP_JOB, { shop: TEST_SHOP });
+    const deadline = Date.now() + 60_000;
+    while ((await sweeps.queue.getJobState(sweep.id as string)) !== "completed") {
+      if (Date.now() > deadline) throw new Error("the shop's sweep did not complete");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+
+    for (const id of ["5560001", "5560003"]) {
+      const lost = before.get(id);
+      expect(await entryOf(p, id)).toMatchObject({
+        shop: TEST_SHOP,
+        orderId: id,
+        category: "provider-validation",
+        reason: lost?.reason,
+        fields: [{ path: "fulfillmentLocationId" }],
+        restoredAt: expect.any(String),
+      });
+    }
+    expect(await entryOf(p, "5560002")).toBeUndefined();
+    expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("done");
+
+    const shown = await runCli(p.ctx, ["dlq", "show", deadLetterId(TEST_SHOP, "5560001")]);
+    expect(shown.stdout).toContain("after Redis lost the entry");
+
+    // The cause fixed, the restored entry is retried as any other: the order is read from
+    // Shopify (its snapshot went with Redis) and its fulfillment reaches the provider.
+    await p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 77 } });
+    const retried = await createDeadLetters(p.ctx).retry(deadLetterId(TEST_SHOP, "5560001"));
+    expect(retried.result).toBe("queued");
+    await p.drain();
+    expect(p.sandbox.state.orders.find(1001, "5560001")?.fulfillments).toHaveLength(1);
+    expect(await entryOf(p, "5560001")).toBeUndefined();
+  });
+
+  it("goes on from where the last sweep stopped, and costs one read once done", async () => {
+    const { p } = await deadLetteredThenRedisLost();
+    const logs = captureLogs("restore");
+    closers.push(async () => logs.remove());
+    const deps = {
+      links: p.ctx.links,
+      queues: p.ctx.queues,
+      redis: p.ctx.redis,
+      prefix: p.ctx.prefix,
+      logger: pino({ level: "info" }, logs.destination),
+    };
+    // One at a time: the first call makes 5560001, the next (past the discarded 5560002) 5560003.
+    expect(await restoreDeadLetters(deps, TEST_SHOP, 1)).toBe(1);
+    expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("5560001");
+    expect(await entryOf(p, "5560003")).toBeUndefined();
+    expect(await restoreDeadLetters(deps, TEST_SHOP, 1)).toBe(1);
+    expect(await restoreDeadLetters(deps, TEST_SHOP, 1)).toBe(0);
+    expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("done");
+    expect(await p.ctx.queues.deadLetter.count()).toBe(2);
+    const lines = logs.read().trim().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain("dead letters restored from the database: Redis had lost them");
+
+    // Done: a second restore reads nothing, even with an entry gone again.
+    await p.ctx.queues.deadLetter.remove(deadLetterId(TEST_SHOP, "5560001"));
+    expect(await restoreDeadLetters(deps, TEST_SHOP)).toBe(0);
+  });
+
+  it("leaves out an order whose retry is in flight", async () => {
+    // A Redis that kept its data but not the restore's mark (the first sweep after this
+    // version's upgrade): an order an operator retried has no entry while its sync is queued,
+    // only the history the retry keeps for it.
+    const { p } = await deadLetteredThenRedisLost();
+    const deps = {
+      links: p.ctx.links,
+      queues: p.ctx.queues,
+      redis: p.ctx.redis,
+      prefix: p.ctx.prefix,
+      logger: pino({ level: "silent" }),
+    };
+    const retried = deadLetterId(TEST_SHOP, "5560001");
+    await p.ctx.redis.set(retiredKey(p.ctx.prefix, retried), JSON.stringify({ retries: 1 }));
+    expect(await restoreDeadLetters(deps, TEST_SHOP)).toBe(1);
+    expect(await entryOf(p, "5560001")).toBeUndefined();
+    expect(await entryOf(p, "5560003")).toBeDefined();
+  });
+});
