@@ -11,6 +11,7 @@ import { runCli } from "../helpers/cli.ts";
 import { maintenanceWorker } from "../helpers/maintenance-worker.ts";
 import { shippedOrder } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { loseRedisData } from "../helpers/redis-loss.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
 let pipeline: Pipeline | undefined;
@@ -53,7 +54,7 @@ async function deadLetteredThenRedisLost() {
   expect((await p.ctx.links.countByResult(TEST_SHOP)).deadLettered).toBe(3);
   expect(await p.ctx.links.lastFailure(TEST_SHOP, "5560002")).toBe("dead-lettered");
   expect(await p.ctx.checkpoints.deadLetteredAt(TEST_SHOP, "5560002")).toEqual(expect.any(String));
-  await p.ctx.redis.flushall();
+  await loseRedisData(p.ctx.redis, p.ctx.prefix);
   expect(await p.ctx.queues.deadLetter.count()).toBe(0);
   return { p, before };
 }
