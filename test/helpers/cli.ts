@@ -32,8 +32,9 @@ export function connectorEntry(...args: string[]): string[] {
 }
 
 /**
- * Runs the real CLI (`cliEntry()`) in a child process against the test's Redis (its key prefix)
- * and SQLite file; `env` adds to (or overrides) its environment.
+ * Runs the real CLI (`cliEntry()`) in a child process against the test's Redis (its key prefix;
+ * the run's Redis Cluster when the context is on it) and database (its SQLite file, or its
+ * Postgres database); `env` adds to (or overrides) its environment.
  */
 export async function runCli(
   ctx: Connector,
@@ -46,9 +47,13 @@ export async function runCli(
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
-        REDIS_URL: service("redisUrl"),
+        ...(ctx.config.env.REDIS_CLUSTER_NODES
+          ? { REDIS_CLUSTER_NODES: service("redisClusterNodes") }
+          : { REDIS_URL: service("redisUrl") }),
         REDIS_PREFIX: ctx.prefix,
-        DATABASE_PATH: ctx.config.env.DATABASE_PATH,
+        ...(ctx.config.env.DATABASE_URL
+          ? { DATABASE_URL: ctx.config.env.DATABASE_URL }
+          : { DATABASE_PATH: ctx.config.env.DATABASE_PATH }),
         SHOPIFY_API_SECRET: ctx.config.shopifyApiSecret,
         LOG_LEVEL: "silent",
         ...env,

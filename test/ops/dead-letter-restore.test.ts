@@ -10,7 +10,7 @@ import { captureLogs } from "../helpers/captured-logs.ts";
 import { runCli } from "../helpers/cli.ts";
 import { maintenanceWorker } from "../helpers/maintenance-worker.ts";
 import { shippedOrder } from "../helpers/orders.ts";
-import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { DEPLOYMENTS, type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { loseRedisData } from "../helpers/redis-loss.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 
@@ -28,8 +28,12 @@ const ORDERS = [5_560_001, 5_560_002, 5_560_003];
  * Three orders dead-lettered (the provider refuses the mapped fulfillment location), the
  * second one's entry discarded by the operator; then Redis comes back empty.
  */
-async function deadLetteredThenRedisLost() {
-  const p = await startPipeline({ sandbox: { fulfillmentLocations: { 1001: [77] } } });
+async function deadLetteredThenRedisLost(deployment: Partial<(typeof DEPLOYMENTS)[number]> = {}) {
+  const p = await startPipeline({
+    sandbox: { fulfillmentLocations: { 1001: [77] } },
+    ...(deployment.redis ? { redis: deployment.redis } : {}),
+    ...(deployment.database ? { database: deployment.database } : {}),
+  });
   pipeline = p;
   await p.ctx.shops.updateSettings(TEST_SHOP, { locationMap: { "4001": 78 } });
   const standIn = p.shopify.state.shop(TEST_SHOP);
@@ -64,9 +68,11 @@ const entryOf = async (p: Pipeline, orderId: string) =>
     | DeadLetterData
     | undefined;
 
-describe("dead letters after Redis lost them", { timeout: 120_000 }, () => {
-  it("are made again by the shop's next sweep, except the one the operator discarded", async () => {
-    const { p, before } = await deadLetteredThenRedisLost();
+describe.each(DEPLOYMENTS)("dead letters after Redis lost them ($name)", (deployment) => {
+  it("are made again by the shop's next sweep, except the one the operator discarded", {
+    timeout: 120_000,
+  }, async () => {
+    const { p, before } = await deadLetteredThenRedisLost(deployment);
 
     await maintenanceWorker(p.ctx, (close) => closers.push(close));
     const sweeps = new SweepScheduler(p.ctx.redis, p.ctx.prefix, 60_000);
@@ -93,6 +99,7 @@ describe("dead letters after Redis lost them", { timeout: 120_000 }, () => {
     expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("done");
 
     const shown = await runCli(p.ctx, ["dlq", "show", deadLetterId(TEST_SHOP, "5560001")]);
+    expect(shown.stderr).toBe("");
     expect(shown.stdout).toContain("after Redis lost the entry");
 
     // The cause fixed, the restored entry is retried as any other: the order is read from
@@ -104,7 +111,9 @@ describe("dead letters after Redis lost them", { timeout: 120_000 }, () => {
     expect(p.sandbox.state.orders.find(1001, "5560001")?.fulfillments).toHaveLength(1);
     expect(await entryOf(p, "5560001")).toBeUndefined();
   });
+});
 
+describe("the restore of a shop's dead letters", { timeout: 120_000 }, () => {
   it("goes on from where the last sweep stopped, and costs one read once done", async () => {
     const { p } = await deadLetteredThenRedisLost();
     const logs = captureLogs("restore");
