@@ -29,8 +29,10 @@ export {
 } from "./order-feeder.ts";
 export {
   createSweepProcessor,
+  LOST_LOOKBACK_MS,
   OWED_HOLD_MAX_MS,
   PRUNE_SCHEDULER_ID,
+  RedisLossMarks,
   SWEEP_JOB,
   type SweepDeps,
   type SweepJobData,

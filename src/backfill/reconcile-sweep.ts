@@ -35,6 +35,36 @@ export const FIRST_SWEEP_LOOKBACK_MS = 24 * 3_600_000;
  * at every run.
  */
 export const OWED_HOLD_MAX_MS = 24 * 3_600_000;
+/**
+ * How far back the first sweep of a shop reads once Redis lost its data: the jobs of a backlog
+ * went with it, and an order owed longer than OWED_HOLD_MAX_MS no longer holds the checkpoint.
+ * A week of IDs and versions is a few pages for most shops, read once.
+ */
+export const LOST_LOOKBACK_MS = 7 * 86_400_000;
+
+/**
+ * Whether this Redis still holds what it held for a shop: a key the shop's sweep sets, lost with
+ * everything else when Redis comes back empty (a restart without persistence, a new instance).
+ */
+export class RedisLossMarks {
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly prefix: string,
+  ) {}
+
+  #key(shop: string) {
+    return `${this.prefix}:sweep:kept:{${shop}}`;
+  }
+
+  /** True when the shop's mark is missing: Redis lost its data, or the shop was never swept. */
+  async lost(shop: string): Promise<boolean> {
+    return (await this.redis.exists(this.#key(shop))) === 0;
+  }
+
+  async keep(shop: string): Promise<void> {
+    await this.redis.set(this.#key(shop), new Date().toISOString());
+  }
+}
 
 export const sweepSchedulerId = (shop: string) => `sweep-${shop}`;
 
@@ -79,6 +109,8 @@ export interface SweepDeps extends OrderFeederDeps {
    * dead letters of a refused token.
    */
   restoreDeadLetters?: (shop: ShopRecord) => Promise<unknown>;
+  /** Says when Redis lost its data since the shop's last sweep (see LOST_LOOKBACK_MS). */
+  lossMarks?: Pick<RedisLossMarks, "lost" | "keep">;
   /** Told what each shop's sweep read and queued (the sweep's counters, per provider store). */
   onSwept?: (shop: ShopRecord, result: SweepResult) => void;
 }
@@ -133,14 +165,20 @@ export async function sweepShop(
   deps: SweepDeps,
   shop: ShopRecord,
   now = Date.now(),
+  options: {
+    /** Reads at least this far back, past the checkpoint (never before the install). */
+    lookBackMs?: number;
+  } = {},
 ): Promise<SweepResult> {
   const checkpoint = await deps.checkpoints.get(shop.shop);
-  const sinceMs = checkpoint
+  const installed = shop.installedAt ? Date.parse(shop.installedAt) - SWEEP_OVERLAP_MS : 0;
+  const fromCheckpoint = checkpoint
     ? Date.parse(checkpoint) - SWEEP_OVERLAP_MS
-    : Math.max(
-        now - FIRST_SWEEP_LOOKBACK_MS,
-        shop.installedAt ? Date.parse(shop.installedAt) - SWEEP_OVERLAP_MS : 0,
-      );
+    : Math.max(now - FIRST_SWEEP_LOOKBACK_MS, installed);
+  const sinceMs =
+    options.lookBackMs === undefined
+      ? fromCheckpoint
+      : Math.min(fromCheckpoint, Math.max(now - options.lookBackMs, installed));
   const since = new Date(sinceMs).toISOString();
   const source = new OrderSource(deps.shopifyAdmin.for(shop), shop.shop as ShopDomain);
   let checked = 0;
@@ -275,7 +313,22 @@ export function createSweepProcessor(deps: SweepDeps) {
         );
       }
     }
-    const result = await sweepShop(deps, shop);
+    // Redis lost its data since the shop's last sweep: the jobs of a backlog went with it, so
+    // this sweep reads a week back instead of from the checkpoint.
+    const lost = (await deps.lossMarks?.lost(shop.shop)) ?? false;
+    if (lost && (await deps.checkpoints.get(shop.shop))) {
+      deps.logger.info(
+        { shop: shop.shop },
+        `Redis holds nothing of the shop since its last sweep (restarted without persistence?): this sweep reads the orders of the last ${LOST_LOOKBACK_MS / 86_400_000} days`,
+      );
+    }
+    const result = await sweepShop(
+      deps,
+      shop,
+      Date.now(),
+      lost ? { lookBackMs: LOST_LOOKBACK_MS } : {},
+    );
+    if (lost) await deps.lossMarks?.keep(shop.shop);
     // The shop's upkeep after the sweep read Shopify. A step that fails is one warning: what it
     // looks after keeps waiting, with nothing lost, and the next sweep looks again.
     const upkeep = [

@@ -4,6 +4,7 @@ import {
   type BackfillRepository,
   createSweepProcessor,
   PRUNE_SCHEDULER_ID,
+  RedisLossMarks,
   SWEEP_JOB,
   type SweepDeps,
   type SweepJobData,
@@ -42,6 +43,7 @@ export interface SweepWorkerDeps
     | "resumeWaiting"
     | "keepBackfillQueued"
     | "restoreDeadLetters"
+    | "lossMarks"
   > {
   installer: Pick<ShopInstaller, "checkSubscriptions">;
   /** Migrates a shop still on a non-expiring Shopify token (each sweep until it is). */
@@ -123,6 +125,7 @@ export async function startSweepWorker(
         );
       }
     },
+    lossMarks: new RedisLossMarks(ctx.redis, ctx.prefix),
     restoreDeadLetters: ({ shop }) =>
       restoreDeadLetters(
         {

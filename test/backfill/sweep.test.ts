@@ -1,10 +1,16 @@
-import { Worker } from "bullmq";
+import { type Job, Worker } from "bullmq";
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CheckpointRepository,
   createSweepProcessor,
+  LOST_LOOKBACK_MS,
   OWED_HOLD_MAX_MS,
+  RedisLossMarks,
+  SWEEP_JOB,
   type SweepDeps,
+  type SweepJobData,
+  type SweepResult,
   SweepScheduler,
   sweepShop,
 } from "../../src/backfill/index.ts";
@@ -14,7 +20,9 @@ import { duplicateConnection } from "../../src/lib/redis-keys.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
 import { QUEUE, queueOptions } from "../../src/queue/names.ts";
 import type { ShopRecord } from "../../src/store/index.ts";
+import { captureLogs } from "../helpers/captured-logs.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
+import { loseRedisData } from "../helpers/redis-loss.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
@@ -112,6 +120,42 @@ describe("reconciliation sweep", () => {
     expect(await sweepShop(sweepDeps(), await shopRecord(), later)).toMatchObject({ queued: 1 });
     await sweepShop(sweepDeps(), await shopRecord(), days);
     expect(await checkpoints.get(TEST_SHOP)).toBe(new Date(days - OWED_HOLD_MAX_MS).toISOString());
+  });
+
+  it("reads a week back once after Redis lost its data, for the orders of a backlog it lost", async () => {
+    // No sync worker: what is queued waits, as in a backlog.
+    pipeline = await startPipeline({ ...AMPLE_BUDGET, workers: 0 });
+    const logs = captureLogs("sweep-loss");
+    closers.push(async () => logs.remove());
+    const checkpoints = new CheckpointRepository(pipeline.ctx.db);
+    const lossMarks = new RedisLossMarks(pipeline.ctx.redis, pipeline.ctx.prefix);
+    const sweep = createSweepProcessor({
+      ...sweepDeps(),
+      lossMarks,
+      logger: pino({ level: "info" }, logs.destination),
+    });
+    const run = () =>
+      sweep({ id: "sweep-1", name: SWEEP_JOB, data: { shop: TEST_SHOP } } as Job<SweepJobData>);
+    // Owed for three days: its job waited in a backlog, and past a day it stopped holding the
+    // checkpoint, which the sweeps since moved on to an hour ago.
+    const owed = standInOrder(7, iso(3 * 86_400_000));
+    await pipeline.shopify.upsertOrder(TEST_SHOP, owed.payload, { deliver: false });
+    await checkpoints.set(TEST_SHOP, iso(3_600_000));
+    await lossMarks.keep(TEST_SHOP);
+    expect(await run()).toMatchObject({ queued: 0 });
+
+    // Redis comes back empty, the order's job with it: the next sweep reads a week back, once.
+    await loseRedisData(pipeline.ctx.redis, pipeline.ctx.prefix);
+    const result = await run();
+    expect(result).toMatchObject({ queued: 1 });
+    expect(Date.parse((result as SweepResult).since)).toBeLessThanOrEqual(
+      Date.now() - LOST_LOOKBACK_MS + 60_000,
+    );
+    const queue = await pipeline.ctx.queues.syncQueueFor(TEST_SHOP, "7");
+    expect(await pipeline.ctx.queues.hasPendingJob(queue, TEST_SHOP, "7")).toBe(true);
+    expect(logs.read()).toContain("Redis holds nothing of the shop since its last sweep");
+    const since = (await run()) as SweepResult;
+    expect(Date.parse(since.since)).toBeGreaterThan(Date.now() - 2 * 86_400_000);
   });
 
   it("leaves kept-out orders alone until Shopify changes them, and sends one that gains an address", async () => {
