@@ -1,7 +1,11 @@
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { SWEEP_JOB, SweepScheduler } from "../../src/backfill/index.ts";
-import { restoreDeadLetters, restoreKey } from "../../src/ops/dead-letter-restore.ts";
+import {
+  type DeadLetterRestoreDeps,
+  restoreDeadLetters,
+  restoreKey,
+} from "../../src/ops/dead-letter-restore.ts";
 import { createDeadLetters } from "../../src/ops/index.ts";
 import { retiredKey } from "../../src/queue/dead-letter-record.ts";
 import type { DeadLetterData } from "../../src/queue/jobs.ts";
@@ -63,6 +67,15 @@ async function deadLetteredThenRedisLost(deployment: Partial<(typeof DEPLOYMENTS
   return { p, before };
 }
 
+/** What the sweep hands the restore, from the pipeline's context. */
+const restoreDeps = (p: Pipeline, logger: Logger): DeadLetterRestoreDeps => ({
+  links: p.ctx.links,
+  queues: p.ctx.queues,
+  redis: p.ctx.redis,
+  prefix: p.ctx.prefix,
+  logger,
+});
+
 const entryOf = async (p: Pipeline, orderId: string) =>
   (await p.ctx.queues.deadLetter.getJob(deadLetterId(TEST_SHOP, orderId)))?.data as
     | DeadLetterData
@@ -118,13 +131,7 @@ describe("the restore of a shop's dead letters", { timeout: 120_000 }, () => {
     const { p } = await deadLetteredThenRedisLost();
     const logs = captureLogs("restore");
     closers.push(async () => logs.remove());
-    const deps = {
-      links: p.ctx.links,
-      queues: p.ctx.queues,
-      redis: p.ctx.redis,
-      prefix: p.ctx.prefix,
-      logger: pino({ level: "info" }, logs.destination),
-    };
+    const deps = restoreDeps(p, pino({ level: "info" }, logs.destination));
     // One at a time: the first call makes 5560001, the next (past the discarded 5560002) 5560003.
     expect(await restoreDeadLetters(deps, TEST_SHOP, 1)).toBe(1);
     expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("5560001");
@@ -147,13 +154,7 @@ describe("the restore of a shop's dead letters", { timeout: 120_000 }, () => {
     // version's upgrade): an order an operator retried has no entry while its sync is queued,
     // only the history the retry keeps for it.
     const { p } = await deadLetteredThenRedisLost();
-    const deps = {
-      links: p.ctx.links,
-      queues: p.ctx.queues,
-      redis: p.ctx.redis,
-      prefix: p.ctx.prefix,
-      logger: pino({ level: "silent" }),
-    };
+    const deps = restoreDeps(p, pino({ level: "silent" }));
     const retried = deadLetterId(TEST_SHOP, "5560001");
     await p.ctx.redis.set(retiredKey(p.ctx.prefix, retried), JSON.stringify({ retries: 1 }));
     expect(await restoreDeadLetters(deps, TEST_SHOP)).toBe(1);
