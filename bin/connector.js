@@ -27,6 +27,17 @@ import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+// `npx connector …` runs this command under `sh -c`, which a SIGTERM sent to npx alone ends
+// without passing it on: the command ran on under init (a supervisor stopping npx, `kill PID`).
+// So when the process that started it is gone, it stops as on a SIGTERM of its own, once.
+const startedBy = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === startedBy) return;
+  clearInterval(orphaned);
+  process.kill(process.pid, "SIGTERM");
+}, 1_000);
+orphaned.unref();
+
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const wrapper = join(ROOT, "scripts", "with-node.mjs");
 if (existsSync(wrapper)) {

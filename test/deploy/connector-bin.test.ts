@@ -50,7 +50,8 @@ function running(pid: number): boolean {
   }
 }
 
-function npx(args: string[]) {
+/** A newcomer's environment for npx, on a machine whose Node is too old. */
+function npxEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // What npm (running vitest) and vitest put in the environment is not a newcomer's.
   for (const name of Object.keys(env)) {
@@ -58,17 +59,21 @@ function npx(args: string[]) {
       delete env[name];
     }
   }
+  return {
+    ...env,
+    PATH: `${dirname(OLD_NODE)}${delimiter}${process.env.PATH ?? ""}`,
+    CONNECTOR_NODE_CACHE: cache,
+    npm_config_cache: npmCache,
+    npm_config_update_notifier: "false",
+    DATABASE_PATH: join(dir, "cli.sqlite"),
+    LOG_LEVEL: "silent",
+  };
+}
+
+function npx(args: string[]) {
   return spawnSync("npx", ["connector", ...args], {
     cwd: ROOT,
-    env: {
-      ...env,
-      PATH: `${dirname(OLD_NODE)}${delimiter}${process.env.PATH ?? ""}`,
-      CONNECTOR_NODE_CACHE: cache,
-      npm_config_cache: npmCache,
-      npm_config_update_notifier: "false",
-      DATABASE_PATH: join(dir, "cli.sqlite"),
-      LOG_LEVEL: "silent",
-    },
+    env: npxEnv(),
     encoding: "utf8",
     timeout: 120_000,
   });
@@ -116,6 +121,29 @@ describe("npx connector", () => {
       await expect.poll(out, { timeout: 60_000 }).toContain("provider sandbox running");
       inner.push(...descendantsOf(outer.pid as number).map((p) => p.pid));
       expect(inner.length).toBeGreaterThan(0);
+      outer.kill("SIGTERM");
+      await exited;
+      await expect.poll(() => inner.filter(running), { timeout: 20_000 }).toEqual([]);
+    } finally {
+      for (const pid of [outer.pid as number, ...inner].filter(running))
+        process.kill(pid, "SIGKILL");
+    }
+  }, 90_000);
+
+  it("stops with npx when npx alone is sent a SIGTERM", async () => {
+    // npx runs the command under `sh -c`, which ends on the SIGTERM without passing it on:
+    // before, `connector sandbox` (and the Node it runs under) ran on under init.
+    const outer = spawn("npx", ["connector", "sandbox", "--port", "0"], {
+      cwd: ROOT,
+      env: npxEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const { out, exited } = collectOutput(outer);
+    const inner: number[] = [];
+    try {
+      await expect.poll(out, { timeout: 60_000 }).toContain("provider sandbox running");
+      inner.push(...descendantsOf(outer.pid as number).map((p) => p.pid));
+      expect(inner.length).toBeGreaterThan(1);
       outer.kill("SIGTERM");
       await exited;
       await expect.poll(() => inner.filter(running), { timeout: 20_000 }).toEqual([]);
