@@ -440,10 +440,15 @@ function notAtProvider(
   if (failure) {
     const name = failure.orderName ?? opts.order;
     const state =
-      failure.result === "dead-lettered"
-        ? `dead-lettered (${failure.category ?? "uncategorised"}) at ${failure.failedAt}`
-        : `failed at ${failure.failedAt}, being retried`;
-    return `${name} (Shopify ${failure.sourceOrderId}) is not at the provider: ${state}: ${printable(failure.error)} (\`connector dlq list --shop ${opts.shop}\`)`;
+      failure.result === "failed"
+        ? `failed at ${failure.failedAt}, being retried`
+        : `dead-lettered (${failure.category ?? "uncategorised"}) at ${failure.failedAt}`;
+    // A discarded dead letter is no longer listed: a resync is what tries the order again.
+    const next =
+      failure.result === "discarded"
+        ? `its dead letter was discarded; \`connector resync --shop ${opts.shop} --order ${failure.sourceOrderId}\` tries it again`
+        : `\`connector dlq list --shop ${opts.shop}\``;
+    return `${name} (Shopify ${failure.sourceOrderId}) is not at the provider: ${state}: ${printable(failure.error)} (${next})`;
   }
   if (keptOut) {
     const which = keptOut.orderName

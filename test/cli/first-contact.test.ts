@@ -12,6 +12,8 @@ import { resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startRedisServer } from "../../src/lib/redis-server.ts";
 import { sealedFor } from "../../src/lib/secret-box.ts";
+import { createDeadLetters } from "../../src/ops/index.ts";
+import { deadLetterId } from "../../src/queue/order-queues.ts";
 import { runCli } from "../helpers/cli.ts";
 import { newModelOrder } from "../helpers/order-lifecycle.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -199,6 +201,24 @@ describe("orders show for an order the provider does not have", () => {
     expect(failed.stderr.trim()).toMatch(
       new RegExp(
         `^#${model.number} \\(Shopify ${model.id}\\) is not at the provider: dead-lettered \\(mapping\\) at \\S+: the order cannot be sent as it is: shippingAddress: `,
+      ),
+    );
+    // Its dead letter discarded, the order is still not at the provider, and a resync is what
+    // tries it again (before: "failed at …, being retried", which nothing was).
+    const id = deadLetterId(TEST_SHOP, String(model.id));
+    expect(await createDeadLetters(p.ctx).discard(id)).toBe("discarded");
+    const discarded = await runCli(p.ctx, [
+      "orders",
+      "show",
+      "--shop",
+      TEST_SHOP,
+      "--order",
+      String(model.id),
+    ]);
+    expect(discarded.code).toBe(1);
+    expect(discarded.stderr.trim()).toMatch(
+      new RegExp(
+        `is not at the provider: dead-lettered \\(mapping\\) at \\S+: .*\\(its dead letter was discarded; \`connector resync --shop ${TEST_SHOP} --order ${model.id}\` tries it again\\)$`,
       ),
     );
     // A test order kept out, by its ID and by its name (before: "no provider order is linked
