@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
@@ -79,6 +79,25 @@ function npx(args: string[]) {
   });
 }
 
+/**
+ * Once `outer` runs `connector sandbox`, a SIGTERM sent to `outer` alone stops it and the (at
+ * least `atLeast`) processes under it; any left are killed after.
+ */
+async function stopsWithIt(outer: ChildProcess, atLeast: number) {
+  const { out, exited } = collectOutput(outer);
+  const inner: number[] = [];
+  try {
+    await expect.poll(out, { timeout: 60_000 }).toContain("provider sandbox running");
+    inner.push(...descendantsOf(outer.pid as number).map((p) => p.pid));
+    expect(inner.length).toBeGreaterThanOrEqual(atLeast);
+    outer.kill("SIGTERM");
+    await exited;
+    await expect.poll(() => inner.filter(running), { timeout: 20_000 }).toEqual([]);
+  } finally {
+    for (const pid of [outer.pid as number, ...inner].filter(running)) process.kill(pid, "SIGKILL");
+  }
+}
+
 describe("npx connector", () => {
   it("runs the command with no npm noise and no install into npm's npx cache", () => {
     const first = npx(["shops", "list", "--json"]);
@@ -115,19 +134,7 @@ describe("npx connector", () => {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const { out, exited } = collectOutput(outer);
-    const inner: number[] = [];
-    try {
-      await expect.poll(out, { timeout: 60_000 }).toContain("provider sandbox running");
-      inner.push(...descendantsOf(outer.pid as number).map((p) => p.pid));
-      expect(inner.length).toBeGreaterThan(0);
-      outer.kill("SIGTERM");
-      await exited;
-      await expect.poll(() => inner.filter(running), { timeout: 20_000 }).toEqual([]);
-    } finally {
-      for (const pid of [outer.pid as number, ...inner].filter(running))
-        process.kill(pid, "SIGKILL");
-    }
+    await stopsWithIt(outer, 1);
   }, 90_000);
 
   it("stops with npx when npx alone is sent a SIGTERM", async () => {
@@ -138,19 +145,7 @@ describe("npx connector", () => {
       env: npxEnv(),
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const { out, exited } = collectOutput(outer);
-    const inner: number[] = [];
-    try {
-      await expect.poll(out, { timeout: 60_000 }).toContain("provider sandbox running");
-      inner.push(...descendantsOf(outer.pid as number).map((p) => p.pid));
-      expect(inner.length).toBeGreaterThan(1);
-      outer.kill("SIGTERM");
-      await exited;
-      await expect.poll(() => inner.filter(running), { timeout: 20_000 }).toEqual([]);
-    } finally {
-      for (const pid of [outer.pid as number, ...inner].filter(running))
-        process.kill(pid, "SIGKILL");
-    }
+    await stopsWithIt(outer, 2);
   }, 90_000);
 
   it("in an install without scripts/ (the image), stops an old Node with one line naming engines' minimum", () => {
