@@ -2,6 +2,7 @@ import { Queue } from "bullmq";
 import { withLock } from "../lib/lock.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import { onQueueErrors } from "../lib/redis-wait.ts";
+import { freeJobId, runsNothing } from "../queue/fixed-id-job.ts";
 import { QUEUE, queueOptions } from "../queue/names.ts";
 import type { BackfillRecord, BackfillRepository } from "./backfill-repository.ts";
 
@@ -70,8 +71,7 @@ export class BackfillQueue {
   async keepQueued(shop: string): Promise<BackfillRecord | null> {
     const running = await this.repo.active(shop);
     if (running?.status !== "running") return null;
-    const state = await this.queue.getJobState(backfillJobId(running.id));
-    if (state !== "unknown" && state !== "completed" && state !== "failed") return null;
+    if (!runsNothing(await this.queue.getJobState(backfillJobId(running.id)))) return null;
     // Under the start's lock: a start that created the row but not yet its job finishes first.
     const { backfill } = await this.start(shop);
     return backfill;
@@ -109,9 +109,7 @@ export class BackfillQueue {
 
   async #ensureJob(backfill: BackfillRecord) {
     const id = backfillJobId(backfill.id);
-    const state = await this.queue.getJobState(id);
-    if (state !== "unknown" && state !== "completed" && state !== "failed") return;
-    if (state !== "unknown") await this.queue.remove(id);
+    if ((await freeJobId(this.queue, id)) === null) return;
     if (backfill.status === "paused" || backfill.status === "failed")
       await this.repo.setStatus(backfill.id, "running");
     await this.queue.add(

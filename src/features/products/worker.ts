@@ -5,6 +5,7 @@ import { errorText } from "../../lib/redact.ts";
 import { duplicateConnection, type RedisConnection } from "../../lib/redis-keys.ts";
 import { onQueueErrors } from "../../lib/redis-wait.ts";
 import { repeatEvery } from "../../lib/repeat.ts";
+import { freeJobId } from "../../queue/fixed-id-job.ts";
 import { QUEUE, queueOptions } from "../../queue/names.ts";
 import {
   createProductImportProcessor,
@@ -62,9 +63,8 @@ export function startProductImportWorker(
   const keepQueued = async () => {
     for (const running of await ctx.imports.toRunFromSettings()) {
       const id = productImportJobId(running.id);
-      const state = await queue.queue.getJobState(id);
-      if (state !== "unknown" && state !== "completed" && state !== "failed") continue;
-      if (state !== "unknown") await queue.queue.remove(id);
+      const state = await freeJobId(queue.queue, id);
+      if (state === null) continue;
       await queue.enqueue({ importId: running.id, shop: running.shop });
       logger.info(
         { shop: running.shop, importId: running.id, job: state },
