@@ -166,8 +166,8 @@ export async function sweepShop(
   shop: ShopRecord,
   now = Date.now(),
   options: {
-    /** Reads at least this far back, past the checkpoint (never before the install). */
-    lookBackMs?: number;
+    /** Redis lost its data since the last sweep: reads LOST_LOOKBACK_MS back at least. */
+    redisLost?: boolean;
   } = {},
 ): Promise<SweepResult> {
   const checkpoint = await deps.checkpoints.get(shop.shop);
@@ -175,10 +175,16 @@ export async function sweepShop(
   const fromCheckpoint = checkpoint
     ? Date.parse(checkpoint) - SWEEP_OVERLAP_MS
     : Math.max(now - FIRST_SWEEP_LOOKBACK_MS, installed);
-  const sinceMs =
-    options.lookBackMs === undefined
-      ? fromCheckpoint
-      : Math.min(fromCheckpoint, Math.max(now - options.lookBackMs, installed));
+  // Never before the install, and never less than the checkpoint's window.
+  const sinceMs = options.redisLost
+    ? Math.min(fromCheckpoint, Math.max(now - LOST_LOOKBACK_MS, installed))
+    : fromCheckpoint;
+  if (checkpoint && sinceMs < fromCheckpoint) {
+    deps.logger.info(
+      { shop: shop.shop },
+      `Redis holds nothing of the shop since its last sweep (restarted without persistence?): this sweep reads the orders of the last ${Math.round((now - sinceMs) / 86_400_000)} days`,
+    );
+  }
   const since = new Date(sinceMs).toISOString();
   const source = new OrderSource(deps.shopifyAdmin.for(shop), shop.shop as ShopDomain);
   let checked = 0;
@@ -316,18 +322,7 @@ export function createSweepProcessor(deps: SweepDeps) {
     // Redis lost its data since the shop's last sweep: the jobs of a backlog went with it, so
     // this sweep reads a week back instead of from the checkpoint.
     const lost = (await deps.lossMarks?.lost(shop.shop)) ?? false;
-    if (lost && (await deps.checkpoints.get(shop.shop))) {
-      deps.logger.info(
-        { shop: shop.shop },
-        `Redis holds nothing of the shop since its last sweep (restarted without persistence?): this sweep reads the orders of the last ${LOST_LOOKBACK_MS / 86_400_000} days`,
-      );
-    }
-    const result = await sweepShop(
-      deps,
-      shop,
-      Date.now(),
-      lost ? { lookBackMs: LOST_LOOKBACK_MS } : {},
-    );
+    const result = await sweepShop(deps, shop, Date.now(), { redisLost: lost });
     if (lost) await deps.lossMarks?.keep(shop.shop);
     // The shop's upkeep after the sweep read Shopify. A step that fails is one warning: what it
     // looks after keeps waiting, with nothing lost, and the next sweep looks again.
