@@ -58,6 +58,10 @@ export interface SyncedCheck {
 
 export const now = () => new Date().toISOString();
 
+/** A failure row's `fields` column (JSON; null before 0008) as the fields it names. */
+const fieldsOf = (json: string | null): FailureField[] =>
+  JSON.parse(json ?? "[]") as FailureField[];
+
 /**
  * Whether the check says the order is done. A check that throws says no: the effect of a call
  * the provider already applied must commit whatever the check does.
@@ -394,7 +398,7 @@ export abstract class LinkQueries {
     return rows.map((r) => ({
       ...r,
       category: r.category as FailureCategory | null,
-      fields: JSON.parse(r.fields ?? "[]") as FailureField[],
+      fields: fieldsOf(r.fields),
     }));
   }
 
@@ -467,7 +471,7 @@ export abstract class LinkQueries {
           : ({
               message: r.error,
               category: r.category as FailureCategory,
-              fields: JSON.parse(r.fields ?? "[]") as FailureField[],
+              fields: fieldsOf(r.fields),
             } satisfies FailureRecord),
       error: r.error,
     }));
