@@ -16,8 +16,8 @@ export const RESTORE_BATCH = 500;
 export const restoreKey = (prefix: string, shop: string) => `${prefix}:dlq:restored:{${shop}}`;
 
 export interface DeadLetterRestoreDeps {
-  links: Pick<LinkRepository, "deadLetteredFailures">;
-  queues: Pick<OrderQueues, "deadLetter" | "addDeadLetter">;
+  links: Pick<LinkRepository, "deadLetteredFailures" | "lastFailure">;
+  queues: Pick<OrderQueues, "deadLetter" | "addDeadLetter" | "resolveDeadLetter">;
   redis: RedisConnection;
   prefix: string;
   logger: Logger;
@@ -34,7 +34,8 @@ export interface DeadLetterRestoreDeps {
  * reads up to `batch` dead-lettered orders, in ID order from where the last one stopped, and
  * records an entry for each with neither an entry in the queue nor a retry in flight (the
  * retired history a retry keeps until its sync ends). An order whose entry an operator
- * discarded is not read (LinkRepository.markDiscarded). Answers how many entries it made.
+ * discarded is not read (LinkRepository.markDiscarded). Answers how many entries it made and
+ * kept.
  */
 export async function restoreDeadLetters(
   deps: DeadLetterRestoreDeps,
@@ -57,7 +58,7 @@ export async function restoreDeadLetters(
     ),
   );
   const at = new Date().toISOString();
-  let restored = 0;
+  const made: string[] = [];
   for (const [k, row] of rows.entries()) {
     const id = ids[k];
     if (id === undefined || held[k]) continue;
@@ -79,8 +80,9 @@ export async function restoreDeadLetters(
       restoredAt: at,
     };
     await deps.queues.addDeadLetter(id, data);
-    restored++;
+    made.push(row.sourceOrderId);
   }
+  const restored = made.length - (await resolveSyncedMeanwhile(deps, shop, made));
   const last = rows.at(-1);
   await deps.redis.set(key, rows.length === batch && last ? last.sourceOrderId : "done");
   if (restored > 0) {
@@ -90,4 +92,26 @@ export async function restoreDeadLetters(
     );
   }
   return restored;
+}
+
+/**
+ * Removes the entries just made for orders that synced while they were made. A sync that ends
+ * between the read of the failure records and the entry's write finds no entry to resolve, and
+ * would leave one listed for an order the provider has. So each order's failure record is read
+ * again once its entry is written: gone (synced, or kept out on purpose), the entry goes as the
+ * sync itself removes one. A sync that ends after this read finds the entry and removes it
+ * itself; a failure record still there (dead-lettered, or failed by a sync in flight, which
+ * merges its own failure into the entry) keeps it. Answers how many it removed.
+ */
+async function resolveSyncedMeanwhile(
+  deps: DeadLetterRestoreDeps,
+  shop: string,
+  made: string[],
+): Promise<number> {
+  let removed = 0;
+  for (const orderId of made) {
+    if ((await deps.links.lastFailure(shop, orderId)) !== null) continue;
+    if (await deps.queues.resolveDeadLetter(shop, orderId)) removed++;
+  }
+  return removed;
 }

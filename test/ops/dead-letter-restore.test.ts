@@ -149,6 +149,26 @@ describe("the restore of a shop's dead letters", { timeout: 120_000 }, () => {
     expect(await restoreDeadLetters(deps, TEST_SHOP)).toBe(0);
   });
 
+  it("leaves no entry for an order that synced while the entries were made", async () => {
+    const { p } = await deadLetteredThenRedisLost();
+    const deps = restoreDeps(p, pino({ level: "silent" }));
+    // 5560001's sync ends just after the restore read its failure record: the sync marks the
+    // order synced and finds no entry to resolve, as none is written yet.
+    deps.links = {
+      lastFailure: (shop, orderId) => p.ctx.links.lastFailure(shop, orderId),
+      deadLetteredFailures: async (shop, after, limit) => {
+        const rows = await p.ctx.links.deadLetteredFailures(shop, after, limit);
+        await p.ctx.links.markSynced(TEST_SHOP, "5560001", "2026-11-28T00:00:00Z");
+        expect(await p.ctx.queues.resolveDeadLetter(TEST_SHOP, "5560001")).toBe(false);
+        return rows;
+      },
+    };
+    expect(await restoreDeadLetters(deps, TEST_SHOP)).toBe(1);
+    expect(await entryOf(p, "5560001")).toBeUndefined();
+    expect(await entryOf(p, "5560003")).toBeDefined();
+    expect(await p.ctx.queues.deadLetter.count()).toBe(1);
+  });
+
   it("leaves out an order whose retry is in flight", async () => {
     // A Redis that kept its data but not the restore's mark (the first sweep after this
     // version's upgrade): an order an operator retried has no entry while its sync is queued,
