@@ -100,8 +100,8 @@ export async function restoreDeadLetters(
  * would leave one listed for an order the provider has. So each order's failure record is read
  * again once its entry is written: gone (synced, or kept out on purpose), the entry goes as the
  * sync itself removes one. A sync that ends after this read finds the entry and removes it
- * itself; a failure record still there (dead-lettered, or failed by a sync in flight, which
- * merges its own failure into the entry) keeps it. Answers how many it removed.
+ * itself; a failure record still there (the order still dead-lettered, or again: a sync
+ * that fails merges its failure into the entry) keeps it. Answers how many it removed.
  */
 async function resolveSyncedMeanwhile(
   deps: DeadLetterRestoreDeps,
