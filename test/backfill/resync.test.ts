@@ -81,8 +81,48 @@ describe("resync", () => {
     expect(await ok.json()).toEqual({ found: 1, stored: 1, queued: 1 });
     const missing = await call({ order: "#4040" });
     expect(missing.status).toBe(404);
-    const both = await call({ order: "#1003", all: true });
-    expect(both.status).toBe(400);
+    // The ID as a JSON number, as an operator's script may send it.
+    const numeric = await call({ order: 3 });
+    expect(numeric.status).toBe(200);
+    expect(await numeric.json()).toEqual({ found: 1, stored: 0, queued: 1 });
+    // Each mistake named by its field, under the forms the body may take.
+    const errorOf = async (response: Response) =>
+      ((await response.json()) as { error: { code: string; message: string; fields: unknown } })
+        .error;
+    const forms = "give exactly one of order, since (with an optional until) or all: true";
+    for (const [body, fields] of [
+      [{ order: "#1003", all: true }, [{ path: "", message: "order and all given together" }]],
+      [{}, [{ path: "", message: "none of them given" }]],
+      [{ oder: "#1003" }, [{ path: "oder", message: "unknown field" }]],
+      [{ order: "#1003", force: true }, [{ path: "force", message: "unknown field" }]],
+      [{ all: false }, [{ path: "all", message: "must be true" }]],
+      [[3], [{ path: "", message: "must be a JSON object" }]],
+      [
+        { order: true },
+        [
+          {
+            path: "order",
+            message:
+              'must be the order\'s Shopify ID or name, such as "5906323456123" or "#1001" (an ID beyond 2^53 as a string)',
+          },
+        ],
+      ],
+    ] as const) {
+      const refused = await call(body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(await errorOf(refused), JSON.stringify(body)).toEqual({
+        code: "invalid_request",
+        message: forms,
+        fields,
+      });
+    }
+    const garbled = await pipeline.web.app.request(`/admin/api/shops/${TEST_SHOP}/resync`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: '{"order": ',
+    });
+    expect(garbled.status).toBe(400);
+    expect((await errorOf(garbled)).code).toBe("invalid_json");
     // A date Date.parse would guess at ("1" as 2001, February 30th as March 2nd), and an end
     // before the start: 400 naming the field, nothing read from Shopify.
     const fieldsOf = async (response: Response) =>

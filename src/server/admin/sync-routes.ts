@@ -19,18 +19,68 @@ const instant = z
   .refine((v) => parseInstantText(v) !== null, `must be ${INSTANT_FORMS}`)
   .transform((v) => new Date(parseInstantText(v) ?? 0).toISOString());
 
-/** Exactly one of order, since (with an optional until, after it) or all: true. */
-const ResyncBody = z.union([
-  z.object({ order: z.string().min(1) }).strict(),
-  z
+const RESYNC_FORMS = "give exactly one of order, since (with an optional until) or all: true";
+
+/**
+ * The forms of a resync body, by the key that names each: an order (its Shopify ID, as a string
+ * or a JSON number, or its name), a range of dates, or every order. The body's keys pick the
+ * form, so a mistake is named by its field ("since": not a date) rather than as a body that
+ * matches none of three.
+ */
+const ResyncForms = {
+  order: z
+    .object({
+      order: z
+        .union(
+          [z.string().trim().min(1), z.number().int().positive().max(Number.MAX_SAFE_INTEGER)],
+          {
+            error:
+              'must be the order\'s Shopify ID or name, such as "5906323456123" or "#1001" (an ID beyond 2^53 as a string)',
+          },
+        )
+        .transform(String),
+    })
+    .strict(),
+  range: z
     .object({ since: instant, until: instant.optional() })
     .strict()
     .refine((b) => b.until === undefined || b.until > b.since, {
       path: ["until"],
       message: "must be after since",
     }),
-  z.object({ all: z.literal(true) }).strict(),
-]);
+  all: z.object({ all: z.literal(true, { error: "must be true" }) }).strict(),
+};
+const FORM_OF_KEY: Record<string, keyof typeof ResyncForms> = {
+  order: "order",
+  since: "range",
+  until: "range",
+  all: "all",
+};
+
+type Field = { path: string; message: string };
+
+/** The resync target the body asks for, or the fields that say what is wrong with it. */
+function resyncTarget(body: unknown): ResyncTarget | Field[] {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return [{ path: "", message: "must be a JSON object" }];
+  }
+  const keys = Object.keys(body);
+  const forms = [...new Set(keys.flatMap((k) => FORM_OF_KEY[k] ?? []))];
+  const [form] = forms;
+  if (forms.length !== 1 || form === undefined) {
+    const known = keys.filter((k) => k in FORM_OF_KEY);
+    if (known.length > 0) return [{ path: "", message: `${known.join(" and ")} given together` }];
+    if (keys.length === 0) return [{ path: "", message: "none of them given" }];
+    return keys.map((k) => ({ path: k, message: "unknown field" }));
+  }
+  const parsed = ResyncForms[form].safeParse(body);
+  if (!parsed.success) return fieldsOf(parsed.error);
+  const b = parsed.data;
+  if ("order" in b) return { kind: "order", order: b.order };
+  if ("since" in b)
+    return { kind: "range", since: b.since, ...(b.until ? { until: b.until } : {}) };
+  return { kind: "all" };
+}
 
 const BackfillBody = z
   .object({
@@ -40,27 +90,33 @@ const BackfillBody = z
   })
   .strict();
 
-function invalid(
-  c: Context,
-  error: z.ZodError,
-  message = "give exactly one of order, since (with an optional until) or all: true",
-) {
-  return errorResponse(
-    c,
-    400,
-    "invalid_request",
-    message,
-    error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+const fieldsOf = (error: z.ZodError): Field[] =>
+  error.issues.map((i) =>
+    i.code === "unrecognized_keys"
+      ? { path: i.keys.join(", "), message: "unknown field" }
+      : { path: i.path.join("."), message: i.message },
   );
+
+/** 400 for a body whose fields say what is wrong; `message` says what a body may hold. */
+function invalid(c: Context, fields: Field[], message: string) {
+  return errorResponse(c, 400, "invalid_request", message, fields);
 }
 
+const NOT_JSON = Symbol("not JSON");
+
+const notJson = (c: Context) =>
+  errorResponse(c, 400, "invalid_json", "the body is not valid JSON", [
+    { path: "", message: "invalid JSON" },
+  ]);
+
+/** The body's JSON ({} for none), or NOT_JSON. */
 async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text);
   } catch {
-    return Symbol("invalid");
+    return NOT_JSON;
   }
 }
 
@@ -93,15 +149,10 @@ export function syncRoutes(deps: AdminDeps): Hono {
   api.post("/shops/:shop/resync", async (c) => {
     const shop = await shopOf(c);
     if (shop instanceof Response) return shop;
-    const parsed = ResyncBody.safeParse(await readJson(c));
-    if (!parsed.success) return invalid(c, parsed.error);
-    const body = parsed.data;
-    const target: ResyncTarget =
-      "order" in body
-        ? { kind: "order", order: body.order }
-        : "since" in body
-          ? { kind: "range", since: body.since, ...(body.until ? { until: body.until } : {}) }
-          : { kind: "all" };
+    const body = await readJson(c);
+    if (body === NOT_JSON) return notJson(c);
+    const target = resyncTarget(body);
+    if (Array.isArray(target)) return invalid(c, target, RESYNC_FORMS);
     try {
       const result = await resync(ctx, shop, target);
       if (result.notFound) {
@@ -132,9 +183,11 @@ export function syncRoutes(deps: AdminDeps): Hono {
         `shop ${shop.shop} has no Shopify access token; install the app on it first`,
       );
     }
-    const parsed = BackfillBody.safeParse(await readJson(c));
+    const body = await readJson(c);
+    if (body === NOT_JSON) return notJson(c);
+    const parsed = BackfillBody.safeParse(body);
     if (!parsed.success) {
-      return invalid(c, parsed.error, "give nothing, or since: the date to start from");
+      return invalid(c, fieldsOf(parsed.error), "give nothing, or since: the date to start from");
     }
     const { backfill, started } = await queue.start(shop.shop, {
       since: parsed.data.since ?? null,
