@@ -108,5 +108,16 @@ describe("status", { timeout: 120_000 }, () => {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { fields: unknown } }).error.fields).toEqual([
+      { path: "shop", message: "must be a *.myshopify.com domain" },
+    ]);
+    // A misspelt parameter is refused, not answered with every shop's report.
+    const typo = await pipeline.web.app.request(`/admin/api/status?shopp=${TEST_SHOP}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(typo.status).toBe(400);
+    expect(((await typo.json()) as { error: { fields: unknown } }).error.fields).toEqual([
+      { path: "shopp", message: "unknown field" },
+    ]);
   });
 });

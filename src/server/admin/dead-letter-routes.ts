@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { REASON_TEXT_MAX, type RetryOutcome } from "../../engine/dead-letters.ts";
-import { errorResponse } from "../../lib/http-errors.ts";
+import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { BulkRetryQueue } from "../../ops/bulk-retry.ts";
 import { createDeadLetters } from "../../ops/index.ts";
 import { FAILURE_CATEGORIES } from "../../sync/failure.ts";
@@ -27,7 +27,11 @@ const Page = z.object({
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
-const BulkBody = Filter.extend({ all: z.boolean().optional() });
+// A field these do not know is refused, not ignored: a misspelt filter (`reason_includes`)
+// would otherwise list, or retry, every entry the rest of the filter matches.
+const ListQuery = Filter.extend(Page.shape).strict();
+const CountsQuery = Filter.pick({ shop: true }).strict();
+const BulkBody = Filter.extend({ all: z.boolean().optional() }).strict();
 
 function invalid(c: Context, error: z.ZodError) {
   return errorResponse(
@@ -35,7 +39,7 @@ function invalid(c: Context, error: z.ZodError) {
     400,
     "invalid_request",
     "the request has invalid fields",
-    error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+    fieldsOf(error),
   );
 }
 
@@ -63,15 +67,14 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
   const api = new Hono();
 
   api.get("/dead-letters", async (c) => {
-    const filter = Filter.safeParse(c.req.query());
-    if (!filter.success) return invalid(c, filter.error);
-    const page = Page.safeParse(c.req.query());
-    if (!page.success) return invalid(c, page.error);
-    return c.json(await dlq.list(filter.data, page.data));
+    const query = ListQuery.safeParse(c.req.query());
+    if (!query.success) return invalid(c, query.error);
+    const { offset, limit, ...filter } = query.data;
+    return c.json(await dlq.list(filter, { offset, limit }));
   });
 
   api.get("/dead-letters/counts", async (c) => {
-    const filter = Filter.pick({ shop: true }).safeParse(c.req.query());
+    const filter = CountsQuery.safeParse(c.req.query());
     if (!filter.success) return invalid(c, filter.error);
     return c.json(await dlq.countByReason(filter.data.shop));
   });

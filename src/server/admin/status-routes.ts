@@ -1,21 +1,28 @@
 import { Hono } from "hono";
-import { errorResponse } from "../../lib/http-errors.ts";
+import { z } from "zod";
+import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { collectStatus } from "../../ops/index.ts";
+import { ShopDomain } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
-const SHOP = /^[a-z0-9][a-z0-9-]*\.myshopify\.com$/;
+// An unknown parameter (`?shopp=…`) is refused, not answered with every shop's report.
+const StatusQuery = z.object({ shop: ShopDomain.optional() }).strict();
 
 /** GET /admin/api/status[?shop=]: the same report as `connector status --json`. */
 export function statusRoutes(deps: AdminDeps): Hono {
   const api = new Hono();
   api.get("/status", async (c) => {
-    const shop = c.req.query("shop");
-    if (shop !== undefined && !SHOP.test(shop)) {
-      return errorResponse(c, 400, "invalid_request", "the request has invalid fields", [
-        { path: "shop", message: "must be a *.myshopify.com domain" },
-      ]);
+    const query = StatusQuery.safeParse(c.req.query());
+    if (!query.success) {
+      return errorResponse(
+        c,
+        400,
+        "invalid_request",
+        "the request has invalid fields",
+        fieldsOf(query.error),
+      );
     }
-    return c.json(await collectStatus(deps.ctx, { shop }));
+    return c.json(await collectStatus(deps.ctx, { shop: query.data.shop }));
   });
   return api;
 }

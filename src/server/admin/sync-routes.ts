@@ -7,7 +7,7 @@ import {
   type ResyncTarget,
   resync,
 } from "../../backfill/index.ts";
-import { errorResponse } from "../../lib/http-errors.ts";
+import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { INSTANT_FORMS, parseInstantText } from "../../lib/instant.ts";
 import { ShopNotConnectedError } from "../../shopify/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
@@ -89,13 +89,6 @@ const BackfillBody = z
       .optional(),
   })
   .strict();
-
-const fieldsOf = (error: z.ZodError): Field[] =>
-  error.issues.map((i) =>
-    i.code === "unrecognized_keys"
-      ? { path: i.keys.join(", "), message: "unknown field" }
-      : { path: i.path.join("."), message: i.message },
-  );
 
 /** 400 for a body whose fields say what is wrong; `message` says what a body may hold. */
 function invalid(c: Context, fields: Field[], message: string) {

@@ -113,6 +113,12 @@ describe("/admin/api/dead-letters", () => {
           "must be one of config, mapping, protected-data, provider-validation, provider-not-found, provider-conflict, link-mismatch, exhausted, payload",
       },
     ]);
+    // A misspelt filter is refused, not ignored: it would list every entry.
+    const typo = await call(`/admin/api/dead-letters?shop=${TEST_SHOP}&reason_includes=config`);
+    expect(typo.status).toBe(400);
+    expect(((await typo.json()) as { error: { fields: unknown[] } }).error.fields).toEqual([
+      { path: "reason_includes", message: "unknown field" },
+    ]);
     const blank = await call("/admin/api/dead-letters?reasonIncludes=%20%20");
     expect(blank.status).toBe(400);
     expect(((await blank.json()) as { error: { fields: unknown[] } }).error.fields).toEqual([
@@ -157,6 +163,20 @@ describe("/admin/api/dead-letters", () => {
       body: JSON.stringify({ reason: "Provider Validation!" }),
     });
     expect(badReason.status).toBe(400);
+    // A misspelt filter would widen the retry to every entry of the shop: refused, nothing
+    // retried (the entries are still listed below).
+    const typo = await call("/admin/api/dead-letters/retry", {
+      method: "POST",
+      body: JSON.stringify({ shop: TEST_SHOP, reason_includes: "config failure" }),
+    });
+    expect(typo.status).toBe(400);
+    expect(await typo.json()).toEqual({
+      error: {
+        code: "invalid_request",
+        message: "the request has invalid fields",
+        fields: [{ path: "reason_includes", message: "unknown field" }],
+      },
+    });
 
     const response = await call("/admin/api/dead-letters/retry", {
       method: "POST",
