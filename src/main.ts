@@ -3,7 +3,14 @@ import type { Logger } from "pino";
 import { createConnector } from "./app/connector.ts";
 import { DEMO_SHOP, registerDemoShop, resolveServices, Started } from "./app/development.ts";
 import { databaseTarget } from "./app/infrastructure.ts";
-import { ConfigError, type Env, invalidEnvironment, parseEnv } from "./config/env.ts";
+import {
+  ConfigError,
+  type Env,
+  invalidEnvironment,
+  misspeltLine,
+  misspeltSettings,
+  parseEnv,
+} from "./config/env.ts";
 import { listenerClashes, resolveRuntimeConfig } from "./config/runtime-config.ts";
 import { flushCompileCache } from "./lib/compile-cache.ts";
 import { createLogger } from "./lib/logger.ts";
@@ -32,6 +39,7 @@ async function main() {
   const env = parseEnv();
   const config = resolveRuntimeConfig(env);
   const logger = createLogger(env.LOG_LEVEL);
+  for (const typo of misspeltSettings()) logger.warn(typo, misspeltLine(typo));
   // Traces only when the OTEL_* variables name an OTLP endpoint (docs/configuration.md).
   const tracing = await startTracing(process.env, { production: env.NODE_ENV === "production" });
   if (tracing) logger.info({ endpoint: tracing.endpoint }, "exporting traces over OTLP");
@@ -233,6 +241,8 @@ main().catch(async (error: unknown) => {
   await started.stop();
   if (error instanceof ConfigError) {
     console.error(error.message);
+    // A setting that is missing or wrong is often one misspelt next to it.
+    for (const typo of misspeltSettings()) console.error(misspeltLine(typo));
     process.exit(2);
   }
   // One line; the stack only when asked for.

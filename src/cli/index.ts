@@ -1,4 +1,4 @@
-import { parseEnv } from "../config/env.ts";
+import { misspeltLine, misspeltSettings, parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
 import { explainCliError } from "./errors.ts";
 import { buildProgram, CommanderError, exitCodeOf } from "./program.ts";
@@ -16,6 +16,8 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 let context: { appUrl?: string; production?: boolean } = {};
 try {
+  // Before the settings are read: a setting refused as missing is often one misspelt.
+  for (const typo of misspeltSettings()) console.error(`connector: ${misspeltLine(typo)}`);
   const config = resolveRuntimeConfig(parseEnv());
   context = { appUrl: config.appUrl, production: config.env.NODE_ENV === "production" };
   await buildProgram(config).parseAsync(process.argv);

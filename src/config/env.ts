@@ -1,3 +1,4 @@
+import { distance } from "fastest-levenshtein";
 import { z } from "zod";
 
 /**
@@ -328,6 +329,40 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   ];
   if (result.success && problems.length === 0) return result.data;
   throw invalidEnvironment(problems);
+}
+
+/**
+ * Variables set in the environment that look like a misspelt setting (`WORKER_CONCURENCY`,
+ * `redis_url`), each with the setting meant: nothing reads them, so the setting keeps its
+ * default without a word. A name is taken for a setting when it is one in another case, or one
+ * or two edits from it (one for names under 8 characters). The standard OTEL_* variables are
+ * the OpenTelemetry specification's, left alone.
+ */
+export function misspeltSettings(
+  source: Record<string, string | undefined> = process.env,
+): { name: string; meant: string }[] {
+  const known = Object.keys(EnvSchema.shape);
+  const found: { name: string; meant: string }[] = [];
+  for (const [name, value] of Object.entries(source)) {
+    if (!value || name.length < 4 || name.startsWith("OTEL_") || known.includes(name)) continue;
+    const upper = name.toUpperCase();
+    let meant: string | undefined;
+    let nearest = Number.POSITIVE_INFINITY;
+    for (const setting of known) {
+      const edits = distance(upper, setting);
+      if (edits <= (setting.length < 8 ? 1 : 2) && edits < nearest) {
+        meant = setting;
+        nearest = edits;
+      }
+    }
+    if (meant) found.push({ name, meant });
+  }
+  return found;
+}
+
+/** The line an operator reads for a misspelt setting. */
+export function misspeltLine({ name, meant }: { name: string; meant: string }): string {
+  return `${name} is not a setting, so nothing reads it: did you mean ${meant}? (docs/configuration.md lists them)`;
 }
 
 /** The error for settings that will not do: one indented line per problem, each naming its variable. */

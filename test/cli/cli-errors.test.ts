@@ -82,6 +82,15 @@ describe("CLI errors an operator can act on", () => {
     expect(production.stderr).not.toContain("stand-in");
   });
 
+  it("names a misspelt setting and the one meant, and runs the command", async () => {
+    const run = await cli(["shops", "list", "--json"], { WORKER_CONCURENCY: "64" });
+    expect(run.code).toBe(0);
+    expect(run.stderr.trim()).toBe(
+      "connector: WORKER_CONCURENCY is not a setting, so nothing reads it: did you mean WORKER_CONCURRENCY? (docs/configuration.md lists them)",
+    );
+    expect(JSON.parse(run.stdout)).toEqual(expect.any(Array));
+  });
+
   it("backfill of a shop without a Shopify token says so at once and starts nothing", async () => {
     // Before: "backfill 1 started", exit 0, and the backfill failed in the workers.
     const run = await cli(["backfill", "--shop", NO_TOKEN_SHOP, "--detach"]);

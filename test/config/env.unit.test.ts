@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { limiterOptions } from "../../src/app/connector.ts";
-import { ConfigError, parseEnv } from "../../src/config/env.ts";
+import { ConfigError, misspeltSettings, parseEnv } from "../../src/config/env.ts";
 import { listenerClashes, resolveRuntimeConfig } from "../../src/config/runtime-config.ts";
 import { StoreRateLimiter } from "../../src/engine/limiter/index.ts";
 
@@ -305,5 +305,58 @@ describe("parseEnv", () => {
         );
       }
     }
+  });
+});
+
+describe("misspeltSettings", () => {
+  it("names a variable one or two edits from a setting, in any case, with the setting meant", () => {
+    expect(
+      misspeltSettings({
+        WORKER_CONCURENCY: "64",
+        SYNC_QUEUE_SHARD: "3",
+        PROVIDER_BASE_ULR: "https://api.provider.example/v1",
+        redis_url: "redis://redis:6379",
+        LOGLEVEL: "debug",
+        PORTS: "8080",
+      }),
+    ).toEqual([
+      { name: "WORKER_CONCURENCY", meant: "WORKER_CONCURRENCY" },
+      { name: "SYNC_QUEUE_SHARD", meant: "SYNC_QUEUE_SHARDS" },
+      { name: "PROVIDER_BASE_ULR", meant: "PROVIDER_BASE_URL" },
+      { name: "redis_url", meant: "REDIS_URL" },
+      { name: "LOGLEVEL", meant: "LOG_LEVEL" },
+      { name: "PORTS", meant: "PORT" },
+    ]);
+  });
+
+  it("leaves alone the settings, empty values, OTEL_* and what a container or a shell sets", () => {
+    expect(
+      misspeltSettings({
+        REDIS_URL: "redis://redis:6379",
+        WORKER_CONCURRENCY: "64",
+        SYNC_QUEUE_SHARD: "",
+        OTEL_EXPORTER_OTLP_ENDPIONT: "http://collector:4318",
+        // Kubernetes' service variables, Docker's and a shell's.
+        REDIS_PORT: "tcp://10.0.0.5:6379",
+        REDIS_SERVICE_HOST: "10.0.0.5",
+        REDIS_PORT_6379_TCP_ADDR: "10.0.0.5",
+        KUBERNETES_SERVICE_HOST: "10.0.0.1",
+        REDIS_HOST: "redis",
+        REDIS_PASSWORD: "secret",
+        POSTGRES_PASSWORD: "secret",
+        DATABASE_HOST: "postgres",
+        HOSTNAME: "connector-7d9f",
+        HOME: "/home/node",
+        PATH: "/usr/bin",
+        NODE_VERSION: "24.11.0",
+        NODE_OPTIONS: "--max-old-space-size=160",
+        MALLOC_ARENA_MAX: "2",
+        LANG: "C.UTF-8",
+        TERM: "xterm",
+        USER: "node",
+        PWD: "/app",
+        TZ: "UTC",
+      }),
+    ).toEqual([]);
   });
 });

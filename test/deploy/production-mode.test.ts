@@ -187,10 +187,19 @@ describe("the process", () => {
     const data = join(dir, "data");
     // Signalled as soon as its Redis runs: the web and worker roles are not up yet.
     const { code, out } = await runMain(
-      { PORT: String(port), DATABASE_PATH: join(data, "connector.sqlite"), LOG_LEVEL: "info" },
+      {
+        PORT: String(port),
+        DATABASE_PATH: join(data, "connector.sqlite"),
+        LOG_LEVEL: "info",
+        // Misspelt: the start says so, once, at warn, and goes on.
+        sync_queue_shard: "3",
+      },
       (text) => text.includes("started a private redis-server"),
     );
     expect(out).toContain("started a private redis-server");
+    expect(
+      out.split("\n").filter((line) => line.includes("sync_queue_shard is not a setting")),
+    ).toEqual([expect.stringContaining('"meant":"SYNC_QUEUE_SHARDS"')]);
     expect(code).toBe(0);
     expect(processesIn(join(data, "redis")).map((p) => `${p.pid} ${p.command}`)).toEqual([]);
   });
@@ -208,6 +217,23 @@ describe("the process", () => {
     expect(out).not.toMatch(/at .*\.ts:\d+/); // no stack trace
     // Nothing was created: no database, no Redis directory, nothing listening.
     expect(existsSync(join(dir, "data"))).toBe(false);
+  });
+
+  it("in production, names the misspelt variable beside the setting it refuses as missing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "prod-typo-"));
+    dirs.push(dir);
+    const { PROVIDER_BASE_URL: _meant, ...rest } = PRODUCTION;
+    const { code, out } = await runMain({
+      ...rest,
+      PROVIDER_BASE_ULR: "https://api.provider.example/v1",
+      DATABASE_PATH: join(dir, "data", "connector.sqlite"),
+    });
+    expect(code).toBe(2);
+    expect(out).toContain("PROVIDER_BASE_URL: required in production");
+    expect(out).toContain(
+      "PROVIDER_BASE_ULR is not a setting, so nothing reads it: did you mean PROVIDER_BASE_URL?",
+    );
+    expect(out).not.toMatch(/at .*\.ts:\d+/);
   });
 
   it("in production, refuses traces asked for with no collector named, before it starts anything", async () => {
