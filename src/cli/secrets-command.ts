@@ -19,7 +19,6 @@ export function registerSecretsCommand(program: Command, config: RuntimeConfig) 
         rotateSecrets({
           shops: ctx.shops,
           webhookSecrets: ctx.webhookSecrets,
-          sessions: ctx.sessions,
           db: ctx.db,
           redis: ctx.redis,
           prefix: ctx.prefix,
@@ -37,7 +36,12 @@ export function registerSecretsCommand(program: Command, config: RuntimeConfig) 
             `  cannot open ${u.shop}'s ${u.what} with ENCRYPTION_KEY or ENCRYPTION_KEY_PREVIOUS: left as it is`,
           );
         }
+        for (const c of report.changing) {
+          console.log(
+            `  ${c.shop}'s ${c.what} was written again each time it was re-sealed: run \`connector secrets rotate\` again`,
+          );
+        }
       }
-      if (report.unreadable.length > 0) process.exitCode = 1;
+      if (report.unreadable.length > 0 || report.changing.length > 0) process.exitCode = 1;
     });
 }

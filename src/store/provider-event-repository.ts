@@ -40,6 +40,26 @@ export class ProviderWebhookSecretRepository {
       });
   }
 
+  /**
+   * Writes `to` over the account's sealed secret only while it still holds `from` (a key
+   * rotation's re-seal; a secret set meanwhile is newer and stays). Answers whether it wrote.
+   */
+  async replace(account: ProviderAccount, from: string, to: string): Promise<boolean> {
+    const t = this.db.t.providerWebhookSecrets;
+    const written = await this.db.orm
+      .update(t)
+      .set({ secretSealed: to, updatedAt: new Date().toISOString() })
+      .where(
+        and(
+          eq(t.providerBaseUrl, account.providerBaseUrl),
+          eq(t.clientId, account.clientId),
+          eq(t.secretSealed, from),
+        ),
+      )
+      .returning({ clientId: t.clientId });
+    return written.length > 0;
+  }
+
   async list(): Promise<(ProviderAccount & { sealed: string })[]> {
     const t = this.db.t.providerWebhookSecrets;
     return this.db.orm

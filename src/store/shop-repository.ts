@@ -283,6 +283,27 @@ export class ShopRepository {
   }
 
   /**
+   * Writes `to` over one of the shop's sealed secrets only while it still holds `from`: a key
+   * rotation's re-seal of a value read earlier. A value written meanwhile (a refreshed Shopify
+   * token, credentials the merchant changed) is newer, sealed with the current key already, and
+   * stays. Answers whether `to` was written.
+   */
+  async replaceSealed(
+    shop: string,
+    field: "providerClientSecretSealed" | "accessTokenSealed" | "refreshTokenSealed",
+    from: string,
+    to: string,
+  ): Promise<boolean> {
+    const { shops } = this.db.t;
+    const written = await this.db.orm
+      .update(shops)
+      .set({ [field]: to })
+      .where(and(eq(shops.shop, shop), eq(shops[field], from)))
+      .returning({ shop: shops.shop });
+    return written.length > 0;
+  }
+
+  /**
    * shop/redact: everything of the shop goes (privacy requests stay, as the record of it), its
    * claims included. Provider events belong to the provider store, not to one shop.
    */
