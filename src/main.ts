@@ -23,6 +23,8 @@ import { openDatabase, ShopRepository, waitForDatabase } from "./store/index.ts"
 
 /** What this process started (a private redis-server, the sandbox, the instance lock). */
 const started = new Started();
+/** Whether the misspelt settings were logged already (a refusal after that repeats none). */
+let typosSaid = false;
 
 /**
  * `npm start`: web and workers in one process with embedded defaults (a private redis-server
@@ -40,6 +42,7 @@ async function main() {
   const config = resolveRuntimeConfig(env);
   const logger = createLogger(env.LOG_LEVEL);
   for (const typo of misspeltSettings()) logger.warn(typo, misspeltLine(typo));
+  typosSaid = true;
   // Traces only when the OTEL_* variables name an OTLP endpoint (docs/configuration.md).
   const tracing = await startTracing(process.env, { production: env.NODE_ENV === "production" });
   if (tracing) logger.info({ endpoint: tracing.endpoint }, "exporting traces over OTLP");
@@ -242,7 +245,7 @@ main().catch(async (error: unknown) => {
   if (error instanceof ConfigError) {
     console.error(error.message);
     // A setting that is missing or wrong is often one misspelt next to it.
-    for (const typo of misspeltSettings()) console.error(misspeltLine(typo));
+    if (!typosSaid) for (const typo of misspeltSettings()) console.error(misspeltLine(typo));
     process.exit(2);
   }
   // One line; the stack only when asked for.
