@@ -1,8 +1,10 @@
 /**
  * npm run bench:ingest — signed ~4 KB order webhooks against the receiver, next to a bare Hono
- * "200 OK" route on the same server (the physical bound), in one run. Each webhook is a distinct
- * order with its own webhook id, signed with the app secret like Shopify's. The receiver runs
- * as 1 and as 2 web processes (WEB_PROCESSES's cluster), each with its own bound.
+ * "200 OK" route on the same server (the physical bound) and a floor route doing only what any
+ * receiver of a signed webhook must (read the body, check its HMAC, parse it, one Redis write),
+ * in one run. Each webhook is a distinct order with its own webhook id, signed with the app
+ * secret like Shopify's. The receiver runs as 1 and as 2 web processes (WEB_PROCESSES's cluster),
+ * each with its own bound.
  *
  * BENCH_SECONDS (10) per row; BENCH_PROCESSES ("1,2"); BENCH_PROFILE=1 writes a --cpu-prof of
  * every receiver process to a fresh temp directory, printed at the end. A receiver or Redis that
@@ -98,12 +100,12 @@ async function startReceiver(mode: RedisMode, processes: number) {
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 let seq = 0;
-function webhookRequest() {
+function webhookRequest(path = "/webhooks/shopify") {
   const id = 6_000_000_000 + seq++;
   const body = template.replace('"id":5906323456123', `"id":${id}`);
   return {
     method: "POST" as const,
-    path: "/webhooks/shopify",
+    path,
     body,
     headers: {
       "content-type": "application/json",
@@ -160,7 +162,7 @@ async function load(
             body: template,
             headers: { "content-type": "application/json" },
           }
-        : { setupRequest: (req: object) => ({ ...req, ...webhookRequest() }) },
+        : { setupRequest: (req: object) => ({ ...req, ...webhookRequest(path) }) },
     ],
   });
   const errors = result.errors + result.timeouts + result.non2xx;
@@ -209,6 +211,12 @@ for (const processes of PROCESS_COUNTS) {
       const bare = await load(receiver, `bare Hono 200 OK (bound), ${label}`, "/bare");
       bound = bare.rps;
       rows.push({ ...bare, bound });
+      const floor = await load(
+        receiver,
+        `floor: body, HMAC, JSON.parse, one Redis write, ${label}`,
+        "/floor",
+      );
+      rows.push({ ...floor, bound });
     }
     const full = await load(
       receiver,

@@ -110,9 +110,13 @@ describe.concurrent("every bench runs at a tiny size", () => {
     expect(out).toMatch(/^traces: on, exported over OTLP\/HTTP/m);
     expect(out).toMatch(/^spans received by the OTLP sink: [1-9]\d*$/m);
     const printed = rows(out);
-    expect(printed).toHaveLength(5);
+    expect(printed).toHaveLength(6);
     expect(printed[0]).toMatch(/^\| bare Hono 200 OK \(bound\), 2 processes \| \d+ \|/);
-    for (const row of printed.slice(1))
+    // The floor answers every signed webhook (0 errors: its HMAC check passes) with one write.
+    expect(printed[1]).toMatch(
+      /^\| floor: body, HMAC, JSON.parse, one Redis write, 2 processes \| \d+ \| \d+ \| \d+ \| 0 \| .* \| 1\.0 \|$/,
+    );
+    for (const row of printed.slice(2))
       expect(row).toMatch(/^\| receiver, 2 processes, .* \| \d+ \| \d+ \| \d+ \| 0 \|/);
   }, 150_000);
 
