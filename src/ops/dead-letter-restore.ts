@@ -5,8 +5,10 @@ import type { DeadLetterData } from "../queue/jobs.ts";
 import { deadLetterId, type OrderQueues } from "../queue/order-queues.ts";
 import type { LinkRepository } from "../store/index.ts";
 
-/** How many of a shop's failure records one sweep reads and restores at most. */
+/** How many of a shop's failure records one read takes. */
 export const RESTORE_BATCH = 500;
+/** How many reads one sweep makes at most: 5,000 entries, a few seconds of round trips. */
+export const RESTORE_BATCHES_PER_SWEEP = 10;
 
 /**
  * Where this Redis says how far the shop's dead letters were restored: `done`, or the last
@@ -31,20 +33,41 @@ export interface DeadLetterRestoreDeps {
  * sweep leaves such an order alone until it changes in Shopify: nobody would retry it.
  *
  * Once this Redis has restored the shop (restoreKey), a sweep costs one GET. Otherwise it
- * reads up to `batch` dead-lettered orders, in ID order from where the last one stopped, and
- * records an entry for each with neither an entry in the queue nor a retry in flight (the
- * retired history a retry keeps until its sync ends). An order whose entry an operator
- * discarded is not read (LinkRepository.markDiscarded). Answers how many entries it made and
- * kept.
+ * reads the shop's dead-lettered orders `batch` at a time, in ID order from where the last
+ * sweep stopped, `batches` reads at most, and records an entry for each with neither an entry
+ * in the queue nor a retry in flight (the retired history a retry keeps until its sync ends).
+ * An order whose entry an operator discarded is not read (LinkRepository.markDiscarded).
+ * Answers how many entries it made and kept.
  */
 export async function restoreDeadLetters(
   deps: DeadLetterRestoreDeps,
   shop: string,
-  batch = RESTORE_BATCH,
+  { batch = RESTORE_BATCH, batches = RESTORE_BATCHES_PER_SWEEP } = {},
 ): Promise<number> {
+  let restored = 0;
+  for (let read = 0; read < batches; read++) {
+    const step = await restoreBatch(deps, shop, batch);
+    restored += step.restored;
+    if (step.done) break;
+  }
+  if (restored > 0) {
+    deps.logger.warn(
+      { shop, restored },
+      `dead letters restored from the database: Redis had lost them (restarted without persistence?); \`connector dlq list --shop ${shop}\` lists them, without their request and response`,
+    );
+  }
+  return restored;
+}
+
+/** One read of the restore: up to `batch` entries from the cursor on, and whether it is done. */
+async function restoreBatch(
+  deps: DeadLetterRestoreDeps,
+  shop: string,
+  batch: number,
+): Promise<{ restored: number; done: boolean }> {
   const key = restoreKey(deps.prefix, shop);
   const from = await deps.redis.get(key);
-  if (from === "done") return 0;
+  if (from === "done") return { restored: 0, done: true };
   const rows = await deps.links.deadLetteredFailures(shop, from, batch);
   const queue = deps.queues.deadLetter;
   const ids = rows.map((r) => deadLetterId(shop, r.sourceOrderId));
@@ -84,14 +107,9 @@ export async function restoreDeadLetters(
   }
   const restored = made.length - (await resolveSyncedMeanwhile(deps, shop, made));
   const last = rows.at(-1);
-  await deps.redis.set(key, rows.length === batch && last ? last.sourceOrderId : "done");
-  if (restored > 0) {
-    deps.logger.warn(
-      { shop, restored },
-      `dead letters restored from the database: Redis had lost them (restarted without persistence?); \`connector dlq list --shop ${shop}\` lists them, without their request and response`,
-    );
-  }
-  return restored;
+  const done = !(rows.length === batch && last);
+  await deps.redis.set(key, done ? "done" : last.sourceOrderId);
+  return { restored, done };
 }
 
 /**

@@ -132,12 +132,14 @@ describe("the restore of a shop's dead letters", { timeout: 120_000 }, () => {
     const logs = captureLogs("restore");
     closers.push(async () => logs.remove());
     const deps = restoreDeps(p, pino({ level: "info" }, logs.destination));
-    // One at a time: the first call makes 5560001, the next (past the discarded 5560002) 5560003.
-    expect(await restoreDeadLetters(deps, TEST_SHOP, 1)).toBe(1);
+    // One read of one per sweep: the first makes 5560001, the next (past the discarded 5560002)
+    // 5560003.
+    const one = { batch: 1, batches: 1 };
+    expect(await restoreDeadLetters(deps, TEST_SHOP, one)).toBe(1);
     expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("5560001");
     expect(await entryOf(p, "5560003")).toBeUndefined();
-    expect(await restoreDeadLetters(deps, TEST_SHOP, 1)).toBe(1);
-    expect(await restoreDeadLetters(deps, TEST_SHOP, 1)).toBe(0);
+    expect(await restoreDeadLetters(deps, TEST_SHOP, one)).toBe(1);
+    expect(await restoreDeadLetters(deps, TEST_SHOP, one)).toBe(0);
     expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("done");
     expect(await p.ctx.queues.deadLetter.count()).toBe(2);
     const lines = logs.read().trim().split("\n");
@@ -147,6 +149,22 @@ describe("the restore of a shop's dead letters", { timeout: 120_000 }, () => {
     // Done: a second restore reads nothing, even with an entry gone again.
     await p.ctx.queues.deadLetter.remove(deadLetterId(TEST_SHOP, "5560001"));
     expect(await restoreDeadLetters(deps, TEST_SHOP)).toBe(0);
+  });
+
+  it("reads on within a sweep, up to its number of reads", async () => {
+    const { p } = await deadLetteredThenRedisLost();
+    const logs = captureLogs("restore-reads");
+    closers.push(async () => logs.remove());
+    const deps = restoreDeps(p, pino({ level: "info" }, logs.destination));
+    // Reads of one: the first makes 5560001, the second reads the discarded 5560002's place
+    // past it and makes 5560003, the third finds the end.
+    expect(await restoreDeadLetters(deps, TEST_SHOP, { batch: 1, batches: 2 })).toBe(2);
+    expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("5560003");
+    expect(await restoreDeadLetters(deps, TEST_SHOP, { batch: 1, batches: 2 })).toBe(0);
+    expect(await p.ctx.redis.get(restoreKey(p.ctx.prefix, TEST_SHOP))).toBe("done");
+    expect(await p.ctx.queues.deadLetter.count()).toBe(2);
+    // One line for the sweep that restored both, none for the one that found the end.
+    expect(logs.read().trim().split("\n")).toEqual([expect.stringContaining('"restored":2')]);
   });
 
   it("leaves no entry for an order that synced while the entries were made", async () => {
