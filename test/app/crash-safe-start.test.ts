@@ -20,7 +20,7 @@ import { collectOutput } from "../helpers/child-output.ts";
 import { connectorEntry } from "../helpers/cli.ts";
 import { bareMachine } from "../helpers/no-toolchain.ts";
 import { freePortPair } from "../helpers/ports.ts";
-import { descendantsOf } from "../helpers/processes.ts";
+import { descendantsOf, type SeenProcess, seeProcess, signalSeen } from "../helpers/processes.ts";
 
 /**
  * `npm start` as an operator meets it on a real machine: killed with `kill -9`, its terminal
@@ -31,27 +31,33 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const DEMO_SHOP = "demo-shop.myshopify.com";
 const DEV_SECRET = "dev-shopify-api-secret";
 const dirs: string[] = [];
-/** Every process a test started or found, killed in afterEach if still there. */
-const pids = new Set<number>();
-const groups = new Set<number>();
+/**
+ * Every process a test started or found, killed in afterEach if it is still that process (its
+ * pid may belong to another file's process by then: `signalSeen`), and the process groups the
+ * tests started, each killed while its leader is gone or still the one started.
+ */
+const seen: SeenProcess[] = [];
+const pids = {
+  add(pid: number) {
+    const found = seeProcess(pid);
+    if (found) seen.push(found);
+  },
+};
+const groups: SeenProcess[] = [];
 afterEach(() => {
-  for (const pid of pids) {
+  for (const found of seen.splice(0)) {
+    signalSeen(found, "SIGCONT");
+    signalSeen(found, "SIGKILL");
+  }
+  for (const leader of groups.splice(0)) {
+    const now = seeProcess(leader.pid);
+    if (now && now.startTicks !== leader.startTicks) continue; // another group's leader now
     try {
-      process.kill(pid, "SIGCONT");
-      process.kill(pid, "SIGKILL");
+      process.kill(-leader.pid, "SIGKILL");
     } catch {
       // gone
     }
   }
-  for (const group of groups) {
-    try {
-      process.kill(-group, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }
-  pids.clear();
-  groups.clear();
 });
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -95,7 +101,8 @@ async function npmStart(m: Machine, args: string[] = []): Promise<Start> {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  if (child.pid) groups.add(child.pid);
+  const leader = child.pid === undefined ? undefined : seeProcess(child.pid);
+  if (leader) groups.push(leader);
   const { out, exited } = collectOutput(child);
   await until(
     () => out().includes("connector ready"),

@@ -160,8 +160,13 @@ export async function startPostgres(
    */
   const kill = async () => {
     const pidFile = join(data, "postmaster.pid");
-    if (existsSync(pidFile)) {
-      const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+    const pid = existsSync(pidFile)
+      ? Number(readFileSync(pidFile, "utf8").split("\n")[0])
+      : undefined;
+    // A killed server leaves its pid file: its pid may be another process's by now (a second
+    // kill, or stop() after a test killed it), whose children pkill -P would kill. Only a
+    // postmaster of this data directory is signalled.
+    if (pid !== undefined && postmasterOf(pid, data)) {
       try {
         execFileSync("pkill", ["-KILL", "-P", String(pid)], { stdio: "ignore" });
       } catch {
@@ -275,5 +280,14 @@ export async function terminateBackends(url: string, which = "true"): Promise<nu
     return ended.rowCount ?? 0;
   } finally {
     await admin.end();
+  }
+}
+
+/** Whether `pid` is a running postmaster of the data directory `data` (its command line names it). */
+function postmasterOf(pid: number, data: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes(data);
+  } catch {
+    return false; // gone
   }
 }

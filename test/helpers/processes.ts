@@ -42,6 +42,31 @@ function readProcess(pid: number): ProcessInfo | undefined {
   }
 }
 
+/**
+ * A process as a test saw it: its pid, and when it started. The kernel gives a pid to another
+ * process once its own has exited (pid_max is 32,768 on the machines this runs on, and the
+ * suite starts tens of thousands), so a pid kept to be signalled later is checked against its
+ * start time first: a test's cleanup must not stop or kill another file's process.
+ */
+export type SeenProcess = Pick<ProcessInfo, "pid" | "startTicks">;
+
+/** The live process with this pid, as seen now; undefined when there is none (or its zombie). */
+export function seeProcess(pid: number): SeenProcess | undefined {
+  const info = readProcess(pid);
+  return info && { pid, startTicks: info.startTicks };
+}
+
+/** Signals the process only while it is still the one seen; whether it did. */
+export function signalSeen(seen: SeenProcess, name: NodeJS.Signals): boolean {
+  if (readProcess(seen.pid)?.startTicks !== seen.startTicks) return false;
+  try {
+    process.kill(seen.pid, name);
+    return true;
+  } catch {
+    return false; // gone meanwhile
+  }
+}
+
 /** Every live process on the machine (Linux). */
 export function listProcesses(): ProcessInfo[] {
   return readdirSync("/proc")
