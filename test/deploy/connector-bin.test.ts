@@ -14,7 +14,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectOutput } from "../helpers/child-output.ts";
 import { enginesMinimum, oldNode } from "../helpers/old-node.ts";
-import { descendantsOf } from "../helpers/processes.ts";
+import { descendantsOf, type SeenProcess, signalSeen } from "../helpers/processes.ts";
 
 /**
  * `npx connector …` as a newcomer runs it, on a machine whose Node is too old (Debian's 20) and
@@ -85,16 +85,20 @@ function npx(args: string[]) {
  */
 async function stopsWithIt(outer: ChildProcess, atLeast: number) {
   const { out, exited } = collectOutput(outer);
-  const inner: number[] = [];
+  const inner: SeenProcess[] = [];
   try {
     await expect.poll(out, { timeout: 60_000 }).toContain("provider sandbox running");
-    inner.push(...descendantsOf(outer.pid as number).map((p) => p.pid));
+    inner.push(...descendantsOf(outer.pid as number));
     expect(inner.length).toBeGreaterThanOrEqual(atLeast);
     outer.kill("SIGTERM");
     await exited;
-    await expect.poll(() => inner.filter(running), { timeout: 20_000 }).toEqual([]);
+    await expect
+      .poll(() => inner.map((p) => p.pid).filter(running), { timeout: 20_000 })
+      .toEqual([]);
   } finally {
-    for (const pid of [outer.pid as number, ...inner].filter(running)) process.kill(pid, "SIGKILL");
+    // Only while each is still the process seen: a pid left over may be another's by now.
+    outer.kill("SIGKILL");
+    for (const p of inner) signalSeen(p, "SIGKILL");
   }
 }
 
