@@ -335,8 +335,9 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
  * Variables set in the environment that look like a misspelt setting (`WORKER_CONCURENCY`,
  * `redis_url`), each with the setting meant: nothing reads them, so the setting keeps its
  * default without a word. A name is taken for a setting when it is one in another case, or one
- * or two edits from it (one for names under 8 characters). The standard OTEL_* variables are
- * the OpenTelemetry specification's, left alone.
+ * or two edits from a setting of 8 characters or more: a short one (PORT, HOST) is one edit from
+ * what platforms set for themselves (Marathon's PORT0). The standard OTEL_* variables are the
+ * OpenTelemetry specification's, left alone.
  */
 export function misspeltSettings(
   source: Record<string, string | undefined> = process.env,
@@ -350,7 +351,7 @@ export function misspeltSettings(
     let nearest = Number.POSITIVE_INFINITY;
     for (const setting of known) {
       const edits = distance(upper, setting);
-      if (edits <= (setting.length < 8 ? 1 : 2) && edits < nearest) {
+      if (edits <= (setting.length < 8 ? 0 : 2) && edits < nearest) {
         meant = setting;
         nearest = edits;
       }

@@ -309,7 +309,7 @@ describe("parseEnv", () => {
 });
 
 describe("misspeltSettings", () => {
-  it("names a variable one or two edits from a setting, in any case, with the setting meant", () => {
+  it("names a variable in another case, or one or two edits from a long setting, with the setting meant", () => {
     expect(
       misspeltSettings({
         WORKER_CONCURENCY: "64",
@@ -317,7 +317,7 @@ describe("misspeltSettings", () => {
         PROVIDER_BASE_ULR: "https://api.provider.example/v1",
         redis_url: "redis://redis:6379",
         LOGLEVEL: "debug",
-        PORTS: "8080",
+        port: "8080",
       }),
     ).toEqual([
       { name: "WORKER_CONCURENCY", meant: "WORKER_CONCURRENCY" },
@@ -325,7 +325,7 @@ describe("misspeltSettings", () => {
       { name: "PROVIDER_BASE_ULR", meant: "PROVIDER_BASE_URL" },
       { name: "redis_url", meant: "REDIS_URL" },
       { name: "LOGLEVEL", meant: "LOG_LEVEL" },
-      { name: "PORTS", meant: "PORT" },
+      { name: "port", meant: "PORT" },
     ]);
   });
 
@@ -356,6 +356,9 @@ describe("misspeltSettings", () => {
         USER: "node",
         PWD: "/app",
         TZ: "UTC",
+        // Marathon's, one edit from PORT: a short setting is matched in another case only.
+        PORT0: "31000",
+        PORT_HTTP: "31001",
       }),
     ).toEqual([]);
   });
