@@ -58,10 +58,15 @@ async function capturedWorker(
 const atInfo = (lines: Record<string, unknown>[]) =>
   lines.filter((l) => l.component === "sync-worker" && l.level !== "debug");
 
-async function deadLetters(p: Pipeline, count: number) {
+/**
+ * Waits for `count` dead letters and their log lines: the worker writes an order's line after
+ * its entry, so the last entry can be counted before its line is out.
+ */
+async function deadLetters(p: Pipeline, count: number, lines: Record<string, unknown>[]) {
   await vi.waitFor(
     async () => {
       expect(await p.ctx.queues.deadLetter.getWaitingCount()).toBe(count);
+      expect(lines.filter((l) => l.msg === "sync dead-lettered")).toHaveLength(count);
     },
     { timeout: 30_000, interval: 50 },
   );
@@ -132,7 +137,7 @@ describe("worker logs of a cause that repeats", { timeout: 90_000 }, () => {
         orderPayload(shippedOrder(5_591_000 + i, { fulfillments: [] })),
       );
     }
-    await deadLetters(p, orders);
+    await deadLetters(p, orders, lines);
 
     // Every attempt and every order still has its line, at debug.
     const perAttempt = lines.filter((l) => l.msg === "sync failed; will retry");
@@ -214,7 +219,7 @@ describe("worker logs of a cause that repeats", { timeout: 90_000 }, () => {
         orderPayload(shippedOrder(5_592_000 + i, { fulfillments: [] })),
       );
     }
-    await deadLetters(p, orders);
+    await deadLetters(p, orders, lines);
     await p.drain();
     expect(lines.filter((l) => l.msg === "sync dead-lettered")).toHaveLength(orders);
     // One line for the refusal, one for the orders the paused shop then turns away.
@@ -253,7 +258,7 @@ describe("worker logs of a cause that repeats", { timeout: 90_000 }, () => {
     const unread = "could not read the shop; will retry";
     // The first attempt of each is retried; the last one dead-letters the order (in Redis, which
     // is up), so that an outage longer than the retries leaves it where an operator looks.
-    await deadLetters(p, orders);
+    await deadLetters(p, orders, lines);
     expect(lines.filter((l) => l.msg === unread)).toHaveLength(orders);
     expect(atInfo(lines).map((l) => [l.level, l.msg])).toEqual([
       ["warn", unread],
