@@ -14,7 +14,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -56,9 +56,14 @@ const forgetPostgres = postgres
 async function startReceiver(mode: RedisMode, processes: number) {
   const redis = await startRedisServer(mode);
   needChild(redis.process, "redis-server");
-  const databasePath = postgres
-    ? await createTestDatabase(postgres.url)
-    : join(mkdtempSync(join(tmpdir(), "bench-ingest-")), "c.sqlite");
+  // On SQLite, the file's directory, removed with the receiver.
+  let databaseDir: string | undefined;
+  let databasePath: string;
+  if (postgres) databasePath = await createTestDatabase(postgres.url);
+  else {
+    databaseDir = mkdtempSync(join(tmpdir(), "bench-ingest-"));
+    databasePath = join(databaseDir, "c.sqlite");
+  }
   const server = spawn(
     process.execPath,
     [
@@ -94,6 +99,7 @@ async function startReceiver(mode: RedisMode, processes: number) {
       await new Promise((r) => server.once("exit", r));
       release(redis.process);
       await redis.stop();
+      if (databaseDir) rmSync(databaseDir, { recursive: true, force: true });
     },
   };
 }
