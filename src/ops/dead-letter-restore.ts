@@ -44,11 +44,14 @@ export async function restoreDeadLetters(
   shop: string,
   { batch = RESTORE_BATCH, batches = RESTORE_BATCHES_PER_SWEEP } = {},
 ): Promise<number> {
+  const key = restoreKey(deps.prefix, shop);
+  let from = await deps.redis.get(key);
   let restored = 0;
-  for (let read = 0; read < batches; read++) {
-    const step = await restoreBatch(deps, shop, batch);
+  for (let read = 0; read < batches && from !== "done"; read++) {
+    const step = await restoreBatch(deps, shop, from, batch);
     restored += step.restored;
-    if (step.done) break;
+    from = step.next;
+    await deps.redis.set(key, from);
   }
   if (restored > 0) {
     deps.logger.warn(
@@ -59,15 +62,16 @@ export async function restoreDeadLetters(
   return restored;
 }
 
-/** One read of the restore: up to `batch` entries from the cursor on, and whether it is done. */
+/**
+ * One read of the restore: up to `batch` entries after the cursor `from` (null: from the
+ * start). Answers how many it made and kept, and the cursor to go on from (`done` at the end).
+ */
 async function restoreBatch(
   deps: DeadLetterRestoreDeps,
   shop: string,
+  from: string | null,
   batch: number,
-): Promise<{ restored: number; done: boolean }> {
-  const key = restoreKey(deps.prefix, shop);
-  const from = await deps.redis.get(key);
-  if (from === "done") return { restored: 0, done: true };
+): Promise<{ restored: number; next: string }> {
   const rows = await deps.links.deadLetteredFailures(shop, from, batch);
   const queue = deps.queues.deadLetter;
   const ids = rows.map((r) => deadLetterId(shop, r.sourceOrderId));
@@ -107,9 +111,7 @@ async function restoreBatch(
   }
   const restored = made.length - (await resolveSyncedMeanwhile(deps, shop, made));
   const last = rows.at(-1);
-  const done = !(rows.length === batch && last);
-  await deps.redis.set(key, done ? "done" : last.sourceOrderId);
-  return { restored, done };
+  return { restored, next: rows.length === batch && last ? last.sourceOrderId : "done" };
 }
 
 /**
