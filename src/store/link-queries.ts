@@ -105,13 +105,23 @@ export interface StateRow {
   failure: "failed" | "dead-lettered" | "discarded" | null;
 }
 
+/**
+ * A failure row's result as the order's state reads it: `discarded` is dead-lettered with its
+ * entry discarded, and the order is still not at the provider (see the schema).
+ */
+export function failureOf(
+  result: "failed" | "dead-lettered" | "discarded" | null | undefined,
+): "failed" | "dead-lettered" | null {
+  return result === "discarded" ? "dead-lettered" : (result ?? null);
+}
+
 /** `OrderState` from its row and, when the order is linked, its line-item and fulfillment links. */
 export function orderStateOf(
   sourceOrderId: string,
   row: StateRow | undefined,
   children: () => Pick<OrderLinks, "lineItems" | "fulfillments">,
 ): OrderState {
-  const failure = row?.failure === "discarded" ? "dead-lettered" : (row?.failure ?? null);
+  const failure = failureOf(row?.failure);
   if (!row || row.storeId === null || row.orderId === null) {
     return { links: null, space: null, failure };
   }

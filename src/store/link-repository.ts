@@ -17,6 +17,7 @@ import {
 } from "./link-effects.ts";
 import {
   type FulfillmentUpserted,
+  failureOf,
   type IntentRow,
   type LineItemAdded,
   type LineItemCanceled,
@@ -172,8 +173,7 @@ class Links extends LinkQueries {
         sourceOrderId,
       }),
     );
-    // A discarded entry's order is still dead-lettered (see the schema).
-    return failure?.result === "discarded" ? "dead-lettered" : (failure?.result ?? null);
+    return failureOf(failure?.result);
   }
 
   /** Forgets the order's recorded failure (an order kept out of the provider on purpose). */
