@@ -282,6 +282,12 @@ export const EnvSchema = z.object({
   SYNC_ATTEMPTS: wholeNumber({ min: 1 }).default(12),
   SYNC_RETRY_DELAY_MS: wholeNumber({ min: 1, unit: MS }).default(2_000),
   WEBHOOK_MAX_BYTES: wholeNumber({ min: 1, unit: "bytes" }).default(1_048_576),
+  /**
+   * How long a request body read before its sender is known (a webhook's, a form's) may take to
+   * arrive after the headers: a sender still trickling it then is answered 408 and its connection
+   * closed, instead of holding what it sent for Node's 5-minute request timeout.
+   */
+  REQUEST_BODY_TIMEOUT_MS: wholeNumber({ min: 100, unit: MS }).default(10_000),
   RECONCILE_INTERVAL_MS: wholeNumber({ min: 1, unit: MS }).default(15 * 60_000),
   /**
    * Days a provider event's body (customer data) is kept; older bodies are reduced to their IDs

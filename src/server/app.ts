@@ -1,6 +1,5 @@
 import { RequestedTokenType, type Session } from "@shopify/shopify-api";
 import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
@@ -26,6 +25,7 @@ import { createAdminApp } from "./admin/index.ts";
 import { contentTypeOf, embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { providerWebhookRoutes } from "./provider-webhook-route.ts";
+import { readBodyFirst } from "./request-body.ts";
 import { settingsRoutes } from "./settings/index.ts";
 import { INGEST_DEADLINE_MS, webhookRoutes } from "./webhook-route.ts";
 
@@ -125,13 +125,15 @@ export function createWebApp(
     errorResponse(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`),
   );
   // Every body but a webhook's is a small form or JSON filter: refused past 8 KB from its
-  // Content-Length before a byte is read, or as soon as a chunked body passes it. The webhook
-  // route keeps its own limit (WEBHOOK_MAX_BYTES), and so does the settings page's product file
-  // upload when it is multipart (its route caps the file once the sender is known: the settings
-  // sign-in reads no multipart body, so nothing larger than 8 KB is read before that).
-  const smallBodies = bodyLimit({
-    maxSize: FORM_MAX_BYTES,
-    onError: (c) =>
+  // Content-Length before a byte is read, or as soon as a chunked body passes it, and read whole
+  // within REQUEST_BODY_TIMEOUT_MS (408 after) before any route authenticates its sender. The
+  // webhook routes keep their own limit (WEBHOOK_MAX_BYTES), and so does the settings page's
+  // product file upload when it is multipart (its route caps the file once the sender is known:
+  // the settings sign-in reads no multipart body, so nothing larger than 8 KB is read before that).
+  const smallBodies = readBodyFirst({
+    maxBytes: FORM_MAX_BYTES,
+    arrivalMs: ctx.config.env.REQUEST_BODY_TIMEOUT_MS,
+    tooLarge: (c) =>
       errorResponse(
         c,
         413,
@@ -255,6 +257,7 @@ export function createWebApp(
       ingest,
       logger: webhookLog,
       maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
+      bodyTimeoutMs: ctx.config.env.REQUEST_BODY_TIMEOUT_MS,
       failures: webhookFailures,
       onOutcome: (topic, outcome) => {
         ctx.metrics.webhook(topic, outcome);
@@ -268,6 +271,7 @@ export function createWebApp(
       ingest: ctx.providerWebhooks,
       logger: ctx.logger.child({ component: "provider-webhooks" }),
       maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
+      bodyTimeoutMs: ctx.config.env.REQUEST_BODY_TIMEOUT_MS,
       onOutcome: (outcome) => {
         ctx.metrics.webhook("provider", outcome);
         hooks.onOutcome?.("provider", outcome);

@@ -4,26 +4,28 @@ import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
 import { errorText } from "../lib/redact.ts";
-import { webhookBodyLimit } from "./webhook-body-limit.ts";
-import { INGEST_DEADLINE_MS } from "./webhook-route.ts";
+import { INGEST_DEADLINE_MS, webhookBody } from "./webhook-route.ts";
 
 export interface ProviderWebhookRouteDeps {
   ingest: Pick<ProviderEventIngest, "receive">;
   logger: Logger;
   maxBytes: number;
+  /** REQUEST_BODY_TIMEOUT_MS. */
+  bodyTimeoutMs: number;
   deadlineMs?: number;
   onOutcome?: (outcome: string) => void;
 }
 
 /**
  * POST /webhooks/provider: the provider's events (claims, shipping claims, registrations).
- * size (413) → headers and signature of the raw bytes (400/401, nothing stored) → stored once
- * per event ID and queued → 200; 503 while the event cannot be made durable, so the provider
- * retries. The body is never logged: claims and registrations carry customer data.
+ * size (413) and arrival (408) → headers and signature of the raw bytes (400/401, nothing
+ * stored) → stored once per event ID and queued → 200; 503 while the event cannot be made
+ * durable, so the provider retries. The body is never logged: claims and registrations carry
+ * customer data.
  */
 export function providerWebhookRoutes(deps: ProviderWebhookRouteDeps) {
   const app = new Hono();
-  app.post("/webhooks/provider", webhookBodyLimit(deps.maxBytes), async (c) => {
+  app.post("/webhooks/provider", webhookBody(deps.maxBytes, deps.bodyTimeoutMs), async (c) => {
     const bytes = new Uint8Array(await c.req.arrayBuffer());
     try {
       const result = await withDeadline(

@@ -14,8 +14,8 @@ import {
   verifyShopifyWebhook,
 } from "../shopify/index.ts";
 import { ShopDomain } from "../sync/source-order.ts";
+import { readBodyFirst } from "./request-body.ts";
 import { traceRequest } from "./trace-request.ts";
-import { webhookBodyLimit } from "./webhook-body-limit.ts";
 
 export interface WebhookRouteDeps {
   /** The app's client secret: Shopify signs every webhook with it. */
@@ -23,6 +23,8 @@ export interface WebhookRouteDeps {
   ingest: WebhookIngest;
   logger: Logger;
   maxBytes: number;
+  /** REQUEST_BODY_TIMEOUT_MS: a body not whole this long after the headers is answered 408. */
+  bodyTimeoutMs: number;
   /** Default INGEST_DEADLINE_MS. */
   deadlineMs?: number;
   onOutcome?: (topic: string, outcome: string) => void;
@@ -71,6 +73,19 @@ const REFUSED: FailureCause = {
 };
 
 /**
+ * A webhook body's bounds, Shopify's and the provider's: over WEBHOOK_MAX_BYTES 413, not whole
+ * within REQUEST_BODY_TIMEOUT_MS 408 (src/server/request-body.ts).
+ */
+export function webhookBody(maxBytes: number, arrivalMs: number) {
+  return readBodyFirst({
+    maxBytes,
+    arrivalMs,
+    tooLarge: (c) =>
+      errorResponse(c, 413, "payload_too_large", `webhook bodies are limited to ${maxBytes} bytes`),
+  });
+}
+
+/**
  * How long a webhook may wait for Redis before it is answered 503 (Shopify allows 5 s). One
  * timer per webhook covers every command of it, including a Redis that keeps the port open and
  * answers nothing; work still under way then may complete later, which a retry then finds.
@@ -79,15 +94,16 @@ export const INGEST_DEADLINE_MS = 2_000;
 
 /**
  * POST /webhooks/shopify. The order of checks decides what Shopify does next (docs/principles.md:
- * the webhook path reads the raw bytes first): size (413) → HMAC of the raw bytes (401, nothing
- * stored) → durable ingest → 200; 503 when the event could not be made durable, so Shopify
- * retries; never 200 for an event not stored.
+ * the webhook path reads the raw bytes first): size (413) and arrival (408) → HMAC of the raw
+ * bytes (401, nothing stored) → durable ingest → 200; 503 when the event could not be made
+ * durable, so Shopify retries; never 200 for an event not stored.
  */
 export function webhookRoutes(deps: WebhookRouteDeps) {
   const { secret, ingest, logger } = deps;
   const app = new Hono();
   const route = "/webhooks/shopify";
-  app.post(route, traceRequest(route), webhookBodyLimit(deps.maxBytes), async (c) => {
+  const body = webhookBody(deps.maxBytes, deps.bodyTimeoutMs);
+  app.post(route, traceRequest(route), body, async (c) => {
     // The HMAC covers the bytes as sent: verify those, then decode (never re-serialize).
     const bytes = new Uint8Array(await c.req.arrayBuffer());
     const check = inSpanSync("verify webhook", {}, () =>

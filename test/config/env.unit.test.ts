@@ -53,6 +53,7 @@ describe("parseEnv", () => {
       SYNC_ATTEMPTS: "must be a whole number, at least 1",
       SYNC_RETRY_DELAY_MS: "must be a whole number of milliseconds, at least 1",
       WEBHOOK_MAX_BYTES: "must be a whole number of bytes, at least 1",
+      REQUEST_BODY_TIMEOUT_MS: "must be a whole number of milliseconds, at least 100",
       RECONCILE_INTERVAL_MS: "must be a whole number of milliseconds, at least 1",
     };
     for (const [name, reason] of Object.entries(expected)) {

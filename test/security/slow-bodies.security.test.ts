@@ -1,0 +1,252 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHmac, randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/lib/redis-server.ts";
+import { connectorEntry } from "../helpers/cli.ts";
+import { service } from "../helpers/services.ts";
+
+/**
+ * A sender that trickles a body, or hangs up in the middle of it, before anything knows who it
+ * is. Node's HTTP server waits up to its requestTimeout (5 minutes) for a body, so a webhook
+ * body sent but for its last byte held its megabyte for 5.5 minutes: 300 such connections took
+ * a web process from 190 MB to 490 MB, unauthenticated. A body must now be whole within
+ * REQUEST_BODY_TIMEOUT_MS (1 s here) or is answered 408. A client that hangs up mid-body was an
+ * "unhandled error" line each, and a wrong token for the admin login's throttle.
+ */
+const SHOPIFY_API_SECRET = "slow-bodies-secret";
+const ADMIN_TOKEN = "slow-bodies-admin-token";
+const BODY_TIMEOUT_MS = 1_000;
+
+let child: ChildProcess;
+let port: number;
+let dir: string;
+let exited: Promise<number | null>;
+let output = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "slow-bodies-"));
+  port = await freePort();
+  child = spawn(process.execPath, connectorEntry("--role", "web"), {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      PORT: String(port),
+      APP_URL: `http://127.0.0.1:${port}`,
+      REDIS_URL: service("redisUrl"),
+      REDIS_PREFIX: `t-${randomUUID()}`,
+      DATABASE_PATH: join(dir, "connector.sqlite"),
+      PROVIDER_BASE_URL: "http://127.0.0.1:9/v1",
+      PROVIDER_AUTH_URL: "http://127.0.0.1:9",
+      PROVIDER_AUDIENCE: "none",
+      SHOPIFY_API_SECRET,
+      ADMIN_TOKEN,
+      REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+      LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const seen = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('"web process listening"')) resolve();
+    };
+    child.stdout?.on("data", seen);
+    child.stderr?.on("data", seen);
+    void exited.then((code) => reject(new Error(`web role exited (${code}): ${output}`)));
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) {
+    child.kill("SIGTERM");
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sign = (body: Buffer) =>
+  createHmac("sha256", SHOPIFY_API_SECRET).update(body).digest("base64");
+
+/** The head of a POST announcing `length` body bytes (or a chunked body when null). */
+function head(path: string, type: string, length: number | null, extra: string[] = []): string {
+  return [
+    `POST ${path} HTTP/1.1`,
+    `Host: 127.0.0.1:${port}`,
+    `Origin: http://127.0.0.1:${port}`,
+    `Content-Type: ${type}`,
+    length === null ? "Transfer-Encoding: chunked" : `Content-Length: ${length}`,
+    ...extra,
+    "",
+    "",
+  ].join("\r\n");
+}
+
+const chunk = (data: string | Buffer) =>
+  Buffer.concat([
+    Buffer.from(`${Buffer.byteLength(data).toString(16)}\r\n`),
+    Buffer.from(data),
+    Buffer.from("\r\n"),
+  ]);
+
+interface Answer {
+  status: number;
+  text: string;
+  /** Milliseconds from the head to the status line. */
+  after: number;
+  /** Whether the server closed the connection within 5 s of its answer. */
+  closed: boolean;
+}
+
+/**
+ * Writes `first` on a raw socket, then `next()` every 100 ms (a sender that never finishes),
+ * until the server's answer has come and the connection has closed (or, with `untilAnswer`, the
+ * whole answer has come), or 8 s have passed.
+ */
+function trickle(
+  first: string | Buffer,
+  next: () => string | Buffer,
+  untilAnswer = false,
+): Promise<Answer> {
+  return new Promise((resolve) => {
+    const start = Date.now();
+    let received = "";
+    let answeredAt = 0;
+    const socket: Socket = connect(port, "127.0.0.1");
+    const timer = setInterval(() => {
+      if (!socket.destroyed) socket.write(next());
+    }, 100);
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      socket.destroy();
+      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(received)?.[1] ?? 0);
+      resolve({
+        status,
+        text: received.slice(received.indexOf("\r\n\r\n") + 4),
+        after: answeredAt === 0 ? Number.POSITIVE_INFINITY : answeredAt - start,
+        closed,
+      });
+    };
+    const giveUp = setTimeout(() => finish(false), 8_000);
+    socket.on("data", (data: Buffer) => {
+      if (answeredAt === 0) answeredAt = Date.now();
+      received += data.toString("latin1");
+      const end = received.indexOf("\r\n\r\n");
+      const length = Number(/^content-length:\s*(\d+)/im.exec(received)?.[1] ?? -1);
+      if (untilAnswer && end !== -1 && received.length >= end + 4 + length) finish(false);
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => finish(answeredAt !== 0));
+    socket.write(first);
+  });
+}
+
+describe("a body that trickles in", { timeout: 60_000 }, () => {
+  const webhook = [
+    "X-Shopify-Hmac-Sha256: c2lnbmF0dXJlLW9mLXRoZS13aG9sZS1ib2R5LTMyYnl0ZXM=",
+    "X-Shopify-Topic: orders/create",
+    "X-Shopify-Shop-Domain: victim.myshopify.com",
+  ];
+  it.each([
+    ["/webhooks/shopify", "application/json", 1_000_000, webhook],
+    ["/webhooks/shopify", "application/json", null, webhook],
+    ["/webhooks/provider", "application/json", 1_000_000, ["X-Webhook-Signature: sha256=00"]],
+    ["/admin/login", "application/x-www-form-urlencoded", 8_000, []],
+    ["/settings/provider", "application/x-www-form-urlencoded", null, []],
+  ] as const)(
+    "POST %s (%s, length %s) is answered 408 once REQUEST_BODY_TIMEOUT_MS has passed, and closed",
+    async (path, type, length, extra) => {
+      const piece = length === null ? chunk("x") : Buffer.from("x");
+      const answer = await trickle(
+        Buffer.concat([Buffer.from(head(path, type, length, [...extra])), piece]),
+        () => piece,
+      );
+      expect(answer.status).toBe(408);
+      expect(JSON.parse(answer.text)).toEqual({
+        error: {
+          code: "request_timeout",
+          message: `the body did not arrive within ${BODY_TIMEOUT_MS} ms of the headers; send it at once`,
+          fields: [{ path: "body", message: `incomplete after ${BODY_TIMEOUT_MS} ms` }],
+        },
+      });
+      // The sender's bytes did not push the deadline back.
+      expect(answer.after).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 50);
+      expect(answer.after).toBeLessThan(BODY_TIMEOUT_MS + 2_000);
+      expect(answer.closed).toBe(true);
+    },
+  );
+
+  it.each(["Content-Length", "chunked"] as const)(
+    "still takes a signed webhook that arrives whole in time, slowly (%s)",
+    async (framing) => {
+      const chunked = framing === "chunked";
+      const body = Buffer.from(JSON.stringify({ id: 1, note: "x".repeat(2_000) }));
+      const extra = [
+        `X-Shopify-Hmac-Sha256: ${sign(body)}`,
+        "X-Shopify-Topic: orders/create",
+        "X-Shopify-Shop-Domain: not-installed.myshopify.com",
+        "X-Shopify-API-Version: 2026-10",
+        `X-Shopify-Webhook-Id: ${randomUUID()}`,
+      ];
+      // Five pieces, 100 ms apart: whole after about 500 ms.
+      const size = Math.ceil(body.length / 5);
+      const pieces = [0, 1, 2, 3, 4].map((i) => body.subarray(i * size, (i + 1) * size));
+      const framed = pieces.map((p) => (chunked ? chunk(p) : p));
+      if (chunked) framed.push(Buffer.from("0\r\n\r\n"));
+      const first = head(
+        "/webhooks/shopify",
+        "application/json",
+        chunked ? null : body.length,
+        extra,
+      );
+      let sent = 0;
+      const answer = await trickle(first, () => framed[sent++] ?? Buffer.alloc(0), true);
+      expect(answer.status).toBe(200);
+      // Read whole, signature checked and stored (a body of no order is dead-lettered).
+      expect(JSON.parse(answer.text)).toEqual({ ok: true, outcome: "dead-lettered" });
+    },
+  );
+});
+
+/** Sends the head and part of a body, then closes the connection; resolves once it is closed. */
+function hangUp(path: string, type: string): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(`${head(path, type, 1_000, ["X-Shopify-Hmac-Sha256: AAAA"])}token=abc`);
+      setTimeout(() => socket.destroy(), 150);
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => resolve());
+  });
+}
+
+describe("a client that hangs up in the middle of its body", { timeout: 60_000 }, () => {
+  it("is no error in the log and no wrong admin token", async () => {
+    const before = output.length;
+    await hangUp("/webhooks/shopify", "application/json");
+    await hangUp("/webhooks/provider", "application/json");
+    // More than the login throttle's allowance of wrong tokens (ten in 15 minutes).
+    for (let i = 0; i < 11; i++) await hangUp("/admin/login", "application/x-www-form-urlencoded");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const lines = output.slice(before);
+    expect(lines).not.toContain('"level":"error"');
+    expect(lines).not.toContain("unhandled error");
+    expect(lines).not.toContain("admin login failed");
+    // The address is not blocked: the right token still opens a session.
+    const login = await fetch(`http://127.0.0.1:${port}/admin/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: ADMIN_TOKEN }),
+    });
+    expect(login.status).toBe(303);
+  });
+});
