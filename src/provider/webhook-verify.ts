@@ -67,18 +67,21 @@ export type HeaderCheck =
 
 /**
  * A timestamp in seconds or milliseconds since the epoch, or an ISO 8601 date-time; null for
- * anything else.
+ * anything else, a number past the last date a Date holds (year 275760) included: that Date
+ * is invalid, and the stale-delivery refusal, which names it, threw on it (503, retried for
+ * ever) instead of naming the header.
  */
 export function parseTimestamp(raw: string): Date | null {
+  let ms = Number.NaN;
   if (/^\d{1,16}(\.\d+)?$/.test(raw)) {
     const n = Number(raw);
     // Seconds until the year 5138; a larger number is milliseconds.
-    const ms = n >= 1e11 ? n : n * 1000;
-    return Number.isFinite(ms) ? new Date(ms) : null;
+    ms = n >= 1e11 ? n : n * 1000;
+  } else if (/^\d{4}-\d{2}-\d{2}T/.test(raw)) {
+    ms = Date.parse(raw);
   }
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw)) return null;
-  const ms = Date.parse(raw);
-  return Number.isNaN(ms) ? null : new Date(ms);
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? null : date;
 }
 
 const SCHEMES = /^(sha256|hmac-sha256|v1)=/i;

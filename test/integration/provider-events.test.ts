@@ -283,6 +283,33 @@ describe("the provider's events over HTTP, from the sandbox", () => {
     }
   });
 
+  it("answers a signed delivery whose timestamp is past any date 400 naming the header, not 503", async () => {
+    // A timestamp header is not signed: anyone holding a signed body can send it with this.
+    await start({ captureLogs: true });
+    const sent = await control("POST", "/claims", {
+      sourceOrderId: "1",
+      delivery: { retry: false, timestamp: "9999999999999999" },
+    });
+    expect(sent.body.delivery.status).toBe(400);
+    expect(JSON.parse(sent.body.delivery.answer)).toEqual({
+      error: {
+        code: "invalid_headers",
+        message: "provider webhook headers are malformed",
+        fields: [
+          {
+            path: "headers.x-webhook-timestamp",
+            message: "must be seconds or milliseconds since 1970, or an ISO 8601 date-time",
+          },
+        ],
+      },
+    });
+    expect(await storedEvents()).toEqual([]);
+    // Refused as bad input, never as an outage of the store.
+    const lines = logs?.read() ?? "";
+    expect(lines).toContain('"code":"invalid_headers"');
+    expect(lines).not.toContain("could not make the provider event durable");
+  });
+
   it("answers a replay 200 and processes the event once", async () => {
     await start();
     const opened = await control("POST", "/claims", { sourceOrderId: "123" });

@@ -54,6 +54,11 @@ describe("provider webhook signatures", () => {
     expect(parseTimestamp("2026-11-20T11:00:00+01:00")?.getTime()).toBe(at);
     expect(parseTimestamp("yesterday")).toBeNull();
     expect(parseTimestamp("20261120")?.getTime()).toBe(20_261_120_000);
+    // Milliseconds past the last date a Date holds (8.64e15): no date, not an invalid one.
+    expect(parseTimestamp("8640000000000000")?.getTime()).toBe(8.64e15);
+    expect(parseTimestamp("8640000000000001")).toBeNull();
+    expect(parseTimestamp("9999999999999999")).toBeNull();
+    expect(parseTimestamp("9999999999999999.5")).toBeNull();
     expect(isFresh(new Date(at - 299_000), at)).toBe(true);
     expect(isFresh(new Date(at + 299_000), at)).toBe(true);
     expect(isFresh(new Date(at - 301_000), at)).toBe(false);
@@ -81,6 +86,19 @@ describe("provider webhook signatures", () => {
       status: 400,
       code: "invalid_headers",
       fields: [{ path: "headers.x-store-id" }],
+    });
+    expect(
+      readDeliveryHeaders(
+        headers({
+          "x-webhook-signature": "x",
+          "x-store-id": "1",
+          "x-webhook-timestamp": "9999999999999999",
+        }),
+      ),
+    ).toMatchObject({
+      status: 400,
+      code: "invalid_headers",
+      fields: [{ path: "headers.x-webhook-timestamp" }],
     });
     const read = readDeliveryHeaders(
       headers({
