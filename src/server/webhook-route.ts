@@ -13,7 +13,7 @@ import {
   TopicMismatchError,
   verifyShopifyWebhook,
 } from "../shopify/index.ts";
-import { ShopDomain } from "../sync/source-order.ts";
+import { ShopDomainInput } from "../sync/source-order.ts";
 import { readBodyFirst } from "./request-body.ts";
 import { traceRequest } from "./trace-request.ts";
 
@@ -126,7 +126,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       return errorResponse(c, 401, check.reason, "webhook signature is missing or invalid");
     }
     const topic = normalizeTopic(check.topic);
-    const shop = ShopDomain.safeParse(check.domain.toLowerCase());
+    const shop = ShopDomainInput.safeParse(check.domain);
     if (!shop.success) {
       deps.onOutcome?.(topic, "rejected:bad_shop");
       return errorResponse(

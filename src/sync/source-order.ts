@@ -18,6 +18,14 @@ export const ShopDomain = z
   .brand<"ShopDomain">();
 export type ShopDomain = z.infer<typeof ShopDomain>;
 
+/**
+ * A shop domain as a request gives it (a header, a query, a path, a form): a host name is
+ * case-insensitive, so `My-Store.myshopify.com` is `my-store.myshopify.com`, and spaces around
+ * it are dropped; then it must be a ShopDomain. The one reading of every such value, so that no
+ * entry point refuses a shop another one takes.
+ */
+export const ShopDomainInput = z.string().trim().toLowerCase().pipe(ShopDomain);
+
 /** Shopify IDs are unsigned 64-bit integers. */
 const MAX_SHOPIFY_ID = 2n ** 64n - 1n;
 

@@ -5,11 +5,11 @@ import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { BulkRetryQueue } from "../../ops/bulk-retry.ts";
 import { createDeadLetters } from "../../ops/index.ts";
 import { FAILURE_CATEGORIES } from "../../sync/failure.ts";
-import { ShopDomain } from "../../sync/source-order.ts";
+import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 const Filter = z.object({
-  shop: ShopDomain.optional(),
+  shop: ShopDomainInput.optional(),
   // A category the connector files entries under: a misspelt one is refused, not an empty list.
   reason: z
     .enum(FAILURE_CATEGORIES, { message: `must be one of ${FAILURE_CATEGORIES.join(", ")}` })

@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { collectStatus } from "../../ops/index.ts";
-import { ShopDomain } from "../../sync/source-order.ts";
+import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 // An unknown parameter (`?shopp=…`) is refused, not answered with every shop's report.
-const StatusQuery = z.object({ shop: ShopDomain.optional() }).strict();
+const StatusQuery = z.object({ shop: ShopDomainInput.optional() }).strict();
 
 /** GET /admin/api/status[?shop=]: the same report as `connector status --json`. */
 export function statusRoutes(deps: AdminDeps): Hono {

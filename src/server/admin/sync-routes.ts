@@ -11,7 +11,7 @@ import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { INSTANT_FORMS, parseInstantText } from "../../lib/instant.ts";
 import { ShopNotConnectedError } from "../../shopify/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
-import { ShopDomain } from "../../sync/source-order.ts";
+import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 
 const instant = z
@@ -127,7 +127,7 @@ export function syncRoutes(deps: AdminDeps): Hono {
 
   /** The shop named in the path, or the error response that says why there is none. */
   const shopOf = async (c: Context): Promise<ShopRecord | Response> => {
-    const domain = ShopDomain.safeParse(c.req.param("shop"));
+    const domain = ShopDomainInput.safeParse(c.req.param("shop"));
     if (!domain.success) {
       return errorResponse(c, 400, "invalid_request", "shop is invalid", [
         { path: "shop", message: "must be a *.myshopify.com domain" },

@@ -110,7 +110,8 @@ export async function shopOfSessionToken(
 
 /** `shop` and `host` from the admin's frame URL, validated as Shopify's library does. */
 export function embeddedParams(shopify: Shopify, c: Context): EmbeddedParams | null {
-  const shop = ShopDomain.safeParse(shopify.utils.sanitizeShop(c.req.query("shop") ?? "") ?? "");
+  const raw = (c.req.query("shop") ?? "").trim().toLowerCase();
+  const shop = ShopDomain.safeParse(shopify.utils.sanitizeShop(raw) ?? "");
   const host = shopify.utils.sanitizeHost(c.req.query("host") ?? "");
   return shop.success && host ? { shop: shop.data, host } : null;
 }

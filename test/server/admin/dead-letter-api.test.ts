@@ -94,6 +94,26 @@ describe("/admin/api/dead-letters", () => {
     expect(other.total).toBe(0);
   });
 
+  it("reads a shop in the path or a filter in any case, as a host name", async () => {
+    pipeline = await seeded();
+    const shouted = TEST_SHOP.toUpperCase();
+    const filtered = await call(`/admin/api/dead-letters?shop=${shouted}`);
+    expect(filtered.status).toBe(200);
+    const body = (await filtered.json()) as { total: number; entries: { shop: string }[] };
+    expect(body.total).toBe(2);
+    expect(new Set(body.entries.map((e) => e.shop))).toEqual(new Set([TEST_SHOP]));
+    const counts = await call(`/admin/api/dead-letters/counts?shop=%20${shouted}`);
+    expect(counts.status).toBe(200);
+    const status = await call(`/admin/api/status?shop=${shouted}`);
+    expect(status.status).toBe(200);
+    // The shop is found: it has no backfill yet, which is what a lower-case path answers too.
+    const backfill = await call(`/admin/api/shops/${shouted}/backfill`);
+    expect(backfill.status).toBe(404);
+    expect(await backfill.json()).toEqual({
+      error: { code: "not_found", message: "this shop has no backfill yet" },
+    });
+  });
+
   it("answers 400 naming the field for a bad filter", async () => {
     pipeline = await seeded();
     const response = await call("/admin/api/dead-letters?shop=not-a-shop&limit=0");

@@ -205,6 +205,26 @@ describe("merchant install through Shopify OAuth", () => {
     expect(await res.text()).toMatch(/myshopify\.com address/);
   });
 
+  it("installs a shop typed in another case or with spaces around it, as that shop", async () => {
+    const jar = new CookieJar();
+    const begin = await h.get(
+      `/shopify/install?shop=${encodeURIComponent(" Merchant-One.MyShopify.com ")}`,
+    );
+    jar.take(begin);
+    expect(begin.status).toBe(302);
+    const authorize = new URL(begin.headers.get("location") ?? "");
+    expect(authorize.searchParams.get("shop")).toBe(SHOP);
+    const approved = await h.authorize(authorize.toString());
+    const callback = await h.get(approved.headers.get("location") ?? "", jar);
+    expect(callback.status).toBe(302);
+    expect(callback.headers.get("location")).toBe("/settings");
+    expect((await h.ctx.shops.getShop(SHOP))?.accessTokenSealed).toBeTruthy();
+    // The app URL Shopify opens leads there too.
+    jar.take(callback);
+    const open = await h.get("/?shop=MERCHANT-ONE.myshopify.com", jar);
+    expect(open.headers.get("location")).toBe("/settings");
+  });
+
   it("refuses a callback naming a foreign shop domain even when signed", async () => {
     const res = await h.get(
       signedCallback({ code: "abc", shop: "x.myshopify.com.evil.com", state: "1" }),
