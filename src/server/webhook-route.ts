@@ -111,6 +111,18 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     );
     if (!check.valid) {
       deps.onOutcome?.("unknown", `rejected:${check.reason}`);
+      if (check.reason === "conflicting_headers") {
+        return errorResponse(
+          c,
+          400,
+          "conflicting_headers",
+          "a Shopify webhook header was sent more than once, with different values",
+          check.conflictingHeaders.map((h) => ({
+            path: `headers.${h.toLowerCase()}`,
+            message: "sent more than once, with different values",
+          })),
+        );
+      }
       if (check.reason === "missing_headers") {
         return errorResponse(
           c,

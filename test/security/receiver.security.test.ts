@@ -160,6 +160,46 @@ describe("receiver: the body", () => {
     await nothingStored();
   });
 
+  it("takes a header a proxy sent twice with one value; refuses copies that differ (400)", async () => {
+    const { model, body } = validOrder();
+    const twice = new Headers(signed(body).headers);
+    for (const [name, value] of [...twice]) {
+      if (name.startsWith("x-shopify-")) twice.append(name, value);
+    }
+    const taken = await pipeline.web.app.request("/webhooks/shopify", {
+      method: "POST",
+      headers: twice,
+      body,
+    });
+    expect(taken.status).toBe(200);
+    expect((await read(taken)).outcome).toBe("queued");
+    await pipeline.drain();
+    expect(
+      pipeline.sandbox.state.orders.all.filter((o) => o.sourceOrderId === String(model.id)),
+    ).toHaveLength(1);
+
+    const other = validOrder();
+    const differ = new Headers(signed(other.body).headers);
+    differ.append("X-Shopify-Topic", "orders/cancelled");
+    const refused = await pipeline.web.app.request("/webhooks/shopify", {
+      method: "POST",
+      headers: differ,
+      body: other.body,
+    });
+    expect(refused.status).toBe(400);
+    expect((await read(refused)).error).toEqual({
+      code: "conflicting_headers",
+      message: "a Shopify webhook header was sent more than once, with different values",
+      fields: [
+        {
+          path: "headers.x-shopify-topic",
+          message: "sent more than once, with different values",
+        },
+      ],
+    });
+    await nothingStored();
+  });
+
   it("answers a replayed event 200 as a duplicate and syncs it once", async () => {
     const { model, body } = validOrder();
     const { headers } = signed(body, { id: `replay-${randomUUID()}` });

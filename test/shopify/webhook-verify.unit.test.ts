@@ -138,4 +138,44 @@ describe("verifyShopifyWebhook", () => {
       triggeredAt: "2026-11-23T10:00:00.000Z",
     });
   });
+
+  it("reads a header sent twice with one value as that value, and refuses copies that differ", () => {
+    const body = new TextEncoder().encode('{"id":1}');
+    const hmac = createHmac("sha256", SECRET).update(body).digest("base64");
+    const headers = () =>
+      new Headers({
+        "x-shopify-hmac-sha256": hmac,
+        "x-shopify-topic": "orders/updated",
+        "x-shopify-shop-domain": "a-shop.myshopify.com",
+        "x-shopify-api-version": "2026-10",
+        "x-shopify-webhook-id": "w-3",
+        "x-shopify-event-id": "e-3",
+      });
+    const twice = headers();
+    for (const [name, value] of headers()) twice.append(name, value);
+    expect(verifyShopifyWebhook(twice, body, SECRET)).toEqual({
+      valid: true,
+      topic: "orders/updated",
+      domain: "a-shop.myshopify.com",
+      apiVersion: "2026-10",
+      webhookId: "w-3",
+      eventId: "e-3",
+      triggeredAt: null,
+    });
+    const differ = headers();
+    differ.append("X-Shopify-Topic", "app/uninstalled");
+    differ.append("X-Shopify-Event-Id", "e-4");
+    expect(verifyShopifyWebhook(differ, body, SECRET)).toEqual({
+      valid: false,
+      reason: "conflicting_headers",
+      conflictingHeaders: ["X-Shopify-Topic", "X-Shopify-Event-Id"],
+    });
+    const twoSignatures = headers();
+    twoSignatures.append("X-Shopify-Hmac-Sha256", createHmac("sha256", "other").digest("base64"));
+    expect(verifyShopifyWebhook(twoSignatures, body, SECRET)).toEqual({
+      valid: false,
+      reason: "conflicting_headers",
+      conflictingHeaders: ["X-Shopify-Hmac-Sha256"],
+    });
+  });
 });
