@@ -44,18 +44,26 @@ const SENSITIVE = new Set(SENSITIVE_KEYS);
 const CENSOR = "[redacted]";
 
 /**
+ * An error's class (`DeadlineError`, `ReplyError`, `HTTPException`): what an error's `name` holds,
+ * and never a person's. Kept where an error is logged (an Error, or the object under `err`), so an
+ * operator reads which kind of failure it was; any other `name` (a customer's, a line item's) is
+ * still censored.
+ */
+const ERROR_CLASS = /^[A-Z][A-Za-z0-9]*(Error|Exception)$/;
+
+/**
  * The logged object with every sensitive key censored at any depth (pino's own `redact` takes
  * fixed paths, so a body nested one level deeper than foreseen went out whole). Objects without
  * a sensitive key are returned as they are, so the common line costs one walk and no copy.
  */
-export function redactDeep(value: unknown, depth = 0): unknown {
+export function redactDeep(value: unknown, depth = 0, anError = false): unknown {
   // A failed query's message quotes its values (customer data, sealed secrets): left out.
   if (typeof value === "string") return withoutQueryValues(value);
   if (value === null || typeof value !== "object" || depth > 32) return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     value.forEach((item, i) => {
-      const clean = redactDeep(item, depth + 1);
+      const clean = redactDeep(item, depth + 1, anError);
       if (clean === item) return;
       copy ??= [...value];
       copy[i] = clean;
@@ -63,11 +71,16 @@ export function redactDeep(value: unknown, depth = 0): unknown {
     return copy ?? value;
   }
   if (value instanceof Error) {
-    return redactDeep({ name: value.name, message: value.message, stack: value.stack }, depth);
+    const shown = { name: value.name, message: value.message, stack: value.stack };
+    return redactDeep(shown, depth, true);
   }
   let copy: Record<string, unknown> | undefined;
   for (const [key, item] of Object.entries(value)) {
-    const clean = SENSITIVE.has(key) ? CENSOR : redactDeep(item, depth + 1);
+    const clean = !SENSITIVE.has(key)
+      ? redactDeep(item, depth + 1, key === "err")
+      : anError && key === "name" && typeof item === "string" && ERROR_CLASS.test(item)
+        ? item
+        : CENSOR;
     if (clean === item) continue;
     copy ??= { ...(value as Record<string, unknown>) };
     copy[key] = clean;

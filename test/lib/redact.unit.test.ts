@@ -56,3 +56,39 @@ describe("a failed query in a log line", () => {
     );
   });
 });
+
+describe("an error's class in a log line", () => {
+  const logged = (object: Record<string, unknown>) => {
+    const lines: string[] = [];
+    createLogger("info", { write: (line: string) => void lines.push(line) }).error(object, "x");
+    return JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
+  };
+
+  it("is shown, so an operator reads which kind of failure it was", () => {
+    const timeout = new Error("no answer");
+    timeout.name = "TimeoutError";
+    expect(logged({ err: { name: "DeadlineError", message: "late" } }).err).toMatchObject({
+      name: "DeadlineError",
+      message: "late",
+    });
+    expect(logged({ err: { name: "HTTPException", message: "bad" } }).err).toMatchObject({
+      name: "HTTPException",
+    });
+    expect(logged({ err: timeout }).err).toMatchObject({ name: "TimeoutError" });
+    expect(logged({ failure: timeout }).failure).toMatchObject({ name: "TimeoutError" });
+  });
+
+  it("is the only name kept: a person's or a product's stays censored, under err too", () => {
+    expect(logged({ err: { name: "Jane Doe", message: "x" } }).err).toMatchObject({
+      name: "[redacted]",
+    });
+    expect(logged({ err: { name: "Jane", message: "x" } }).err).toMatchObject({
+      name: "[redacted]",
+    });
+    expect(logged({ customer: { name: "ValidationError" } }).customer).toBe("[redacted]");
+    expect(logged({ line: { name: "AnError" } }).line).toEqual({ name: "[redacted]" });
+    expect(logged({ err: { detail: { name: "ParseError" } } }).err).toEqual({
+      detail: { name: "[redacted]" },
+    });
+  });
+});
