@@ -1,4 +1,10 @@
-import { Command, CommanderError, type Option } from "commander";
+import {
+  type Argument,
+  Command,
+  CommanderError,
+  InvalidArgumentError,
+  type Option,
+} from "commander";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { registerClaimsCommand } from "../features/claims/command.ts";
 import { registerProductsCommand } from "../features/products/command.ts";
@@ -53,11 +59,12 @@ export function buildProgram(config: RuntimeConfig): Command {
           `connector: ${text
             .trim()
             .replace(/^error: /, "")
-            .replace(/ is invalid\. /, " is invalid: ")
+            .replace(/ is invalid( for argument '[^']*')?\. /, " is invalid$1: ")
             .replace(/\s*\n\s*/g, " ")
             .replace(/\.$/, "")}; see \`${path} --help\`\n`,
         ),
     });
+    refuseEmptyValues(command);
     refuseRepeatedValues(command);
   }
   return program;
@@ -92,6 +99,31 @@ export const isRepeatable = (option: Option) => /\(repeatable\)/.test(option.des
 
 /** An option whose value is a secret (`--provider-client-secret`, `--access-token`, …). */
 const isSecret = (option: Option) => /secret|token|password|key/i.test(option.long ?? "");
+
+/**
+ * An option or argument given an empty value (`--order ""`, `--email "$UNSET_VARIABLE"`, `dlq
+ * show ""`): refused, naming it, before its own parser runs. Each command would otherwise read
+ * the value as not given: a resync of `--order ""` resynced every order, `registrations list
+ * --email ""` listed every customer's registrations, `shops update --currency ""` changed nothing
+ * and said nothing of it. No option or argument of the CLI takes an empty value.
+ */
+function refuseEmptyValues(command: Command) {
+  const guard = (target: Option | Argument) => {
+    const parse = target.parseArg;
+    target.argParser((value: string, previous: unknown) => {
+      if (value.trim() === "") {
+        throw new InvalidArgumentError("must not be empty");
+      }
+      return parse ? parse(value, previous) : value;
+    });
+  };
+  for (const option of command.options) {
+    if ((option.required || option.optional) && !option.variadic) guard(option);
+  }
+  for (const argument of command.registeredArguments) {
+    if (!argument.variadic) guard(argument);
+  }
+}
 
 /**
  * An option that takes one value, given twice with two values (`--shop a… --shop b…`):

@@ -114,6 +114,48 @@ describe("a command line the CLI cannot run as typed", () => {
     expect(twice.code).toBe(0);
   });
 
+  it("refuses an empty value rather than reading it as the option left out", async () => {
+    const shop = await p.ctx.shops.getShop(TEST_SHOP);
+    // Before: `--order ""` resynced every order of the shop, `--email ""` listed every
+    // customer's registrations, `--currency ""` was dropped while --default-location was saved.
+    refused(
+      await cli("resync", "--shop", TEST_SHOP, "--order", ""),
+      "connector: option '--order <id-or-name>' argument '' is invalid: must not be empty; see `connector resync --help`",
+    );
+    refused(
+      await runCli(p.ctx, ["registrations", "list", "--shop", TEST_SHOP, "--email", " "], provider),
+      "connector: option '--email <address>' argument ' ' is invalid: must not be empty; see `connector registrations list --help`",
+    );
+    refused(
+      await cli(
+        "shops",
+        "update",
+        "--shop",
+        TEST_SHOP,
+        "--currency",
+        "",
+        "--default-location",
+        "9",
+      ),
+      "connector: option '--currency <code>' argument '' is invalid: must not be empty; see `connector shops update --help`",
+    );
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.defaultLocationId).toBe(shop?.defaultLocationId);
+    // An argument too: before, "no dead-letter entry  (see `connector dlq list`)", exit 1.
+    refused(
+      await cli("dlq", "show", ""),
+      "connector: command-argument value '' is invalid for argument 'id': must not be empty; see `connector dlq show --help`",
+    );
+    // A secret's option is named, and nothing of the value is printed but that it was empty.
+    refused(
+      await cli(
+        ...["shops", "add", "--shop", UNKNOWN, "--provider-client-id", "id"],
+        ...["--provider-client-secret", "", "--store-id", "1001", "--no-verify"],
+      ),
+      "connector: option '--provider-client-secret <secret>' argument '' is invalid: must not be empty; see `connector shops add --help`",
+    );
+    expect(await p.ctx.shops.getShop(UNKNOWN)).toBeNull();
+  });
+
   it("refuses webhook send --times that is not a count, instead of sending nothing with exit 0", async () => {
     const file = join(dir, "order.json");
     writeFileSync(file, "{}");

@@ -354,7 +354,7 @@ describe("dead-letter queue", { timeout: 120_000 }, () => {
     const blank = await runCli(pipeline.ctx, ["dlq", "list", "--reason-includes", " "]);
     expect(blank.code).toBe(2);
     expect(blank.stderr.trim()).toBe(
-      "connector: option '--reason-includes <text>' argument ' ' is invalid: must be one line of 1 to 200 characters; see `connector dlq list --help`",
+      "connector: option '--reason-includes <text>' argument ' ' is invalid: must not be empty; see `connector dlq list --help`",
     );
 
     const table = await runCli(pipeline.ctx, ["dlq", "list"]);
