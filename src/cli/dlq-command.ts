@@ -8,7 +8,13 @@ import type {
   DeadLetterSummary,
 } from "../engine/dead-letters.ts";
 import { createDeadLetters } from "../ops/index.ts";
-import { failureCategory, reasonText, shopDomain, wholeNumber } from "./arguments.ts";
+import {
+  failureCategory,
+  reasonText,
+  shopDomain,
+  UnknownShopError,
+  wholeNumber,
+} from "./arguments.ts";
 import { progress } from "./progress.ts";
 import { formatTable, printable } from "./table.ts";
 
@@ -110,6 +116,18 @@ function printBulk(report: BulkRetryReport) {
 }
 
 /**
+ * A `--shop` filter on a shop the connector has no record of: named, as every command names it,
+ * rather than "the dead-letter queue is empty for this filter" (or a bulk retry that matched
+ * nothing), which reads as nothing wrong with a shop that was only mistyped.
+ */
+async function requireKnownShop(
+  ctx: { shops: { getShop(shop: string): Promise<unknown> } },
+  shop: string | undefined,
+) {
+  if (shop !== undefined && !(await ctx.shops.getShop(shop))) throw new UnknownShopError(shop);
+}
+
+/**
  * `connector dlq …`: the dead-letter queue from a terminal, straight against the connector's
  * Redis and SQLite (no web process needed). Exit code 1 when an entry is not found or a retry
  * did not re-queue it.
@@ -145,12 +163,13 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         offset: number;
         json?: boolean;
       }) => {
-        const page = await withContext(config, (ctx) =>
-          createDeadLetters(ctx).list(
+        const page = await withContext(config, async (ctx) => {
+          await requireKnownShop(ctx, opts.shop);
+          return createDeadLetters(ctx).list(
             { shop: opts.shop, reason: opts.reason, reasonIncludes: opts.reasonIncludes },
             { limit: opts.limit, offset: opts.offset },
-          ),
-        );
+          );
+        });
         if (opts.json) {
           console.log(JSON.stringify(page, null, 2));
           return;
@@ -231,12 +250,13 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
           return;
         }
         const progress = bulkProgress();
-        const report = await withContext(config, (ctx) =>
-          createDeadLetters(ctx).retryMatching(
+        const report = await withContext(config, async (ctx) => {
+          await requireKnownShop(ctx, opts.shop);
+          return createDeadLetters(ctx).retryMatching(
             { shop: opts.shop, reason: opts.reason, reasonIncludes: opts.reasonIncludes },
             { onProgress: (p) => progress.update(p.done, p.matched, { counts: countsOf(p) }) },
-          ),
-        ).finally(() => progress.stop());
+          );
+        }).finally(() => progress.stop());
         if (opts.json) console.log(JSON.stringify(report, null, 2));
         else printBulk(report);
         if (report.failed > 0) process.exitCode = 1;

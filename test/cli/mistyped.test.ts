@@ -204,6 +204,9 @@ describe("a shop the connector does not know", () => {
       ["orders", "show", "--shop", UNKNOWN, "--order", "#1001"],
       ["claims", "list", "--shop", UNKNOWN],
       ["shops", "update", "--shop", UNKNOWN, "--currency", "EUR"],
+      // Before: "the dead-letter queue is empty for this filter" and "matched 0", exit 0.
+      ["dlq", "list", "--shop", UNKNOWN],
+      ["dlq", "retry", "--all", "--shop", UNKNOWN],
     ]) {
       refused(await cli(...args), line);
     }

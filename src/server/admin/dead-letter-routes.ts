@@ -7,6 +7,7 @@ import { createDeadLetters } from "../../ops/index.ts";
 import { FAILURE_CATEGORIES } from "../../sync/failure.ts";
 import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
+import { unknownShopFilter } from "./shop-filter.ts";
 
 const Filter = z.object({
   shop: ShopDomainInput.optional(),
@@ -70,12 +71,16 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
     const query = ListQuery.safeParse(c.req.query());
     if (!query.success) return invalid(c, query.error);
     const { offset, limit, ...filter } = query.data;
+    const unknown = await unknownShopFilter(c, deps.ctx, filter.shop);
+    if (unknown) return unknown;
     return c.json(await dlq.list(filter, { offset, limit }));
   });
 
   api.get("/dead-letters/counts", async (c) => {
     const filter = CountsQuery.safeParse(c.req.query());
     if (!filter.success) return invalid(c, filter.error);
+    const unknown = await unknownShopFilter(c, deps.ctx, filter.data.shop);
+    if (unknown) return unknown;
     return c.json(await dlq.countByReason(filter.data.shop));
   });
 
@@ -103,6 +108,8 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
         [{ path: "shop", message: "required unless reason, reasonIncludes or all is given" }],
       );
     }
+    const unknown = await unknownShopFilter(c, deps.ctx, filter.shop);
+    if (unknown) return unknown;
     const { id, created } = await bulk.start(filter);
     const view = await bulk.view(id);
     const href = bulkRetryPath(id);

@@ -4,6 +4,7 @@ import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { collectStatus } from "../../ops/index.ts";
 import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
+import { unknownShopFilter } from "./shop-filter.ts";
 
 // An unknown parameter (`?shopp=…`) is refused, not answered with every shop's report.
 const StatusQuery = z.object({ shop: ShopDomainInput.optional() }).strict();
@@ -22,6 +23,9 @@ export function statusRoutes(deps: AdminDeps): Hono {
         fieldsOf(query.error),
       );
     }
+    // As `connector status --shop`: a shop it has no record of is named, not a report of none.
+    const unknown = await unknownShopFilter(c, deps.ctx, query.data.shop);
+    if (unknown) return unknown;
     return c.json(await collectStatus(deps.ctx, { shop: query.data.shop }));
   });
   return api;

@@ -13,6 +13,7 @@ import { ShopNotConnectedError } from "../../shopify/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
 import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
+import { shopNotRegistered } from "./shop-filter.ts";
 
 const instant = z
   .string()
@@ -133,10 +134,7 @@ export function syncRoutes(deps: AdminDeps): Hono {
         { path: "shop", message: "must be a *.myshopify.com domain" },
       ]);
     }
-    return (
-      (await ctx.shops.getShop(domain.data)) ??
-      errorResponse(c, 404, "not_found", `shop ${domain.data} is not registered`)
-    );
+    return (await ctx.shops.getShop(domain.data)) ?? shopNotRegistered(c, domain.data);
   };
 
   api.post("/shops/:shop/resync", async (c) => {

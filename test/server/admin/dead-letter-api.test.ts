@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startSweepWorker } from "../../../src/jobs/sweep-worker.ts";
+import { BulkRetryQueue } from "../../../src/ops/bulk-retry.ts";
 import type { DeadLetterData, FailureCategory } from "../../../src/queue/jobs.ts";
 import { deadLetterId } from "../../../src/queue/order-queues.ts";
 import type { ShopDomain, ShopifyOrderId } from "../../../src/sync/source-order.ts";
@@ -144,6 +145,46 @@ describe("/admin/api/dead-letters", () => {
     expect(((await blank.json()) as { error: { fields: unknown[] } }).error.fields).toEqual([
       { path: "reasonIncludes", message: "must not be empty" },
     ]);
+  });
+
+  it("answers 404 naming shop for a shop it has no record of, as resync does", async () => {
+    pipeline = await seeded();
+    const unknown = "never-installed.myshopify.com";
+    const expected = {
+      error: {
+        code: "not_found",
+        message: `shop ${unknown} is not registered`,
+        fields: [
+          {
+            path: "shop",
+            message: "not registered: `connector shops list` shows the shops the connector has",
+          },
+        ],
+      },
+    };
+    // Before: 200 with an empty list, zero counts, a report of no shops, and a bulk retry
+    // queued that matched nothing: a mistyped shop read as a shop with nothing wrong.
+    for (const response of [
+      await call(`/admin/api/dead-letters?shop=${unknown}`),
+      await call(`/admin/api/dead-letters/counts?shop=${unknown}`),
+      await call(`/admin/api/status?shop=${unknown}`),
+      await call("/admin/api/dead-letters/retry", {
+        method: "POST",
+        body: JSON.stringify({ shop: unknown }),
+      }),
+      await call(`/admin/api/shops/${unknown}/resync`, {
+        method: "POST",
+        body: JSON.stringify({ all: true }),
+      }),
+    ]) {
+      expect(response.status, response.url).toBe(404);
+      expect(await response.json()).toEqual(expected);
+    }
+    const maintenance = new BulkRetryQueue(pipeline.ctx.redis, pipeline.ctx.prefix);
+    expect(await maintenance.queue.count()).toBe(0);
+    await maintenance.close();
+    // A shop it knows is answered as before.
+    expect((await call(`/admin/api/dead-letters/counts?shop=${OTHER_SHOP}`)).status).toBe(200);
   });
 
   it("shows one entry in full and 404s an unknown one", async () => {
