@@ -143,6 +143,12 @@ describe("resync", () => {
       path: "until",
       message: "must be after since",
     });
+    // Before: 200 {"found": 0}, as if the shop had no order to repair, as `--since` refuses it.
+    const ahead = await call({ since: "2999-01-01", until: "2999-02-01" });
+    expect(ahead.status).toBe(400);
+    expect(await fieldsOf(ahead)).toEqual([
+      { path: "since", message: "must not be in the future" },
+    ]);
     const future = await pipeline.web.app.request(`/admin/api/shops/${TEST_SHOP}/backfill`, {
       method: "POST",
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },

@@ -17,6 +17,13 @@ const since = (value: string) => {
   if (ms === null) {
     throw new InvalidArgumentError(`must be ${INSTANT_FORMS}`);
   }
+  // As every command's --since: a date in the future would list nothing, with exit 0, as if the
+  // shop had no registrations.
+  if (ms > Date.now()) {
+    throw new InvalidArgumentError(
+      "must not be in the future: no registration has been made since then; give a past date",
+    );
+  }
   return ms;
 };
 

@@ -20,6 +20,16 @@ const instant = z
   .refine((v) => parseInstantText(v) !== null, `must be ${INSTANT_FORMS}`)
   .transform((v) => new Date(parseInstantText(v) ?? 0).toISOString());
 
+/**
+ * A start date for reading orders (resync's and backfill's `since`): not after now, as the CLI's
+ * `--since`. No order has been updated since a future date, so a resync of one read nothing and
+ * answered `{"found": 0}`, as if the shop had no orders to repair.
+ */
+const pastInstant = instant.refine(
+  (since) => Date.parse(since) <= Date.now(),
+  "must not be in the future",
+);
+
 const RESYNC_FORMS = "give exactly one of order, since (with an optional until) or all: true";
 
 /**
@@ -43,7 +53,7 @@ const ResyncForms = {
     })
     .strict(),
   range: z
-    .object({ since: instant, until: instant.optional() })
+    .object({ since: pastInstant, until: instant.optional() })
     .strict()
     .refine((b) => b.until === undefined || b.until > b.since, {
       path: ["until"],
@@ -85,9 +95,7 @@ function resyncTarget(body: unknown): ResyncTarget | Field[] {
 
 const BackfillBody = z
   .object({
-    since: instant
-      .refine((since) => Date.parse(since) <= Date.now(), "must not be in the future")
-      .optional(),
+    since: pastInstant.optional(),
   })
   .strict();
 

@@ -138,9 +138,9 @@ describe("connector registrations list", () => {
     expect(lines.at(-1)).toBe(
       "3 registrations since 2026-01-01T00:00:00.000Z, newest first (the first 3: --limit)",
     );
-    const none = await list(["--since", "2027-01-01"]);
+    const none = await list(["--since", "2026-03-02"]);
     expect(none.stdout.trim()).toBe(
-      `no registrations for ${TEST_SHOP} since 2027-01-01T00:00:00.000Z`,
+      `no registrations for ${TEST_SHOP} since 2026-03-02T00:00:00.000Z`,
     );
   });
 
@@ -171,6 +171,13 @@ describe("connector registrations list", () => {
     expect(since.stdout).toBe("");
     expect(since.stderr.trim().split("\n")).toEqual([
       "connector: option '--since <date>' argument 'last week' is invalid: must be a date such as 2026-01-31 (from midnight UTC) or a date-time with an offset such as 2026-01-31T09:00:00Z; see `connector registrations list --help`",
+    ]);
+    // Before: "no registrations for … since 2999-01-01…", exit 0, as if there were none.
+    const future = await list(["--since", "2999-01-01"]);
+    expect(future.code).toBe(2);
+    expect(future.stdout).toBe("");
+    expect(future.stderr.trim().split("\n")).toEqual([
+      "connector: option '--since <date>' argument '2999-01-01' is invalid: must not be in the future: no registration has been made since then; give a past date; see `connector registrations list --help`",
     ]);
     const limit = await list(["--limit", "ten"]);
     expect(limit.code).toBe(2);
