@@ -2,7 +2,7 @@ import { InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/env.ts";
 import { REASON_TEXT_MAX } from "../engine/dead-letters.ts";
 import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
-import { ShopDomain } from "../sync/source-order.ts";
+import { isShopifyId, ShopDomain } from "../sync/source-order.ts";
 
 /**
  * The parsers of the CLI's option values, one per kind, so every command refuses a bad value
@@ -47,6 +47,40 @@ export function wholeNumber(bounds: { min: number; max?: number }): (value: stri
       throw new InvalidArgumentError(message);
     }
     return n;
+  };
+}
+
+/**
+ * A currency code (`--currency`): three letters (ISO 4217), upper-cased. Anything else would be
+ * saved as the provider store's currency, and every order then dead-lettered as a shop selling
+ * in another currency.
+ */
+export function currencyCode(value: string): string {
+  const code = value.trim().toUpperCase();
+  if (!/^[A-Z]{3}$/.test(code)) {
+    throw new InvalidArgumentError("must be a three-letter currency code, such as USD or EUR");
+  }
+  return code;
+}
+
+/**
+ * A Shopify ID of one kind (`--protection-variant-id`, `--remove-location`): its digits, or the
+ * Admin GraphQL API's `gid://shopify/<Kind>/N`, read as its digits, which is how the connector
+ * compares it with the orders' IDs. A variant's title, its SKU or another kind's gid would be
+ * saved and never match.
+ */
+export function shopifyId(kind: "ProductVariant" | "Location", noun: string) {
+  return (value: string): string => {
+    const text = value.trim();
+    const digits = text.startsWith("gid://")
+      ? new RegExp(`^gid://shopify/${kind}/(\\d+)$`).exec(text)?.[1]
+      : text;
+    if (digits === undefined || !isShopifyId(digits)) {
+      throw new InvalidArgumentError(
+        `must be a Shopify ${noun} ID, such as 40123456789 or gid://shopify/${kind}/40123456789`,
+      );
+    }
+    return digits;
   };
 }
 

@@ -25,7 +25,7 @@ import {
   type ShopSettingsInput,
   waitForDatabase,
 } from "../store/index.ts";
-import { shopDomain, UnknownShopError, wholeNumber } from "./arguments.ts";
+import { currencyCode, shopDomain, shopifyId, UnknownShopError, wholeNumber } from "./arguments.ts";
 import { CommandFailedError } from "./errors.ts";
 import { formatTable, printable } from "./table.ts";
 
@@ -40,6 +40,13 @@ const locationPair = (value: string, previous: Record<string, number> = {}) => {
   return { ...previous, [match[1]]: positiveId(match[2]) };
 };
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+const variantId = shopifyId("ProductVariant", "variant");
+const locationId = shopifyId("Location", "location");
+/** `--protection-variant-id` (repeatable): each a variant's ID, kept as its digits. */
+const variantIds = (value: string, previous: string[] = []) => collect(variantId(value), previous);
+/** `--remove-location` (repeatable): each a Shopify location's ID, kept as its digits. */
+const locationIds = (value: string, previous: string[] = []) =>
+  collect(locationId(value), previous);
 
 export function registerShopsCommand(program: Command, config: RuntimeConfig) {
   const shops = program.command("shops").description("shops the connector syncs");
@@ -58,7 +65,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .option(
       "--protection-variant-id <id>",
       "Shopify variant ID of the protection product (repeatable)",
-      collect,
+      variantIds,
     )
     .option(
       "--location <pair>",
@@ -72,7 +79,8 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     )
     .option(
       "--currency <code>",
-      "the provider store's currency (default: the store's, as the provider describes it)",
+      "the provider store's currency, such as USD (default: the store's, as the provider describes it)",
+      currencyCode,
     )
     .option(
       "--access-token <token>",
@@ -210,7 +218,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .option(
       "--remove-location <id>",
       "remove a Shopify location from the map (repeatable)",
-      collect,
+      locationIds,
     )
     .option(
       "--default-location <n>",
@@ -225,9 +233,9 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     .option(
       "--protection-variant-id <id>",
       "Shopify variant ID of the protection product; replaces the list (repeatable)",
-      collect,
+      variantIds,
     )
-    .option("--currency <code>", "the provider store's currency")
+    .option("--currency <code>", "the provider store's currency, such as USD", currencyCode)
     .option(
       "--no-verify",
       "with --store-id: save without asking the provider whether it is covered",

@@ -1,6 +1,12 @@
 import { InvalidArgumentError } from "commander";
 import { describe, expect, it } from "vitest";
-import { failureCategory, shopDomain, wholeNumber } from "../../src/cli/arguments.ts";
+import {
+  currencyCode,
+  failureCategory,
+  shopDomain,
+  shopifyId,
+  wholeNumber,
+} from "../../src/cli/arguments.ts";
 
 /** The CLI's option parsers: what each takes, and the one message each refuses with. */
 const refusal = (parse: (value: string) => unknown, value: string): string => {
@@ -38,6 +44,33 @@ describe("the CLI's option values", () => {
     expect(refusal(shopDomain, "demo-shop.example.com")).toBe(
       "must be a *.myshopify.com domain, such as demo-shop.myshopify.com",
     );
+  });
+
+  it("currencyCode takes three letters in any case, and nothing a store could not keep", () => {
+    expect([currencyCode("usd"), currencyCode(" Eur ")]).toEqual(["USD", "EUR"]);
+    for (const bad of ["dollars", "US$", "US", "USDD", "€", "840"]) {
+      expect(refusal(currencyCode, bad), bad).toBe(
+        "must be a three-letter currency code, such as USD or EUR",
+      );
+    }
+  });
+
+  it("shopifyId takes an ID's digits or its gid of that kind, as digits", () => {
+    const variant = shopifyId("ProductVariant", "variant");
+    expect([variant("501"), variant(" gid://shopify/ProductVariant/501 ")]).toEqual(["501", "501"]);
+    for (const bad of [
+      "Shipping protection",
+      "SKU-1",
+      "gid://shopify/Product/501",
+      "gid://shopify/ProductVariant/",
+      "0",
+      "-501",
+      "18446744073709551616",
+    ]) {
+      expect(refusal(variant, bad), bad).toBe(
+        "must be a Shopify variant ID, such as 40123456789 or gid://shopify/ProductVariant/40123456789",
+      );
+    }
   });
 
   it("shopDomain names the domain meant by a shop's handle, its URL or its admin URL", () => {

@@ -77,6 +77,53 @@ describe("connector shops update", () => {
     expect(nothing.stderr.trim()).toBe("nothing to change: give at least one option (see --help)");
   });
 
+  it("refuses a currency or an ID that could never match an order, saving nothing", async () => {
+    const before = await p.ctx.shops.getShop(TEST_SHOP);
+    const update = (...args: string[]) =>
+      runCli(p.ctx, ["shops", "update", "--shop", TEST_SHOP, ...args]);
+    // Before: saved as given ("DOLLARS", a variant's title, a product's gid), and every order
+    // then dead-lettered as a shop selling in another currency, or never marked protected.
+    for (const [args, line] of [
+      [
+        ["--currency", "dollars", "--default-location", "9"],
+        "connector: option '--currency <code>' argument 'dollars' is invalid: must be a three-letter currency code, such as USD or EUR; see `connector shops update --help`",
+      ],
+      [
+        ["--protection-variant-id", "Shipping protection"],
+        "connector: option '--protection-variant-id <id>' argument 'Shipping protection' is invalid: must be a Shopify variant ID, such as 40123456789 or gid://shopify/ProductVariant/40123456789; see `connector shops update --help`",
+      ],
+      [
+        ["--protection-variant-id", "501", "--protection-variant-id", "gid://shopify/Product/5"],
+        "connector: option '--protection-variant-id <id>' argument 'gid://shopify/Product/5' is invalid: must be a Shopify variant ID, such as 40123456789 or gid://shopify/ProductVariant/40123456789; see `connector shops update --help`",
+      ],
+      [
+        ["--remove-location", "Main warehouse"],
+        "connector: option '--remove-location <id>' argument 'Main warehouse' is invalid: must be a Shopify location ID, such as 40123456789 or gid://shopify/Location/40123456789; see `connector shops update --help`",
+      ],
+    ] as const) {
+      const refused = await update(...args);
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stdout, args.join(" ")).toBe("");
+      expect(refused.stderr.trim(), args.join(" ")).toBe(line);
+    }
+    expect(await p.ctx.shops.getShop(TEST_SHOP)).toEqual(before);
+
+    // The Admin API's gid is its digits, as the orders' IDs are compared; a code in any case.
+    const taken = await update(
+      ...["--protection-variant-id", "gid://shopify/ProductVariant/501"],
+      ...["--protection-variant-id", "502", "--currency", " usd "],
+    );
+    expect(taken.stderr).toBe("");
+    expect(taken.code).toBe(0);
+    const after = await p.ctx.shops.getShop(TEST_SHOP);
+    expect(after?.protectionVariantIds).toEqual(["501", "502"]);
+    expect(after?.storeCurrency).toBe("USD");
+    await p.ctx.shops.updateSettings(TEST_SHOP, {
+      protectionVariantIds: before?.protectionVariantIds ?? [],
+      storeCurrency: before?.storeCurrency ?? null,
+    });
+  });
+
   it("a new store retires the links into the old one and says so", async () => {
     const model = newModelOrder(77, 77_000);
     await p.send("orders/create", orderPayload(model));
