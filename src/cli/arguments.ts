@@ -84,6 +84,28 @@ export function shopifyId(kind: "ProductVariant" | "Location", noun: string) {
   };
 }
 
+/**
+ * An http(s) URL (`webhook send --url`, `sandbox --webhook-url`, `shopify-standin --app-url`),
+ * kept as typed. Anything else ended the command with fetch's "Failed to parse URL from …" or
+ * "Invalid URL", naming no option, or (`--webhook-url`) started a sandbox whose events went
+ * nowhere.
+ */
+export function httpUrl(example: string): (value: string) => string {
+  return (value) => {
+    const text = value.trim();
+    let protocol = "";
+    try {
+      protocol = new URL(text).protocol;
+    } catch {
+      // Not a URL: refused below.
+    }
+    if (protocol !== "http:" && protocol !== "https:") {
+      throw new InvalidArgumentError(`must be an http:// or https:// URL, such as ${example}`);
+    }
+    return text;
+  };
+}
+
 /** A dead-letter category (`--reason`): one of those the connector files entries under. */
 export function failureCategory(value: string): FailureCategory {
   const category = FAILURE_CATEGORIES.find((known) => known === value.trim());

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/env.ts";
 import { type RuntimeConfig, sandboxStatePath } from "../config/runtime-config.ts";
 import { loadDevTool } from "../lib/dev-tools.ts";
-import { wholeNumber } from "./arguments.ts";
+import { httpUrl, wholeNumber } from "./arguments.ts";
 
 const storeList = (value: string) => {
   const ids = value.split(",").map((v) => Number(v.trim()));
@@ -34,6 +34,7 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
     .option(
       "--webhook-url <url>",
       "send the provider's events (claims, registrations) to this URL, e.g. http://localhost:3000/webhooks/provider",
+      httpUrl("http://localhost:3000/webhooks/provider"),
     )
     .option("--webhook-secret <secret>", "sign the events with this secret (with --webhook-url)")
     .option(

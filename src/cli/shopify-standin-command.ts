@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { loadDevTool } from "../lib/dev-tools.ts";
-import { wholeNumber } from "./arguments.ts";
+import { httpUrl, wholeNumber } from "./arguments.ts";
 
 /**
  * `connector shopify-standin`: the stand-in Shopify (OAuth authorize and token, Admin GraphQL,
@@ -26,6 +26,7 @@ export function registerShopifyStandInCommand(program: Command) {
     .option(
       "--app-url <url>",
       "the app's URL (APP_URL): the stand-in admin frames it",
+      httpUrl("http://localhost:3000"),
       process.env.APP_URL ?? `http://localhost:${process.env.PORT ?? 3000}`,
     )
     .option(

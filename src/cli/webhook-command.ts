@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { ServiceLostError } from "../lib/outage.ts";
 import { TOPICS } from "../shopify/topics.ts";
-import { shopDomain, wholeNumber } from "./arguments.ts";
+import { httpUrl, shopDomain, wholeNumber } from "./arguments.ts";
 import { readInputFile } from "./input-file.ts";
 import { printable } from "./table.ts";
 
@@ -58,7 +58,12 @@ export function registerWebhookCommand(
     .requiredOption("--topic <topic>", "webhook topic, e.g. orders/create")
     .requiredOption("--shop <domain>", "shop domain, e.g. demo-shop.myshopify.com", shopDomain)
     .requiredOption("--file <path>", "JSON payload file")
-    .option("--url <url>", "receiver URL", defaults.url)
+    .option(
+      "--url <url>",
+      "receiver URL",
+      httpUrl("http://localhost:3000/webhooks/shopify"),
+      defaults.url,
+    )
     .option(
       "--times <n>",
       "deliver the same webhook n times (same webhook id: Shopify's retries)",

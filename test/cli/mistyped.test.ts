@@ -156,6 +156,30 @@ describe("a command line the CLI cannot run as typed", () => {
     expect(await p.ctx.shops.getShop(UNKNOWN)).toBeNull();
   });
 
+  it("refuses a URL that is not http(s), naming the option, before anything starts", async () => {
+    const file = join(dir, "order.json");
+    writeFileSync(file, "{}");
+    const send = ["webhook", "send", "--topic", "orders/create", "--shop", TEST_SHOP, "--file"];
+    // Before: "connector: Failed to parse URL from notaurl (LOG_LEVEL=debug shows the stack)"
+    // and "unknown scheme", exit 1, naming no option.
+    for (const url of ["notaurl", "ftp://localhost/webhooks", "localhost:3000/webhooks/shopify"]) {
+      refused(
+        await cli(...send, file, "--url", url),
+        `connector: option '--url <url>' argument '${url}' is invalid: must be an http:// or https:// URL, such as http://localhost:3000/webhooks/shopify; see \`connector webhook send --help\``,
+      );
+    }
+    // Before: "connector: Invalid URL (LOG_LEVEL=debug shows the stack)", exit 1.
+    refused(
+      await cli("shopify-standin", "--port", "0", "--app-url", "not a url"),
+      "connector: option '--app-url <url>' argument 'not a url' is invalid: must be an http:// or https:// URL, such as http://localhost:3000; see `connector shopify-standin --help`",
+    );
+    // Before: a sandbox started, its events bound for "notaurl", and ran until stopped.
+    refused(
+      await cli("sandbox", "--webhook-url", "notaurl", "--webhook-secret", "s"),
+      "connector: option '--webhook-url <url>' argument 'notaurl' is invalid: must be an http:// or https:// URL, such as http://localhost:3000/webhooks/provider; see `connector sandbox --help`",
+    );
+  });
+
   it("refuses webhook send --times that is not a count, instead of sending nothing with exit 0", async () => {
     const file = join(dir, "order.json");
     writeFileSync(file, "{}");
