@@ -7,6 +7,7 @@ import { createDeadLetters } from "../../ops/index.ts";
 import { FAILURE_CATEGORIES } from "../../sync/failure.ts";
 import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
+import { queryWholeNumber, singleQuery } from "./query.ts";
 import { unknownShopFilter } from "./shop-filter.ts";
 
 const Filter = z.object({
@@ -25,8 +26,8 @@ const Filter = z.object({
     .optional(),
 });
 const Page = z.object({
-  offset: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: queryWholeNumber(0).default(0),
+  limit: queryWholeNumber(1, 500).default(50),
 });
 // A field these do not know is refused, not ignored: a misspelt filter (`reason_includes`)
 // would otherwise list, or retry, every entry the rest of the filter matches.
@@ -34,13 +35,13 @@ const ListQuery = Filter.extend(Page.shape).strict();
 const CountsQuery = Filter.pick({ shop: true }).strict();
 const BulkBody = Filter.extend({ all: z.boolean().optional() }).strict();
 
-function invalid(c: Context, error: z.ZodError) {
+function invalid(c: Context, error: z.ZodError | { path: string; message: string }[]) {
   return errorResponse(
     c,
     400,
     "invalid_request",
     "the request has invalid fields",
-    fieldsOf(error),
+    Array.isArray(error) ? error : fieldsOf(error),
   );
 }
 
@@ -68,7 +69,9 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
   const api = new Hono();
 
   api.get("/dead-letters", async (c) => {
-    const query = ListQuery.safeParse(c.req.query());
+    const once = singleQuery(c);
+    if (!once.ok) return invalid(c, once.fields);
+    const query = ListQuery.safeParse(once.query);
     if (!query.success) return invalid(c, query.error);
     const { offset, limit, ...filter } = query.data;
     const unknown = await unknownShopFilter(c, deps.ctx, filter.shop);
@@ -77,7 +80,9 @@ export function deadLetterRoutes(deps: AdminDeps): Hono {
   });
 
   api.get("/dead-letters/counts", async (c) => {
-    const filter = CountsQuery.safeParse(c.req.query());
+    const once = singleQuery(c);
+    if (!once.ok) return invalid(c, once.fields);
+    const filter = CountsQuery.safeParse(once.query);
     if (!filter.success) return invalid(c, filter.error);
     const unknown = await unknownShopFilter(c, deps.ctx, filter.data.shop);
     if (unknown) return unknown;

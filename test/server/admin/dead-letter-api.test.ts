@@ -147,6 +147,43 @@ describe("/admin/api/dead-letters", () => {
     ]);
   });
 
+  it("answers 400 for a parameter given twice and a page that is not digits", async () => {
+    pipeline = await seeded();
+    const fieldsOf = async (response: Response) => {
+      expect(response.status, response.url).toBe(400);
+      return ((await response.json()) as { error: { fields: unknown[] } }).error.fields;
+    };
+    // Before: the first value answered, the second dropped: TEST_SHOP's entries alone, 200.
+    for (const path of [
+      `/admin/api/dead-letters?shop=${TEST_SHOP}&shop=${OTHER_SHOP}`,
+      `/admin/api/dead-letters/counts?shop=${TEST_SHOP}&shop=${OTHER_SHOP}`,
+      `/admin/api/status?shop=${TEST_SHOP}&shop=${OTHER_SHOP}`,
+    ]) {
+      expect(await fieldsOf(await call(path))).toEqual([
+        { path: "shop", message: "given more than once: give it once" },
+      ]);
+    }
+    // Before: `offset=` was 0, `1e1` 10 and `0x2` 2, all answered 200.
+    for (const [query, field] of [
+      ["offset=", { path: "offset", message: "must be a whole number, at least 0" }],
+      ["limit=1e1", { path: "limit", message: "must be a whole number from 1 to 500" }],
+      ["limit=0x2", { path: "limit", message: "must be a whole number from 1 to 500" }],
+      ["limit=501", { path: "limit", message: "must be a whole number from 1 to 500" }],
+      ["limit=2&limit=3", { path: "limit", message: "given more than once: give it once" }],
+    ] as const) {
+      expect(await fieldsOf(await call(`/admin/api/dead-letters?${query}`)), query).toEqual([
+        field,
+      ]);
+    }
+    const page = (await (await call("/admin/api/dead-letters?limit=1&offset=2")).json()) as {
+      limit: number;
+      offset: number;
+      entries: unknown[];
+    };
+    expect(page).toMatchObject({ limit: 1, offset: 2 });
+    expect(page.entries).toHaveLength(1);
+  });
+
   it("answers 404 naming shop for a shop it has no record of, as resync does", async () => {
     pipeline = await seeded();
     const unknown = "never-installed.myshopify.com";
