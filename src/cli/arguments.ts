@@ -42,8 +42,9 @@ export function wholeNumber(bounds: { min: number; max?: number }): (value: stri
       ? `must be a whole number, at least ${min}`
       : `must be a whole number from ${min} to ${max}`;
   return (value) => {
+    // Digits only: Number() alone took `1e2` for 100 and `0x10` for 16.
     const n = Number(value.trim());
-    if (value.trim() === "" || !Number.isSafeInteger(n) || n < min || n > max) {
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
       throw new InvalidArgumentError(message);
     }
     return n;
