@@ -93,7 +93,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel("Client secret").fill("not-the-secret");
     await page.getByRole("button", { name: "Verify and save" }).click();
     await expect.poll(() => page.getByRole("alert").count()).toBe(1);
-    expect(await focused()).toEqual({
+    await expect.poll(focused).toEqual({
       id: "clientId",
       invalid: "true",
       description: expect.stringContaining("did not accept this client ID and secret"),
@@ -123,7 +123,7 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByLabel(/Default fulfillment location ID/).fill("7");
     await page.getByRole("button", { name: "Save locations" }).click();
     await expect.poll(() => page.getByRole("alert").count()).toBe(1);
-    expect(await focused()).toEqual({
+    await expect.poll(focused).toEqual({
       id: "location-4001",
       invalid: "true",
       description: expect.stringContaining("fulfillment location ID marked below must be"),
@@ -166,11 +166,13 @@ describe("the settings page on first contact (headless Chromium)", () => {
     await page.getByRole("button", { name: "Save secret" }).click();
     await expect.poll(() => page.getByRole("alert").count()).toBe(1);
     // The secret was fine: the keyboard lands on the box to tick, which says why.
-    expect(await focusedField(page)).toEqual({
-      id: "confirmShared",
-      invalid: "true",
-      description: expect.stringContaining("tick “Replace it for every shop on this account”"),
-    });
+    await expect
+      .poll(() => focusedField(page))
+      .toEqual({
+        id: "confirmShared",
+        invalid: "true",
+        description: expect.stringContaining("tick “Replace it for every shop on this account”"),
+      });
     expect(await secret.getAttribute("aria-invalid")).toBeNull();
     await page.screenshot({ path: `${ARTIFACTS}/merchant-shared-secret.png`, fullPage: true });
 
@@ -206,11 +208,13 @@ describe("the settings page on first contact (headless Chromium)", () => {
     });
     await page.getByRole("button", { name: "Check and import" }).click();
     await expect.poll(() => page.getByRole("alert").count()).toBe(1);
-    expect(await focusedField(page)).toEqual({
-      id: "catalog-file",
-      invalid: "true",
-      description: expect.stringContaining("Choose a .csv or a .json file."),
-    });
+    await expect
+      .poll(() => focusedField(page))
+      .toEqual({
+        id: "catalog-file",
+        invalid: "true",
+        description: expect.stringContaining("Choose a .csv or a .json file."),
+      });
   }, 60_000);
 
   it("keeps what was typed when the session ended while the page was open, and saves after signing in again", async () => {
