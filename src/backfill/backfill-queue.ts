@@ -11,6 +11,13 @@ export interface BackfillJobData {
   shop: string;
 }
 
+/** The orders a backfill walks, by `updated_at`: from `since` (or the first), to `until` (or now). */
+export interface BackfillWindow {
+  since?: string | null;
+  /** An ISO instant; one past the start of the backfill is read as its start. */
+  until?: string;
+}
+
 export const backfillJobId = (id: number) => `backfill-${id}`;
 /** The job name of a backfill on its queue. */
 export const BACKFILL_JOB = "backfill";
@@ -47,7 +54,7 @@ export class BackfillQueue {
    */
   start(
     shop: string,
-    options: { since?: string | null } = {},
+    options: BackfillWindow = {},
   ): Promise<{ backfill: BackfillRecord; started: boolean }> {
     return withLock(
       this.#redis,
@@ -90,18 +97,20 @@ export class BackfillQueue {
 
   async #start(
     shop: string,
-    options: { since?: string | null },
+    options: BackfillWindow,
   ): Promise<{ backfill: BackfillRecord; started: boolean }> {
     const active = await this.repo.active(shop);
     if (active) {
       await this.#ensureJob(active);
       return { backfill: active, started: false };
     }
-    // Orders updated after this moment reach the connector by webhook; the walk stops here.
+    // Orders updated after this moment reach the connector by webhook; the walk stops here, or
+    // at the end asked for when that comes first.
+    const now = new Date().toISOString();
     const backfill = await this.repo.create({
       shop,
       since: options.since ?? null,
-      until: new Date().toISOString(),
+      until: options.until !== undefined && options.until < now ? options.until : now,
     });
     await this.#ensureJob(backfill);
     return { backfill, started: true };

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { resync } from "../../src/backfill/index.ts";
 import type { ShopRecord } from "../../src/store/index.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
@@ -24,6 +24,54 @@ async function seed(days: number[]) {
 }
 
 describe("resync", () => {
+  it("runs a range or every order through the admin API as a backfill: 202 at once, then the workers", async () => {
+    pipeline = await startPipeline({
+      sandbox: AMPLE_BUDGET.sandbox,
+      env: { ...AMPLE_BUDGET.env, ADMIN_TOKEN },
+    });
+    await seed([1, 5, 9, 10, 11, 20]);
+    const call = (body: unknown) =>
+      pipeline.web.app.request(`/admin/api/shops/${TEST_SHOP}/resync`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // Answered before a page is read: no worker of the backfill queue runs yet.
+    const range = await call({ since: "2026-10-05T12:00:00Z", until: "2026-10-11T12:00:00Z" });
+    expect(range.status).toBe(202);
+    expect(range.headers.get("location")).toBe(`/admin/api/shops/${TEST_SHOP}/backfill`);
+    expect(await range.json()).toMatchObject({
+      started: true,
+      status: "running",
+      since: "2026-10-05T12:00:00.000Z",
+      until: "2026-10-11T12:00:00.000Z",
+    });
+    // One at a time per shop: another window while it runs is refused, not folded into it.
+    const meanwhile = await call({ all: true });
+    expect(meanwhile.status).toBe(409);
+    expect(await meanwhile.json()).toMatchObject({
+      error: { code: "backfill_running" },
+      backfill: { since: "2026-10-05T12:00:00.000Z", status: "running" },
+    });
+    pipeline.startBackfillWorker();
+    const backfillDone = () =>
+      vi.waitFor(
+        async () =>
+          expect((await pipeline.ctx.backfills.latest(TEST_SHOP))?.status).toBe("completed"),
+        { timeout: 60_000, interval: 20 },
+      );
+    await backfillDone();
+    await pipeline.drain();
+    expect(providerOrderIds()).toEqual(["10", "5", "9"]);
+    // Every order: a backfill with no start, up to now.
+    const all = await call({ all: true });
+    expect(all.status).toBe(202);
+    expect(await all.json()).toMatchObject({ started: true, since: null });
+    await backfillDone();
+    await pipeline.drain();
+    expect(providerOrderIds()).toEqual(["1", "10", "11", "20", "5", "9"]);
+  });
+
   it("syncs one order found by its name, and only that order", async () => {
     pipeline = await startPipeline({ ...AMPLE_BUDGET });
     await seed([1, 2, 3]);

@@ -124,8 +124,8 @@ async function readJson(c: Context): Promise<unknown> {
 
 /**
  * /admin/api/shops/:shop/resync (POST) and /admin/api/shops/:shop/backfill (POST to start,
- * GET for progress). Resync answers when the orders are read and queued; a backfill answers
- * 202 at once and is followed with GET.
+ * GET for progress). A resync of one order answers when it is read and queued; a resync of a
+ * range or of every order, and a backfill, answer 202 at once and are followed with GET.
  */
 export function syncRoutes(deps: AdminDeps): Hono {
   const { ctx } = deps;
@@ -152,6 +152,7 @@ export function syncRoutes(deps: AdminDeps): Hono {
     if (body === NOT_JSON) return notJson(c);
     const target = resyncTarget(body);
     if (Array.isArray(target)) return invalid(c, target, RESYNC_FORMS);
+    if (target.kind !== "order") return resyncAsBackfill(c, shop, target);
     try {
       const result = await resync(ctx, shop, target);
       if (result.notFound) {
@@ -171,17 +172,54 @@ export function syncRoutes(deps: AdminDeps): Hono {
     }
   });
 
+  /**
+   * A resync of a range or of every order reads pages at the provider budget's pace: hours for a
+   * large shop, far past what a reverse proxy waits for an answer, and lost with the web process
+   * that ran it. It runs as a backfill of that window instead: 202 at once, in the workers,
+   * resumed after a restart, followed with GET …/backfill. A shop runs one backfill at a time:
+   * while one is unfinished, 409 says so (the window it walks is not the one asked for).
+   */
+  const resyncAsBackfill = async (
+    c: Context,
+    shop: ShopRecord,
+    target: Exclude<ResyncTarget, { kind: "order" }>,
+  ) => {
+    const refused = notConnected(c, shop);
+    if (refused) return refused;
+    const window = target.kind === "range" ? target : {};
+    const { backfill, started } = await queue.start(shop.shop, window);
+    const progress = progressOf(backfill, { scopes: shop.scopes });
+    c.header("location", `/admin/api/shops/${shop.shop}/backfill`);
+    if (!started) {
+      return c.json(
+        {
+          error: {
+            code: "backfill_running",
+            message: `shop ${shop.shop} has a backfill running (${progress.percent ?? 0} % done), and a resync of a range or of every order runs as one: ask again once it has ended (GET /admin/api/shops/${shop.shop}/backfill), or resync single orders meanwhile`,
+          },
+          backfill: progress,
+        },
+        409,
+      );
+    }
+    return c.json({ started, ...progress }, 202);
+  };
+
+  const notConnected = (c: Context, shop: ShopRecord) =>
+    shop.accessTokenSealed
+      ? null
+      : errorResponse(
+          c,
+          409,
+          "shop_not_connected",
+          `shop ${shop.shop} has no Shopify access token; install the app on it first`,
+        );
+
   api.post("/shops/:shop/backfill", async (c) => {
     const shop = await shopOf(c);
     if (shop instanceof Response) return shop;
-    if (!shop.accessTokenSealed) {
-      return errorResponse(
-        c,
-        409,
-        "shop_not_connected",
-        `shop ${shop.shop} has no Shopify access token; install the app on it first`,
-      );
-    }
+    const refused = notConnected(c, shop);
+    if (refused) return refused;
     const body = await readJson(c);
     if (body === NOT_JSON) return notJson(c);
     const parsed = BackfillBody.safeParse(body);
