@@ -288,6 +288,13 @@ export const EnvSchema = z.object({
    * closed, instead of holding what it sent for Node's 5-minute request timeout.
    */
   REQUEST_BODY_TIMEOUT_MS: wholeNumber({ min: 100, unit: MS }).default(10_000),
+  /**
+   * What one web process may hold, in all, of the bodies still arriving before their sender is
+   * known (src/server/request-body.ts): a body that would take it past this is answered 503 at
+   * once and its connection closed. 32 MiB fits the production heap (--max-old-space-size=160)
+   * and 32 webhooks of WEBHOOK_MAX_BYTES at once; at least WEBHOOK_MAX_BYTES (parseEnv).
+   */
+  REQUEST_BODIES_MAX_BYTES: wholeNumber({ min: 1, unit: "bytes" }).default(32 * 1024 * 1024),
   RECONCILE_INTERVAL_MS: wholeNumber({ min: 1, unit: MS }).default(15 * 60_000),
   /**
    * Days a provider event's body (customer data) is kept; older bodies are reduced to their IDs
@@ -331,6 +338,7 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
         (issue) => `${issue.path.join(".")}: ${issue.message}`,
       ),
       ...combinationProblems(cleaned),
+      ...(result.success ? boundProblems(result.data) : []),
     ]),
   ];
   if (result.success && problems.length === 0) return result.data;
@@ -396,6 +404,17 @@ function combinationProblems(set: Record<string, unknown>): string[] {
     problems.push("REDIS_URL, REDIS_CLUSTER_NODES: set one of them, not both");
   }
   return problems;
+}
+
+/**
+ * Numbers that bound one another, read once each is valid: a budget of arriving bodies smaller
+ * than one webhook would answer every webhook that large 503, for good.
+ */
+function boundProblems(env: Env): string[] {
+  if (env.REQUEST_BODIES_MAX_BYTES >= env.WEBHOOK_MAX_BYTES) return [];
+  return [
+    `REQUEST_BODIES_MAX_BYTES: must be at least WEBHOOK_MAX_BYTES (${env.WEBHOOK_MAX_BYTES}), or a webhook that large is always answered 503`,
+  ];
 }
 
 /** Where a provider environment's API and tokens are: its URL, token endpoint and audience. */

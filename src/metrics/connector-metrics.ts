@@ -171,6 +171,12 @@ export class ConnectorMetrics {
     registers: [this.registry],
   });
 
+  readonly bodiesRefused = new Counter({
+    name: "connector_request_bodies_refused_total",
+    help: "Request bodies answered 503 because the bodies still arriving before their sender is known would pass REQUEST_BODIES_MAX_BYTES",
+    registers: [this.registry],
+  });
+
   readonly stores: StoreLabels;
 
   constructor(options: { defaultMetrics?: boolean; storeSeries?: number } = {}) {
@@ -236,6 +242,19 @@ export class ConnectorMetrics {
       aggregator: "max",
       async collect() {
         this.set(await count());
+      },
+    });
+  }
+
+  /** Bytes held now by bodies still arriving before their sender is known, read when scraped. */
+  trackBodyBytes(held: () => number): void {
+    if (this.registry.getSingleMetric("connector_request_body_bytes")) return;
+    new Gauge({
+      name: "connector_request_body_bytes",
+      help: "Bytes reserved by request bodies still arriving before their sender is known (REQUEST_BODIES_MAX_BYTES bounds it per process)",
+      registers: [this.registry],
+      collect() {
+        this.set(held());
       },
     });
   }

@@ -8,7 +8,7 @@ import type { RegistrationEvents } from "../features/registrations/settings.ts";
 import type { ProviderEventIngest } from "../ingest/provider-event-ingest.ts";
 import type { WebhookIngest } from "../ingest/webhook-ingest.ts";
 import { withDeadline } from "../lib/deadline.ts";
-import { FailureDigest } from "../lib/failure-digest.ts";
+import { type FailureCause, FailureDigest, lineLevel } from "../lib/failure-digest.ts";
 import { errorResponse } from "../lib/http-errors.ts";
 import { errorText } from "../lib/redact.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
@@ -25,7 +25,7 @@ import { createAdminApp } from "./admin/index.ts";
 import { contentTypeOf, embeddedConfig } from "./install/embedded.ts";
 import { oauthRoutes, ShopSessionCookie } from "./install/index.ts";
 import { providerWebhookRoutes } from "./provider-webhook-route.ts";
-import { readBodyFirst } from "./request-body.ts";
+import { BodyBudget, readBodyFirst } from "./request-body.ts";
 import { settingsRoutes } from "./settings/index.ts";
 import { INGEST_DEADLINE_MS, webhookRoutes } from "./webhook-route.ts";
 
@@ -102,6 +102,28 @@ export interface WebApp {
 export const FORM_MAX_BYTES = 8 * 1024;
 
 /**
+ * How long no body may be refused for the budget before a burst counts as over: its next
+ * refusal is then said again at warn.
+ */
+export const BODIES_QUIET_MS = 60_000;
+
+/** Bodies answered 503 for the budget of bodies arriving at once, as the digest counts them. */
+function bodiesRefused(maxBytes: number): FailureCause {
+  return {
+    shop: "",
+    signature: "request-bodies-max-bytes",
+    wording: {
+      subject: "request bodies",
+      still: "still answered 503",
+      unit: "bodies",
+      field: "bodiesRefused",
+      level: "warn",
+      after: `the bodies arriving at once passed REQUEST_BODIES_MAX_BYTES (${maxBytes} bytes); Shopify and the provider send theirs again`,
+    },
+  };
+}
+
+/**
  * The web app, HTTP only: webhooks in; install, settings, health, metrics and the admin area out.
  * Its parts (the receiver's ingest, the settings service, what an install completes) are
  * composed by the web role (src/app/web.ts).
@@ -124,6 +146,25 @@ export function createWebApp(
   app.notFound((c) =>
     errorResponse(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`),
   );
+  // One budget for every body read before its sender is known, here and in the webhook routes.
+  // A refusal is said once per burst (a line when it starts, a summary a minute, a line once
+  // BODIES_QUIET_MS have passed without one), never with the body; each is counted in /metrics.
+  const bodiesMax = ctx.config.env.REQUEST_BODIES_MAX_BYTES;
+  const bodiesLog = ctx.logger.child({ component: "request-bodies" });
+  const bodiesDigest = new FailureDigest(bodiesLog, { quietMs: BODIES_QUIET_MS }).start();
+  closers.push(async () => bodiesDigest.stop());
+  const bodiesCause = bodiesRefused(bodiesMax);
+  const bodies = new BodyBudget(bodiesMax, (held, wanted) => {
+    ctx.metrics.bodiesRefused.inc();
+    const detail = `${held} bytes held, ${wanted} more asked`;
+    const level = lineLevel(bodiesDigest, bodiesCause, detail);
+    if (level === "debug" && !bodiesLog.isLevelEnabled("debug")) return;
+    bodiesLog[level](
+      { bytesHeld: held, bytesAsked: wanted, maxBytes: bodiesMax },
+      `request bodies arriving at once would pass REQUEST_BODIES_MAX_BYTES (${bodiesMax} bytes): answering 503 with Retry-After until some have arrived; Shopify and the provider send theirs again`,
+    );
+  });
+  ctx.metrics.trackBodyBytes(() => bodies.held);
   // Every body but a webhook's is a small form or JSON filter: refused past 8 KB from its
   // Content-Length before a byte is read, or as soon as a chunked body passes it, and read whole
   // within REQUEST_BODY_TIMEOUT_MS (408 after) before any route authenticates its sender. The
@@ -133,6 +174,7 @@ export function createWebApp(
   const smallBodies = readBodyFirst({
     maxBytes: FORM_MAX_BYTES,
     arrivalMs: ctx.config.env.REQUEST_BODY_TIMEOUT_MS,
+    budget: bodies,
     tooLarge: (c) =>
       errorResponse(
         c,
@@ -258,6 +300,7 @@ export function createWebApp(
       logger: webhookLog,
       maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
       bodyTimeoutMs: ctx.config.env.REQUEST_BODY_TIMEOUT_MS,
+      bodies,
       failures: webhookFailures,
       onOutcome: (topic, outcome) => {
         ctx.metrics.webhook(topic, outcome);
@@ -272,6 +315,7 @@ export function createWebApp(
       logger: ctx.logger.child({ component: "provider-webhooks" }),
       maxBytes: ctx.config.env.WEBHOOK_MAX_BYTES,
       bodyTimeoutMs: ctx.config.env.REQUEST_BODY_TIMEOUT_MS,
+      bodies,
       onOutcome: (outcome) => {
         ctx.metrics.webhook("provider", outcome);
         hooks.onOutcome?.("provider", outcome);

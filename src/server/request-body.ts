@@ -3,6 +3,51 @@ import { DeadlineError, withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
 
 /**
+ * The bytes one process holds, in all, of the bodies still arriving before their sender is known
+ * (REQUEST_BODIES_MAX_BYTES): one per process, shared by every `readBodyFirst`. Each body
+ * reserves its announced Content-Length before a byte is read, or its chunks as they arrive, and
+ * gives them back once it is read, refused, late or cut off.
+ *
+ * Without it the size limit and the arrival deadline bound one body, not how many arrive at
+ * once: 300 connections each sending all but the last byte of a 1 MB webhook body held 300 MB
+ * for REQUEST_BODY_TIMEOUT_MS, unauthenticated, and a few thousand would pass the production
+ * heap. A body that would take the process past the budget is answered 503 at once instead
+ * (Shopify and the provider send it again); ordinary traffic is far below it.
+ */
+export class BodyBudget {
+  #held = 0;
+
+  /**
+   * @param onRefused called for each body refused, with what was held and what it asked for
+   *   (the caller's log line and metric; never the body).
+   */
+  constructor(
+    readonly maxBytes: number,
+    private readonly onRefused: (held: number, wanted: number) => void = () => {},
+  ) {}
+
+  /** The bytes reserved now by bodies still arriving. */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Reserves `bytes`, or refuses (false) when they would take the process past the budget. */
+  reserve(bytes: number): boolean {
+    // Written so that a length that is not a number (never from Node's parser) is refused.
+    if (!(this.#held + bytes <= this.maxBytes)) {
+      this.onRefused(this.#held, bytes);
+      return false;
+    }
+    this.#held += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.#held -= bytes;
+  }
+}
+
+/**
  * What a body read before its sender is known may take: its size, and the time it may take to
  * arrive after the request's headers.
  */
@@ -10,6 +55,8 @@ export interface BodyBounds {
   maxBytes: number;
   /** REQUEST_BODY_TIMEOUT_MS: a body not whole by then is answered 408. */
   arrivalMs: number;
+  /** The process's budget of bodies arriving at once: past it, 503. */
+  budget: BodyBudget;
   /** The answer to a body over `maxBytes` (413), in the route's words. */
   tooLarge(c: Context): Response | Promise<Response>;
 }
@@ -28,6 +75,9 @@ export interface BodyBounds {
  * - Cut off by the client (the connection closed mid-body): 400, which nobody reads, instead
  *   of an error thrown in the route (an "unhandled error" line per hang-up, and a login form
  *   counted as a wrong token).
+ * - Past the process's budget of bodies arriving at once (`budget`): 503 `too_many_bodies` with
+ *   Retry-After, from Content-Length before a byte is read, or as soon as a chunked body's
+ *   chunks would pass it. What the body reserved is given back on every way out.
  *
  * A refusal is answered before the rest of the body has arrived: the lingering close
  * (lib/lingering-close.ts) ends that connection. The route then reads the body from Hono's
@@ -35,26 +85,53 @@ export interface BodyBounds {
  * @hono/node-server's direct path, any other from the buffer read here.
  */
 export function readBodyFirst(bounds: BodyBounds): MiddlewareHandler {
+  const { budget } = bounds;
+  // Every body held is gone within the arrival deadline: the budget is free again by then.
+  const retryAfter = String(Math.ceil(bounds.arrivalMs / 1000));
+  const busy = (c: Context) => {
+    c.header("Retry-After", retryAfter);
+    return errorResponse(
+      c,
+      503,
+      "too_many_bodies",
+      "too many request bodies are arriving at once; send this one again later",
+    );
+  };
   return async (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     const length = c.req.header("content-length");
     // No Content-Length (chunked, or a runtime that does not say): read as a stream.
     const streamed = length === undefined || c.req.header("transfer-encoding") !== undefined;
+    // What this body has reserved of the budget; `open` ends when the read has settled, so a
+    // chunk read after a deadline reserves nothing that would not be given back.
+    let held = 0;
+    let open = true;
     if (!streamed) {
-      if (Number(length) === 0) return next();
-      if (Number(length) > bounds.maxBytes) return bounds.tooLarge(c);
+      const announced = Number(length);
+      if (announced === 0) return next();
+      if (announced > bounds.maxBytes) return bounds.tooLarge(c);
+      if (!budget.reserve(announced)) return busy(c);
+      held = announced;
     }
     const reading = streamed
-      ? readStreamed(c, bounds.maxBytes)
+      ? readStreamed(c, bounds.maxBytes, (bytes) => {
+          if (!open || !budget.reserve(bytes)) return false;
+          held += bytes;
+          return true;
+        })
       : c.req.arrayBuffer().then(() => "read" as const);
-    let outcome: "read" | "too-large" | "late" | "cut-off";
+    let outcome: "read" | "too-large" | "busy" | "late" | "cut-off";
     try {
       outcome = await withDeadline(reading, bounds.arrivalMs, "the request body");
     } catch (error) {
       outcome = error instanceof DeadlineError ? "late" : "cut-off";
+    } finally {
+      open = false;
+      budget.release(held);
     }
     if (outcome === "read") return next();
     if (outcome === "too-large") return bounds.tooLarge(c);
+    if (outcome === "busy") return busy(c);
     if (outcome === "late") {
       return errorResponse(
         c,
@@ -75,11 +152,15 @@ export function readBodyFirst(bounds: BodyBounds): MiddlewareHandler {
 }
 
 /**
- * A body of no announced length, read up to `maxBytes` (as Hono's bodyLimit does): past it,
- * reading stops and the rest is left to the lingering close. A body read whole becomes the
- * request's body.
+ * A body of no announced length, read up to `maxBytes` (as Hono's bodyLimit does), each chunk
+ * reserved with `take` before it is kept: past either, reading stops and the rest is left to the
+ * lingering close. A body read whole becomes the request's body.
  */
-async function readStreamed(c: Context, maxBytes: number): Promise<"read" | "too-large"> {
+async function readStreamed(
+  c: Context,
+  maxBytes: number,
+  take: (bytes: number) => boolean,
+): Promise<"read" | "too-large" | "busy"> {
   const body = c.req.raw.body;
   if (!body) return "read";
   const reader = body.getReader();
@@ -90,6 +171,7 @@ async function readStreamed(c: Context, maxBytes: number): Promise<"read" | "too
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) return "too-large";
+    if (!take(value.byteLength)) return "busy";
     chunks.push(value);
   }
   c.req.raw = new Request(c.req.raw, { body: Buffer.concat(chunks) });

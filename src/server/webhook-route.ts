@@ -14,7 +14,7 @@ import {
   verifyShopifyWebhook,
 } from "../shopify/index.ts";
 import { ShopDomainInput } from "../sync/source-order.ts";
-import { readBodyFirst } from "./request-body.ts";
+import { type BodyBudget, readBodyFirst } from "./request-body.ts";
 import { traceRequest } from "./trace-request.ts";
 
 export interface WebhookRouteDeps {
@@ -25,6 +25,8 @@ export interface WebhookRouteDeps {
   maxBytes: number;
   /** REQUEST_BODY_TIMEOUT_MS: a body not whole this long after the headers is answered 408. */
   bodyTimeoutMs: number;
+  /** The process's REQUEST_BODIES_MAX_BYTES, shared with every body read before its sender is known. */
+  bodies: BodyBudget;
   /** Default INGEST_DEADLINE_MS. */
   deadlineMs?: number;
   onOutcome?: (topic: string, outcome: string) => void;
@@ -74,12 +76,14 @@ const REFUSED: FailureCause = {
 
 /**
  * A webhook body's bounds, Shopify's and the provider's: over WEBHOOK_MAX_BYTES 413, not whole
- * within REQUEST_BODY_TIMEOUT_MS 408 (src/server/request-body.ts).
+ * within REQUEST_BODY_TIMEOUT_MS 408, past the process's REQUEST_BODIES_MAX_BYTES 503
+ * (src/server/request-body.ts).
  */
-export function webhookBody(maxBytes: number, arrivalMs: number) {
+export function webhookBody(maxBytes: number, arrivalMs: number, budget: BodyBudget) {
   return readBodyFirst({
     maxBytes,
     arrivalMs,
+    budget,
     tooLarge: (c) =>
       errorResponse(c, 413, "payload_too_large", `webhook bodies are limited to ${maxBytes} bytes`),
   });
@@ -94,7 +98,8 @@ export const INGEST_DEADLINE_MS = 2_000;
 
 /**
  * POST /webhooks/shopify. The order of checks decides what Shopify does next (docs/principles.md:
- * the webhook path reads the raw bytes first): size (413) and arrival (408) → HMAC of the raw
+ * the webhook path reads the raw bytes first): size (413), arrival (408) and the process's
+ * budget of arriving bodies (503) → HMAC of the raw
  * bytes (401, nothing stored) → durable ingest → 200; 503 when the event could not be made
  * durable, so Shopify retries; never 200 for an event not stored.
  */
@@ -102,7 +107,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
   const { secret, ingest, logger } = deps;
   const app = new Hono();
   const route = "/webhooks/shopify";
-  const body = webhookBody(deps.maxBytes, deps.bodyTimeoutMs);
+  const body = webhookBody(deps.maxBytes, deps.bodyTimeoutMs, deps.bodies);
   app.post(route, traceRequest(route), body, async (c) => {
     // The HMAC covers the bytes as sent: verify those, then decode (never re-serialize).
     const bytes = new Uint8Array(await c.req.arrayBuffer());

@@ -54,6 +54,7 @@ describe("parseEnv", () => {
       SYNC_RETRY_DELAY_MS: "must be a whole number of milliseconds, at least 1",
       WEBHOOK_MAX_BYTES: "must be a whole number of bytes, at least 1",
       REQUEST_BODY_TIMEOUT_MS: "must be a whole number of milliseconds, at least 100",
+      REQUEST_BODIES_MAX_BYTES: "must be a whole number of bytes, at least 1",
       RECONCILE_INTERVAL_MS: "must be a whole number of milliseconds, at least 1",
     };
     for (const [name, reason] of Object.entries(expected)) {
@@ -92,6 +93,21 @@ describe("parseEnv", () => {
         "  PROVIDER_STAGING_AUTH_URL, PROVIDER_STAGING_AUDIENCE: required with PROVIDER_STAGING_BASE_URL",
       ].join("\n"),
     );
+  });
+
+  it("bounds the bodies arriving at once to 32 MiB unless set, and never below one webhook", () => {
+    expect(parseEnv({}).REQUEST_BODIES_MAX_BYTES).toBe(32 * 1024 * 1024);
+    expect(parseEnv({ REQUEST_BODIES_MAX_BYTES: "1048576" }).REQUEST_BODIES_MAX_BYTES).toBe(
+      1_048_576,
+    );
+    // Smaller than WEBHOOK_MAX_BYTES, a webhook that large would be answered 503 every time.
+    expect(() => parseEnv({ REQUEST_BODIES_MAX_BYTES: "1048575" })).toThrow(
+      "invalid environment:\n  REQUEST_BODIES_MAX_BYTES: must be at least WEBHOOK_MAX_BYTES (1048576), or a webhook that large is always answered 503",
+    );
+    expect(
+      parseEnv({ WEBHOOK_MAX_BYTES: "4096", REQUEST_BODIES_MAX_BYTES: "4096" })
+        .REQUEST_BODIES_MAX_BYTES,
+    ).toBe(4096);
   });
 
   it("names a METRICS_PORT that is PORT, or the sandbox's PORT + 1, before either listens", () => {
