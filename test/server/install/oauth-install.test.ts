@@ -205,6 +205,33 @@ describe("merchant install through Shopify OAuth", () => {
     expect(await res.text()).toMatch(/myshopify\.com address/);
   });
 
+  it.each([
+    "https://merchant-one.myshopify.com",
+    "merchant-one.myshopify.com/",
+    "admin.shopify.com/store/merchant-one/settings",
+    "admin.evil.com/store/merchant-one",
+  ])(
+    "refuses %j, which is no shop name nor its admin address, before any redirect",
+    async (shop) => {
+      const res = await h.get(`/shopify/install?shop=${encodeURIComponent(shop)}`);
+      expect(res.status).toBe(400);
+      expect(res.headers.get("location")).toBeNull();
+    },
+  );
+
+  it.each([
+    "admin.shopify.com/store/merchant-one",
+    "admin.myshopify.com/store/merchant-one",
+    " Admin.Shopify.com/store/Merchant-One ",
+  ])(
+    "takes the shop's admin address %j as its myshopify.com name (docs/shopify-app.md)",
+    async (shop) => {
+      const begin = await h.get(`/shopify/install?shop=${encodeURIComponent(shop)}`);
+      expect(begin.status).toBe(302);
+      expect(new URL(begin.headers.get("location") ?? "").searchParams.get("shop")).toBe(SHOP);
+    },
+  );
+
   it("installs a shop typed in another case or with spaces around it, as that shop", async () => {
     const jar = new CookieJar();
     const begin = await h.get(
