@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Context, MiddlewareHandler } from "hono";
 import { DeadlineError, withDeadline } from "../lib/deadline.ts";
 import { errorResponse } from "../lib/http-errors.ts";
@@ -5,7 +6,7 @@ import { errorResponse } from "../lib/http-errors.ts";
 /**
  * The bytes one process holds, in all, of the bodies still arriving before their sender is known
  * (REQUEST_BODIES_MAX_BYTES): one per process, shared by every `readBodyFirst`. Each body
- * reserves its announced Content-Length before a byte is read, or its chunks as they arrive, and
+ * reserves its bytes as they arrive (what the process holds, not what a sender announces), and
  * gives them back once it is read, refused, late or cut off.
  *
  * Without it the size limit and the arrival deadline bound one body, not how many arrive at
@@ -76,8 +77,7 @@ export interface BodyBounds {
  *   of an error thrown in the route (an "unhandled error" line per hang-up, and a login form
  *   counted as a wrong token).
  * - Past the process's budget of bodies arriving at once (`budget`): 503 `too_many_bodies` with
- *   Retry-After, from Content-Length before a byte is read, or as soon as a chunked body's
- *   chunks would pass it. What the body reserved is given back on every way out.
+ *   Retry-After, as soon as the bytes that arrived would pass it. What the body reserved is given back on every way out.
  *
  * A refusal is answered before the rest of the body has arrived: the lingering close
  * (lib/lingering-close.ts) ends that connection. The route then reads the body from Hono's
@@ -102,24 +102,23 @@ export function readBodyFirst(bounds: BodyBounds): MiddlewareHandler {
     const length = c.req.header("content-length");
     // No Content-Length (chunked, or a runtime that does not say): read as a stream.
     const streamed = length === undefined || c.req.header("transfer-encoding") !== undefined;
-    // What this body has reserved of the budget; `open` ends when the read has settled, so a
-    // chunk read after a deadline reserves nothing that would not be given back.
-    let held = 0;
-    let open = true;
     if (!streamed) {
       const announced = Number(length);
       if (announced === 0) return next();
       if (announced > bounds.maxBytes) return bounds.tooLarge(c);
-      if (!budget.reserve(announced)) return busy(c);
-      held = announced;
     }
-    const reading = streamed
-      ? readStreamed(c, bounds.maxBytes, (bytes) => {
-          if (!open || !budget.reserve(bytes)) return false;
-          held += bytes;
-          return true;
-        })
-      : c.req.arrayBuffer().then(() => "read" as const);
+    // What this body has reserved of the budget, by the bytes that arrived (not the length it
+    // announced: a connection that announces 1 MB and sends nothing holds nothing, and 33 such
+    // would otherwise have kept every webhook out). `open` ends when the read has settled, so a
+    // chunk read after a deadline reserves nothing that would not be given back.
+    let held = 0;
+    let open = true;
+    const take = (bytes: number) => {
+      if (!open || !budget.reserve(bytes)) return false;
+      held += bytes;
+      return true;
+    };
+    const reading = streamed ? readStreamed(c, bounds.maxBytes, take) : readAnnounced(c, take);
     let outcome: "read" | "too-large" | "busy" | "late" | "cut-off";
     try {
       outcome = await withDeadline(reading, bounds.arrivalMs, "the request body");
@@ -149,6 +148,37 @@ export function readBodyFirst(bounds: BodyBounds): MiddlewareHandler {
       [{ path: "body", message: "incomplete" }],
     );
   };
+}
+
+/**
+ * A body of announced length, read by @hono/node-server's direct path (`c.req.arrayBuffer()`,
+ * no web stream), each chunk reserved with `take` as it arrives: the count listens to the same
+ * IncomingMessage, attached in the same turn as the read's own listener, so it sees every chunk.
+ * Past the budget the read is left to the lingering close. Outside Node (no IncomingMessage in
+ * the context) the announced length's checks are the only ones.
+ */
+function readAnnounced(c: Context, take: (bytes: number) => boolean): Promise<"read" | "busy"> {
+  const read = c.req.arrayBuffer().then(() => "read" as const);
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (!incoming) return read;
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer | string) => {
+      if (take(chunk.length)) return;
+      incoming.off("data", onData);
+      resolve("busy");
+    };
+    incoming.on("data", onData);
+    read.then(
+      (outcome) => {
+        incoming.off("data", onData);
+        resolve(outcome);
+      },
+      (error: unknown) => {
+        incoming.off("data", onData);
+        reject(error);
+      },
+    );
+  });
 }
 
 /**

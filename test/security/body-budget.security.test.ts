@@ -21,6 +21,8 @@ import { service } from "../helpers/services.ts";
 const SHOPIFY_API_SECRET = "body-budget-secret";
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
+/** What a held body of 1 MB holds: all but its last byte (holdBody). */
+const HELD_MB = MB - 1;
 
 interface Web {
   port: number;
@@ -225,7 +227,7 @@ describe("bodies arriving at once, past REQUEST_BODIES_MAX_BYTES", { timeout: 90
   it("answers the body that would pass it 503 at once, with Retry-After, and closes", async () => {
     const before = web.output().length;
     holders.push(holdBody(web, MB, "a"), holdBody(web, MB, "b"));
-    expect(await heldBecomes(web, 2 * MB)).toBe(2 * MB);
+    expect(await heldBecomes(web, 2 * HELD_MB)).toBe(2 * HELD_MB);
 
     // A third 1 MB body, sent as the others but for a marker that must never be logged.
     const third = await send(
@@ -245,7 +247,7 @@ describe("bodies arriving at once, past REQUEST_BODIES_MAX_BYTES", { timeout: 90
     expect(JSON.parse(chunked.text)).toEqual(BUSY);
     expect(chunked.closed).toBe(true);
     // What the refused chunks had reserved is given back: the two held bodies remain.
-    expect(await heldBecomes(web, 2 * MB)).toBe(2 * MB);
+    expect(await heldBecomes(web, 2 * HELD_MB)).toBe(2 * HELD_MB);
 
     // A body that fits beside the held ones is taken, signed and read as ever.
     const small = await signedWebhook(web, 4_000);
@@ -254,7 +256,8 @@ describe("bodies arriving at once, past REQUEST_BODIES_MAX_BYTES", { timeout: 90
 
     // More refusals of the same burst: one warning said it, never with a body.
     for (let i = 0; i < 3; i++) {
-      expect((await send(web, `${webhookHead(web, MB)}x`)).status).toBe(503);
+      const past = Buffer.concat([Buffer.from(webhookHead(web, MB)), Buffer.alloc(600_000, "m")]);
+      expect((await send(web, past)).status).toBe(503);
     }
     expect(await metric(web, "connector_request_bodies_refused_total")).toBe(5);
     const lines = web
@@ -266,11 +269,31 @@ describe("bodies arriving at once, past REQUEST_BODIES_MAX_BYTES", { timeout: 90
     expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({
       level: "warn",
       component: "request-bodies",
-      bytesHeld: 2 * MB,
       maxBytes: 2.5 * MB,
     });
+    // What was held when the third body's bytes passed it: the two, and what of it had arrived.
+    expect(JSON.parse(lines[0] ?? "{}").bytesHeld).toBeGreaterThanOrEqual(2 * HELD_MB);
     expect(web.output()).not.toContain("SECRETBODY");
     expect(web.output()).not.toContain("ccccc");
+  });
+
+  it("counts the bytes that arrived, not those announced: idle connections hold nothing", async () => {
+    // Ten connections announce 1 MB each and send nothing: by their Content-Length they would
+    // fill the budget four times over and keep every webhook out.
+    const before = await metric(web, "connector_request_body_bytes");
+    const idle = Array.from({ length: 10 }, () => {
+      const socket = connect(web.port, "127.0.0.1");
+      socket.on("error", () => {});
+      socket.write(webhookHead(web, MB));
+      return socket;
+    });
+    try {
+      const small = await signedWebhook(web, 4_000);
+      expect(small.status).toBe(200);
+      expect(await heldBecomes(web, before ?? 0)).toBe(before ?? 0);
+    } finally {
+      for (const socket of idle) socket.destroy();
+    }
   });
 
   it("gives the bytes back when a held body is cut off, and takes a 1 MB webhook again", async () => {
@@ -337,7 +360,7 @@ describe("the default budget", { timeout: 120_000 }, () => {
       peak = Math.max(peak, rss());
       held = await metric(web, "connector_request_body_bytes");
       const sent = sockets.every((s) => answered.has(s) || s.writableLength === 0);
-      if ((sent && answered.size + (held ?? 0) / MB === 300) || Date.now() > until) break;
+      if ((sent && answered.size + (held ?? 0) / HELD_MB === 300) || Date.now() > until) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     peak = Math.max(peak, rss());
@@ -345,9 +368,13 @@ describe("the default budget", { timeout: 120_000 }, () => {
     console.log(
       `300 held 1 MB bodies: RSS ${Math.round(baseline / MIB)} MiB -> peak ${Math.round(peak / MIB)} MiB; ${answered.size} answered 503, ${held} bytes held`,
     );
-    // 33 bodies of 1 MB fit 32 MiB; the others are answered 503 from their Content-Length.
-    expect(held).toBe(33 * MB);
-    expect(answered.size).toBe(267);
+    // Each body is held whole but for its last byte, or answered 503 once its bytes would pass
+    // the budget (32 MiB: at most 33 such bodies; fewer when refusals came while others' first
+    // chunks were counted).
+    expect((held ?? 0) % HELD_MB).toBe(0);
+    expect(held).toBeLessThanOrEqual(32 * MIB);
+    expect(held).toBeGreaterThan(16 * MIB);
+    expect(answered.size + (held ?? 0) / HELD_MB).toBe(300);
     // Before: every body held, 300 MB that no collection frees (134 → 468 MiB measured). Now
     // what is held (33 MB), and what the refused connections' lingering close read and dropped
     // before a collection freed it (+89 to +149 MiB measured). The RSS is printed, not asserted:
