@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/env.ts";
 import { REASON_TEXT_MAX } from "../engine/dead-letters.ts";
+import { isTopic, normalizeTopic, TOPICS } from "../shopify/topics.ts";
 import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
 import { isShopifyId, ShopDomain } from "../sync/source-order.ts";
 
@@ -105,6 +106,21 @@ export function httpUrl(example: string): (value: string) => string {
     }
     return text;
   };
+}
+
+/**
+ * A webhook topic the receiver handles (`webhook send --topic`), in Shopify's form
+ * (`orders/create`) or the GraphQL enum's (`ORDERS_CREATE`), kept as typed. Any other was signed
+ * and sent, answered 200 `ignored`, and only then said to be one the connector does not handle.
+ */
+export function webhookTopic(value: string): string {
+  const text = value.trim();
+  if (!isTopic(normalizeTopic(text))) {
+    throw new InvalidArgumentError(
+      `must be a topic the connector handles: ${Object.keys(TOPICS).join(", ")}`,
+    );
+  }
+  return text;
 }
 
 /** A dead-letter category (`--reason`): one of those the connector files entries under. */

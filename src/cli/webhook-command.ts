@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { ServiceLostError } from "../lib/outage.ts";
 import { TOPICS } from "../shopify/topics.ts";
-import { httpUrl, shopDomain, wholeNumber } from "./arguments.ts";
+import { httpUrl, shopDomain, webhookTopic, wholeNumber } from "./arguments.ts";
 import { readInputFile } from "./input-file.ts";
 import { printable } from "./table.ts";
 
@@ -55,7 +55,11 @@ export function registerWebhookCommand(
     .description("work with Shopify webhooks")
     .command("send")
     .description("sign a payload with the app secret and send it to the receiver")
-    .requiredOption("--topic <topic>", "webhook topic, e.g. orders/create")
+    .requiredOption(
+      "--topic <topic>",
+      "webhook topic, e.g. orders/create (one the connector handles)",
+      webhookTopic,
+    )
     .requiredOption("--shop <domain>", "shop domain, e.g. demo-shop.myshopify.com", shopDomain)
     .requiredOption("--file <path>", "JSON payload file")
     .option(

@@ -5,6 +5,7 @@ import {
   failureCategory,
   shopDomain,
   shopifyId,
+  webhookTopic,
   wholeNumber,
 } from "../../src/cli/arguments.ts";
 
@@ -30,6 +31,18 @@ describe("the CLI's option values", () => {
     expect(offset("0")).toBe(0);
     expect(refusal(offset, "-1")).toBe("must be a whole number, at least 0");
     expect(refusal(offset, "9007199254740993")).toBe("must be a whole number, at least 0");
+  });
+
+  it("webhookTopic takes the topics the receiver handles, in either form, and lists them", () => {
+    expect([webhookTopic("orders/create"), webhookTopic(" ORDERS_CREATE ")]).toEqual([
+      "orders/create",
+      "ORDERS_CREATE",
+    ]);
+    for (const bad of ["orders/bogus", "products/update", "orders", "ORDERS_BOGUS"]) {
+      expect(refusal(webhookTopic, bad), bad).toMatch(
+        /^must be a topic the connector handles: orders\/create, orders\/updated, .*, shop\/redact$/,
+      );
+    }
   });
 
   it("failureCategory takes the dead-letter categories only, and lists them", () => {
