@@ -79,7 +79,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
     )
     .option(
       "--currency <code>",
-      "the provider store's currency, such as USD (default: the store's, as the provider describes it)",
+      "the provider store's currency, such as USD (default: the store's, as the provider describes it; another is refused)",
       currencyCode,
     )
     .option(
@@ -155,7 +155,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
                 opts.storeId,
                 ctx,
               );
-              const currency = opts.currency ?? store.currencyCode ?? "USD";
+              const currency = currencyOf(store, opts.currency) ?? "USD";
               if (!opts.accessToken) return save(ctx.db, currency, {});
               const saved = await exchangedAndSaved(
                 config,
@@ -235,10 +235,14 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
       "Shopify variant ID of the protection product; replaces the list (repeatable)",
       variantIds,
     )
-    .option("--currency <code>", "the provider store's currency, such as USD", currencyCode)
+    .option(
+      "--currency <code>",
+      "the provider store's currency, such as USD (checked against the store's)",
+      currencyCode,
+    )
     .option(
       "--no-verify",
-      "with --store-id: save without asking the provider whether it is covered",
+      "with --store-id or --currency: save without asking the provider whether the store is covered and keeps that currency",
     )
     .action(
       async (opts: {
@@ -257,11 +261,15 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
           if (!shop) {
             throw new UnknownShopError(opts.shop);
           }
-          // Another store: the shop's saved credentials must cover it, as `shops add` checks.
+          // Another store, or a currency: the shop's saved credentials must cover the store, as
+          // `shops add` checks, and the currency must be the one the store keeps.
+          const newStore = opts.storeId !== undefined && opts.storeId !== shop.storeId;
+          const storeId = opts.storeId ?? shop.storeId;
+          let currency = opts.currency;
           if (
             opts.verify &&
-            opts.storeId !== undefined &&
-            opts.storeId !== shop.storeId &&
+            (newStore || opts.currency !== undefined) &&
+            storeId !== null &&
             shop.providerClientId &&
             shop.providerClientSecretSealed
           ) {
@@ -270,7 +278,10 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
               shop.providerClientSecretSealed,
               sealedFor.providerClientSecret(opts.shop),
             );
-            await verifiedStore(config, shop.providerClientId, secret, opts.storeId);
+            const store = await verifiedStore(config, shop.providerClientId, secret, storeId);
+            // A new store brings its own currency, as choosing it on the settings page does.
+            currency = currencyOf(store, opts.currency) ?? undefined;
+            if (!opts.currency && currency === shop.storeCurrency) currency = undefined;
           }
           const unknown = (opts.removeLocation ?? []).filter((id) => !(id in shop.locationMap));
           if (unknown.length > 0) {
@@ -287,7 +298,7 @@ export function registerShopsCommand(program: Command, config: RuntimeConfig) {
               : {}),
             ...(opts.storeId !== undefined ? { storeId: opts.storeId } : {}),
             ...(opts.protectionVariantId ? { protectionVariantIds: opts.protectionVariantId } : {}),
-            ...(opts.currency ? { storeCurrency: opts.currency.toUpperCase() } : {}),
+            ...(currency ? { storeCurrency: currency.toUpperCase() } : {}),
           };
           if (Object.keys(changes).length === 0) {
             throw new ConfigError("nothing to change: give at least one option (see --help)");
@@ -556,6 +567,22 @@ async function verifiedStore(
     );
   }
   return store;
+}
+
+/**
+ * The currency to save for a verified provider store: the one it keeps, as the settings page
+ * saves it. A `--currency` that differs is refused, nothing saved: the worker sends the orders'
+ * amounts in the saved currency, and a store keeping another would take them as its own. Null
+ * when the provider does not say and none is given.
+ */
+function currencyOf(store: VerifiedStore, given: string | undefined): string | null {
+  const kept = store.currencyCode?.trim().toUpperCase() || null;
+  if (kept && given && given.toUpperCase() !== kept) {
+    throw new ConfigError(
+      `nothing saved: provider store ${store.storeId} keeps ${kept}, not ${given.toUpperCase()} (--currency): amounts in ${given.toUpperCase()} would be sent to a ${kept} store; leave --currency out to take the store's, or give --currency ${kept}`,
+    );
+  }
+  return kept ?? given ?? null;
 }
 
 /**

@@ -108,10 +108,16 @@ describe("connector shops update", () => {
     }
     expect(await p.ctx.shops.getShop(TEST_SHOP)).toEqual(before);
 
-    // The Admin API's gid is its digits, as the orders' IDs are compared; a code in any case.
-    const taken = await update(
-      ...["--protection-variant-id", "gid://shopify/ProductVariant/501"],
-      ...["--protection-variant-id", "502", "--currency", " usd "],
+    // The Admin API's gid is its digits, as the orders' IDs are compared; a code in any case
+    // (checked against store 1001's, USD).
+    const taken = await runCli(
+      p.ctx,
+      [
+        ...["shops", "update", "--shop", TEST_SHOP],
+        ...["--protection-variant-id", "gid://shopify/ProductVariant/501"],
+        ...["--protection-variant-id", "502", "--currency", " usd "],
+      ],
+      providerEnv(),
     );
     expect(taken.stderr).toBe("");
     expect(taken.code).toBe(0);
@@ -139,12 +145,45 @@ describe("connector shops update", () => {
       "1 orders were linked to store 1001: they will be sent to store 1002 the next time they change",
     );
     expect(await p.ctx.links.loadLinks(TEST_SHOP, String(model.id))).toBeNull();
+    // The new store's currency comes with it, as choosing the store on the settings page does.
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeCurrency).toBe("EUR");
     const back = await runCli(
       p.ctx,
       ["shops", "update", "--shop", TEST_SHOP, "--store-id", "1001"],
       providerEnv(),
     );
     expect(back.code).toBe(0);
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeCurrency).toBe("USD");
+  });
+
+  it("refuses a currency the store does not keep, saving nothing", async () => {
+    // Before: saved, and the worker then sent amounts in USD to a store keeping EUR.
+    const before = await p.ctx.shops.getShop(TEST_SHOP);
+    const update = (...args: string[]) =>
+      runCli(p.ctx, ["shops", "update", "--shop", TEST_SHOP, ...args], providerEnv());
+    for (const [args, line] of [
+      [
+        ["--currency", "EUR"],
+        "nothing saved: provider store 1001 keeps USD, not EUR (--currency): amounts in EUR would be sent to a USD store; leave --currency out to take the store's, or give --currency USD",
+      ],
+      [
+        ["--store-id", "1002", "--currency", "usd"],
+        "nothing saved: provider store 1002 keeps EUR, not USD (--currency): amounts in USD would be sent to a EUR store; leave --currency out to take the store's, or give --currency EUR",
+      ],
+    ] as const) {
+      const refused = await update(...args);
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stdout, args.join(" ")).toBe("");
+      expect(refused.stderr.trim(), args.join(" ")).toBe(line);
+    }
+    expect(await p.ctx.shops.getShop(TEST_SHOP)).toEqual(before);
+    // Offline, on purpose: nothing can be checked, and it is saved as given.
+    const unverified = await update("--currency", "EUR", "--no-verify");
+    expect(unverified.code).toBe(0);
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeCurrency).toBe("EUR");
+    const fixed = await update("--currency", "USD");
+    expect(fixed.code).toBe(0);
+    expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeCurrency).toBe("USD");
   });
 
   it("asks the provider first: a store the credentials do not cover is refused, nothing saved", async () => {
@@ -196,7 +235,7 @@ describe("connector shops add", () => {
       ),
     };
   };
-  const add = async (secret: string) =>
+  const add = async (secret: string, ...more: string[]) =>
     runCli(
       p.ctx,
       [
@@ -210,6 +249,7 @@ describe("connector shops add", () => {
         secret,
         "--store-id",
         "1002",
+        ...more,
       ],
       providerEnv(),
     );
@@ -219,6 +259,17 @@ describe("connector shops add", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim()).toBe(
       "nothing saved: the provider did not accept this client ID and secret for the production environment. Check both values (and the environment) in your provider account, then try again. (--no-verify saves without asking)",
+    );
+    expect(await p.ctx.shops.getShop(NEW_SHOP)).toBeNull();
+  });
+
+  it("refuses a currency the store does not keep, saving nothing", async () => {
+    // Before: saved, and the worker then sent amounts in USD to store 1002, which keeps EUR.
+    const refused = await add((await credentials()).secret, "--currency", "USD");
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr.trim()).toBe(
+      "nothing saved: provider store 1002 keeps EUR, not USD (--currency): amounts in USD would be sent to a EUR store; leave --currency out to take the store's, or give --currency EUR",
     );
     expect(await p.ctx.shops.getShop(NEW_SHOP)).toBeNull();
   });
