@@ -2,12 +2,13 @@ import { INSTANT_FORMS, parseInstantText } from "../lib/instant.ts";
 import { CONNECTOR, inSpan } from "../lib/tracing.ts";
 import { type AdminClientFactory, OrderSource } from "../shopify/index.ts";
 import type { ShopRecord } from "../store/index.ts";
+import type { OrderRef } from "../sync/order-ref.ts";
 import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
 import { feedOrders, type OrderFeederDeps } from "./order-feeder.ts";
 import { firstCursor, nextPage, type PagerCursor } from "./windowed-pager.ts";
 
 export type ResyncTarget =
-  | { kind: "order"; order: string }
+  | { kind: "order"; order: OrderRef }
   | { kind: "range"; since: string; until?: string }
   | { kind: "all" };
 
@@ -77,7 +78,7 @@ async function resyncOrders(
     });
   if (target.kind === "order") {
     const order = await source.findOrder(target.order);
-    if (!order) return { found: 0, stored: 0, queued: 0, notFound: target.order };
+    if (!order) return { found: 0, stored: 0, queued: 0, notFound: target.order.text };
     const fed = await feed(
       (async function* () {
         yield order;

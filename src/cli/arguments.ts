@@ -3,6 +3,7 @@ import { ConfigError } from "../config/env.ts";
 import { REASON_TEXT_MAX } from "../engine/dead-letters.ts";
 import { isTopic, normalizeTopic, TOPICS } from "../shopify/topics.ts";
 import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
+import { type OrderRef, parseOrderRef } from "../sync/order-ref.ts";
 import { isShopifyId, ShopDomain } from "../sync/source-order.ts";
 
 /**
@@ -106,6 +107,17 @@ export function httpUrl(example: string): (value: string) => string {
     }
     return text;
   };
+}
+
+/**
+ * An order's ID or name (`resync --order`, `orders show --order`), read as the admin API and the
+ * settings page read it: text that can be no order's (a product's gid, `-5`) is refused here
+ * rather than looked for and answered "not found" or "not synced yet".
+ */
+export function orderRef(value: string): OrderRef {
+  const parsed = parseOrderRef(value);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
+  return parsed.ref;
 }
 
 /**

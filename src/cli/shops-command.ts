@@ -25,7 +25,15 @@ import {
   type ShopSettingsInput,
   waitForDatabase,
 } from "../store/index.ts";
-import { currencyCode, shopDomain, shopifyId, UnknownShopError, wholeNumber } from "./arguments.ts";
+import type { OrderRef } from "../sync/order-ref.ts";
+import {
+  currencyCode,
+  orderRef,
+  shopDomain,
+  shopifyId,
+  UnknownShopError,
+  wholeNumber,
+} from "./arguments.ts";
 import { CommandFailedError } from "./errors.ts";
 import { formatTable, printable } from "./table.ts";
 
@@ -375,21 +383,22 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
     .requiredOption(
       "--order <id-or-name>",
       "Shopify order ID (820982911946154508 or its gid://shopify/Order/… form), or its name such as #1001",
+      orderRef,
     )
     .option("--json", "print JSON")
-    .action(async (opts: { shop: string; order: string; json?: boolean }) => {
+    .action(async (opts: { shop: string; order: OrderRef; json?: boolean }) => {
       const found = await withStore(config, async (db) => {
         const shops = new ShopRepository(db);
         // An unknown shop is not an order that failed to sync: say which it is.
         if (!(await shops.getShop(opts.shop))) throw new UnknownShopError(opts.shop);
         const links = createLinkRepository(db);
-        // An ID as the Admin GraphQL API writes it (gid://shopify/Order/N), as resync takes it.
-        const order = opts.order.trim().replace(/^gid:\/\/shopify\/Order\//, "");
         // Digits are an ID, then a name (#100001 of a shop past 99,999 orders), as resync reads them.
-        const byId = isShopifyId(order) ? await links.getOrderLinkRow(opts.shop, order) : null;
+        const { id, name } = opts.order;
+        const byId = id !== null ? await links.getOrderLinkRow(opts.shop, id) : null;
+        const byName = byId || name === null ? null : await links.findByOrderName(opts.shop, name);
         const sourceOrderId = byId
-          ? order
-          : ((await links.findByOrderName(opts.shop, order))?.sourceOrderId ?? order);
+          ? (id as string)
+          : (byName?.sourceOrderId ?? id ?? (name as string));
         const row = await links.getOrderLinkRow(opts.shop, sourceOrderId);
         const detail = await links.loadLinks(opts.shop, sourceOrderId);
         if (!row || !detail) {
@@ -398,7 +407,14 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
           const failure = await links.failureOf(opts.shop, sourceOrderId);
           const keptOut = failure ? null : await shops.keptOutOrder(opts.shop, sourceOrderId);
           const unnamed = failure || keptOut ? 0 : await shops.countKeptOutWithoutName(opts.shop);
-          return { missing: notAtProvider(opts, failure, keptOut, unnamed) } as const;
+          return {
+            missing: notAtProvider(
+              { shop: opts.shop, order: opts.order.text },
+              failure,
+              keptOut,
+              unnamed,
+            ),
+          } as const;
         }
         return { sourceOrderId, row, detail } as const;
       });

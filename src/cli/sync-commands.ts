@@ -11,7 +11,8 @@ import {
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { INSTANT_FORMS, parseInstantText } from "../lib/instant.ts";
 import type { ShopRepository } from "../store/index.ts";
-import { shopDomain, UnknownShopError } from "./arguments.ts";
+import type { OrderRef } from "../sync/order-ref.ts";
+import { orderRef, shopDomain, UnknownShopError } from "./arguments.ts";
 import { progress } from "./progress.ts";
 import { printable } from "./table.ts";
 
@@ -45,7 +46,11 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
       "read orders' current state from Shopify's Admin API and reconcile them (bulk priority)",
     )
     .requiredOption("--shop <domain>", "the shop", shopDomain)
-    .option("--order <id-or-name>", "one order, by ID (820982911946154508) or name (#1001)")
+    .option(
+      "--order <id-or-name>",
+      "one order, by ID (820982911946154508 or its gid://shopify/Order/… form) or name (#1001)",
+      orderRef,
+    )
     .option("--since <date>", "orders updated at or after this date", instant)
     .option("--until <date>", "with --since: orders updated before this date", instant)
     .option("--all", "every order Shopify returns (prefer `backfill` for a whole shop)")
@@ -53,7 +58,7 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
     .action(
       async (opts: {
         shop: string;
-        order?: string;
+        order?: OrderRef;
         since?: string;
         until?: string;
         all?: boolean;

@@ -9,6 +9,7 @@ import {
 import { dropQueuedWork } from "../engine/shop-work.ts";
 import type { RedisConnection } from "../lib/redis-keys.ts";
 import type { ShopRecord } from "../store/index.ts";
+import type { OrderRef } from "../sync/order-ref.ts";
 
 /** What the shop's background work needs: the backfill records, Redis, and what resync reads. */
 export interface ShopJobsDeps extends ResyncDeps {
@@ -40,7 +41,7 @@ export function createShopJobs(ctx: ShopJobsDeps) {
     },
   };
   const resyncOrder = {
-    order: (shop: ShopRecord, name: string) => resync(ctx, shop, { kind: "order", order: name }),
+    order: (shop: ShopRecord, order: OrderRef) => resync(ctx, shop, { kind: "order", order }),
   };
 
   return {

@@ -14,6 +14,7 @@ import type { OrderQueues } from "../queue/order-queues.ts";
 import type { AdminClientFactory } from "../shopify/index.ts";
 import { AWAITING_SETTINGS } from "../shopify/install/index.ts";
 import type { LinkRepository, ShopRecord, ShopRepository } from "../store/index.ts";
+import type { OrderRef } from "../sync/order-ref.ts";
 import { readSyncStatus, type StatusView } from "./sync-status.ts";
 
 /** What the page shows of a backfill (the backfill module's progress fits this shape). */
@@ -35,9 +36,9 @@ export interface SettingsBackfill {
   latest(shop: ShopRecord): Promise<BackfillView | null>;
 }
 
-/** Resync of one order by its name (src/backfill provides it). */
+/** Resync of one order by its name or ID (src/backfill provides it). */
 export interface SettingsResync {
-  order(shop: ShopRecord, name: string): Promise<{ found: number; queued: number }>;
+  order(shop: ShopRecord, order: OrderRef): Promise<{ found: number; queued: number }>;
 }
 
 /** The last product import of a shop, as the settings page shows it. */

@@ -1,5 +1,5 @@
+import type { OrderRef } from "../sync/order-ref.ts";
 import type { ShopDomain, SourceOrder } from "../sync/source-order.ts";
-import { isShopifyId } from "../sync/source-order.ts";
 import type { ShopifyAdminClient } from "./admin-client.ts";
 import { normalizeGraphqlOrder } from "./normalize-graphql.ts";
 import {
@@ -51,16 +51,14 @@ export class OrderSource {
     private readonly shop: ShopDomain,
   ) {}
 
-  /** `#1001` (or any non-numeric text) is a name; digits or a gid are an ID, then a name. */
-  async findOrder(idOrName: string): Promise<SourceOrder | null> {
-    const text = idOrName.trim();
-    const asId = isShopifyId(text) || text.startsWith("gid://");
-    if (asId) {
-      const found = await this.fetchOrder(text);
+  /** The order by its ID, then by its name (digits are both: `1001` is `#1001`). */
+  async findOrder(ref: OrderRef): Promise<SourceOrder | null> {
+    if (ref.id !== null) {
+      const found = await this.fetchOrder(ref.id);
       if (found) return found;
     }
-    if (text.startsWith("gid://")) return null;
-    const name = text.startsWith("#") ? text : `#${text}`;
+    if (ref.name === null) return null;
+    const name = ref.name;
     const { data } = await this.client.request<OrdersPage<Json>>(ORDERS_PAGE_QUERY, {
       first: 1,
       query: `name:'${name.replaceAll("'", "")}'`,

@@ -1,11 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { resync } from "../../src/backfill/index.ts";
 import type { ShopRecord } from "../../src/store/index.ts";
+import { ORDER_REF_FORMS } from "../../src/sync/order-ref.ts";
+import { orderRef } from "../helpers/orders.ts";
 import { type Pipeline, startPipeline, TEST_SHOP } from "../helpers/pipeline.ts";
 import { orderPayload } from "../helpers/shopify-order-builder.ts";
 import { AMPLE_BUDGET, standInOrder } from "../helpers/standin-orders.ts";
 
 const ADMIN_TOKEN = "resync-admin-token-0123456789";
+const NOT_AN_ID = "is not an order's ID (a whole number from 1 to 18446744073709551615)";
 
 let pipeline: Pipeline;
 afterEach(async () => {
@@ -77,7 +80,7 @@ describe("resync", () => {
     await seed([1, 2, 3]);
     const result = await resync(pipeline.ctx, await shopRecord(), {
       kind: "order",
-      order: "#1002",
+      order: orderRef("#1002"),
     });
     expect(result).toEqual({ found: 1, stored: 1, queued: 1 });
     await pipeline.drain();
@@ -106,7 +109,10 @@ describe("resync", () => {
     const newer = orderPayload({ ...model, updatedAt: "2026-10-08T12:00:00Z", note: "newer" });
     expect((await pipeline.send("orders/updated", newer)).status).toBe(200);
     await pipeline.drain();
-    const result = await resync(pipeline.ctx, await shopRecord(), { kind: "order", order: "7" });
+    const result = await resync(pipeline.ctx, await shopRecord(), {
+      kind: "order",
+      order: orderRef("7"),
+    });
     expect(result).toEqual({ found: 1, stored: 0, queued: 1 });
     await pipeline.drain();
     expect(pipeline.sandbox.state.orders.find(1001, "7")?.notes).toBe("newer");
@@ -129,6 +135,10 @@ describe("resync", () => {
     expect(await ok.json()).toEqual({ found: 1, stored: 1, queued: 1 });
     const missing = await call({ order: "#4040" });
     expect(missing.status).toBe(404);
+    // Any text but a number or a gid is a name, looked for as one.
+    const name = await call({ order: "EU-4040" });
+    expect(name.status).toBe(404);
+    expect(await name.json()).toMatchObject({ error: { message: "Shopify has no order EU-4040" } });
     // The ID as a JSON number, as an operator's script may send it.
     const numeric = await call({ order: 3 });
     expect(numeric.status).toBe(200);
@@ -145,6 +155,21 @@ describe("resync", () => {
       [{ order: "#1003", force: true }, [{ path: "force", message: "unknown field" }]],
       [{ all: false }, [{ path: "all", message: "must be true" }]],
       [[3], [{ path: "", message: "must be a JSON object" }]],
+      // Text that can be no order's, named as such: before, looked for and answered 404.
+      ...(
+        [
+          ["-5", NOT_AN_ID],
+          ["0", NOT_AN_ID],
+          ["1.5", NOT_AN_ID],
+          ["18446744073709551616", NOT_AN_ID],
+          ["gid://shopify/Order/abc", "is not an order's ID (gid://shopify/Order/ and its digits)"],
+          ["gid://shopify/Order/-5", "is not an order's ID (gid://shopify/Order/ and its digits)"],
+          ["gid://shopify/Product/5", "is the ID of a Product, not an order"],
+        ] as const
+      ).map(
+        ([order, why]) =>
+          [{ order }, [{ path: "order", message: `${why}: give ${ORDER_REF_FORMS}` }]] as const,
+      ),
       [
         { order: true },
         [

@@ -251,6 +251,36 @@ describe("orders show --order", () => {
       );
     }
   });
+
+  it("refuses text that can be no order's, in orders show and resync alike", async () => {
+    // Before: looked for, and answered "not synced yet" (orders show, exit 1) or "Shopify has
+    // no order" (resync, exit 1), as if such an order could exist.
+    const forms =
+      "give an order's Shopify ID (820982911946154508 or gid://shopify/Order/820982911946154508) or its name (#1001)";
+    const notAnId = "is not an order's ID (a whole number from 1 to 18446744073709551615)";
+    for (const [order, why] of [
+      ["gid://shopify/Product/5", "is the ID of a Product, not an order"],
+      ["gid://shopify/Order/abc", "is not an order's ID (gid://shopify/Order/ and its digits)"],
+      ["-5", notAnId],
+      ["0", notAnId],
+    ] as const) {
+      for (const command of [
+        ["orders", "show"],
+        ["resync", "--json"],
+      ]) {
+        refused(
+          await cli(...command, "--shop", TEST_SHOP, "--order", order),
+          `connector: option '--order <id-or-name>' argument '${order}' is invalid: ${why}: ${forms}; see \`connector ${command[0] === "orders" ? "orders show" : "resync"} --help\``,
+        );
+      }
+    }
+    // Any other text is a name: looked for, and not found.
+    const name = await cli("orders", "show", "--shop", TEST_SHOP, "--order", "EU-5");
+    expect(name.code).toBe(1);
+    expect(name.stderr.trim()).toBe(
+      `no provider order is linked to EU-5 in ${TEST_SHOP}: not synced yet`,
+    );
+  });
 });
 
 describe("--file", () => {

@@ -1,4 +1,12 @@
+import { type OrderRef, parseOrderRef } from "../../src/sync/order-ref.ts";
 import type { ModelOrder } from "./shopify-order-builder.ts";
+
+/** An order's ID or name, read as every entry point reads it (`resync --order`, the API's `order`). */
+export function orderRef(text: string): OrderRef {
+  const parsed = parseOrderRef(text);
+  if (!parsed.ok) throw new Error(`${text} ${parsed.message}`);
+  return parsed.ref;
+}
 
 /** A shipped order at Shopify location 4001 (mapped to provider location 77 by the pipeline). */
 export const shippedOrder = (id: number, overrides: Partial<ModelOrder> = {}): ModelOrder => ({

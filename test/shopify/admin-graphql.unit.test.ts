@@ -16,6 +16,7 @@ import {
 import { openDatabase, ShopRepository } from "../../src/store/index.ts";
 import { soldWithoutShipping } from "../../src/sync/index.ts";
 import type { ShopDomain, SourceOrder } from "../../src/sync/source-order.ts";
+import { orderRef } from "../helpers/orders.ts";
 import { type ModelOrder, orderPayload } from "../helpers/shopify-order-builder.ts";
 
 const SHOP = "graphql-shop.myshopify.com" as ShopDomain;
@@ -183,11 +184,11 @@ describe("Admin GraphQL order → SourceOrder", () => {
     await standIn.upsertOrder(SHOP, orderPayload(model(4, { lines })), { deliver: false });
 
     const { source } = await adminFor(standIn.url);
-    const byName = await source.findOrder("#1004");
+    const byName = await source.findOrder(orderRef("#1004"));
     expect(byName?.id).toBe("4");
     expect(byName?.lineItems.map((l) => l.sku)).toEqual(lines.map((l) => l.sku));
-    expect((await source.findOrder("1003"))?.id).toBe("3");
-    expect(await source.findOrder("#9999")).toBeNull();
+    expect((await source.findOrder(orderRef("1003")))?.id).toBe("3");
+    expect(await source.findOrder(orderRef("#9999"))).toBeNull();
   });
 
   it("refuses a shop that has no access token", async () => {

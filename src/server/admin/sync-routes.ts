@@ -11,6 +11,7 @@ import { errorResponse, fieldsOf } from "../../lib/http-errors.ts";
 import { INSTANT_FORMS, parseInstantText } from "../../lib/instant.ts";
 import { ShopNotConnectedError } from "../../shopify/index.ts";
 import type { ShopRecord } from "../../store/index.ts";
+import { parseOrderRef } from "../../sync/order-ref.ts";
 import { ShopDomainInput } from "../../sync/source-order.ts";
 import type { AdminDeps } from "./admin-deps.ts";
 import { shopNotRegistered } from "./shop-filter.ts";
@@ -49,7 +50,14 @@ const ResyncForms = {
               'must be the order\'s Shopify ID or name, such as "5906323456123" or "#1001" (an ID beyond 2^53 as a string)',
           },
         )
-        .transform(String),
+        // Read as the CLI reads --order: a gid of another kind, or a number below 1, is no
+        // order's, and refused as such rather than looked for and answered 404.
+        .transform((value, ctx) => {
+          const parsed = parseOrderRef(String(value));
+          if (parsed.ok) return parsed.ref;
+          ctx.addIssue({ code: "custom", message: parsed.message, input: value });
+          return z.NEVER;
+        }),
     })
     .strict(),
   range: z

@@ -349,6 +349,17 @@ describe("settings page with the workers running", () => {
     const missing = await form("/settings/resync", { orderName: "#9999" });
     expect(missing.status).toBe(400);
     expect(await missing.text()).toContain("Shopify has no order named #9999 in this shop.");
+    // Text that can be no order's is said to be so, as the CLI and the admin API refuse it;
+    // before, it was looked for and answered "Shopify has no order named …".
+    for (const orderName of ["gid://shopify/Product/5", "-5", "0"]) {
+      const refused = await form("/settings/resync", { orderName });
+      expect(refused.status, orderName).toBe(400);
+      const text = await refused.text();
+      expect(text, orderName).toContain(
+        "That is not an order&#39;s name or ID: enter the order&#39;s name, for example #1001.",
+      );
+      expect(text, orderName).not.toContain("Shopify has no order");
+    }
 
     const queued = await form("/settings/resync", { orderName: "#1042" });
     expect(queued.status).toBe(303);
