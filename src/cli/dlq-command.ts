@@ -15,6 +15,7 @@ import {
   UnknownShopError,
   wholeNumber,
 } from "./arguments.ts";
+import { refuse } from "./errors.ts";
 import { progress } from "./progress.ts";
 import { formatTable, printable } from "./table.ts";
 
@@ -192,8 +193,7 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
     .action(async (id: string, opts: { json?: boolean }) => {
       const entry = await withContext(config, (ctx) => createDeadLetters(ctx).get(id));
       if (!entry) {
-        console.error(`no dead-letter entry ${id} (see \`connector dlq list\`)`);
-        process.exitCode = 1;
+        refuse(`no dead-letter entry ${id} (see \`connector dlq list\`)`, 1);
         return;
       }
       console.log(opts.json ? JSON.stringify(entry, null, 2) : describeEntry(entry));
@@ -228,18 +228,15 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         },
       ) => {
         if (id && opts.all) {
-          console.error("give an entry ID or --all, not both");
-          process.exitCode = 2;
+          refuse("give an entry ID or --all, not both", 2);
           return;
         }
         if (!id && !opts.all) {
-          console.error("give an entry ID, or --all [--shop X] [--reason R] [--reason-includes T]");
-          process.exitCode = 2;
+          refuse("give an entry ID, or --all [--shop X] [--reason R] [--reason-includes T]", 2);
           return;
         }
         if (!opts.all && (opts.shop || opts.reason || opts.reasonIncludes)) {
-          console.error("--shop, --reason and --reason-includes filter a bulk retry: add --all");
-          process.exitCode = 2;
+          refuse("--shop, --reason and --reason-includes filter a bulk retry: add --all", 2);
           return;
         }
         if (id) {
@@ -272,11 +269,11 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         console.log(`discarded ${id}`);
         return;
       }
-      console.error(
+      refuse(
         result === "busy"
           ? `a retry of ${id} is in progress; try again`
           : `no dead-letter entry ${id}`,
+        1,
       );
-      process.exitCode = 1;
     });
 }

@@ -1,6 +1,6 @@
 import { misspeltLine, misspeltSettings, parseEnv } from "../config/env.ts";
 import { resolveRuntimeConfig } from "../config/runtime-config.ts";
-import { explainCliError } from "./errors.ts";
+import { cliLine, explainCliError } from "./errors.ts";
 import { buildProgram, CommanderError, exitCodeOf } from "./program.ts";
 
 const debug = process.env.LOG_LEVEL === "debug" || process.env.LOG_LEVEL === "trace";
@@ -10,14 +10,16 @@ const debug = process.env.LOG_LEVEL === "debug" || process.env.LOG_LEVEL === "tr
 for (const stream of [process.stdout, process.stderr]) {
   stream.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    process.stderr.write(`connector: cannot write the output (${error.code ?? error.message})\n`);
+    process.stderr.write(
+      `${cliLine(`cannot write the output (${error.code ?? error.message})`)}\n`,
+    );
     process.exit(1);
   });
 }
 let context: { appUrl?: string; production?: boolean } = {};
 try {
   // Before the settings are read: a setting refused as missing is often one misspelt.
-  for (const typo of misspeltSettings()) console.error(`connector: ${misspeltLine(typo)}`);
+  for (const typo of misspeltSettings()) console.error(cliLine(misspeltLine(typo)));
   const config = resolveRuntimeConfig(parseEnv());
   context = { appUrl: config.appUrl, production: config.env.NODE_ENV === "production" };
   await buildProgram(config).parseAsync(process.argv);

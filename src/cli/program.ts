@@ -10,6 +10,7 @@ import { registerClaimsCommand } from "../features/claims/command.ts";
 import { registerProductsCommand } from "../features/products/command.ts";
 import { registerRegistrationsCommand } from "../features/registrations/command.ts";
 import { registerDlqCommand } from "./dlq-command.ts";
+import { cliLine } from "./errors.ts";
 import { registerSandboxCommand } from "./sandbox-command.ts";
 import { registerSecretsCommand } from "./secrets-command.ts";
 import { registerShopifyStandInCommand } from "./shopify-standin-command.ts";
@@ -56,12 +57,14 @@ export function buildProgram(config: RuntimeConfig): Command {
       // that also says where the right spelling is.
       outputError: (text, write) =>
         write(
-          `connector: ${text
-            .trim()
-            .replace(/^error: /, "")
-            .replace(/ is invalid( for argument '[^']*')?\. /, " is invalid$1: ")
-            .replace(/\s*\n\s*/g, " ")
-            .replace(/\.$/, "")}; see \`${path} --help\`\n`,
+          `${cliLine(
+            `${text
+              .trim()
+              .replace(/^error: /, "")
+              .replace(/ is invalid( for argument '[^']*')?\. /, " is invalid$1: ")
+              .replace(/\s*\n\s*/g, " ")
+              .replace(/\.$/, "")}; see \`${path} --help\``,
+          )}\n`,
         ),
     });
     refuseEmptyValues(command);

@@ -34,7 +34,7 @@ import {
   UnknownShopError,
   wholeNumber,
 } from "./arguments.ts";
-import { CommandFailedError } from "./errors.ts";
+import { CommandFailedError, refuse } from "./errors.ts";
 import { formatTable, printable } from "./table.ts";
 
 const positiveId = wholeNumber({ min: 1 });
@@ -418,9 +418,8 @@ export function registerOrdersCommand(program: Command, config: RuntimeConfig) {
         }
         return { sourceOrderId, row, detail } as const;
       });
-      if ("missing" in found) {
-        console.error(found.missing);
-        process.exitCode = 1;
+      if (found.missing !== undefined) {
+        refuse(found.missing, 1);
         return;
       }
       const { sourceOrderId, row, detail } = found;

@@ -13,6 +13,7 @@ import { INSTANT_FORMS, parseInstantText } from "../lib/instant.ts";
 import type { ShopRepository } from "../store/index.ts";
 import type { OrderRef } from "../sync/order-ref.ts";
 import { orderRef, shopDomain, UnknownShopError } from "./arguments.ts";
+import { refuse } from "./errors.ts";
 import { progress } from "./progress.ts";
 import { printable } from "./table.ts";
 
@@ -25,10 +26,10 @@ const instant = (value: string) => {
 /** `--since` after now: no order is updated after it, so nothing would be read. Exit 2. */
 function sinceInFuture(since: string, command: string): boolean {
   if (Date.parse(since) <= Date.now()) return false;
-  console.error(
-    `connector: --since ${since} is in the future: no order has been updated since then; give a past date (see \`connector ${command} --help\`)`,
+  refuse(
+    `--since ${since} is in the future: no order has been updated since then; give a past date (see \`connector ${command} --help\`)`,
+    2,
   );
-  process.exitCode = 2;
   return true;
 }
 
@@ -66,18 +67,18 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
       }) => {
         const chosen = [opts.order, opts.since, opts.all].filter((v) => v !== undefined);
         if (chosen.length !== 1 || (opts.until && !opts.since)) {
-          console.error(
-            "connector: give exactly one of --order, --since [--until] or --all; see `connector resync --help`",
+          refuse(
+            "give exactly one of --order, --since [--until] or --all; see `connector resync --help`",
+            2,
           );
-          process.exitCode = 2;
           return;
         }
         if (opts.since && sinceInFuture(opts.since, "resync")) return;
         if (opts.since && opts.until && opts.until <= opts.since) {
-          console.error(
-            `connector: --until ${opts.until} is not after --since ${opts.since}: no order can be updated in between; swap them`,
+          refuse(
+            `--until ${opts.until} is not after --since ${opts.since}: no order can be updated in between; swap them`,
+            2,
           );
-          process.exitCode = 2;
           return;
         }
         const target: ResyncTarget = opts.order
@@ -100,8 +101,7 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
           if (!opts.json && tty && target.kind !== "order") process.stderr.write("\n");
           if (opts.json) console.log(JSON.stringify(result, null, 2));
           else if (result.notFound) {
-            console.error(`Shopify has no order ${result.notFound} for ${opts.shop}`);
-            process.exitCode = 1;
+            refuse(`Shopify has no order ${result.notFound} for ${opts.shop}`, 1);
           } else {
             console.log(
               `${result.found} order(s) read from Shopify, ${result.stored} newer than the stored ` +
@@ -110,8 +110,7 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
           }
         } catch (error) {
           if (!(error instanceof ResyncInputError)) throw error;
-          console.error(error.message);
-          process.exitCode = 1;
+          refuse(error.message, 1);
         }
       },
     );
@@ -177,8 +176,7 @@ async function follow(repo: BackfillRepository, id: number, scopes: string | nul
       if (record.status === "completed" || record.status === "failed" || stop) {
         bar.stop();
         if (record.status === "failed") {
-          console.error(`backfill ${id} failed: ${printable(record.error ?? "unknown error")}`);
-          process.exitCode = 1;
+          refuse(`backfill ${id} failed: ${printable(record.error ?? "unknown error")}`, 1);
         } else if (stop) {
           console.log(`stopped watching; backfill ${id} goes on in the workers`);
         } else console.log(`backfill ${id} completed: ${record.done} orders fed to the sync queue`);

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { ServiceLostError } from "../lib/outage.ts";
 import { TOPICS } from "../shopify/topics.ts";
 import { httpUrl, shopDomain, webhookTopic, wholeNumber } from "./arguments.ts";
+import { refuse } from "./errors.ts";
 import { readInputFile } from "./input-file.ts";
 import { printable } from "./table.ts";
 
@@ -87,16 +88,14 @@ export function registerWebhookCommand(
           const { response, answer } = await deliver(opts.url, signed.headers, body);
           console.log(`${response.status} ${answer}`);
           if (!response.ok) {
-            console.error(refusedBecause(response.status, answer, opts.url, defaults.secretSet));
-            process.exitCode = 1;
+            refuse(refusedBecause(response.status, answer, opts.url, defaults.secretSet), 1);
             continue;
           }
           // Shopify gets a 200 for these (retrying would not help), but whoever sent the webhook
           // by hand must know that nothing was queued, and why.
           const dropped = droppedBecause(outcomeOf(answer), opts);
           if (dropped) {
-            console.error(dropped);
-            process.exitCode = 1;
+            refuse(dropped, 1);
             return;
           }
         }
@@ -127,7 +126,7 @@ async function deliver(
   } catch (error) {
     if ((error as Error).name !== "TimeoutError") throw error;
     throw new ServiceLostError(
-      `connector: the receiver at ${url} did not answer within ${RECEIVER_ANSWER_MS / 1000} s (it answers in 2 s, Shopify waits 5): check that the connector there is running and reachable (its /healthz), or the command's --url`,
+      `the receiver at ${url} did not answer within ${RECEIVER_ANSWER_MS / 1000} s (it answers in 2 s, Shopify waits 5): check that the connector there is running and reachable (its /healthz), or the command's --url`,
     );
   }
 }
@@ -150,15 +149,15 @@ function refusedBecause(status: number, answer: string, url: string, secretSet: 
   }
   const said = `${status}${error.code ? ` ${error.code}` : ""}`;
   if (status === 401) {
-    return `connector: the receiver at ${url} refused the webhook's signature (${said}): this command signs with SHOPIFY_API_SECRET${secretSet ? "" : ", which is not set here (the development secret signed it)"}; set it to the app secret the receiver uses`;
+    return `the receiver at ${url} refused the webhook's signature (${said}): this command signs with SHOPIFY_API_SECRET${secretSet ? "" : ", which is not set here (the development secret signed it)"}; set it to the app secret the receiver uses`;
   }
   if (status === 503) {
-    return `connector: the receiver at ${url} could not store the webhook (${said}): its Redis or database is away (its /readyz and \`npx connector status\` say which); Shopify sends a webhook answered 503 again, so send it again once it is back`;
+    return `the receiver at ${url} could not store the webhook (${said}): its Redis or database is away (its /readyz and \`npx connector status\` say which); Shopify sends a webhook answered 503 again, so send it again once it is back`;
   }
   if (status === 413) {
-    return `connector: the receiver at ${url} refused the body as too large (${said}): it takes up to WEBHOOK_MAX_BYTES (1 MB unless set)`;
+    return `the receiver at ${url} refused the body as too large (${said}): it takes up to WEBHOOK_MAX_BYTES (1 MB unless set)`;
   }
-  return `connector: the receiver at ${url} refused the webhook (${said}${error.message ? `: ${printable(error.message)}` : ""})`;
+  return `the receiver at ${url} refused the webhook (${said}${error.message ? `: ${printable(error.message)}` : ""})`;
 }
 
 /** Why the receiver queued nothing for a webhook it answered 200, or null when it queued it. */
@@ -170,9 +169,9 @@ function droppedBecause(
     case "unknown-shop":
       return notInstalled(sent.shop, sent.url);
     case "dead-lettered":
-      return `connector: the receiver dead-lettered the webhook, as its body could not be used: \`npx connector dlq list --shop ${sent.shop}\` says why`;
+      return `the receiver dead-lettered the webhook, as its body could not be used: \`npx connector dlq list --shop ${sent.shop}\` says why`;
     case "ignored":
-      return `connector: the receiver ignored the webhook: the connector does not handle the topic ${sent.topic} (it handles ${Object.keys(TOPICS).join(", ")})`;
+      return `the receiver ignored the webhook: the connector does not handle the topic ${sent.topic} (it handles ${Object.keys(TOPICS).join(", ")})`;
     default:
       return null;
   }
@@ -182,7 +181,7 @@ function droppedBecause(
 export function notInstalled(shop: string, receiverUrl: string): string {
   const install = new URL(`/shopify/install?shop=${encodeURIComponent(shop)}`, receiverUrl);
   return (
-    `connector: shop ${shop} is not installed (or is paused or uninstalled), so the receiver dropped the webhook: ` +
+    `shop ${shop} is not installed (or is paused or uninstalled), so the receiver dropped the webhook: ` +
     `install the app on it (open ${install.href}) or register it with \`npx connector shops add --shop ${shop} …\`; ` +
     "`npx connector shops list` shows the shops and their status"
   );

@@ -60,7 +60,7 @@ describe("connector shops update", () => {
     ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      `no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
+      `connector: no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
     );
     const missing = await runCli(p.ctx, [
       "shops",
@@ -71,10 +71,12 @@ describe("connector shops update", () => {
       "777",
     ]);
     expect(missing.stderr.trim()).toMatch(
-      /^--remove-location: 777 is not in the location map \(4001\)$/,
+      /^connector: --remove-location: 777 is not in the location map \(4001\)$/,
     );
     const nothing = await runCli(p.ctx, ["shops", "update", "--shop", TEST_SHOP]);
-    expect(nothing.stderr.trim()).toBe("nothing to change: give at least one option (see --help)");
+    expect(nothing.stderr.trim()).toBe(
+      "connector: nothing to change: give at least one option (see --help)",
+    );
   });
 
   it("refuses a currency or an ID that could never match an order, saving nothing", async () => {
@@ -164,11 +166,11 @@ describe("connector shops update", () => {
     for (const [args, line] of [
       [
         ["--currency", "EUR"],
-        "nothing saved: provider store 1001 keeps USD, not EUR (--currency): amounts in EUR would be sent to a USD store; leave --currency out to take the store's, or give --currency USD",
+        "connector: nothing saved: provider store 1001 keeps USD, not EUR (--currency): amounts in EUR would be sent to a USD store; leave --currency out to take the store's, or give --currency USD",
       ],
       [
         ["--store-id", "1002", "--currency", "usd"],
-        "nothing saved: provider store 1002 keeps EUR, not USD (--currency): amounts in USD would be sent to a EUR store; leave --currency out to take the store's, or give --currency EUR",
+        "connector: nothing saved: provider store 1002 keeps EUR, not USD (--currency): amounts in USD would be sent to a EUR store; leave --currency out to take the store's, or give --currency EUR",
       ],
     ] as const) {
       const refused = await update(...args);
@@ -195,7 +197,7 @@ describe("connector shops update", () => {
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      "nothing saved: these credentials do not give access to provider store 4242 (they cover 1001, 1002); check --store-id (--no-verify saves without asking)",
+      "connector: nothing saved: these credentials do not give access to provider store 4242 (they cover 1001, 1002); check --store-id (--no-verify saves without asking)",
     );
     expect((await p.ctx.shops.getShop(TEST_SHOP))?.storeId).toBe(1001);
     // Offline, on purpose: saved as given.
@@ -258,7 +260,7 @@ describe("connector shops add", () => {
     const refused = await add("not-the-secret");
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      "nothing saved: the provider did not accept this client ID and secret for the production environment. Check both values (and the environment) in your provider account, then try again. (--no-verify saves without asking)",
+      "connector: nothing saved: the provider did not accept this client ID and secret for the production environment. Check both values (and the environment) in your provider account, then try again. (--no-verify saves without asking)",
     );
     expect(await p.ctx.shops.getShop(NEW_SHOP)).toBeNull();
   });
@@ -269,7 +271,7 @@ describe("connector shops add", () => {
     expect(refused.code).toBe(2);
     expect(refused.stdout).toBe("");
     expect(refused.stderr.trim()).toBe(
-      "nothing saved: provider store 1002 keeps EUR, not USD (--currency): amounts in USD would be sent to a EUR store; leave --currency out to take the store's, or give --currency EUR",
+      "connector: nothing saved: provider store 1002 keeps EUR, not USD (--currency): amounts in USD would be sent to a EUR store; leave --currency out to take the store's, or give --currency EUR",
     );
     expect(await p.ctx.shops.getShop(NEW_SHOP)).toBeNull();
   });

@@ -162,7 +162,7 @@ describe("CLI errors an operator can act on", () => {
   it("a bad environment names the variable, exit 2, and LOG_LEVEL=debug adds the stack", async () => {
     const run = await cli(["status"], { PORT: "eighty" });
     expect(run.code).toBe(2);
-    expect(run.stderr.trim()).toMatch(/^invalid environment:\n {2}PORT: /);
+    expect(run.stderr.trim()).toMatch(/^connector: invalid environment:\n {2}PORT: /);
     noStack(run.stderr);
     const debug = await cli(["status"], { PORT: "eighty", LOG_LEVEL: "debug" });
     expect(debug.stderr).toMatch(/\n\s+at /);
@@ -199,7 +199,7 @@ describe("CLI errors an operator can act on", () => {
       });
       expect(run.code).toBe(2);
       expect(run.stderr.trim()).toBe(
-        `no connector answers on ${dir}: the private Redis its \`npm start\` recorded (redis://127.0.0.1:${closed}) is unreachable (ECONNREFUSED); start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
+        `connector: no connector answers on ${dir}: the private Redis its \`npm start\` recorded (redis://127.0.0.1:${closed}) is unreachable (ECONNREFUSED); start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -217,7 +217,7 @@ describe("CLI errors an operator can act on", () => {
       });
       expect(run.code).toBe(2);
       expect(run.stderr.trim()).toBe(
-        `no connector is running on ${dir} (no ${join(dir, "redis", "redis.url")}, which \`npm start\` writes) and REDIS_URL is not set: start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
+        `connector: no connector is running on ${dir} (no ${join(dir, "redis", "redis.url")}, which \`npm start\` writes) and REDIS_URL is not set: start it with \`npm start\`, or set REDIS_URL to the connector's Redis`,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -232,7 +232,7 @@ describe("CLI errors an operator can act on", () => {
       const run = await cli(["status"], { DATABASE_PATH: notes });
       expect(run.code).toBe(2);
       expect(run.stderr.trim()).toBe(
-        `DATABASE_PATH ${notes}: it is not a SQLite database (SQLITE_NOTADB); set DATABASE_PATH to the connector's database or to a new file`,
+        `connector: DATABASE_PATH ${notes}: it is not a SQLite database (SQLITE_NOTADB); set DATABASE_PATH to the connector's database or to a new file`,
       );
       expect(statSync(notes).mode & 0o777).toBe(0o644);
     } finally {

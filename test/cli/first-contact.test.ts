@@ -196,7 +196,7 @@ describe("orders show for a shop that is not installed", () => {
     const run = await runCli(p.ctx, ["orders", "show", "--shop", UNKNOWN_SHOP, "--order", "#1001"]);
     expect(run.code).toBe(2);
     expect(run.stderr.trim()).toBe(
-      `no shop ${UNKNOWN_SHOP} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${UNKNOWN_SHOP} …\``,
+      `connector: no shop ${UNKNOWN_SHOP} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${UNKNOWN_SHOP} …\``,
     );
     // A known shop's unknown order still says what it said.
     const known = await runCli(p.ctx, ["orders", "show", "--shop", TEST_SHOP, "--order", "#9999"]);
@@ -225,7 +225,7 @@ describe("orders show for an order the provider does not have", () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr.trim()).toMatch(
       new RegExp(
-        `^#${model.number} \\(Shopify ${model.id}\\) is not at the provider: dead-lettered \\(mapping\\) at \\S+: the order cannot be sent as it is: shippingAddress: `,
+        `^connector: #${model.number} \\(Shopify ${model.id}\\) is not at the provider: dead-lettered \\(mapping\\) at \\S+: the order cannot be sent as it is: shippingAddress: `,
       ),
     );
     // Its dead letter discarded, the order is still not at the provider, and a resync is what
@@ -260,7 +260,7 @@ describe("orders show for an order the provider does not have", () => {
       expect(skipped.code, order).toBe(1);
       expect(skipped.stderr.trim(), order).toMatch(
         new RegExp(
-          `^#${test.number} \\(Shopify ${test.id}\\) is a test order, not sent to the provider \\(\\S+\\): the shop's test-order setting is off`,
+          `^connector: #${test.number} \\(Shopify ${test.id}\\) is a test order, not sent to the provider \\(\\S+\\): the shop's test-order setting is off`,
         ),
       );
     }
@@ -289,7 +289,7 @@ describe("orders show for an order the provider does not have", () => {
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toMatch(
       new RegExp(
-        `^#${sale.number} \\(Shopify ${sale.id}\\) is not sent to the provider \\(\\S+\\): it was sold without an address to ship to and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it$`,
+        `^connector: #${sale.number} \\(Shopify ${sale.id}\\) is not sent to the provider \\(\\S+\\): it was sold without an address to ship to and nothing ships, e.g. a point-of-sale sale; nothing to do, or add the customer's address to the order in Shopify and its next change sends it$`,
       ),
     );
   });
@@ -307,7 +307,7 @@ describe("orders show for an order the provider does not have", () => {
       "9000000198",
     ]);
     expect(old.stderr.trim()).toBe(
-      "Shopify order 9000000198 is a test order, not sent to the provider (2026-11-01T00:00:00Z): the shop's test-order setting is off; turn it on in the settings page and the order's next change sends it",
+      "connector: Shopify order 9000000198 is a test order, not sent to the provider (2026-11-01T00:00:00Z): the shop's test-order setting is off; turn it on in the settings page and the order's next change sends it",
     );
     const unknown = await runCli(p.ctx, [
       "orders",
@@ -318,7 +318,7 @@ describe("orders show for an order the provider does not have", () => {
       "#2198",
     ]);
     expect(unknown.stderr.trim()).toBe(
-      `no provider order is linked to #2198 in ${TEST_SHOP}: not synced yet, or an order kept out before the connector recorded names (1 such; give its Shopify ID to tell)`,
+      `connector: no provider order is linked to #2198 in ${TEST_SHOP}: not synced yet, or an order kept out before the connector recorded names (1 such; give its Shopify ID to tell)`,
     );
   });
 });

@@ -168,7 +168,7 @@ describe("the CLI when Redis stops answering while it follows a backfill", () =>
     redis.process.kill("SIGSTOP");
     await until(() => output.code !== undefined, "the command to end");
     expect(output.code).toBe(1);
-    expect(output.stderr.trim()).toBe(LINE_REDIS(redis.url, NO_ANSWER));
+    expect(output.stderr.trim()).toBe(`connector: ${LINE_REDIS(redis.url, NO_ANSWER)}`);
   });
 });
 
@@ -188,7 +188,7 @@ describe("the CLI when Redis is stopped before the command starts", () => {
     expect(Date.now() - started).toBeLessThan(GENEROUS_MS);
     expect(status.code).toBe(2);
     expect(status.stderr.trim()).toBe(
-      `REDIS_URL ${redis.url} is unreachable (it accepted the connection and gave no answer within 5 s): start Redis or check REDIS_URL`,
+      `connector: REDIS_URL ${redis.url} is unreachable (it accepted the connection and gave no answer within 5 s): start Redis or check REDIS_URL`,
     );
   });
 });
@@ -214,7 +214,7 @@ describe("the CLI when Postgres is down before the command starts", () => {
       expect(Date.now() - started).toBeLessThan(GENEROUS_MS);
       expect(result.stderr.trim()).toMatch(
         new RegExp(
-          `^DATABASE_URL ${where} is unreachable \\(ECONNREFUSED\\) after \\d+ s: start Postgres or point DATABASE_URL at it$`,
+          `^connector: DATABASE_URL ${where} is unreachable \\(ECONNREFUSED\\) after \\d+ s: start Postgres or point DATABASE_URL at it$`,
         ),
       );
       expect(result.code).toBe(2);

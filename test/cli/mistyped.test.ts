@@ -218,7 +218,7 @@ describe("dates", () => {
 
 describe("a shop the connector does not know", () => {
   it("is named the same way by every command, exit 2", async () => {
-    const line = `no shop ${UNKNOWN} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${UNKNOWN} …\``;
+    const line = `connector: no shop ${UNKNOWN} here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop ${UNKNOWN} …\``;
     // Before: status printed "shops: none registered" and exited 0; resync and backfill said
     // "shop: … is not registered" with exit 1 and no way to add it.
     for (const args of [
@@ -278,7 +278,7 @@ describe("orders show --order", () => {
     const name = await cli("orders", "show", "--shop", TEST_SHOP, "--order", "EU-5");
     expect(name.code).toBe(1);
     expect(name.stderr.trim()).toBe(
-      `no provider order is linked to EU-5 in ${TEST_SHOP}: not synced yet`,
+      `connector: no provider order is linked to EU-5 in ${TEST_SHOP}: not synced yet`,
     );
   });
 });

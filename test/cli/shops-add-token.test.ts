@@ -87,7 +87,7 @@ const waitingDeadLetters = async (harness: InstallHarness) =>
   (await harness.ctx.queues.deadLetter.getJobCounts("waiting")).waiting;
 
 const refusedLine = (harness: InstallHarness, said: string) =>
-  `nothing saved: Shopify would not exchange the token for an expiring one (${said}): --access-token must be an offline token of this app (SHOPIFY_API_KEY ${APP_KEY}) for ${SHOP}, not yet exchanged; a custom app's or another app's token, a revoked one, or any non-expiring one from 2027-01-01 cannot be used: install the app on the shop instead (${harness.appUrl}/shopify/install?shop=${SHOP})`;
+  `connector: nothing saved: Shopify would not exchange the token for an expiring one (${said}): --access-token must be an offline token of this app (SHOPIFY_API_KEY ${APP_KEY}) for ${SHOP}, not yet exchanged; a custom app's or another app's token, a revoked one, or any non-expiring one from 2027-01-01 cannot be used: install the app on the shop instead (${harness.appUrl}/shopify/install?shop=${SHOP})`;
 
 describe("connector shops add --access-token", () => {
   it("exchanges the token for an expiring pair and stores the pair, never the token given", async () => {
@@ -231,7 +231,7 @@ describe("connector shops add --access-token", () => {
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      `nothing saved: Shopify did not accept the app's credentials to exchange the token (Shopify answered 400 invalid_client): check SHOPIFY_API_KEY (${APP_KEY}) and SHOPIFY_API_SECRET, the app's client ID and secret`,
+      `connector: nothing saved: Shopify did not accept the app's credentials to exchange the token (Shopify answered 400 invalid_client): check SHOPIFY_API_KEY (${APP_KEY}) and SHOPIFY_API_SECRET, the app's client ID and secret`,
     );
     expect(refused.stdout + refused.stderr).not.toMatch(ANY_TOKEN);
     expect(refused.stderr).not.toContain("not-the-app-secret");

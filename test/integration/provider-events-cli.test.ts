@@ -107,7 +107,7 @@ describe("npm start's sandbox and `connector claims`", () => {
     const unknown = await cli(["claims", "list", "--shop", "nope.myshopify.com"], cliEnv);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      `no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
+      `connector: no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
     );
   }, 90_000);
 });

@@ -80,7 +80,7 @@ describe("a Redis that refuses the connection's credentials", () => {
       );
       expect(run.code).toBe(2);
       expect(run.stderr.trim()).toBe(
-        `REDIS_URL redis://127.0.0.1:${port} requires a password, and none is given (NOAUTH): ${FIX}`,
+        `connector: REDIS_URL redis://127.0.0.1:${port} requires a password, and none is given (NOAUTH): ${FIX}`,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -210,14 +210,14 @@ describe("a Redis over TLS: a CA Node does not know, a scheme that does not matc
     const untrusted = await cli(`rediss://localhost:${tlsPort}`);
     expect(untrusted.code).toBe(2);
     expect(untrusted.stderr.trim()).toBe(
-      `REDIS_URL rediss://localhost:${tlsPort}: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem`,
+      `connector: REDIS_URL rediss://localhost:${tlsPort}: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA to the connector with NODE_EXTRA_CA_CERTS=/path/to/ca.pem`,
     );
     const anotherHost = await cli(`rediss://127.0.0.1:${tlsPort}`, {
       NODE_EXTRA_CA_CERTS: certificate,
     });
     expect(anotherHost.code).toBe(2);
     expect(anotherHost.stderr.trim()).toBe(
-      `REDIS_URL rediss://127.0.0.1:${tlsPort}: the server's TLS certificate is for another host name (ERR_TLS_CERT_ALTNAME_INVALID); put a host name it names in REDIS_URL`,
+      `connector: REDIS_URL rediss://127.0.0.1:${tlsPort}: the server's TLS certificate is for another host name (ERR_TLS_CERT_ALTNAME_INVALID); put a host name it names in REDIS_URL`,
     );
     const trusted = await cli(`rediss://localhost:${tlsPort}`, {
       NODE_EXTRA_CA_CERTS: certificate,

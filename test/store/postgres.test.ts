@@ -390,7 +390,7 @@ describe("a Postgres whose TLS certificate is signed by a CA Node does not know"
     );
     expect(cli).toMatchObject({
       code: 2,
-      stderr: `DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it\n`,
+      stderr: `connector: DATABASE_URL postgres://127.0.0.1:${port}/postgres?sslmode=require: the server's TLS certificate is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT); give its CA in DATABASE_URL (sslrootcert=/path/to/ca.pem), or sslmode=no-verify to encrypt without checking it\n`,
     });
     // A CA file it cannot read: before, "unreachable (ENOENT)" on every attempt, and "start
     // Postgres".

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { withProducts } from "../../app/cli.ts";
 import type { Core } from "../../app/connector.ts";
 import { shopDomain, UnknownShopError } from "../../cli/arguments.ts";
+import { refuse } from "../../cli/errors.ts";
 import { readInputFile } from "../../cli/input-file.ts";
 import { progress } from "../../cli/progress.ts";
 import { formatTable, printable } from "../../cli/table.ts";
@@ -46,8 +47,7 @@ export function registerProductsCommand(program: Command, config: RuntimeConfig)
       if (!(error instanceof ProductsCommandError || error instanceof ImportBusyError)) {
         throw error;
       }
-      console.error(`connector: ${printable(error.message)}`);
-      process.exitCode = 1;
+      refuse(printable(error.message), 1);
     }
   };
 
@@ -268,7 +268,7 @@ function report(summary: ImportSummary, opts: { json?: boolean; skipInvalid?: bo
     );
   } else if (summary.status === "interrupted") {
     console.log(`import ${summary.importId} stopped: ${counts}`);
-    console.error(`connector: ${printable(summary.error ?? "interrupted")}`);
+    refuse(printable(summary.error ?? "interrupted"), 1);
   } else console.log(`import ${summary.importId}: ${counts}`);
 }
 

@@ -200,7 +200,7 @@ describe("connector products import", () => {
       const shop = await products("list", "--shop", "nobody.myshopify.com");
       expect(shop.code).toBe(2);
       expect(shop.stderr.trim()).toBe(
-        `no shop nobody.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nobody.myshopify.com …\``,
+        `connector: no shop nobody.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nobody.myshopify.com …\``,
       );
     },
     CLI_TEST_MS,

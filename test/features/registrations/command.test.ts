@@ -201,7 +201,7 @@ describe("connector registrations list", () => {
     );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      `no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
+      `connector: no shop nope.myshopify.com here: \`connector shops list\` shows the shops; install the app on it, or register it with \`connector shops add --shop nope.myshopify.com …\``,
     );
 
     await p.ctx.shops.upsertShop("bare-shop.myshopify.com", { status: "paused" });
@@ -212,7 +212,7 @@ describe("connector registrations list", () => {
     );
     expect(bare.code).toBe(2);
     expect(bare.stderr.trim().split("\n")).toEqual([
-      "shop bare-shop.myshopify.com has no provider connection yet: set it on the settings page (Provider connection), or with `connector shops add --shop bare-shop.myshopify.com --provider-client-id … --provider-client-secret … --store-id …`",
+      "connector: shop bare-shop.myshopify.com has no provider connection yet: set it on the settings page (Provider connection), or with `connector shops add --shop bare-shop.myshopify.com --provider-client-id … --provider-client-secret … --store-id …`",
     ]);
 
     const down = await list(["--email", "customer3@example.com"], {
@@ -257,7 +257,7 @@ describe("connector registrations list", () => {
     const res = await list([], {});
     expect(res.code).toBe(2);
     expect(res.stderr.trim()).toMatch(
-      /^PROVIDER_BASE_URL is not set and no running `npm start` sandbox was found \(no .*provider-sandbox\.json\): start the connector with `npm start` \(it runs the built-in sandbox\), or set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE$/,
+      /^connector: PROVIDER_BASE_URL is not set and no running `npm start` sandbox was found \(no .*provider-sandbox\.json\): start the connector with `npm start` \(it runs the built-in sandbox\), or set PROVIDER_BASE_URL, PROVIDER_AUTH_URL and PROVIDER_AUDIENCE$/,
     );
   });
 });
