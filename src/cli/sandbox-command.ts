@@ -68,7 +68,7 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
         if (opts.reset) {
           const path = opts.state ?? sandboxStatePath(config.env.DATABASE_PATH);
           const { SandboxFile } = await loadDevTool(
-            "connector sandbox",
+            "`connector sandbox`",
             () => import("@connector/provider-sandbox/sandbox-file.ts"),
           );
           const file = new SandboxFile(path);
@@ -79,7 +79,7 @@ export function registerSandboxCommand(program: Command, config: RuntimeConfig) 
           return;
         }
         const sandbox = await (
-          await loadDevTool("connector sandbox", () => import("@connector/provider-sandbox"))
+          await loadDevTool("`connector sandbox`", () => import("@connector/provider-sandbox"))
         ).startSandbox({
           port: opts.port,
           stores: opts.stores,

@@ -43,7 +43,7 @@ export function registerShopifyStandInCommand(program: Command) {
         appUrl: string;
       }) => {
         const tools = await loadDevTool(
-          "connector shopify-standin",
+          "`connector shopify-standin`",
           () => import("@connector/shopify-standin"),
         );
         const standIn = await tools.startShopifyStandIn({

@@ -112,7 +112,7 @@ describe("production bundle", () => {
     });
     expect(run.status).toBe(2);
     expect(run.stderr.trim()).toBe(
-      "connector sandbox is a development tool and is not in the production build: run it from a source checkout after `npm install`",
+      "connector: `connector sandbox` is a development tool and is not in the production build: run it from a source checkout after `npm install`",
     );
   });
 
