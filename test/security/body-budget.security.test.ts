@@ -1,13 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/lib/redis-server.ts";
-import { connectorEntry } from "../helpers/cli.ts";
-import { service } from "../helpers/services.ts";
+import { startWebRole, type WebRole } from "../helpers/web-role.ts";
 
 /**
  * Many bodies arriving at once, before anything knows who sends them. The size limit and the
@@ -24,65 +19,18 @@ const MIB = 1024 * 1024;
 /** What a held body of 1 MB holds: all but its last byte (holdBody). */
 const HELD_MB = MB - 1;
 
-interface Web {
-  port: number;
-  pid: number;
-  output: () => string;
-  stop: () => Promise<void>;
-}
+type Web = WebRole;
 
-const dirs: string[] = [];
 const webs: Web[] = [];
 
 async function startWeb(env: Record<string, string>): Promise<Web> {
-  const dir = mkdtempSync(join(tmpdir(), "body-budget-"));
-  dirs.push(dir);
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, connectorEntry("--role", "web"), {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      PORT: String(port),
-      APP_URL: `http://127.0.0.1:${port}`,
-      REDIS_URL: service("redisUrl"),
-      REDIS_PREFIX: `t-${randomUUID()}`,
-      DATABASE_PATH: join(dir, "connector.sqlite"),
-      PROVIDER_BASE_URL: "http://127.0.0.1:9/v1",
-      PROVIDER_AUTH_URL: "http://127.0.0.1:9",
-      PROVIDER_AUDIENCE: "none",
-      SHOPIFY_API_SECRET,
-      LOG_LEVEL: "info",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  let output = "";
-  const web: Web = {
-    port,
-    pid: child.pid ?? 0,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      await exited;
-    },
-  };
+  const web = await startWebRole({ SHOPIFY_API_SECRET, ...env });
   webs.push(web);
-  await new Promise<void>((resolve, reject) => {
-    const seen = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"web process listening"')) resolve();
-    };
-    child.stdout?.on("data", seen);
-    child.stderr?.on("data", seen);
-    void exited.then(() => reject(new Error(`web role exited: ${output}`)));
-  });
   return web;
 }
 
 afterAll(async () => {
   await Promise.all(webs.map((web) => web.stop()));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 const sign = (body: Buffer) =>

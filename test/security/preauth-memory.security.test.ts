@@ -1,13 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/lib/redis-server.ts";
-import { connectorEntry } from "../helpers/cli.ts";
-import { service } from "../helpers/services.ts";
+import { startWebRole, type WebRole } from "../helpers/web-role.ts";
 
 /**
  * Issue 31, vulnerability 1: `POST /settings/catalog?embedded=1` without a session token made the
@@ -23,12 +18,8 @@ const MIB = 1024 ** 2;
 const RSS_GROWTH_LIMIT = 20 * MIB;
 const SHOPIFY_API_SECRET = "preauth-memory-secret";
 
-let child: ChildProcess;
+let web: WebRole;
 let port: number;
-let dir: string;
-let exited: Promise<number | null>;
-let output = "";
-
 /** The child's resident set size in bytes (VmRSS). */
 function rssOf(pid: number): number {
   const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
@@ -36,43 +27,12 @@ function rssOf(pid: number): number {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "preauth-memory-"));
-  port = await freePort();
-  child = spawn(process.execPath, connectorEntry("--role", "web"), {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      PORT: String(port),
-      APP_URL: `http://127.0.0.1:${port}`,
-      REDIS_URL: service("redisUrl"),
-      REDIS_PREFIX: `t-${randomUUID()}`,
-      DATABASE_PATH: join(dir, "connector.sqlite"),
-      PROVIDER_BASE_URL: "http://127.0.0.1:9/v1",
-      PROVIDER_AUTH_URL: "http://127.0.0.1:9",
-      PROVIDER_AUDIENCE: "none",
-      SHOPIFY_API_SECRET,
-      LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const seen = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"web process listening"')) resolve();
-    };
-    child.stdout?.on("data", seen);
-    child.stderr?.on("data", seen);
-    void exited.then((code) => reject(new Error(`web role exited (${code}): ${output}`)));
-  });
+  web = await startWebRole({ SHOPIFY_API_SECRET });
+  port = web.port;
 }, 60_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) {
-    child.kill("SIGTERM");
-    await exited;
-  }
-  rmSync(dir, { recursive: true, force: true });
+  await web?.stop();
 });
 
 interface Outcome {
@@ -98,7 +58,7 @@ function sendHugeUpload(
   type: string,
   baseline: number,
 ): Promise<Outcome> {
-  const pid = child.pid ?? 0;
+  const pid = web.pid;
   const boundary = "----preauth-memory-boundary";
   const head = [
     `POST ${path} HTTP/1.1`,
@@ -166,7 +126,7 @@ async function warmBaseline(): Promise<number> {
       body: new FormData(),
     }).then((r) => r.arrayBuffer());
   }
-  return rssOf(child.pid ?? 0);
+  return rssOf(web.pid);
 }
 
 describe("an unauthenticated upload to the settings page", { timeout: 120_000 }, () => {
@@ -216,7 +176,7 @@ interface Refusal {
  * closes or fails, with what the server process read meanwhile.
  */
 function sendPastRefusal(path: string, headers: Record<string, string>): Promise<Refusal> {
-  const pid = child.pid ?? 0;
+  const pid = web.pid;
   const head = [
     `POST ${path} HTTP/1.1`,
     `Host: 127.0.0.1:${port}`,

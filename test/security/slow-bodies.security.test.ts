@@ -1,13 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/lib/redis-server.ts";
-import { connectorEntry } from "../helpers/cli.ts";
-import { service } from "../helpers/services.ts";
+import { startWebRole, type WebRole } from "../helpers/web-role.ts";
 
 /**
  * A sender that trickles a body, or hangs up in the middle of it, before anything knows who it
@@ -21,52 +15,20 @@ const SHOPIFY_API_SECRET = "slow-bodies-secret";
 const ADMIN_TOKEN = "slow-bodies-admin-token";
 const BODY_TIMEOUT_MS = 1_000;
 
-let child: ChildProcess;
+let web: WebRole;
 let port: number;
-let dir: string;
-let exited: Promise<number | null>;
-let output = "";
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "slow-bodies-"));
-  port = await freePort();
-  child = spawn(process.execPath, connectorEntry("--role", "web"), {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      PORT: String(port),
-      APP_URL: `http://127.0.0.1:${port}`,
-      REDIS_URL: service("redisUrl"),
-      REDIS_PREFIX: `t-${randomUUID()}`,
-      DATABASE_PATH: join(dir, "connector.sqlite"),
-      PROVIDER_BASE_URL: "http://127.0.0.1:9/v1",
-      PROVIDER_AUTH_URL: "http://127.0.0.1:9",
-      PROVIDER_AUDIENCE: "none",
-      SHOPIFY_API_SECRET,
-      ADMIN_TOKEN,
-      REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
-      LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  web = await startWebRole({
+    SHOPIFY_API_SECRET,
+    ADMIN_TOKEN,
+    REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
   });
-  exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const seen = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"web process listening"')) resolve();
-    };
-    child.stdout?.on("data", seen);
-    child.stderr?.on("data", seen);
-    void exited.then((code) => reject(new Error(`web role exited (${code}): ${output}`)));
-  });
+  port = web.port;
 }, 60_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) {
-    child.kill("SIGTERM");
-    await exited;
-  }
-  rmSync(dir, { recursive: true, force: true });
+  await web?.stop();
 });
 
 const sign = (body: Buffer) =>
@@ -230,13 +192,13 @@ function hangUp(path: string, type: string): Promise<void> {
 
 describe("a client that hangs up in the middle of its body", { timeout: 60_000 }, () => {
   it("is no error in the log and no wrong admin token", async () => {
-    const before = output.length;
+    const before = web.output().length;
     await hangUp("/webhooks/shopify", "application/json");
     await hangUp("/webhooks/provider", "application/json");
     // More than the login throttle's allowance of wrong tokens (ten in 15 minutes).
     for (let i = 0; i < 11; i++) await hangUp("/admin/login", "application/x-www-form-urlencoded");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const lines = output.slice(before);
+    const lines = web.output().slice(before);
     expect(lines).not.toContain('"level":"error"');
     expect(lines).not.toContain("unhandled error");
     expect(lines).not.toContain("admin login failed");
