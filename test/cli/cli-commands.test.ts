@@ -19,6 +19,18 @@ function providerEnv(): Record<string, string> {
   return { PROVIDER_BASE_URL: baseUrl, PROVIDER_AUTH_URL: authUrl, PROVIDER_AUDIENCE: audience };
 }
 
+/** `run(...args)` refused as a mistake: exit 2, nothing on stdout, `line` on stderr. */
+async function expectRefused(
+  run: (...args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>,
+  args: readonly string[],
+  line: string,
+) {
+  const refused = await run(...args);
+  expect(refused.code, args.join(" ")).toBe(2);
+  expect(refused.stdout, args.join(" ")).toBe("");
+  expect(refused.stderr.trim(), args.join(" ")).toBe(line);
+}
+
 describe("connector shops update", () => {
   it("changes one setting at a time and keeps the rest, the secret included", async () => {
     const before = await p.ctx.shops.getShop(TEST_SHOP);
@@ -103,10 +115,7 @@ describe("connector shops update", () => {
         "connector: option '--remove-location <id>' argument 'Main warehouse' is invalid: must be a Shopify location ID, such as 40123456789 or gid://shopify/Location/40123456789; see `connector shops update --help`",
       ],
     ] as const) {
-      const refused = await update(...args);
-      expect(refused.code, args.join(" ")).toBe(2);
-      expect(refused.stdout, args.join(" ")).toBe("");
-      expect(refused.stderr.trim(), args.join(" ")).toBe(line);
+      await expectRefused(update, args, line);
     }
     expect(await p.ctx.shops.getShop(TEST_SHOP)).toEqual(before);
 
@@ -173,10 +182,7 @@ describe("connector shops update", () => {
         "connector: nothing saved: provider store 1002 keeps EUR, not USD (--currency): amounts in USD would be sent to a EUR store; leave --currency out to take the store's, or give --currency EUR",
       ],
     ] as const) {
-      const refused = await update(...args);
-      expect(refused.code, args.join(" ")).toBe(2);
-      expect(refused.stdout, args.join(" ")).toBe("");
-      expect(refused.stderr.trim(), args.join(" ")).toBe(line);
+      await expectRefused(update, args, line);
     }
     expect(await p.ctx.shops.getShop(TEST_SHOP)).toEqual(before);
     // Offline, on purpose: nothing can be checked, and it is saved as given.

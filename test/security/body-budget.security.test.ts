@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RawAnswer, rawExchange } from "../helpers/raw-http.ts";
 import { startWebRole, type WebRole } from "../helpers/web-role.ts";
 
 /**
@@ -65,64 +66,16 @@ function holdBody(web: Web, length: number, filler = "x"): Socket {
   return socket;
 }
 
-interface Answer {
-  status: number;
-  headers: string;
-  text: string;
-  /** Whether the server closed the connection within 5 s of its answer. */
-  closed: boolean;
-}
-
-/**
- * Writes `first`, then `next()` every 100 ms while there is more, until the server's answer has
- * come and the connection has closed (or, with `untilAnswer`, the whole answer has come), or
- * 8 s have passed.
- */
-function send(
+/** A sender on a raw socket to `web` (test/helpers/raw-http.ts). */
+const send = (
   web: Web,
   first: string | Buffer,
-  next: () => Buffer | undefined = () => undefined,
+  next?: () => Buffer | undefined,
   untilAnswer = false,
-): Promise<Answer> {
-  return new Promise((resolve) => {
-    let received = "";
-    let answered = false;
-    const socket: Socket = connect(web.port, "127.0.0.1");
-    const timer = setInterval(() => {
-      const piece = next();
-      if (piece && !socket.destroyed) socket.write(piece);
-    }, 100);
-    let done = false;
-    const finish = (closed: boolean) => {
-      if (done) return;
-      done = true;
-      clearInterval(timer);
-      clearTimeout(giveUp);
-      socket.destroy();
-      const end = received.indexOf("\r\n\r\n");
-      resolve({
-        status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(received)?.[1] ?? 0),
-        headers: received.slice(0, end),
-        text: received.slice(end + 4),
-        closed,
-      });
-    };
-    const giveUp = setTimeout(() => finish(false), 8_000);
-    socket.on("data", (data: Buffer) => {
-      answered = true;
-      received += data.toString("latin1");
-      const end = received.indexOf("\r\n\r\n");
-      const length = Number(/^content-length:\s*(\d+)/im.exec(received)?.[1] ?? -1);
-      if (untilAnswer && end !== -1 && received.length >= end + 4 + length) finish(false);
-    });
-    socket.on("error", () => {});
-    socket.on("close", () => finish(answered));
-    socket.write(first);
-  });
-}
+): Promise<RawAnswer> => rawExchange(web.port, first, next, untilAnswer);
 
 /** A signed webhook of about `size` bytes, sent whole: its answer. */
-function signedWebhook(web: Web, size: number): Promise<Answer> {
+function signedWebhook(web: Web, size: number): Promise<RawAnswer> {
   const body = Buffer.from(JSON.stringify({ id: 1, note: "x".repeat(size) }));
   return send(
     web,

@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { connect, type Socket } from "node:net";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rawExchange } from "../helpers/raw-http.ts";
 import { startWebRole, type WebRole } from "../helpers/web-role.ts";
 
 /**
@@ -55,61 +56,9 @@ const chunk = (data: string | Buffer) =>
     Buffer.from("\r\n"),
   ]);
 
-interface Answer {
-  status: number;
-  text: string;
-  /** Milliseconds from the head to the status line. */
-  after: number;
-  /** Whether the server closed the connection within 5 s of its answer. */
-  closed: boolean;
-}
-
-/**
- * Writes `first` on a raw socket, then `next()` every 100 ms (a sender that never finishes),
- * until the server's answer has come and the connection has closed (or, with `untilAnswer`, the
- * whole answer has come), or 8 s have passed.
- */
-function trickle(
-  first: string | Buffer,
-  next: () => string | Buffer,
-  untilAnswer = false,
-): Promise<Answer> {
-  return new Promise((resolve) => {
-    const start = Date.now();
-    let received = "";
-    let answeredAt = 0;
-    const socket: Socket = connect(port, "127.0.0.1");
-    const timer = setInterval(() => {
-      if (!socket.destroyed) socket.write(next());
-    }, 100);
-    let done = false;
-    const finish = (closed: boolean) => {
-      if (done) return;
-      done = true;
-      clearInterval(timer);
-      clearTimeout(giveUp);
-      socket.destroy();
-      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(received)?.[1] ?? 0);
-      resolve({
-        status,
-        text: received.slice(received.indexOf("\r\n\r\n") + 4),
-        after: answeredAt === 0 ? Number.POSITIVE_INFINITY : answeredAt - start,
-        closed,
-      });
-    };
-    const giveUp = setTimeout(() => finish(false), 8_000);
-    socket.on("data", (data: Buffer) => {
-      if (answeredAt === 0) answeredAt = Date.now();
-      received += data.toString("latin1");
-      const end = received.indexOf("\r\n\r\n");
-      const length = Number(/^content-length:\s*(\d+)/im.exec(received)?.[1] ?? -1);
-      if (untilAnswer && end !== -1 && received.length >= end + 4 + length) finish(false);
-    });
-    socket.on("error", () => {});
-    socket.on("close", () => finish(answeredAt !== 0));
-    socket.write(first);
-  });
-}
+/** A sender on a raw socket: `first`, then `next()` every 100 ms (test/helpers/raw-http.ts). */
+const trickle = (first: string | Buffer, next: () => string | Buffer, untilAnswer = false) =>
+  rawExchange(port, first, next, untilAnswer);
 
 describe("a body that trickles in", { timeout: 60_000 }, () => {
   const webhook = [
