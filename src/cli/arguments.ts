@@ -163,3 +163,13 @@ export class UnknownShopError extends ConfigError {
     );
   }
 }
+
+/** The shop's record, or UnknownShopError: what every command given a `--shop` reads first. */
+export async function requireShop<T>(
+  ctx: { shops: { getShop(shop: string): Promise<T | null> } },
+  shop: string,
+): Promise<T> {
+  const record = await ctx.shops.getShop(shop);
+  if (!record) throw new UnknownShopError(shop);
+  return record;
+}

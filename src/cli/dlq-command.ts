@@ -8,13 +8,7 @@ import type {
   DeadLetterSummary,
 } from "../engine/dead-letters.ts";
 import { createDeadLetters } from "../ops/index.ts";
-import {
-  failureCategory,
-  reasonText,
-  shopDomain,
-  UnknownShopError,
-  wholeNumber,
-} from "./arguments.ts";
+import { failureCategory, reasonText, requireShop, shopDomain, wholeNumber } from "./arguments.ts";
 import { refuse } from "./errors.ts";
 import { progress } from "./progress.ts";
 import { formatTable, printable } from "./table.ts";
@@ -117,18 +111,6 @@ function printBulk(report: BulkRetryReport) {
 }
 
 /**
- * A `--shop` filter on a shop the connector has no record of: named, as every command names it,
- * rather than "the dead-letter queue is empty for this filter" (or a bulk retry that matched
- * nothing), which reads as nothing wrong with a shop that was only mistyped.
- */
-async function requireKnownShop(
-  ctx: { shops: { getShop(shop: string): Promise<unknown> } },
-  shop: string | undefined,
-) {
-  if (shop !== undefined && !(await ctx.shops.getShop(shop))) throw new UnknownShopError(shop);
-}
-
-/**
  * `connector dlq …`: the dead-letter queue from a terminal, straight against the connector's
  * Redis and SQLite (no web process needed). Exit code 1 when an entry is not found or a retry
  * did not re-queue it.
@@ -165,7 +147,8 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         json?: boolean;
       }) => {
         const page = await withContext(config, async (ctx) => {
-          await requireKnownShop(ctx, opts.shop);
+          // A filter on a mistyped shop is named, not answered "the queue is empty for this filter".
+          if (opts.shop !== undefined) await requireShop(ctx, opts.shop);
           return createDeadLetters(ctx).list(
             { shop: opts.shop, reason: opts.reason, reasonIncludes: opts.reasonIncludes },
             { limit: opts.limit, offset: opts.offset },
@@ -248,7 +231,7 @@ export function registerDlqCommand(program: Command, config: RuntimeConfig) {
         }
         const progress = bulkProgress();
         const report = await withContext(config, async (ctx) => {
-          await requireKnownShop(ctx, opts.shop);
+          if (opts.shop !== undefined) await requireShop(ctx, opts.shop);
           return createDeadLetters(ctx).retryMatching(
             { shop: opts.shop, reason: opts.reason, reasonIncludes: opts.reasonIncludes },
             { onProgress: (p) => progress.update(p.done, p.matched, { counts: countsOf(p) }) },

@@ -10,9 +10,8 @@ import {
 } from "../backfill/index.ts";
 import type { RuntimeConfig } from "../config/runtime-config.ts";
 import { INSTANT_FORMS, parseInstantText } from "../lib/instant.ts";
-import type { ShopRepository } from "../store/index.ts";
 import type { OrderRef } from "../sync/order-ref.ts";
-import { orderRef, shopDomain, UnknownShopError } from "./arguments.ts";
+import { orderRef, requireShop, shopDomain } from "./arguments.ts";
 import { refuse } from "./errors.ts";
 import { progress } from "./progress.ts";
 import { printable } from "./table.ts";
@@ -31,12 +30,6 @@ function sinceInFuture(since: string, command: string): boolean {
     2,
   );
   return true;
-}
-
-async function requireShop(ctx: { shops: ShopRepository }, shop: string) {
-  const record = await ctx.shops.getShop(shop);
-  if (!record) throw new UnknownShopError(shop);
-  return record;
 }
 
 /** `connector resync` and `connector backfill`. */
@@ -125,8 +118,7 @@ export function registerSyncCommands(program: Command, config: RuntimeConfig) {
     .action(async (opts: { shop: string; since?: string; detach?: boolean; json?: boolean }) => {
       if (opts.since && sinceInFuture(opts.since, "backfill")) return;
       await withContext(config, async (ctx) => {
-        const shop = await ctx.shops.getShop(opts.shop);
-        if (!shop) throw new UnknownShopError(opts.shop);
+        const shop = await requireShop(ctx, opts.shop);
         // A shop without a Shopify token: said now, with how to connect it, rather than a
         // backfill that starts and then fails in the workers.
         ctx.shopifyAdmin.for(shop);

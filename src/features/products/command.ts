@@ -2,7 +2,7 @@ import { basename } from "node:path";
 import type { Command } from "commander";
 import { withProducts } from "../../app/cli.ts";
 import type { Core } from "../../app/connector.ts";
-import { shopDomain, UnknownShopError } from "../../cli/arguments.ts";
+import { requireShop, shopDomain } from "../../cli/arguments.ts";
 import { refuse } from "../../cli/errors.ts";
 import { readInputFile } from "../../cli/input-file.ts";
 import { progress } from "../../cli/progress.ts";
@@ -26,12 +26,6 @@ type Ctx = Core & { products: ProductsKit };
 /** A failure the command explains in one line (exit code 1), after what it printed. */
 class ProductsCommandError extends Error {
   override name = "ProductsCommandError";
-}
-
-async function requireShop(ctx: Ctx, shop: string): Promise<ShopRecord> {
-  const record = await ctx.shops.getShop(shop);
-  if (!record) throw new UnknownShopError(shop);
-  return record;
 }
 
 /** `connector products …`: products that live outside Shopify, at the provider. */
