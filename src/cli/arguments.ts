@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/env.ts";
 import { REASON_TEXT_MAX } from "../engine/dead-letters.ts";
+import { parseWholeNumber, type WholeNumberBounds, wholeNumberRule } from "../lib/whole-number.ts";
 import { isTopic, normalizeTopic, TOPICS } from "../shopify/topics.ts";
 import { FAILURE_CATEGORIES, type FailureCategory } from "../sync/failure.ts";
 import { type OrderRef, parseOrderRef } from "../sync/order-ref.ts";
@@ -37,18 +38,11 @@ function meantShop(text: string): string | null {
 }
 
 /** A whole number within bounds: `--limit`, `--offset`, `--port`, a provider store ID. */
-export function wholeNumber(bounds: { min: number; max?: number }): (value: string) => number {
-  const { min, max = Number.MAX_SAFE_INTEGER } = bounds;
-  const message =
-    max === Number.MAX_SAFE_INTEGER
-      ? `must be a whole number, at least ${min}`
-      : `must be a whole number from ${min} to ${max}`;
+export function wholeNumber(bounds: WholeNumberBounds): (value: string) => number {
+  const message = wholeNumberRule(bounds);
   return (value) => {
-    // Digits only: Number() alone took `1e2` for 100 and `0x10` for 16.
-    const n = Number(value.trim());
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(message);
-    }
+    const n = parseWholeNumber(value.trim(), bounds);
+    if (n === null) throw new InvalidArgumentError(message);
     return n;
   };
 }

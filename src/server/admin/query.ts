@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { parseWholeNumber, wholeNumberRule } from "../../lib/whole-number.ts";
 
 /**
  * The request's query parameters, one value each, or the fields of those given more than once
@@ -21,17 +22,17 @@ export function singleQuery(
 type Field = { path: string; message: string };
 
 /**
- * A whole number in a query (`limit`, `offset`): digits only, within bounds, in the CLI's words.
- * `z.coerce.number()` took an empty `offset=` as 0, `1e2` as 100 and `0x10` as 16.
+ * A whole number in a query (`limit`, `offset`): digits only, within bounds, in the CLI's words
+ * (lib/whole-number.ts). `z.coerce.number()` took an empty `offset=` as 0, `1e2` as 100 and
+ * `0x10` as 16.
  */
-export function queryWholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
-  const message =
-    max === Number.MAX_SAFE_INTEGER
-      ? `must be a whole number, at least ${min}`
-      : `must be a whole number from ${min} to ${max}`;
-  return z
-    .string()
-    .regex(/^\d+$/, message)
-    .transform(Number)
-    .refine((n) => Number.isSafeInteger(n) && n >= min && n <= max, message);
+export function queryWholeNumber(min: number, max?: number) {
+  const bounds = max === undefined ? { min } : { min, max };
+  const message = wholeNumberRule(bounds);
+  return z.string().transform((text, ctx) => {
+    const n = parseWholeNumber(text, bounds);
+    if (n !== null) return n;
+    ctx.addIssue({ code: "custom", message, input: text });
+    return z.NEVER;
+  });
 }
