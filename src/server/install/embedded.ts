@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Shopify } from "../../shopify/api.ts";
-import { ShopDomain } from "../../sync/source-order.ts";
+import { ShopDomain, ShopDomainInput } from "../../sync/source-order.ts";
 
 /** Shopify's App Bridge and Polaris web components, loaded from Shopify's CDN in production. */
 export const APP_BRIDGE_CDN = "https://cdn.shopify.com/shopifycloud/app-bridge.js";
@@ -108,12 +108,26 @@ export async function shopOfSessionToken(
   }
 }
 
+/**
+ * The shop domain, validated the way Shopify's library does (`sanitizeShop`, which also reads
+ * an admin URL such as `admin.shopify.com/store/x` as `x.myshopify.com`) and then against the
+ * connector's own rule (`*.myshopify.com`, read in lower case as any host name:
+ * `My-Store.myshopify.com` is that shop): `evil.com` and `x.myshopify.com.evil.com` are
+ * refused here, before any redirect is built from them.
+ */
+export function validShop(shopify: Shopify, raw: string | undefined): ShopDomain | null {
+  if (!raw) return null;
+  const sanitized = shopify.utils.sanitizeShop(raw.trim().toLowerCase(), false);
+  if (!sanitized) return null;
+  const parsed = ShopDomainInput.safeParse(sanitized);
+  return parsed.success ? parsed.data : null;
+}
+
 /** `shop` and `host` from the admin's frame URL, validated as Shopify's library does. */
 export function embeddedParams(shopify: Shopify, c: Context): EmbeddedParams | null {
-  const raw = (c.req.query("shop") ?? "").trim().toLowerCase();
-  const shop = ShopDomain.safeParse(shopify.utils.sanitizeShop(raw) ?? "");
+  const shop = validShop(shopify, c.req.query("shop"));
   const host = shopify.utils.sanitizeHost(c.req.query("host") ?? "");
-  return shop.success && host ? { shop: shop.data, host } : null;
+  return shop && host ? { shop, host } : null;
 }
 
 /**

@@ -12,8 +12,8 @@ import { errorText } from "../../lib/redact.ts";
 import type { Shopify } from "../../shopify/api.ts";
 import type { OAuthStateStore } from "../../shopify/install/index.ts";
 import type { ShopRepository } from "../../store/index.ts";
-import { type ShopDomain, ShopDomainInput } from "../../sync/source-order.ts";
 import { MessagePage } from "../settings/pages/message-page.tsx";
+import { validShop } from "./embedded.ts";
 import type { ShopSessionCookie } from "./shop-session-cookie.ts";
 
 export const CALLBACK_PATH = "/shopify/callback";
@@ -35,21 +35,6 @@ export interface OAuthRouteDeps {
   /** Stores the session and sets the shop up (subscriptions, shop currency). */
   /** Records the installation; answers its installedAt, which the settings cookie is bound to. */
   onInstalled(session: Session): Promise<string>;
-}
-
-/**
- * The shop domain, validated the way Shopify's library does (`sanitizeShop`, which also reads
- * an admin URL such as `admin.shopify.com/store/x` as `x.myshopify.com`) and then against the
- * connector's own rule (`*.myshopify.com`, read in lower case as any host name:
- * `My-Store.myshopify.com` is that shop): `evil.com` and `x.myshopify.com.evil.com` are
- * refused here, before any redirect is built from them.
- */
-export function validShop(shopify: Shopify, raw: string | undefined): ShopDomain | null {
-  if (!raw) return null;
-  const sanitized = shopify.utils.sanitizeShop(raw.trim().toLowerCase(), false);
-  if (!sanitized) return null;
-  const parsed = ShopDomainInput.safeParse(sanitized);
-  return parsed.success ? parsed.data : null;
 }
 
 /**
