@@ -77,7 +77,8 @@ export interface BodyBounds {
  *   of an error thrown in the route (an "unhandled error" line per hang-up, and a login form
  *   counted as a wrong token).
  * - Past the process's budget of bodies arriving at once (`budget`): 503 `too_many_bodies` with
- *   Retry-After, as soon as the bytes that arrived would pass it. What the body reserved is given back on every way out.
+ *   Retry-After, as soon as the bytes that arrived would pass it. What the body reserved is
+ *   given back on every way out.
  *
  * A refusal is answered before the rest of the body has arrived: the lingering close
  * (lib/lingering-close.ts) ends that connection. The route then reads the body from Hono's

@@ -99,9 +99,9 @@ export const INGEST_DEADLINE_MS = 2_000;
 /**
  * POST /webhooks/shopify. The order of checks decides what Shopify does next (docs/principles.md:
  * the webhook path reads the raw bytes first): size (413), arrival (408) and the process's
- * budget of arriving bodies (503) → HMAC of the raw
- * bytes (401, nothing stored) → durable ingest → 200; 503 when the event could not be made
- * durable, so Shopify retries; never 200 for an event not stored.
+ * budget of arriving bodies (503) → HMAC of the raw bytes (401, nothing stored) → durable
+ * ingest → 200; 503 when the event could not be made durable, so Shopify retries; never 200
+ * for an event not stored.
  */
 export function webhookRoutes(deps: WebhookRouteDeps) {
   const { secret, ingest, logger } = deps;
